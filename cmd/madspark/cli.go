@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/joho/godotenv"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the run failed: provider errors, storage errors
+	exitUsage   = 2 // bad input, detected before any LLM call
+)
+
+// usageError is bad input from the user.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// env is the process environment plus a .env file in the working directory;
+// variables already set win over the file.
+type env func(string) string
+
+// osEnv reads the environment, then ./.env for what it does not set.
+func osEnv() env {
+	file, _ := godotenv.Read(".env")
+	return func(k string) string {
+		if v, ok := os.LookupEnv(k); ok {
+			return v
+		}
+		return file[k]
+	}
+}
+
+// cli holds what every command needs. It is built per invocation, so tests
+// run many in one process.
+type cli struct {
+	env    env
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	// progress is true when stderr is a terminal: draw a live display.
+	progress bool
+	logger   *slog.Logger
+}
+
+// run is main, testable: it parses args, runs the command and returns the
+// exit code. Errors are printed as one line on stderr.
+func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{env: getenv, stdin: stdin, stdout: stdout, stderr: stderr, progress: isTerminal(stderr)}
+	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("LOG_LEVEL"))}))
+	root := c.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "madspark: %s\n", oneLine(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func logLevel(s string) slog.Level {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "DEBUG":
+		return slog.LevelDebug
+	case "INFO":
+		return slog.LevelInfo
+	case "ERROR":
+		return slog.LevelError
+	}
+	return slog.LevelWarn
+}
+
+func (c *cli) rootCmd() *cobra.Command {
+	sf := &sparkFlags{}
+	root := &cobra.Command{
+		Use:   "madspark [TOPIC [CONTEXT]]",
+		Short: "Multi-agent LLM pipelines: ideas generated, critiqued, argued over and improved",
+		Long: `madspark runs multi-agent LLM pipelines.
+
+With a topic and an optional context it runs the spark pipeline, exactly as
+"madspark spark TOPIC [CONTEXT]" does.`,
+		Args:          argsError(cobra.MaximumNArgs(2)),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				cmd.SetOut(c.stderr)
+				_ = cmd.Usage()
+				return usagef("a topic is required: madspark TOPIC [CONTEXT]")
+			}
+			return c.runSpark(cmd.Context(), args, sf)
+		},
+	}
+	sf.register(root)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(c.sparkCmd(), c.runsCmd())
+	for _, sub := range root.Commands() {
+		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	}
+	return root
+}
+
+// argsError turns cobra's argument-count errors into usage errors.
+func argsError(fn cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := fn(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

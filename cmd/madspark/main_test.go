@@ -1,0 +1,352 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/madspark/madspark/provider/openai/openaitest"
+)
+
+// result is one invocation of run.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// invoke runs the CLI in-process with exactly the environment vars.
+func invoke(t *testing.T, vars map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) string { return vars[k] }
+	code := run(context.Background(), args, getenv, strings.NewReader(""), &out, &errb)
+	return result{code, out.String(), errb.String()}
+}
+
+func mockEnv(t *testing.T) map[string]string {
+	return map[string]string{"MADSPARK_MODE": "mock", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+}
+
+// report is the JSON contract of a spark run.
+type report struct {
+	RunID      string `json:"run_id"`
+	Pipeline   string `json:"pipeline"`
+	Mode       string `json:"mode"`
+	Provider   string `json:"provider"`
+	Model      string `json:"model"`
+	Topic      string `json:"topic"`
+	Context    string `json:"context"`
+	Candidates []map[string]any
+	Usage      struct {
+		LLMCalls     int     `json:"llm_calls"`
+		CachedCalls  int     `json:"cached_calls"`
+		InputTokens  int     `json:"input_tokens"`
+		OutputTokens int     `json:"output_tokens"`
+		CostUSD      float64 `json:"cost_usd"`
+	} `json:"usage"`
+	DurationMS *int64 `json:"duration_ms"`
+}
+
+func decode(t *testing.T, r result) report {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr: %s", r.code, r.stderr)
+	}
+	var rep report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
+	}
+	return rep
+}
+
+func TestMockRunJSONContract(t *testing.T) {
+	env := mockEnv(t)
+	r := invoke(t, env, "spark", "AI in education", "accessible to all", "--enhanced-reasoning", "--logical-inference", "--output-format", "json")
+	rep := decode(t, r)
+	if rep.Pipeline != "spark" || rep.Mode != "mock" || rep.Provider != "mock" || rep.RunID == "" || rep.Topic != "AI in education" || rep.Context != "accessible to all" || rep.DurationMS == nil {
+		t.Fatalf("envelope = %+v", rep)
+	}
+	if !strings.Contains(r.stderr, "mock mode") {
+		t.Fatalf("no mock notice on stderr: %q", r.stderr)
+	}
+	if rep.Usage.LLMCalls != 9 || rep.Usage.CachedCalls != 0 || rep.Usage.InputTokens == 0 {
+		t.Fatalf("usage = %+v, want 9 calls", rep.Usage)
+	}
+	if len(rep.Candidates) != 3 {
+		t.Fatalf("%d candidates", len(rep.Candidates))
+	}
+	for _, c := range rep.Candidates {
+		for _, k := range []string{"idea", "initial_score", "initial_critique", "advocacy", "skepticism", "improved_idea",
+			"improved_score", "improved_critique", "score_delta", "multi_dimensional_evaluation",
+			"improved_multi_dimensional_evaluation", "logical_inference"} {
+			if _, ok := c[k]; !ok {
+				t.Fatalf("candidate lacks %q: %v", k, c)
+			}
+		}
+		for _, k := range []string{"initial_score", "improved_score"} {
+			s, ok := c[k].(float64)
+			if !ok || s < 0 || s > 10 {
+				t.Fatalf("%s = %v, want a number 0-10", k, c[k])
+			}
+		}
+		md := c["multi_dimensional_evaluation"].(map[string]any)
+		if len(md["dimensions"].(map[string]any)) != 7 || md["weighted_score"] == nil || md["mean"] == nil {
+			t.Fatalf("multi-dimensional evaluation = %v", md)
+		}
+	}
+}
+
+func TestBareFormIsSpark(t *testing.T) {
+	env := mockEnv(t)
+	bare := decode(t, invoke(t, env, "sustainable urban farming", "low-cost", "--output-format", "json", "--no-cache"))
+	sub := decode(t, invoke(t, env, "spark", "sustainable urban farming", "low-cost", "--output-format", "json", "--no-cache"))
+	a, _ := json.Marshal(bare.Candidates)
+	b, _ := json.Marshal(sub.Candidates)
+	if string(a) != string(b) {
+		t.Fatal("bare form and spark subcommand differ")
+	}
+	// Context is optional; a topic named like a command works after "spark".
+	rep := decode(t, invoke(t, env, "spark", "runs", "--output-format", "json", "--num-candidates", "2", "--num-top-candidates", "1"))
+	if rep.Topic != "runs" || rep.Context != "" || len(rep.Candidates) != 1 {
+		t.Fatalf("spark runs = %+v", rep)
+	}
+}
+
+func TestOutputFormats(t *testing.T) {
+	env := mockEnv(t)
+	for format, want := range map[string]string{
+		"brief":    "score ",
+		"detailed": "Advocacy:",
+		"markdown": "### Skepticism",
+	} {
+		r := invoke(t, env, "urban farming", "--output-format", format)
+		if r.code != 0 || !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "MOCK DATA") && !strings.Contains(r.stdout, "Mock data") {
+			t.Errorf("%s: exit %d, output lacks %q or the mock notice:\n%s", format, r.code, want, r.stdout)
+		}
+	}
+}
+
+func TestCachedRerunMakesNoCalls(t *testing.T) {
+	env := mockEnv(t)
+	first := decode(t, invoke(t, env, "ocean cleanup", "--output-format", "json"))
+	second := decode(t, invoke(t, env, "ocean cleanup", "--output-format", "json"))
+	if first.Usage.LLMCalls != 6 || second.Usage.LLMCalls != 0 || second.Usage.CachedCalls != 6 {
+		t.Fatalf("first %+v, second %+v", first.Usage, second.Usage)
+	}
+	third := decode(t, invoke(t, env, "ocean cleanup", "--output-format", "json", "--no-cache"))
+	if third.Usage.LLMCalls != 6 {
+		t.Fatalf("--no-cache usage %+v", third.Usage)
+	}
+}
+
+func TestOutputFile(t *testing.T) {
+	env := mockEnv(t)
+	path := filepath.Join(t.TempDir(), "out.json")
+	r := invoke(t, env, "urban farming", "--output-format", "json", "--output", path)
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote "+path) {
+		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || !json.Valid(data) {
+		t.Fatalf("output file: %v", err)
+	}
+}
+
+func TestRunsListAndShow(t *testing.T) {
+	env := mockEnv(t)
+	rep := decode(t, invoke(t, env, "urban farming", "--output-format", "json"))
+	list := invoke(t, env, "runs", "list")
+	if list.code != 0 || !strings.Contains(list.stdout, rep.RunID) || !strings.Contains(list.stdout, "succeeded") {
+		t.Fatalf("runs list: %+v", list)
+	}
+	show := decode(t, invoke(t, env, "runs", "show", rep.RunID, "--output-format", "json"))
+	a, _ := json.Marshal(show.Candidates)
+	b, _ := json.Marshal(rep.Candidates)
+	if string(a) != string(b) || show.Usage != rep.Usage {
+		t.Fatal("runs show differs from the run's output")
+	}
+	rec := invoke(t, env, "runs", "show", rep.RunID, "--output-format", "record")
+	if rec.code != 0 || !strings.Contains(rec.stdout, `"key": "improve"`) {
+		t.Fatalf("record lacks steps: %s", rec.stdout)
+	}
+	missing := invoke(t, env, "runs", "show", "nope")
+	if missing.code != 1 || !strings.Contains(missing.stderr, "not found") {
+		t.Fatalf("missing run: %+v", missing)
+	}
+}
+
+func TestBadInputExitsTwoBeforeAnyCall(t *testing.T) {
+	srv := openaitest.NewServer(t, nil)
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "a topic is required"},
+		{[]string{""}, "topic must not be empty"},
+		{[]string{"   "}, "topic must not be empty"},
+		{[]string{strings.Repeat("a", 2001)}, "limit is 2000"},
+		{[]string{"ok", strings.Repeat("c", 5001)}, "limit is 5000"},
+		{[]string{"bad \xff utf8"}, "UTF-8"},
+		{[]string{"ok", "--temperature-preset", "spicy"}, `unknown temperature preset "spicy"`},
+		{[]string{"ok", "--num-candidates", "2", "--num-top-candidates", "3"}, "must not exceed num_candidates"},
+		{[]string{"ok", "--num-top-candidates", "6"}, "num_top_candidates must be 1..5"},
+		{[]string{"ok", "--num-candidates", "x"}, "invalid argument"},
+		{[]string{"ok", "--temperature", "3"}, "--temperature must be within 0..2"},
+		{[]string{"ok", "--novelty-threshold", "0"}, "novelty_threshold"},
+		{[]string{"ok", "--output-format", "xml"}, `unknown output format "xml"`},
+		{[]string{"ok", "--timeout", "-1s"}, "--timeout must be positive"},
+		{[]string{"ok", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"spark"}, "accepts between 1 and 2 arg(s)"},
+		{[]string{"a", "b", "c"}, "accepts at most 2 arg(s)"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := invoke(t, env, tt.args...)
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			last := lines[len(lines)-1]
+			if r.code != 2 || !strings.HasPrefix(last, "madspark: ") || !strings.Contains(last, tt.want) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, tt.want)
+			}
+			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic") {
+				t.Fatalf("stack trace on stderr: %s", r.stderr)
+			}
+		})
+	}
+	bad := map[string]string{"MADSPARK_PROVIDER": "cohere", "MADSPARK_DB": env["MADSPARK_DB"]}
+	if r := invoke(t, bad, "ok"); r.code != 2 || !strings.Contains(r.stderr, "MADSPARK_PROVIDER must be one of") {
+		t.Fatalf("bad provider: %+v", r)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("%d LLM requests were made for bad input", n)
+	}
+}
+
+var (
+	numIdeas = regexp.MustCompile(`Generate (\d+) innovative ideas`)
+	itemLine = regexp.MustCompile(`(?m)^\[(\d+)\] `)
+)
+
+// liveReply answers spark's agents the way a model would, from what the
+// wire request says: the json_schema name and the numbered items in the
+// prompt. The evaluations come back in a markdown fence, as some models send
+// them.
+func liveReply(req *openaitest.ChatRequest) openaitest.Reply {
+	if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+		return openaitest.Reply{Content: "no schema was sent"}
+	}
+	n := len(itemLine.FindAllString(req.Prompt(), -1))
+	items := func(f func(i int) map[string]any) []map[string]any {
+		out := make([]map[string]any, n)
+		for i := range out {
+			out[i] = f(i)
+			out[i]["index"] = i
+		}
+		return out
+	}
+	list := []string{"a point"}
+	var v any
+	fence := false
+	switch req.ResponseFormat.JSONSchema.Name {
+	case "spark_ideas":
+		m := numIdeas.FindStringSubmatch(req.Prompt())
+		var k int
+		fmt.Sscan(m[1], &k)
+		ideas := make([]map[string]any, k)
+		for i := range ideas {
+			ideas[i] = map[string]any{"title": fmt.Sprintf("Live idea %d", i), "description": fmt.Sprintf("A distinct approach number %d with its own mechanism %c.", i, 'A'+i)}
+		}
+		v = map[string]any{"ideas": ideas}
+	case "spark_evaluations":
+		fence = true
+		v = map[string]any{"evaluations": items(func(i int) map[string]any {
+			return map[string]any{"score": 4 + float64(i%5), "critique": "Solid.", "strengths": list, "weaknesses": list, "suggestions": list}
+		})}
+	case "spark_advocacy":
+		v = map[string]any{"advocacies": items(func(int) map[string]any {
+			return map[string]any{"strengths": list, "opportunities": list, "addressing_concerns": list}
+		})}
+	case "spark_skepticism":
+		v = map[string]any{"skepticisms": items(func(int) map[string]any {
+			return map[string]any{"critical_flaws": list, "risks_and_challenges": list, "questionable_assumptions": list, "missing_considerations": list}
+		})}
+	case "spark_improvements":
+		v = map[string]any{"improvements": items(func(i int) map[string]any {
+			return map[string]any{"title": fmt.Sprintf("Better idea %d", i), "description": "Improved.", "key_improvements": list}
+		})}
+	default:
+		return openaitest.Reply{Content: "unexpected schema " + req.ResponseFormat.JSONSchema.Name}
+	}
+	b, _ := json.Marshal(v)
+	text := string(b)
+	if fence {
+		text = "```json\n" + text + "\n```"
+	}
+	return openaitest.Reply{Content: text, PromptTokens: 100, CompletionTokens: 50}
+}
+
+func TestLiveOpenAICompatible(t *testing.T) {
+	srv := openaitest.NewServer(t, liveReply)
+	env := map[string]string{
+		"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test-secret-123", "MADSPARK_MODEL": "gpt-4o-mini",
+		"MADSPARK_DB": filepath.Join(t.TempDir(), "m.db"),
+	}
+	rep := decode(t, invoke(t, env, "urban farming", "cheap", "--output-format", "json", "--num-candidates", "7", "--num-top-candidates", "4"))
+	if rep.Mode != "live" || rep.Provider != "openai" || rep.Model != "gpt-4o-mini" || len(rep.Candidates) != 4 {
+		t.Fatalf("report = %+v", rep)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 6 || rep.Usage.LLMCalls != 6 || rep.Usage.InputTokens != 600 || rep.Usage.OutputTokens != 300 {
+		t.Fatalf("%d requests, usage %+v", len(reqs), rep.Usage)
+	}
+	if rep.Usage.CostUSD != 0 {
+		t.Fatalf("a server on this machine costs nothing: %+v", rep.Usage)
+	}
+	for _, q := range reqs {
+		if q.ResponseFormat == nil || q.ResponseFormat.Type != "json_schema" || len(q.ResponseFormat.JSONSchema.Schema) == 0 {
+			t.Fatalf("request without json_schema: %s", q.Body)
+		}
+		if q.Header.Get("Authorization") != "Bearer sk-test-secret-123" {
+			t.Fatalf("key not sent")
+		}
+	}
+	if c := rep.Candidates[0]; c["initial_score"].(float64) != 8 || !strings.HasPrefix(c["improved_idea"].(string), "Better idea 0") {
+		t.Fatalf("first candidate = %v", c)
+	}
+}
+
+func TestProviderFailureExitsOneAndKeepsRun(t *testing.T) {
+	srv := openaitest.NewServer(t, func(*openaitest.ChatRequest) openaitest.Reply {
+		return openaitest.Reply{Fault: &openaitest.Fault{Status: 401, Message: "Incorrect API key provided: sk-live-***123"}}
+	})
+	env := map[string]string{
+		"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-live-supersecret-123",
+		"MADSPARK_DB": filepath.Join(t.TempDir(), "m.db"),
+	}
+	r := invoke(t, env, "urban farming")
+	if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Fatalf("exit %d, stderr %q; want exit 1 and one line", r.code, r.stderr)
+	}
+	for _, want := range []string{"openai", "stage generate", "401"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Fatalf("stderr %q lacks %q", r.stderr, want)
+		}
+	}
+	list := invoke(t, env, "runs", "list", "--status", "failed", "--output-format", "json")
+	if list.code != 0 || !strings.Contains(list.stdout, `"status": "failed"`) || !strings.Contains(list.stdout, "stage generate") {
+		t.Fatalf("failed run not kept: %s", list.stdout)
+	}
+	db, _ := os.ReadFile(env["MADSPARK_DB"])
+	wal, _ := os.ReadFile(env["MADSPARK_DB"] + "-wal")
+	for _, s := range []string{r.stderr, r.stdout, list.stdout, string(db), string(wal)} {
+		if strings.Contains(s, "supersecret") {
+			t.Fatal("the API key leaked into output or the database")
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/madspark/madspark"
+)
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progress draws a one-line live display of a run's events on a terminal:
+// a spinner, the overall percentage, the stage and elapsed time.
+type progress struct {
+	w     io.Writer
+	start time.Time
+
+	mu    sync.Mutex
+	event madspark.Event
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w, start: time.Now(), done: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-p.done:
+				fmt.Fprint(p.w, "\r\033[K")
+				return
+			case <-t.C:
+				p.draw(spinner[i%len(spinner)])
+			}
+		}
+	}()
+	return p
+}
+
+// Event records the latest event; the ticker draws it.
+func (p *progress) Event(e madspark.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.Progress < 0 {
+		// A fallback notice: show it, keep the percentage.
+		e.Progress = p.event.Progress
+	}
+	p.event = e
+}
+
+func (p *progress) draw(spin string) {
+	p.mu.Lock()
+	e := p.event
+	p.mu.Unlock()
+	const width = 20
+	filled := e.Progress * width / 100
+	bar := strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
+	fmt.Fprintf(p.w, "\r\033[K%s %s %3d%% %-11s %s %s", spin, bar, e.Progress, e.Stage, e.Message,
+		time.Since(p.start).Round(100*time.Millisecond))
+}
+
+// Stop clears the line.
+func (p *progress) Stop() {
+	close(p.done)
+	p.wg.Wait()
+}

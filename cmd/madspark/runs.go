@@ -1,0 +1,123 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/pipeline/spark"
+)
+
+func (c *cli) runsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "runs", Short: "List and show recorded runs"}
+	var (
+		format, pipeline, status string
+		limit, offset            int
+	)
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List runs, newest first",
+		Args:  argsError(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "table" && format != "json" {
+				return usagef("unknown output format %q (want table, json)", format)
+			}
+			if limit < 1 || limit > 1000 || offset < 0 {
+				return usagef("--limit must be 1..1000 and --offset not negative")
+			}
+			db, err := c.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			runs, err := db.Runs(cmd.Context(), madspark.RunFilter{Pipeline: pipeline, Status: madspark.RunStatus(status), Limit: limit, Offset: offset})
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				return writeJSON(c, runs)
+			}
+			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN ID\tPIPELINE\tSTATUS\tMODE\tCREATED\tCALLS\tCACHED\tTOPIC")
+			for _, r := range runs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, r.Pipeline, r.Status, r.Mode,
+					r.CreatedAt.Local().Format(time.DateTime), r.Usage.LLMCalls, r.Usage.CachedCalls, topicOf(r))
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&format, "output-format", "table", "table|json")
+	list.Flags().StringVar(&pipeline, "pipeline", "", "only runs of this pipeline")
+	list.Flags().StringVar(&status, "status", "", "only runs with this status: running|succeeded|failed")
+	list.Flags().IntVar(&limit, "limit", 20, "at most this many runs")
+	list.Flags().IntVar(&offset, "offset", 0, "skip this many runs")
+
+	var showFormat string
+	show := &cobra.Command{
+		Use:   "show RUN_ID",
+		Short: "Show a run: its result, or why it failed",
+		Args:  argsError(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			formats := append([]string{"record"}, spark.Formats...)
+			if !slices.Contains(formats, showFormat) {
+				return usagef("unknown output format %q (want %s)", showFormat, strings.Join(formats, ", "))
+			}
+			db, err := c.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			r, err := db.Run(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if showFormat == "record" || r.Pipeline != "spark" || r.Status != madspark.RunSucceeded {
+				steps, err := db.Steps(cmd.Context(), r.ID)
+				if err != nil {
+					return err
+				}
+				return writeJSON(c, struct {
+					*madspark.Run
+					Steps []*madspark.Step `json:"steps"`
+				}{r, steps})
+			}
+			var res spark.Result
+			if err := json.Unmarshal(r.Result, &res); err != nil {
+				return fmt.Errorf("run %s: stored result: %w", r.ID, err)
+			}
+			rep := &spark.Report{RunID: r.ID, Pipeline: r.Pipeline, Mode: r.Mode, Provider: r.Provider, Model: r.Model,
+				Topic: res.Topic, Context: res.Context, Generated: res.Generated, Filtered: res.Filtered,
+				Candidates: res.Candidates, Usage: r.Usage, DurationMS: r.FinishedAt.Sub(r.CreatedAt).Milliseconds()}
+			return rep.Write(c.stdout, showFormat)
+		},
+	}
+	show.Flags().StringVar(&showFormat, "output-format", "detailed", "record|"+strings.Join(spark.Formats, "|"))
+	cmd.AddCommand(list, show)
+	return cmd
+}
+
+func writeJSON(c *cli, v any) error {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// topicOf is the run's topic parameter, shortened for a table.
+func topicOf(r *madspark.Run) string {
+	var p struct {
+		Topic string `json:"topic"`
+	}
+	_ = json.Unmarshal(r.Params, &p)
+	t := strings.Join(strings.Fields(p.Topic), " ")
+	if len([]rune(t)) > 48 {
+		t = string([]rune(t)[:47]) + "…"
+	}
+	return t
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/pipeline/spark"
+)
+
+// sparkFlags are the spark pipeline's flags, shared by "madspark TOPIC" and
+// "madspark spark TOPIC".
+type sparkFlags struct {
+	numCandidates    int
+	numTop           int
+	preset           string
+	temperature      float64
+	enhanced         bool
+	logical          bool
+	noveltyThreshold float64
+	noNovelty        bool
+	format           string
+	output           string
+	timeout          time.Duration
+	noCache          bool
+	allowFallbacks   bool
+	changed          func(string) bool
+}
+
+func (f *sparkFlags) register(cmd *cobra.Command) {
+	d := spark.DefaultParams()
+	fs := cmd.Flags()
+	fs.IntVar(&f.numCandidates, "num-candidates", d.NumCandidates, "number of ideas to generate (1-20)")
+	fs.IntVar(&f.numTop, "num-top-candidates", d.NumTopCandidates, "number of best ideas to argue over and improve (1-5)")
+	fs.StringVar(&f.preset, "temperature-preset", "", "role temperatures: "+strings.Join(spark.PresetNames(), "|"))
+	fs.Float64Var(&f.temperature, "temperature", 0, "generation temperature (0-2); the other roles keep their ratio to it")
+	fs.BoolVar(&f.enhanced, "enhanced-reasoning", false, "add a multi-dimensional evaluation on 7 dimensions")
+	fs.BoolVar(&f.logical, "logical-inference", false, "add a logical analysis of each top idea")
+	fs.Float64Var(&f.noveltyThreshold, "novelty-threshold", d.NoveltyThreshold, "similarity (0-1] at which an idea counts as a near-duplicate")
+	fs.BoolVar(&f.noNovelty, "no-novelty-filter", false, "keep near-duplicate ideas")
+	fs.StringVar(&f.format, "output-format", "detailed", "output format: "+strings.Join(spark.Formats, "|"))
+	fs.StringVarP(&f.output, "output", "o", "", "write the result to FILE instead of standard output")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "give up on the whole run after this long")
+	fs.BoolVar(&f.noCache, "no-cache", false, "do not use the response cache")
+	fs.BoolVar(&f.allowFallbacks, "allow-fallbacks", false, "on a failed stage use marked default values instead of failing")
+	f.changed = fs.Changed
+}
+
+// params turns the flags and arguments into validated parameters.
+func (f *sparkFlags) params(args []string) (spark.Params, error) {
+	p := spark.DefaultParams()
+	p.Topic = args[0]
+	if len(args) > 1 {
+		p.Context = args[1]
+	}
+	p.NumCandidates, p.NumTopCandidates = f.numCandidates, f.numTop
+	p.EnhancedReasoning, p.LogicalInference = f.enhanced, f.logical
+	p.NoveltyFilter, p.NoveltyThreshold = !f.noNovelty, f.noveltyThreshold
+	p.AllowFallbacks = f.allowFallbacks
+	if f.changed("temperature-preset") && f.changed("temperature") {
+		return p, usagef("use either --temperature-preset or --temperature, not both")
+	}
+	if f.changed("temperature-preset") {
+		t, err := spark.Preset(f.preset)
+		if err != nil {
+			return p, usageError{err}
+		}
+		p.Temperatures = t
+	}
+	if f.changed("temperature") {
+		if f.temperature < 0 || f.temperature > 2 {
+			return p, usagef("--temperature must be within 0..2, got %g", f.temperature)
+		}
+		p.Temperatures = spark.FromBase(f.temperature)
+	}
+	if !slices.Contains(spark.Formats, f.format) {
+		return p, usagef("unknown output format %q (want %s)", f.format, strings.Join(spark.Formats, ", "))
+	}
+	if f.timeout <= 0 {
+		return p, usagef("--timeout must be positive, got %s", f.timeout)
+	}
+	if err := p.Validate(); err != nil {
+		return p, usageError{err}
+	}
+	return p, nil
+}
+
+func (c *cli) sparkCmd() *cobra.Command {
+	f := &sparkFlags{}
+	cmd := &cobra.Command{
+		Use:   "spark TOPIC [CONTEXT]",
+		Short: "Generate ideas, critique them, argue for and against, improve and re-score",
+		Args:  argsError(cobra.RangeArgs(1, 2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.runSpark(cmd.Context(), args, f)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func (c *cli) runSpark(ctx context.Context, args []string, f *sparkFlags) error {
+	params, err := f.params(args)
+	if err != nil {
+		return err
+	}
+	pipe, err := spark.New()
+	if err != nil {
+		return err
+	}
+	a, err := c.openApp(ctx, !f.noCache)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if a.info.Mock {
+		fmt.Fprintf(c.stderr, "madspark: mock mode (%s): outputs are mock data, no model is called\n", a.info.Reason)
+	}
+
+	start := time.Now()
+	var prog *progress
+	sink := func(madspark.Event) {}
+	if c.progress {
+		prog = newProgress(c.stderr)
+		sink = prog.Event
+	}
+	run, err := a.engine.Start(ctx, engine.RunInfo{Pipeline: "spark", Mode: a.info.Mode(), Provider: a.info.Name, Model: a.info.Model, Params: params}, sink)
+	if err != nil {
+		if prog != nil {
+			prog.Stop()
+		}
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, f.timeout)
+	res, runErr := pipe.Run(rctx, run, params)
+	cancel()
+	if prog != nil {
+		prog.Stop()
+	}
+	switch {
+	case runErr != nil && ctx.Err() != nil:
+		runErr = fmt.Errorf("interrupted: %w", runErr)
+	case runErr != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
+		runErr = fmt.Errorf("run timed out after %s (--timeout): %w", f.timeout, runErr)
+	}
+	if err := run.Finish(ctx, res, runErr); err != nil {
+		c.logger.Warn("could not record the run's outcome", "run", run.ID(), "err", err)
+	}
+	if runErr != nil {
+		return fmt.Errorf("run %s failed with %s/%s: %w", run.ID(), a.info.Name, a.info.Model, runErr)
+	}
+	report := &spark.Report{
+		RunID: run.ID(), Pipeline: "spark", Mode: a.info.Mode(), Provider: a.info.Name, Model: a.info.Model,
+		Topic: res.Topic, Context: res.Context, Generated: res.Generated, Filtered: res.Filtered,
+		Candidates: res.Candidates, Usage: run.Usage(), DurationMS: time.Since(start).Milliseconds(),
+	}
+	return c.writeReport(report, f.format, f.output)
+}
+
+// writeReport writes the report to path atomically, or to standard output.
+func (c *cli) writeReport(r *spark.Report, format, path string) error {
+	var buf bytes.Buffer
+	if err := r.Write(&buf, format); err != nil {
+		return err
+	}
+	if path == "" {
+		_, err := c.stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	fmt.Fprintf(c.stderr, "madspark: wrote %s (run %s)\n", path, r.RunID)
+	return nil
+}

@@ -1,0 +1,248 @@
+// Package engine runs pipelines: it records each run and journals each step
+// (input hash, validated output, usage) before the next step starts, meters
+// the LLM calls a step makes, replays finished steps of a resumed run without
+// calling a model, and forwards progress events.
+//
+// A pipeline is plain Go that calls Step for each stage; concurrency between
+// independent stages is the pipeline's, with errgroup or similar.
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/llm"
+)
+
+// Engine starts runs. Its fields are read-only once a run has started.
+type Engine struct {
+	// Store keeps runs and the step journal. Required.
+	Store madspark.RunStore
+	// Client is the fully decorated model client every step calls through.
+	Client llm.Client
+	// Logger receives one line per step; nil discards.
+	Logger *slog.Logger
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// RunInfo describes a run to start.
+type RunInfo struct {
+	Pipeline string
+	// Mode is "mock" or "live".
+	Mode     string
+	Provider string
+	Model    string
+	// Params are the pipeline's parameters; they are stored as JSON.
+	Params any
+}
+
+// Run is a run in progress. Its methods are safe for concurrent use by the
+// stages of one pipeline.
+type Run struct {
+	e    *Engine
+	sink func(madspark.Event)
+
+	mu      sync.Mutex
+	rec     madspark.Run
+	journal map[string]*madspark.Step
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (e *Engine) logger() *slog.Logger {
+	if e.Logger != nil {
+		return e.Logger
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// Start records a new run as running and returns it. sink, if not nil,
+// receives the run's progress events.
+func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Event)) (*Run, error) {
+	params, err := json.Marshal(info.Params)
+	if err != nil {
+		return nil, fmt.Errorf("engine: encode params: %w", err)
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, fmt.Errorf("engine: new run id: %w", err)
+	}
+	r := &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, rec: madspark.Run{
+		ID:        id.String(),
+		Pipeline:  info.Pipeline,
+		Status:    madspark.RunRunning,
+		Mode:      info.Mode,
+		Provider:  info.Provider,
+		Model:     info.Model,
+		Params:    params,
+		CreatedAt: e.now(),
+	}}
+	if err := e.Store.CreateRun(ctx, &r.rec); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	return r, nil
+}
+
+// Resume reopens a run that did not finish. Its finished steps are replayed
+// from the journal by Step, with no model call; the usage already paid is
+// kept.
+func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event)) (*Run, error) {
+	rec, err := e.Store.Run(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if rec.Status == madspark.RunSucceeded {
+		return nil, fmt.Errorf("engine: run %s already succeeded", id)
+	}
+	steps, err := e.Store.Steps(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}}
+	r.rec.Status, r.rec.Error, r.rec.Usage = madspark.RunRunning, "", llm.Usage{}
+	for _, s := range steps {
+		if s.Status == madspark.StepDone {
+			r.journal[s.Key] = s
+			r.rec.Usage.Add(s.Usage)
+		}
+	}
+	return r, nil
+}
+
+// ID returns the run's ID.
+func (r *Run) ID() string { return r.rec.ID }
+
+// Params returns the run's parameters as stored.
+func (r *Run) Params() json.RawMessage { return r.rec.Params }
+
+// Usage returns what the run has cost so far.
+func (r *Run) Usage() llm.Usage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rec.Usage
+}
+
+// Emit sends a progress event for stage at overall progress 0-100.
+func (r *Run) Emit(stage string, progress int, message string) {
+	if r.sink != nil {
+		r.sink(madspark.Event{RunID: r.rec.ID, Stage: stage, Progress: progress, Message: message})
+	}
+}
+
+// Finish records the run's outcome: succeeded with result when err is nil,
+// failed with err's message otherwise. It uses a context that is not
+// cancelled with ctx, so that an interrupted run is still recorded.
+func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
+	r.mu.Lock()
+	rec := r.rec
+	r.mu.Unlock()
+	rec.FinishedAt = r.e.now()
+	if runErr != nil {
+		rec.Status, rec.Error = madspark.RunFailed, runErr.Error()
+	} else {
+		b, err := json.Marshal(result)
+		if err != nil {
+			return fmt.Errorf("engine: encode result: %w", err)
+		}
+		rec.Status, rec.Result = madspark.RunSucceeded, b
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.e.Store.FinishRun(ctx, &rec); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	return nil
+}
+
+// Step runs one stage of r, journaled under key. input is everything the
+// stage's output depends on; its hash is recorded, and a finished step with
+// the same key and input hash (from a resumed run) is replayed from the
+// journal without calling fn. fn receives a client that meters the stage's
+// calls into the step and the run.
+//
+// The step's output is saved before Step returns, so a crash after Step
+// never loses it.
+func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx context.Context, c llm.Client) (T, error)) (T, error) {
+	var zero T
+	hash, err := inputHash(input)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", key, err)
+	}
+	r.mu.Lock()
+	prev := r.journal[key]
+	r.mu.Unlock()
+	if prev != nil && prev.InputHash == hash {
+		var out T
+		if err := json.Unmarshal(prev.Output, &out); err == nil {
+			r.e.logger().Info("step replayed", "run", r.rec.ID, "step", key)
+			return out, nil
+		}
+	}
+
+	step := &madspark.Step{RunID: r.rec.ID, Key: key, InputHash: hash, StartedAt: r.e.now()}
+	var smu sync.Mutex
+	metered := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		resp, err := r.e.Client.Generate(ctx, req)
+		if err == nil {
+			smu.Lock()
+			step.Usage.Add(resp.Usage)
+			smu.Unlock()
+			r.mu.Lock()
+			r.rec.Usage.Add(resp.Usage)
+			r.mu.Unlock()
+		}
+		return resp, err
+	})
+	out, runErr := fn(ctx, metered)
+	step.FinishedAt = r.e.now()
+	smu.Lock()
+	defer smu.Unlock()
+	if runErr != nil {
+		step.Status, step.Error = madspark.StepFailed, runErr.Error()
+	} else {
+		step.Status = madspark.StepDone
+		if step.Output, err = json.Marshal(out); err != nil {
+			return zero, fmt.Errorf("%s: encode output: %w", key, err)
+		}
+	}
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.e.Store.SaveStep(saveCtx, step); err != nil {
+		return zero, fmt.Errorf("%s: journal: %w", key, err)
+	}
+	r.e.logger().Info("step", "run", r.rec.ID, "step", key, "status", step.Status,
+		"llm_calls", step.Usage.LLMCalls, "cached_calls", step.Usage.CachedCalls,
+		"duration", step.FinishedAt.Sub(step.StartedAt).Round(time.Millisecond))
+	if runErr != nil {
+		return zero, runErr
+	}
+	r.mu.Lock()
+	r.journal[key] = step
+	r.mu.Unlock()
+	return out, nil
+}
+
+func inputHash(input any) (string, error) {
+	b, err := json.Marshal(input)
+	if err != nil {
+		return "", fmt.Errorf("hash input: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}

@@ -1,0 +1,154 @@
+// Package llm defines the one contract every language-model provider and every
+// cross-cutting decorator (retry, circuit breaker, cache, meter, timeout)
+// implements: a Client turns a Request into a Response.
+//
+// The package has no dependencies outside the standard library. Pipelines and
+// agents only ever see a Client; which provider, cache or store is behind it is
+// decided once, at start-up.
+package llm
+
+import (
+	"context"
+	"time"
+)
+
+// Role is the author of a Message.
+type Role string
+
+// The roles a conversation message can have.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Message is one turn of a conversation. The system prompt is not a Message;
+// it is Request.System.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content"`
+}
+
+// Schema asks the provider for structured output: a JSON value that conforms
+// to the JSON Schema in JSON. Providers send it in their native form
+// (OpenAI response_format json_schema, Gemini response schema, Anthropic tool
+// input schema).
+type Schema struct {
+	// Name identifies the schema to the provider; letters, digits, _ and -.
+	Name string
+	// JSON is the JSON Schema document, self-contained (no external $ref).
+	JSON []byte
+}
+
+// Request is one call to a language model.
+type Request struct {
+	// Agent names the logical agent making the call, such as
+	// "spark.evaluate". It appears in logs, errors and usage records and lets
+	// the mock provider choose a responder. It is never sent to a provider.
+	Agent string
+	// Model overrides the client's default model when not empty.
+	Model string
+	// System is the system instruction.
+	System string
+	// Messages is the conversation, oldest first; the last one is normally
+	// from the user.
+	Messages []Message
+	// Temperature is the sampling temperature.
+	Temperature float64
+	// MaxTokens caps the reply length; 0 means the provider's default.
+	MaxTokens int
+	// Schema, when not nil, asks for a JSON reply conforming to it.
+	Schema *Schema
+	// OnDelta, when not nil, asks the provider to stream: it is called with
+	// each chunk of text as it arrives, in order, from one goroutine. The
+	// Response still carries the whole text.
+	OnDelta func(delta string)
+	// Timeout bounds this call when positive (see middleware.Timeout).
+	Timeout time.Duration
+	// Input is the agent's typed input that the prompt was rendered from.
+	// Providers ignore it; the mock provider uses it to give answers that
+	// fit the request. It is never sent over the network.
+	Input any
+}
+
+// Prompt returns the text of the last message, or "" when there is none.
+func (r *Request) Prompt() string {
+	if len(r.Messages) == 0 {
+		return ""
+	}
+	return r.Messages[len(r.Messages)-1].Content
+}
+
+// Response is a model's reply to a Request.
+type Response struct {
+	// Text is the whole reply; for structured requests, the JSON text.
+	Text string
+	// Provider and Model name what actually answered.
+	Provider string
+	Model    string
+	// FinishReason is the provider's reason for stopping ("stop",
+	// "length", ...), normalised to lower case.
+	FinishReason string
+	// Cached reports that the reply came from the response cache and no
+	// model was called.
+	Cached bool
+	// Usage is what this one call cost.
+	Usage Usage
+}
+
+// Truncated reports whether the reply was cut off at the token limit:
+// finish reason "length" (OpenAI-compatible) or "max_tokens" (Gemini,
+// Anthropic).
+func (r *Response) Truncated() bool {
+	return r.FinishReason == "length" || r.FinishReason == "max_tokens"
+}
+
+// Usage counts calls, tokens and money. It is additive: the usage of a step or
+// a run is the sum of the usage of its calls.
+type Usage struct {
+	// LLMCalls counts calls that reached a model.
+	LLMCalls int `json:"llm_calls"`
+	// CachedCalls counts calls answered by the response cache.
+	CachedCalls int `json:"cached_calls"`
+	// InputTokens and OutputTokens are as the provider reported them.
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// CostUSD is estimated from the price table; 0 for local and mock models.
+	CostUSD float64 `json:"cost_usd"`
+}
+
+// Add adds o to u.
+func (u *Usage) Add(o Usage) {
+	u.LLMCalls += o.LLMCalls
+	u.CachedCalls += o.CachedCalls
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CostUSD += o.CostUSD
+}
+
+// Client is a language model, or a decorator around one.
+//
+// Generate must not modify *req; a decorator that needs a different request
+// makes a copy. It returns a non-nil Response exactly when err is nil.
+type Client interface {
+	Generate(ctx context.Context, req *Request) (*Response, error)
+}
+
+// ClientFunc adapts a function to the Client interface.
+type ClientFunc func(ctx context.Context, req *Request) (*Response, error)
+
+// Generate calls f(ctx, req).
+func (f ClientFunc) Generate(ctx context.Context, req *Request) (*Response, error) {
+	return f(ctx, req)
+}
+
+// Middleware decorates a Client.
+type Middleware func(Client) Client
+
+// Chain wraps c in mws so that mws[0] is the outermost decorator: a call goes
+// through mws[0], then mws[1], ..., then c.
+func Chain(c Client, mws ...Middleware) Client {
+	for i := len(mws) - 1; i >= 0; i-- {
+		c = mws[i](c)
+	}
+	return c
+}

@@ -1,0 +1,171 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/madspark/madspark/llm"
+)
+
+// ErrCircuitOpen is wrapped by the error a Breaker returns while its circuit
+// is open and calls are not sent to the provider. It is not retryable.
+var ErrCircuitOpen = errors.New("circuit breaker open")
+
+// BreakerConfig configures Breaker. The zero value is ready to use.
+type BreakerConfig struct {
+	// Threshold is the number of consecutive failures that opens the
+	// circuit. Zero means 5.
+	Threshold int
+	// Cooldown is how long the circuit stays open before a trial call is
+	// let through. Zero means 60s.
+	Cooldown time.Duration
+	// Now returns the current time. Nil means time.Now; tests inject a
+	// fake clock.
+	Now func() time.Time
+	// Logger receives a message whenever the circuit changes state. Nil
+	// discards.
+	Logger *slog.Logger
+}
+
+// Breaker returns a Middleware that stops calling a provider that keeps
+// failing. Each Client it wraps gets its own circuit, which is safe for
+// concurrent use.
+//
+// The circuit starts closed: calls go through. After Threshold consecutive
+// failures it opens: calls fail at once, without reaching the wrapped Client,
+// with an error that wraps ErrCircuitOpen and says when the next call will be
+// let through. Once Cooldown has passed the circuit is half-open: one trial
+// call goes through while concurrent calls still fail at once. If the trial
+// succeeds the circuit closes; if it fails the circuit opens for another
+// Cooldown.
+//
+// Only failures that suggest the provider is unhealthy count: errors for
+// which llm.IsRetryable reports true (429, 5xx, timeouts, broken connections
+// and streams). An error the provider answered with deliberately, such as 400
+// or 401, shows that it is up and resets the count like a success. A call
+// whose context (the caller's) is done neither counts nor resets.
+func Breaker(cfg BreakerConfig) llm.Middleware {
+	if cfg.Threshold <= 0 {
+		cfg.Threshold = 5
+	}
+	if cfg.Cooldown <= 0 {
+		cfg.Cooldown = 60 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.Logger = logger(cfg.Logger)
+	return func(next llm.Client) llm.Client {
+		return &breaker{cfg: cfg, next: next}
+	}
+}
+
+type circuitState int
+
+const (
+	stateClosed circuitState = iota
+	stateOpen
+	stateHalfOpen
+)
+
+type breaker struct {
+	cfg  BreakerConfig
+	next llm.Client
+
+	mu       sync.Mutex
+	state    circuitState
+	failures int       // consecutive failures while closed
+	openedAt time.Time // when the circuit last opened
+	trial    bool      // a half-open trial call is in flight
+	lastErr  error     // the failure that last counted
+}
+
+func (b *breaker) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	trial, err := b.admit(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := b.next.Generate(ctx, req)
+	b.record(ctx, req, trial, err)
+	return resp, err
+}
+
+// admit decides whether a call may go through, and whether it is the
+// half-open trial.
+func (b *breaker) admit(req *llm.Request) (trial bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch b.state {
+	case stateClosed:
+		return false, nil
+	case stateOpen:
+		now := b.cfg.Now()
+		until := b.openedAt.Add(b.cfg.Cooldown)
+		if now.Before(until) {
+			return false, fmt.Errorf("%s: %w after %s (last: %v); next trial call at %s (in %s)",
+				agentOf(req), ErrCircuitOpen, plural(b.failures, "consecutive failure"), b.lastErr,
+				until.Format(time.RFC3339), until.Sub(now).Round(time.Second))
+		}
+		b.state = stateHalfOpen
+		b.cfg.Logger.Info("circuit half-open, sending trial call",
+			"agent", req.Agent, "provider", providerOf(b.lastErr), "model", req.Model)
+	}
+	// Half-open.
+	if b.trial {
+		return false, fmt.Errorf("%s: %w (last: %v); a trial call is in progress",
+			agentOf(req), ErrCircuitOpen, b.lastErr)
+	}
+	b.trial = true
+	return true, nil
+}
+
+// record updates the circuit with the outcome of a call admitted by admit.
+func (b *breaker) record(ctx context.Context, req *llm.Request, trial bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if trial {
+		b.trial = false
+	}
+	if ctx.Err() != nil {
+		// The caller gave up; that says nothing about the provider.
+		return
+	}
+	failed := err != nil && llm.IsRetryable(err)
+	switch {
+	case trial && failed:
+		b.failures++
+		b.lastErr = err
+		b.open(req, err)
+	case trial:
+		b.close(req)
+	case b.state != stateClosed:
+		// A call admitted before the circuit opened; the trial decides.
+	case failed:
+		b.failures++
+		b.lastErr = err
+		if b.failures >= b.cfg.Threshold {
+			b.open(req, err)
+		}
+	default:
+		b.failures = 0
+	}
+}
+
+func (b *breaker) open(req *llm.Request, err error) {
+	b.state = stateOpen
+	b.openedAt = b.cfg.Now()
+	b.cfg.Logger.Warn("circuit opened",
+		"agent", req.Agent, "provider", providerOf(err), "model", req.Model,
+		"failures", b.failures, "cooldown", b.cfg.Cooldown, "error", err)
+}
+
+func (b *breaker) close(req *llm.Request) {
+	b.state = stateClosed
+	b.failures = 0
+	b.lastErr = nil
+	b.cfg.Logger.Info("circuit closed", "agent", req.Agent, "model", req.Model)
+}

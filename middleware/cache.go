@@ -1,0 +1,237 @@
+package middleware
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"hash"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/llm"
+)
+
+// CacheConfig configures Cache.
+type CacheConfig struct {
+	// Provider is the name of the provider behind the wrapped Client, such
+	// as "openai". It is part of every key, so that replies from different
+	// providers never mix.
+	Provider string
+	// DefaultModel is the model the wrapped Client uses when a request does
+	// not name one. It stands in for an empty Request.Model in keys.
+	DefaultModel string
+	// Size is the number of replies the in-memory tier keeps, least recently
+	// used first out. Zero means 1024.
+	Size int
+	// Store, when not nil, is the durable tier behind the in-memory one, so
+	// that replies survive the process.
+	Store madspark.CacheStore
+	// Logger receives a warning for the first failure of Store and debug
+	// messages for later ones. Nil discards.
+	Logger *slog.Logger
+	// Now returns the current time, recorded with each stored reply. Nil
+	// means time.Now.
+	Now func() time.Time
+}
+
+// cacheKeyVersion changes whenever CacheKey's encoding does, so that old
+// durable entries are never misread.
+const cacheKeyVersion = "madspark/cache/v1"
+
+// CacheKey returns the cache key of req sent to provider: the hex-encoded
+// SHA-256 of an unambiguous encoding of provider, the model (req.Model, or
+// defaultModel when that is empty), the temperature, the token limit, the
+// system instruction, the role and content of every message, and the
+// schema's name and JSON (compacted, so that whitespace does not matter).
+//
+// Agent, Timeout, OnDelta and Input are not part of the key: two requests
+// that differ only in them get the same reply.
+func CacheKey(provider, defaultModel string, req *llm.Request) string {
+	h := sha256.New()
+	field := func(s string) { writeField(h, []byte(s)) }
+	model := req.Model
+	if model == "" {
+		model = defaultModel
+	}
+	field(cacheKeyVersion)
+	field(provider)
+	field(model)
+	field(strconv.FormatFloat(req.Temperature, 'g', -1, 64))
+	field(strconv.Itoa(req.MaxTokens))
+	field(req.System)
+	field(strconv.Itoa(len(req.Messages)))
+	for _, m := range req.Messages {
+		field(string(m.Role))
+		field(m.Content)
+	}
+	if req.Schema == nil {
+		field("no-schema")
+	} else {
+		field("schema")
+		field(req.Schema.Name)
+		schema := req.Schema.JSON
+		var buf bytes.Buffer
+		if json.Compact(&buf, schema) == nil {
+			schema = buf.Bytes()
+		}
+		writeField(h, schema)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// writeField writes b to h prefixed with its length, so that no two
+// sequences of fields encode the same.
+func writeField(h hash.Hash, b []byte) {
+	var n [binary.MaxVarintLen64]byte
+	h.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
+	h.Write(b)
+}
+
+// cacheEntry is a cached reply, and its encoding in the durable store.
+type cacheEntry struct {
+	Text         string    `json:"text"`
+	Provider     string    `json:"provider"`
+	Model        string    `json:"model"`
+	FinishReason string    `json:"finish_reason"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// Cache returns a Middleware that answers a request it has seen before from
+// a cache instead of calling the wrapped Client. Requests are identified by
+// CacheKey(cfg.Provider, cfg.DefaultModel, req).
+//
+// The cache has two tiers: an in-memory LRU of cfg.Size replies in front of
+// the optional durable cfg.Store. A reply found in the store is copied into
+// the LRU.
+//
+// A hit returns the stored Text, Provider, Model and FinishReason with Cached
+// set and Usage{CachedCalls: 1}: no tokens and no cost. If the request
+// streams (OnDelta is not nil), OnDelta is called once with the whole text.
+//
+// A miss calls the wrapped Client and stores its reply if the call succeeded
+// and the reply was not truncated (Response.Truncated). Cache failures
+// never fail a call: a store error or an undecodable stored value is logged
+// and treated as a miss or an unstored reply. Concurrent identical misses
+// each call the wrapped Client.
+//
+// Each Client that the Middleware wraps gets its own in-memory tier.
+func Cache(cfg CacheConfig) llm.Middleware {
+	if cfg.Size <= 0 {
+		cfg.Size = 1024
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.Logger = logger(cfg.Logger)
+	return func(next llm.Client) llm.Client {
+		mem, err := lru.New[string, cacheEntry](cfg.Size)
+		if err != nil {
+			panic("middleware: " + err.Error()) // only for size <= 0
+		}
+		return &cache{cfg: cfg, next: next, mem: mem}
+	}
+}
+
+type cache struct {
+	cfg       CacheConfig
+	next      llm.Client
+	mem       *lru.Cache[string, cacheEntry]
+	storeWarn atomic.Bool // the first store failure was logged as a warning
+}
+
+func (c *cache) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	key := CacheKey(c.cfg.Provider, c.cfg.DefaultModel, req)
+	if e, ok := c.lookup(ctx, req, key); ok {
+		if req.OnDelta != nil {
+			req.OnDelta(e.Text)
+		}
+		return &llm.Response{
+			Text:         e.Text,
+			Provider:     e.Provider,
+			Model:        e.Model,
+			FinishReason: e.FinishReason,
+			Cached:       true,
+			Usage:        llm.Usage{CachedCalls: 1},
+		}, nil
+	}
+	resp, err := c.next.Generate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if !resp.Truncated() {
+		c.save(ctx, req, key, cacheEntry{
+			Text:         resp.Text,
+			Provider:     resp.Provider,
+			Model:        resp.Model,
+			FinishReason: resp.FinishReason,
+			CreatedAt:    c.cfg.Now().UTC(),
+		})
+	}
+	return resp, nil
+}
+
+// lookup finds key in the LRU, then in the store.
+func (c *cache) lookup(ctx context.Context, req *llm.Request, key string) (cacheEntry, bool) {
+	if e, ok := c.mem.Get(key); ok {
+		return e, true
+	}
+	if c.cfg.Store == nil {
+		return cacheEntry{}, false
+	}
+	data, ok, err := c.cfg.Store.GetCache(ctx, key)
+	if err != nil {
+		if ctx.Err() == nil { // else the caller gave up; not the store's fault
+			c.storeFailed(req, "read", err)
+		}
+		return cacheEntry{}, false
+	}
+	if !ok {
+		return cacheEntry{}, false
+	}
+	var e cacheEntry
+	if err := json.Unmarshal(data, &e); err != nil {
+		c.storeFailed(req, "decode", err)
+		return cacheEntry{}, false
+	}
+	c.mem.Add(key, e)
+	return e, true
+}
+
+// save puts e under key in both tiers. The store write is not cancelled with
+// the caller's context: the reply has been paid for.
+func (c *cache) save(ctx context.Context, req *llm.Request, key string, e cacheEntry) {
+	c.mem.Add(key, e)
+	if c.cfg.Store == nil {
+		return
+	}
+	data, err := json.Marshal(e)
+	if err == nil {
+		err = c.cfg.Store.PutCache(context.WithoutCancel(ctx), key, data)
+	}
+	if err != nil {
+		c.storeFailed(req, "write", err)
+	}
+}
+
+// storeFailed logs a store failure: the first as a warning, later ones at
+// debug level.
+func (c *cache) storeFailed(req *llm.Request, op string, err error) {
+	level := slog.LevelDebug
+	if c.storeWarn.CompareAndSwap(false, true) {
+		level = slog.LevelWarn
+	}
+	model := req.Model
+	if model == "" {
+		model = c.cfg.DefaultModel
+	}
+	c.cfg.Logger.Log(context.Background(), level, "response cache store failed; continuing without it",
+		"op", op, "agent", req.Agent, "provider", c.cfg.Provider, "model", model, "error", err)
+}

@@ -1,0 +1,298 @@
+package middleware
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/madspark/madspark/llm"
+)
+
+// memStore is an in-memory madspark.CacheStore.
+type memStore struct {
+	mu     sync.Mutex
+	data   map[string][]byte
+	getErr error
+	putErr error
+	gets   int
+	puts   int
+}
+
+func newMemStore() *memStore { return &memStore{data: map[string][]byte{}} }
+
+func (s *memStore) GetCache(_ context.Context, key string) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gets++
+	if s.getErr != nil {
+		return nil, false, s.getErr
+	}
+	v, ok := s.data[key]
+	return v, ok, nil
+}
+
+func (s *memStore) PutCache(_ context.Context, key string, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.puts++
+	if s.putErr != nil {
+		return s.putErr
+	}
+	s.data[key] = value
+	return nil
+}
+
+func (s *memStore) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.data)
+}
+
+func newCache(cfg CacheConfig, resp *llm.Response) (llm.Client, *fakeClient) {
+	if cfg.Provider == "" {
+		cfg.Provider = "openai"
+	}
+	if cfg.DefaultModel == "" {
+		cfg.DefaultModel = "gpt-4o-mini"
+	}
+	next := &fakeClient{fn: results(resp)}
+	return Cache(cfg)(next), next
+}
+
+func TestCacheHit(t *testing.T) {
+	c, next := newCache(CacheConfig{}, okResp(`{"score": 7}`))
+	first, err := c.Generate(context.Background(), request("p"))
+	if err != nil || first.Cached || first.Usage.LLMCalls != 1 {
+		t.Fatalf("first = %+v, %v", first, err)
+	}
+	var deltas []string
+	req := request("p")
+	req.OnDelta = func(d string) { deltas = append(deltas, d) }
+	second, err := c.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := llm.Response{Text: `{"score": 7}`, Provider: "openai", Model: "gpt-4o-mini", FinishReason: "stop",
+		Cached: true, Usage: llm.Usage{CachedCalls: 1}}
+	if *second != want {
+		t.Errorf("hit = %+v, want %+v", *second, want)
+	}
+	if next.Calls() != 1 {
+		t.Errorf("calls = %d, want 1", next.Calls())
+	}
+	if len(deltas) != 1 || deltas[0] != want.Text {
+		t.Errorf("OnDelta got %q, want the whole text once", deltas)
+	}
+}
+
+func TestCacheKeyDifferences(t *testing.T) {
+	base := func() *llm.Request {
+		return &llm.Request{
+			Agent:       "spark.evaluate",
+			System:      "judge",
+			Messages:    []llm.Message{{Role: llm.RoleUser, Content: "idea"}},
+			Temperature: 0.7,
+			MaxTokens:   500,
+			Schema:      &llm.Schema{Name: "eval", JSON: []byte(`{"type": "object"}`)},
+		}
+	}
+	variants := map[string]func(r *llm.Request){
+		"temperature": func(r *llm.Request) { r.Temperature = 0.2 },
+		"max tokens":  func(r *llm.Request) { r.MaxTokens = 501 },
+		"system":      func(r *llm.Request) { r.System = "judge harshly" },
+		"model":       func(r *llm.Request) { r.Model = "gpt-4o" },
+		"message":     func(r *llm.Request) { r.Messages[0].Content = "other idea" },
+		"role":        func(r *llm.Request) { r.Messages[0].Role = llm.RoleAssistant },
+		"extra message": func(r *llm.Request) {
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleUser, Content: ""})
+		},
+		"split content": func(r *llm.Request) {
+			r.System = "judgeidea"
+			r.Messages[0].Content = ""
+		},
+		"schema name": func(r *llm.Request) { r.Schema.Name = "eval2" },
+		"schema json": func(r *llm.Request) { r.Schema.JSON = []byte(`{"type":"array"}`) },
+		"no schema":   func(r *llm.Request) { r.Schema = nil },
+	}
+	c, next := newCache(CacheConfig{}, okResp("r"))
+	c.Generate(context.Background(), base())
+	keys := map[string]string{CacheKey("openai", "gpt-4o-mini", base()): "base"}
+	for name, change := range variants {
+		r := base()
+		change(r)
+		before := next.Calls()
+		resp, err := c.Generate(context.Background(), r)
+		if err != nil || resp.Cached || next.Calls() != before+1 {
+			t.Errorf("%s: served from cache", name)
+		}
+		k := CacheKey("openai", "gpt-4o-mini", r)
+		if other, dup := keys[k]; dup {
+			t.Errorf("%s: same key as %s", name, other)
+		}
+		keys[k] = name
+	}
+	if CacheKey("gemini", "gpt-4o-mini", base()) == CacheKey("openai", "gpt-4o-mini", base()) {
+		t.Error("provider is not part of the key")
+	}
+
+	// Not part of the key: agent, timeout, streaming, input, schema whitespace,
+	// and an empty model that means the default.
+	same := base()
+	same.Agent = "other"
+	same.Timeout = time.Second
+	same.OnDelta = func(string) {}
+	same.Input = 42
+	same.Model = "gpt-4o-mini"
+	same.Schema.JSON = []byte("{\n  \"type\":\"object\"\n}")
+	if CacheKey("openai", "gpt-4o-mini", same) != CacheKey("openai", "gpt-4o-mini", base()) {
+		t.Error("key depends on fields it should ignore")
+	}
+	if k := CacheKey("openai", "gpt-4o-mini", base()); len(k) != 64 || strings.Trim(k, "0123456789abcdef") != "" {
+		t.Errorf("key %q is not hex SHA-256", k)
+	}
+}
+
+func TestCacheDurableStore(t *testing.T) {
+	store := newMemStore()
+	clock := newFakeClock()
+	cfg := CacheConfig{Store: store, Now: clock.Now}
+	c1, next1 := newCache(cfg, okResp("durable"))
+	if _, err := c1.Generate(context.Background(), request("p")); err != nil {
+		t.Fatal(err)
+	}
+	if store.len() != 1 {
+		t.Fatalf("store has %d entries, want 1", store.len())
+	}
+	var stored map[string]any
+	for _, v := range store.data {
+		if err := json.Unmarshal(v, &stored); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]any{"text": "durable", "provider": "openai", "model": "gpt-4o-mini",
+		"finish_reason": "stop", "created_at": clock.Now().Format(time.RFC3339)}
+	for k, v := range want {
+		if stored[k] != v {
+			t.Errorf("stored %s = %v, want %v", k, stored[k], v)
+		}
+	}
+
+	// A new process: a new middleware, an empty LRU, the same store.
+	c2, next2 := newCache(cfg, okResp("fresh"))
+	resp, err := c2.Generate(context.Background(), request("p"))
+	if err != nil || !resp.Cached || resp.Text != "durable" || resp.Usage != (llm.Usage{CachedCalls: 1}) {
+		t.Fatalf("resp = %+v, %v; want the stored reply", resp, err)
+	}
+	if next1.Calls() != 1 || next2.Calls() != 0 {
+		t.Errorf("calls = %d, %d; want 1, 0", next1.Calls(), next2.Calls())
+	}
+	// Now served from the LRU without asking the store.
+	gets := store.gets
+	c2.Generate(context.Background(), request("p"))
+	if store.gets != gets {
+		t.Error("LRU hit still read the store")
+	}
+}
+
+func TestCacheStoreErrors(t *testing.T) {
+	store := newMemStore()
+	store.getErr = errors.New("disk on fire")
+	store.putErr = errors.New("disk full")
+	var logs logBuffer
+	c, next := newCache(CacheConfig{Store: store, Logger: newLogger(&logs)}, okResp("ok"))
+	for i := range 3 {
+		resp, err := c.Generate(context.Background(), request("PROMPT-"+string(rune('a'+i))))
+		if err != nil || resp.Text != "ok" {
+			t.Fatalf("store error failed the call: %v", err)
+		}
+	}
+	if next.Calls() != 3 {
+		t.Errorf("calls = %d, want 3", next.Calls())
+	}
+	out := logs.String()
+	if n := strings.Count(out, "level=WARN"); n != 1 {
+		t.Errorf("%d warnings, want 1: %s", n, out)
+	}
+	if !strings.Contains(out, "disk on fire") || !strings.Contains(out, "disk full") {
+		t.Errorf("log lacks the errors: %s", out)
+	}
+	if strings.Contains(out, "SECRET-SYSTEM") || strings.Contains(out, "PROMPT-") {
+		t.Errorf("log leaks the prompt: %s", out)
+	}
+
+	// The LRU still works without the store.
+	resp, err := c.Generate(context.Background(), request("PROMPT-a"))
+	if err != nil || !resp.Cached {
+		t.Errorf("resp = %+v, %v; want an LRU hit", resp, err)
+	}
+
+	// An undecodable stored value is a miss.
+	store = newMemStore()
+	store.data[CacheKey("openai", "gpt-4o-mini", request("p"))] = []byte("{garbage")
+	c, next = newCache(CacheConfig{Store: store}, okResp("ok"))
+	if resp, err := c.Generate(context.Background(), request("p")); err != nil || resp.Cached || next.Calls() != 1 {
+		t.Errorf("resp = %+v, %v, calls = %d; want a miss", resp, err, next.Calls())
+	}
+}
+
+func TestCacheSkipsTruncatedAndFailed(t *testing.T) {
+	store := newMemStore()
+	for _, reason := range []string{"length", "max_tokens"} {
+		truncated := okResp("half a rep")
+		truncated.FinishReason = reason
+		c, next := newCache(CacheConfig{Store: store}, truncated)
+		for range 2 {
+			resp, err := c.Generate(context.Background(), request("p"))
+			if err != nil || resp.Cached {
+				t.Fatalf("%s: resp = %+v, %v", reason, resp, err)
+			}
+		}
+		if next.Calls() != 2 || store.len() != 0 {
+			t.Errorf("%s: calls = %d, stored = %d; want 2, 0", reason, next.Calls(), store.len())
+		}
+	}
+
+	e := status(503)
+	next := &fakeClient{fn: results(okResp("ok"), e)}
+	c := Cache(CacheConfig{Store: store})(next)
+	if _, err := c.Generate(context.Background(), request("p")); err != e {
+		t.Fatalf("err = %v, want the provider's", err)
+	}
+	if resp, err := c.Generate(context.Background(), request("p")); err != nil || resp.Cached || next.Calls() != 2 {
+		t.Errorf("resp = %+v, %v; a failure was cached", resp, err)
+	}
+}
+
+func TestCacheEviction(t *testing.T) {
+	c, next := newCache(CacheConfig{Size: 1}, okResp("ok"))
+	for _, p := range []string{"a", "b", "a"} {
+		c.Generate(context.Background(), request(p))
+	}
+	if next.Calls() != 3 {
+		t.Errorf("calls = %d, want 3 with a one-entry LRU", next.Calls())
+	}
+}
+
+func TestCacheConcurrent(t *testing.T) {
+	store := newMemStore()
+	c, _ := newCache(CacheConfig{Store: store, Size: 4}, okResp("ok"))
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := c.Generate(context.Background(), request(string(rune('a'+i%8))))
+			if err != nil || resp.Text != "ok" {
+				t.Errorf("resp = %+v, %v", resp, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if store.len() != 8 {
+		t.Errorf("stored %d, want 8", store.len())
+	}
+}

@@ -1,0 +1,77 @@
+// Package middleware holds the cross-cutting behaviour of every model call as
+// decorators around an llm.Client: response caching, cost metering, retries
+// with backoff, a circuit breaker and per-call timeouts. Each decorator is an
+// llm.Middleware and knows nothing about the provider it wraps.
+//
+// The decorators are composed once, at start-up, in this order (outermost
+// first):
+//
+//	client := llm.Chain(provider,
+//		middleware.Cache(middleware.CacheConfig{Provider: name, DefaultModel: model, Store: store}),
+//		middleware.Meter(prices),
+//		middleware.Retry(middleware.RetryConfig{}),
+//		middleware.Breaker(middleware.BreakerConfig{}),
+//		middleware.Timeout(30*time.Second),
+//	)
+//
+// The order matters:
+//
+//   - Cache is outermost so that a hit short-circuits everything else: it
+//     costs nothing, is never retried, is answered even while the circuit is
+//     open and is not subject to a timeout. Only the final, successful reply
+//     of a miss reaches it and is stored.
+//   - Meter sits outside Retry so that it prices the one reply the caller
+//     receives, once, whatever number of attempts it took (failed attempts
+//     return no usage). Cache hits never reach it; Cache reports them at zero
+//     cost itself.
+//   - Retry sits outside Breaker so that every attempt is seen, and counted,
+//     by the breaker, and so that once the circuit opens the next attempt
+//     fails at once with ErrCircuitOpen, which is not retryable: Retry stops
+//     instead of hammering a provider that is down.
+//   - Breaker sits outside Timeout so that a call that timed out counts as a
+//     provider failure, while a caller's own cancellation, visible on the
+//     breaker's context, does not.
+//   - Timeout is innermost, next to the provider, so that its deadline bounds
+//     each attempt separately rather than the whole sequence of retries, and
+//     so that a timed-out attempt becomes a retryable *llm.Error that Retry
+//     and Breaker understand.
+//
+// None of the decorators keeps global state. Clocks, sleepers and loggers are
+// injected through their configuration; zero values select real time and a
+// logger that discards everything. Logs name the agent, provider, model,
+// attempt, delay and error of a call, never its prompt.
+package middleware
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/madspark/madspark/llm"
+)
+
+// logger returns l, or a logger that discards everything when l is nil.
+func logger(l *slog.Logger) *slog.Logger {
+	if l != nil {
+		return l
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// agentOf returns the agent name of req for logs and errors, or "llm" when the
+// request does not name one.
+func agentOf(req *llm.Request) string {
+	if req.Agent != "" {
+		return req.Agent
+	}
+	return "llm"
+}
+
+// providerOf returns the provider named by the *llm.Error in err's chain, or
+// "".
+func providerOf(err error) string {
+	var e *llm.Error
+	if errors.As(err, &e) {
+		return e.Provider
+	}
+	return ""
+}

@@ -1,0 +1,203 @@
+package middleware
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/madspark/madspark/llm"
+)
+
+// Price is what a model costs, in US dollars per million tokens.
+type Price struct {
+	// InputPerMTok is the price of one million input (prompt) tokens.
+	InputPerMTok float64 `json:"input_per_mtok"`
+	// OutputPerMTok is the price of one million output (reply) tokens.
+	OutputPerMTok float64 `json:"output_per_mtok"`
+}
+
+// Cost returns the price of inputTokens input and outputTokens output tokens
+// in US dollars.
+func (p Price) Cost(inputTokens, outputTokens int) float64 {
+	return (float64(inputTokens)*p.InputPerMTok + float64(outputTokens)*p.OutputPerMTok) / 1e6
+}
+
+// PriceTable maps a model name, such as "gpt-4o-mini", or a provider and
+// model name, such as "openai/gpt-4o-mini", to the model's Price. Keys are
+// lower case.
+type PriceTable map[string]Price
+
+// freeProviders are the providers whose models cost nothing: local or fake.
+var freeProviders = map[string]bool{"mock": true, "ollama": true}
+
+// DefaultPrices returns a new table of the list prices of common models.
+//
+// The prices are standard list prices in US dollars per million tokens as the
+// providers publish them, for prompts within the base context tier and
+// without batch, cache or priority discounts. They go out of date; extend or
+// override them with LoadPrices.
+func DefaultPrices() PriceTable {
+	return PriceTable{
+		// OpenAI.
+		"gpt-4o":       {InputPerMTok: 2.50, OutputPerMTok: 10.00},
+		"gpt-4o-mini":  {InputPerMTok: 0.15, OutputPerMTok: 0.60},
+		"gpt-4.1":      {InputPerMTok: 2.00, OutputPerMTok: 8.00},
+		"gpt-4.1-mini": {InputPerMTok: 0.40, OutputPerMTok: 1.60},
+		"gpt-4.1-nano": {InputPerMTok: 0.10, OutputPerMTok: 0.40},
+		"gpt-5":        {InputPerMTok: 1.25, OutputPerMTok: 10.00},
+		"gpt-5-mini":   {InputPerMTok: 0.25, OutputPerMTok: 2.00},
+		"gpt-5-nano":   {InputPerMTok: 0.05, OutputPerMTok: 0.40},
+		"o3":           {InputPerMTok: 2.00, OutputPerMTok: 8.00},
+		"o4-mini":      {InputPerMTok: 1.10, OutputPerMTok: 4.40},
+		// Google Gemini (gemini-2.5-pro: prompts up to 200k tokens).
+		"gemini-2.0-flash":      {InputPerMTok: 0.10, OutputPerMTok: 0.40},
+		"gemini-2.5-flash":      {InputPerMTok: 0.30, OutputPerMTok: 2.50},
+		"gemini-2.5-flash-lite": {InputPerMTok: 0.10, OutputPerMTok: 0.40},
+		"gemini-2.5-pro":        {InputPerMTok: 1.25, OutputPerMTok: 10.00},
+		// Anthropic.
+		"claude-3-5-haiku":  {InputPerMTok: 0.80, OutputPerMTok: 4.00},
+		"claude-3-7-sonnet": {InputPerMTok: 3.00, OutputPerMTok: 15.00},
+		"claude-sonnet-4":   {InputPerMTok: 3.00, OutputPerMTok: 15.00},
+		"claude-sonnet-4-5": {InputPerMTok: 3.00, OutputPerMTok: 15.00},
+		"claude-haiku-4-5":  {InputPerMTok: 1.00, OutputPerMTok: 5.00},
+		"claude-opus-4":     {InputPerMTok: 15.00, OutputPerMTok: 75.00},
+		"claude-opus-4-1":   {InputPerMTok: 15.00, OutputPerMTok: 75.00},
+	}
+}
+
+// LoadPrices reads a price table from the JSON file at path and returns it
+// merged over DefaultPrices: an entry in the file replaces the default for
+// the same model. The file is one object mapping model names to prices:
+//
+//	{"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6},
+//	 "openai/ft:gpt-4o-mini:acme": {"input_per_mtok": 0.3, "output_per_mtok": 1.2}}
+//
+// Model names are matched case-insensitively. Unknown fields, negative
+// prices, empty names and trailing data are errors.
+func LoadPrices(path string) (PriceTable, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load prices: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var file map[string]*Price
+	if err := dec.Decode(&file); err != nil {
+		return nil, fmt.Errorf("load prices %s: want {\"model\": {\"input_per_mtok\": N, \"output_per_mtok\": N}, ...}: %w", path, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("load prices %s: unexpected data after the price object", path)
+	}
+	if file == nil {
+		return nil, fmt.Errorf("load prices %s: want a JSON object, got null", path)
+	}
+	t := DefaultPrices()
+	for model, p := range file {
+		switch {
+		case strings.TrimSpace(model) == "":
+			return nil, fmt.Errorf("load prices %s: empty model name", path)
+		case p == nil:
+			return nil, fmt.Errorf("load prices %s: model %q: want a price object, got null", path, model)
+		case p.InputPerMTok < 0 || p.OutputPerMTok < 0:
+			return nil, fmt.Errorf("load prices %s: model %q: negative price", path, model)
+		}
+		t[strings.ToLower(model)] = *p
+	}
+	return t, nil
+}
+
+// Lookup returns the price of model as served by provider, and whether the
+// table knows it. It tries, in order, the keys "provider/model" and "model",
+// then the longest key that is a prefix of either followed by '-', '@' or
+// ':', so that a dated or tagged name such as "gpt-4o-mini-2024-07-18" is
+// priced as "gpt-4o-mini". Matching ignores case and a leading "models/".
+func (t PriceTable) Lookup(provider, model string) (Price, bool) {
+	model = strings.TrimPrefix(strings.ToLower(model), "models/")
+	provider = strings.ToLower(provider)
+	if model == "" {
+		return Price{}, false
+	}
+	names := []string{model}
+	if provider != "" {
+		names = []string{provider + "/" + model, model}
+	}
+	for _, name := range names {
+		if p, ok := t[name]; ok {
+			return p, true
+		}
+	}
+	for _, name := range names {
+		best, bestLen := Price{}, 0
+		for key, p := range t {
+			key = strings.ToLower(key)
+			if key == name {
+				return p, true
+			}
+			if len(key) > bestLen && len(key) < len(name) && strings.HasPrefix(name, key) &&
+				strings.ContainsRune("-@:", rune(name[len(key)])) {
+				best, bestLen = p, len(key)
+			}
+		}
+		if bestLen > 0 {
+			return best, true
+		}
+	}
+	return Price{}, false
+}
+
+// Meter returns a Middleware that fills in Usage.CostUSD of every successful
+// reply from prices, using the reply's Provider, Model, InputTokens and
+// OutputTokens (see PriceTable.Lookup). Cached replies and replies from the
+// "mock" and "ollama" providers cost 0. A reply from a model the table does
+// not know keeps the cost the provider reported, normally 0, and the first
+// such reply for each provider and model is logged at debug level.
+//
+// Meter does not modify the wrapped Client's Response; it returns a copy.
+func Meter(prices PriceTable, opts ...MeterOption) llm.Middleware {
+	var o meterOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	log := logger(o.logger)
+	return func(next llm.Client) llm.Client {
+		var unknown sync.Map // "provider/model" → struct{}: logged once
+		return llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+			resp, err := next.Generate(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			out := *resp
+			switch {
+			case out.Cached || freeProviders[strings.ToLower(out.Provider)]:
+				out.Usage.CostUSD = 0
+			default:
+				if p, ok := prices.Lookup(out.Provider, out.Model); ok {
+					out.Usage.CostUSD = p.Cost(out.Usage.InputTokens, out.Usage.OutputTokens)
+				} else if _, seen := unknown.LoadOrStore(out.Provider+"/"+out.Model, struct{}{}); !seen {
+					log.Debug("no price for model, cost not counted",
+						"agent", req.Agent, "provider", out.Provider, "model", out.Model)
+				}
+			}
+			return &out, nil
+		})
+	}
+}
+
+// MeterOption configures Meter.
+type MeterOption func(*meterOptions)
+
+type meterOptions struct {
+	logger *slog.Logger
+}
+
+// MeterLogger makes Meter log to l. Without it Meter logs nothing.
+func MeterLogger(l *slog.Logger) MeterOption {
+	return func(o *meterOptions) { o.logger = l }
+}

@@ -1,0 +1,153 @@
+package spark
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits on the pipeline's inputs.
+const (
+	MaxTopicLen   = 2000
+	MaxContextLen = 5000
+	MaxCandidates = 20
+	MaxTop        = 5
+)
+
+// Params are the inputs of a spark run, named as in the seed's canon.
+type Params struct {
+	Topic   string `json:"topic"`
+	Context string `json:"context"`
+	// NumCandidates is how many ideas are generated.
+	NumCandidates int `json:"num_candidates"`
+	// NumTopCandidates is how many of the best are argued over and improved.
+	NumTopCandidates int          `json:"num_top_candidates"`
+	Temperatures     Temperatures `json:"temperatures"`
+	// EnhancedReasoning adds the multi-dimensional evaluation.
+	EnhancedReasoning bool `json:"enhanced_reasoning"`
+	// LogicalInference adds a logical analysis of each top candidate.
+	LogicalInference bool `json:"logical_inference"`
+	// NoveltyFilter drops near-duplicate ideas before evaluation.
+	NoveltyFilter    bool    `json:"novelty_filter"`
+	NoveltyThreshold float64 `json:"novelty_threshold"`
+	// AllowFallbacks lets a failed stage be replaced by the seed's fallback
+	// values, each marked in the result.
+	AllowFallbacks bool `json:"allow_fallbacks"`
+	// StageTimeout scales the per-stage timeouts; 0 means 1.
+	StageTimeout float64 `json:"-"`
+}
+
+// DefaultParams returns the seed's defaults.
+func DefaultParams() Params {
+	return Params{
+		NumCandidates:    5,
+		NumTopCandidates: 3,
+		Temperatures:     DefaultTemperatures(),
+		NoveltyFilter:    true,
+		NoveltyThreshold: 0.8,
+	}
+}
+
+// Validate reports the first problem with p, as one line naming the
+// parameter.
+func (p *Params) Validate() error {
+	switch {
+	case strings.TrimSpace(p.Topic) == "":
+		return errors.New("topic must not be empty")
+	case !utf8.ValidString(p.Topic):
+		return errors.New("topic is not valid UTF-8")
+	case !utf8.ValidString(p.Context):
+		return errors.New("context is not valid UTF-8")
+	case utf8.RuneCountInString(p.Topic) > MaxTopicLen:
+		return fmt.Errorf("topic is %d characters; the limit is %d", utf8.RuneCountInString(p.Topic), MaxTopicLen)
+	case utf8.RuneCountInString(p.Context) > MaxContextLen:
+		return fmt.Errorf("context is %d characters; the limit is %d", utf8.RuneCountInString(p.Context), MaxContextLen)
+	case p.NumCandidates < 1 || p.NumCandidates > MaxCandidates:
+		return fmt.Errorf("num_candidates must be 1..%d, got %d", MaxCandidates, p.NumCandidates)
+	case p.NumTopCandidates < 1 || p.NumTopCandidates > MaxTop:
+		return fmt.Errorf("num_top_candidates must be 1..%d, got %d", MaxTop, p.NumTopCandidates)
+	case p.NumTopCandidates > p.NumCandidates:
+		return fmt.Errorf("num_top_candidates (%d) must not exceed num_candidates (%d)", p.NumTopCandidates, p.NumCandidates)
+	case p.NoveltyThreshold <= 0 || p.NoveltyThreshold > 1:
+		return fmt.Errorf("novelty_threshold must be in (0, 1], got %g", p.NoveltyThreshold)
+	case p.StageTimeout < 0:
+		return fmt.Errorf("stage timeout scale must not be negative")
+	}
+	return p.Temperatures.Validate()
+}
+
+// Temperatures are the sampling temperatures of each role.
+type Temperatures struct {
+	Generate float64 `json:"generate"`
+	Evaluate float64 `json:"evaluate"`
+	Advocate float64 `json:"advocate"`
+	Skeptic  float64 `json:"skeptic"`
+	Improve  float64 `json:"improve"`
+}
+
+// DefaultTemperatures are the seed's: generate and improve 0.9, evaluate 0.3,
+// advocate and skeptic 0.5.
+func DefaultTemperatures() Temperatures {
+	return Temperatures{Generate: 0.9, Evaluate: 0.3, Advocate: 0.5, Skeptic: 0.5, Improve: 0.9}
+}
+
+var presets = map[string]Temperatures{
+	"conservative": {Generate: 0.5, Evaluate: 0.2, Advocate: 0.3, Skeptic: 0.3, Improve: 0.5},
+	"balanced":     {Generate: 0.7, Evaluate: 0.3, Advocate: 0.5, Skeptic: 0.5, Improve: 0.7},
+	"creative":     {Generate: 0.9, Evaluate: 0.3, Advocate: 0.5, Skeptic: 0.5, Improve: 0.9},
+	"wild":         {Generate: 1.2, Evaluate: 0.4, Advocate: 0.7, Skeptic: 0.7, Improve: 1.1},
+}
+
+// PresetNames lists the temperature presets, sorted.
+func PresetNames() []string {
+	names := make([]string, 0, len(presets))
+	for n := range presets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Preset returns the named temperature preset.
+func Preset(name string) (Temperatures, error) {
+	t, ok := presets[name]
+	if !ok {
+		return Temperatures{}, fmt.Errorf("unknown temperature preset %q (want %s)", name, strings.Join(PresetNames(), ", "))
+	}
+	return t, nil
+}
+
+// FromBase scales the seed's role temperatures so that generation runs at
+// base: a base of 0.9 gives the defaults, and every role keeps its ratio to
+// generation (evaluation stays the coolest).
+func FromBase(base float64) Temperatures {
+	d := DefaultTemperatures()
+	k := base / d.Generate
+	clamp := func(t float64) float64 { return min(t*k, 2) }
+	return Temperatures{Generate: clamp(d.Generate), Evaluate: clamp(d.Evaluate), Advocate: clamp(d.Advocate), Skeptic: clamp(d.Skeptic), Improve: clamp(d.Improve)}
+}
+
+// Validate checks every temperature is within 0..2.
+func (t Temperatures) Validate() error {
+	for _, v := range []float64{t.Generate, t.Evaluate, t.Advocate, t.Skeptic, t.Improve} {
+		if v < 0 || v > 2 {
+			return fmt.Errorf("temperature must be within 0..2, got %g", v)
+		}
+	}
+	return nil
+}
+
+// stage timeouts: the seed's table (30 s each, 45 s for improvement), doubled
+// because one batched call does the work of every candidate at once.
+var stageTimeouts = map[string]time.Duration{
+	agentGenerate: 60 * time.Second,
+	agentEvaluate: 60 * time.Second,
+	agentMultiDim: 60 * time.Second,
+	agentAdvocate: 60 * time.Second,
+	agentSkeptic:  60 * time.Second,
+	agentInfer:    60 * time.Second,
+	agentImprove:  90 * time.Second,
+}

@@ -1,0 +1,204 @@
+package spark
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/madspark/madspark/llm"
+)
+
+// Formats lists the output formats Report.Write accepts.
+var Formats = []string{"brief", "detailed", "json", "markdown"}
+
+// Report is a finished run as users and other tools see it. Its JSON form is
+// a stable contract.
+type Report struct {
+	RunID      string      `json:"run_id"`
+	Pipeline   string      `json:"pipeline"`
+	Mode       string      `json:"mode"`
+	Provider   string      `json:"provider"`
+	Model      string      `json:"model"`
+	Topic      string      `json:"topic"`
+	Context    string      `json:"context"`
+	Generated  int         `json:"generated"`
+	Filtered   int         `json:"filtered"`
+	Candidates []Candidate `json:"candidates"`
+	Usage      llm.Usage   `json:"usage"`
+	DurationMS int64       `json:"duration_ms"`
+}
+
+// Write renders the report in format: brief, detailed, json or markdown.
+func (r *Report) Write(w io.Writer, format string) error {
+	var err error
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(r)
+	case "brief":
+		_, err = io.WriteString(w, r.brief())
+	case "detailed", "":
+		_, err = io.WriteString(w, r.detailed())
+	case "markdown":
+		_, err = io.WriteString(w, r.markdown())
+	default:
+		return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats, ", "))
+	}
+	return err
+}
+
+func (r *Report) mockNote() string {
+	if r.Mode == "mock" {
+		return "MOCK DATA: generated offline by the mock provider, not by a language model.\n"
+	}
+	return ""
+}
+
+func (r *Report) usageLine() string {
+	u := r.Usage
+	s := fmt.Sprintf("%d LLM calls, %d cached; %d input + %d output tokens; $%.4f; %.1fs",
+		u.LLMCalls, u.CachedCalls, u.InputTokens, u.OutputTokens, u.CostUSD, float64(r.DurationMS)/1000)
+	return s
+}
+
+func (r *Report) brief() string {
+	var b strings.Builder
+	b.WriteString(r.mockNote())
+	fmt.Fprintf(&b, "%s\n", r.Topic)
+	for i, c := range r.Candidates {
+		fmt.Fprintf(&b, "%d. %s\n   score %.1f → %.1f (%+.1f)%s\n", i+1, c.ImprovedIdea, c.InitialScore, c.ImprovedScore, c.ScoreDelta, fallbackNote(c))
+	}
+	fmt.Fprintf(&b, "run %s · %s\n", r.RunID, r.usageLine())
+	return b.String()
+}
+
+func fallbackNote(c Candidate) string {
+	if !c.Fallback {
+		return ""
+	}
+	var stages []string
+	for _, f := range c.Fallbacks {
+		stages = append(stages, f.Stage)
+	}
+	return " [fallback: " + strings.Join(stages, ", ") + "]"
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (r *Report) detailed() string {
+	var b strings.Builder
+	b.WriteString(r.mockNote())
+	fmt.Fprintf(&b, "Topic:   %s\n", r.Topic)
+	if r.Context != "" {
+		fmt.Fprintf(&b, "Context: %s\n", r.Context)
+	}
+	fmt.Fprintf(&b, "%d ideas generated", r.Generated)
+	if r.Filtered > 0 {
+		fmt.Fprintf(&b, ", %d near-duplicates dropped", r.Filtered)
+	}
+	fmt.Fprintf(&b, "; top %d below.\n", len(r.Candidates))
+	rule := strings.Repeat("─", 72)
+	for i, c := range r.Candidates {
+		fmt.Fprintf(&b, "\n%s\n#%d  %s\n%s\n", rule, i+1, c.Idea, rule)
+		fmt.Fprintf(&b, "Initial score: %.1f/10\n%s\n", c.InitialScore, indent(c.InitialCritique, "  "))
+		if m := c.MultiDimensionalEvaluation; m != nil {
+			b.WriteString(dimensionsText(m))
+		}
+		fmt.Fprintf(&b, "\nAdvocacy:\n%s\n", indent(c.Advocacy, "  "))
+		fmt.Fprintf(&b, "\nSkepticism:\n%s\n", indent(c.Skepticism, "  "))
+		if li := c.LogicalInference; li != nil {
+			fmt.Fprintf(&b, "\nLogical inference (confidence %.2f):\n", li.Confidence)
+			for _, step := range li.InferenceChain {
+				fmt.Fprintf(&b, "  → %s\n", step)
+			}
+			fmt.Fprintf(&b, "  ∴ %s\n", li.Conclusion)
+		}
+		fmt.Fprintf(&b, "\nImproved idea:\n%s\n", indent(c.ImprovedIdea, "  "))
+		fmt.Fprintf(&b, "Improved score: %.1f/10 (%+.1f)\n%s\n", c.ImprovedScore, c.ScoreDelta, indent(c.ImprovedCritique, "  "))
+		if m := c.ImprovedMultiDimensionalEvaluation; m != nil {
+			b.WriteString(dimensionsText(m))
+		}
+		for _, f := range c.Fallbacks {
+			fmt.Fprintf(&b, "FALLBACK in %s: %s\n", f.Stage, f.Reason)
+		}
+	}
+	fmt.Fprintf(&b, "\nrun %s · %s/%s · %s\n", r.RunID, r.Provider, r.Model, r.usageLine())
+	return b.String()
+}
+
+func dimensionsText(m *MultiDimensional) string {
+	d := m.Dimensions
+	return fmt.Sprintf("  dimensions: feasibility %.1f · innovation %.1f · impact %.1f · cost-effectiveness %.1f · scalability %.1f · risk %.1f · timeline %.1f\n  mean %.2f · weighted %.2f\n",
+		d.Feasibility, d.Innovation, d.Impact, d.CostEffectiveness, d.Scalability, d.RiskAssessment, d.Timeline, m.Mean, m.WeightedScore)
+}
+
+func (r *Report) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", r.Topic)
+	if r.Mode == "mock" {
+		b.WriteString("> **Mock data**: generated offline by the mock provider, not by a language model.\n\n")
+	}
+	if r.Context != "" {
+		fmt.Fprintf(&b, "**Context:** %s\n\n", r.Context)
+	}
+	for i, c := range r.Candidates {
+		fmt.Fprintf(&b, "## %d. %s\n\n", i+1, c.Idea)
+		fmt.Fprintf(&b, "**Initial score:** %.1f/10 — %s\n\n", c.InitialScore, c.InitialCritique)
+		if m := c.MultiDimensionalEvaluation; m != nil {
+			b.WriteString(dimensionsTable(m))
+		}
+		fmt.Fprintf(&b, "### Advocacy\n\n%s\n\n", mdBullets(c.Advocacy))
+		fmt.Fprintf(&b, "### Skepticism\n\n%s\n\n", mdBullets(c.Skepticism))
+		if li := c.LogicalInference; li != nil {
+			fmt.Fprintf(&b, "### Logical inference\n\n")
+			for n, step := range li.InferenceChain {
+				fmt.Fprintf(&b, "%d. %s\n", n+1, step)
+			}
+			fmt.Fprintf(&b, "\n**Conclusion** (confidence %.2f): %s\n\n", li.Confidence, li.Conclusion)
+		}
+		fmt.Fprintf(&b, "### Improved idea\n\n%s\n\n", c.ImprovedIdea)
+		fmt.Fprintf(&b, "**Improved score:** %.1f/10 (%+.1f) — %s\n\n", c.ImprovedScore, c.ScoreDelta, c.ImprovedCritique)
+		if m := c.ImprovedMultiDimensionalEvaluation; m != nil {
+			b.WriteString(dimensionsTable(m))
+		}
+		for _, f := range c.Fallbacks {
+			fmt.Fprintf(&b, "> **Fallback** in %s: %s\n\n", f.Stage, f.Reason)
+		}
+	}
+	fmt.Fprintf(&b, "---\n\nRun `%s` · %s/%s · %s\n", r.RunID, r.Provider, r.Model, r.usageLine())
+	return b.String()
+}
+
+func dimensionsTable(m *MultiDimensional) string {
+	d := m.Dimensions
+	return fmt.Sprintf("| feasibility | innovation | impact | cost-effectiveness | scalability | risk | timeline | mean | weighted |\n|---|---|---|---|---|---|---|---|---|\n| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n\n",
+		d.Feasibility, d.Innovation, d.Impact, d.CostEffectiveness, d.Scalability, d.RiskAssessment, d.Timeline, m.Mean, m.WeightedScore)
+}
+
+// mdBullets turns the "HEADING:\n• item" text of advocacy and skepticism
+// into markdown.
+func mdBullets(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		switch {
+		case strings.HasPrefix(l, "• "):
+			out = append(out, "- "+strings.TrimPrefix(l, "• "))
+		case strings.HasSuffix(l, ":"):
+			out = append(out, "\n**"+strings.TrimSuffix(l, ":")+"**\n")
+		case l != "":
+			out = append(out, l)
+		}
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}

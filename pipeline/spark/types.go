@@ -1,0 +1,247 @@
+package spark
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Agent names, as they appear in requests, logs and usage records.
+const (
+	agentGenerate = "spark.generate"
+	agentEvaluate = "spark.evaluate"
+	agentMultiDim = "spark.multidim"
+	agentAdvocate = "spark.advocate"
+	agentSkeptic  = "spark.skeptic"
+	agentInfer    = "spark.infer"
+	agentImprove  = "spark.improve"
+)
+
+// Idea is one generated idea.
+type Idea struct {
+	Title       string `json:"title" jsonschema:"minLength=1"`
+	Description string `json:"description" jsonschema:"minLength=1"`
+}
+
+// String renders the idea as "Title: description".
+func (i Idea) String() string {
+	if i.Title == "" {
+		return i.Description
+	}
+	return i.Title + ": " + i.Description
+}
+
+// ideaList is the IdeaGenerator's reply.
+type ideaList struct {
+	Ideas []Idea `json:"ideas" jsonschema:"minItems=1"`
+}
+
+// Evaluation is the Critic's verdict on one idea (the seed's schema, plus a
+// one-paragraph critique).
+type Evaluation struct {
+	Index       int      `json:"index" jsonschema:"minimum=0"`
+	Score       float64  `json:"score" jsonschema:"minimum=0,maximum=10"`
+	Critique    string   `json:"critique" jsonschema:"minLength=1"`
+	Strengths   []string `json:"strengths"`
+	Weaknesses  []string `json:"weaknesses"`
+	Suggestions []string `json:"suggestions"`
+}
+
+type evaluations struct {
+	Evaluations []Evaluation `json:"evaluations" jsonschema:"minItems=1"`
+}
+
+// Advocacy is the Advocate's case for one idea.
+type Advocacy struct {
+	Index              int      `json:"index" jsonschema:"minimum=0"`
+	Strengths          []string `json:"strengths" jsonschema:"minItems=1"`
+	Opportunities      []string `json:"opportunities"`
+	AddressingConcerns []string `json:"addressing_concerns"`
+}
+
+type advocacies struct {
+	Advocacies []Advocacy `json:"advocacies" jsonschema:"minItems=1"`
+}
+
+// Skepticism is the Skeptic's challenge to one idea.
+type Skepticism struct {
+	Index                   int      `json:"index" jsonschema:"minimum=0"`
+	CriticalFlaws           []string `json:"critical_flaws"`
+	RisksAndChallenges      []string `json:"risks_and_challenges" jsonschema:"minItems=1"`
+	QuestionableAssumptions []string `json:"questionable_assumptions"`
+	MissingConsiderations   []string `json:"missing_considerations"`
+}
+
+type skepticisms struct {
+	Skepticisms []Skepticism `json:"skepticisms" jsonschema:"minItems=1"`
+}
+
+// Improvement is the IdeaGenerator's improved version of one idea.
+type Improvement struct {
+	Index           int      `json:"index" jsonschema:"minimum=0"`
+	Title           string   `json:"title" jsonschema:"minLength=1"`
+	Description     string   `json:"description" jsonschema:"minLength=1"`
+	KeyImprovements []string `json:"key_improvements"`
+}
+
+type improvements struct {
+	Improvements []Improvement `json:"improvements" jsonschema:"minItems=1"`
+}
+
+// Dimensions are the seven scores of the multi-dimensional evaluation, 0-10
+// each; for risk_assessment 10 means the lowest risk.
+type Dimensions struct {
+	Feasibility       float64 `json:"feasibility" jsonschema:"minimum=0,maximum=10"`
+	Innovation        float64 `json:"innovation" jsonschema:"minimum=0,maximum=10"`
+	Impact            float64 `json:"impact" jsonschema:"minimum=0,maximum=10"`
+	CostEffectiveness float64 `json:"cost_effectiveness" jsonschema:"minimum=0,maximum=10"`
+	Scalability       float64 `json:"scalability" jsonschema:"minimum=0,maximum=10"`
+	RiskAssessment    float64 `json:"risk_assessment" jsonschema:"minimum=0,maximum=10"`
+	Timeline          float64 `json:"timeline" jsonschema:"minimum=0,maximum=10"`
+}
+
+// Dimension weights of the weighted score; they sum to 1.
+var dimensionWeights = Dimensions{
+	Feasibility: 0.20, Innovation: 0.15, Impact: 0.20, CostEffectiveness: 0.15,
+	Scalability: 0.10, RiskAssessment: 0.10, Timeline: 0.10,
+}
+
+func (d Dimensions) values() []float64 {
+	return []float64{d.Feasibility, d.Innovation, d.Impact, d.CostEffectiveness, d.Scalability, d.RiskAssessment, d.Timeline}
+}
+
+// multiDimItem is the evaluator's reply for one idea.
+type multiDimItem struct {
+	Index     int        `json:"index" jsonschema:"minimum=0"`
+	Scores    Dimensions `json:"scores"`
+	Rationale string     `json:"rationale"`
+}
+
+type multiDims struct {
+	Evaluations []multiDimItem `json:"evaluations" jsonschema:"minItems=1"`
+}
+
+// MultiDimensional is the multi-dimensional evaluation of one idea. The mean
+// and weighted score are computed from the dimensions, not asked of the model.
+type MultiDimensional struct {
+	Dimensions    Dimensions `json:"dimensions"`
+	Mean          float64    `json:"mean"`
+	WeightedScore float64    `json:"weighted_score"`
+	Rationale     string     `json:"rationale,omitempty"`
+}
+
+func newMultiDimensional(it multiDimItem) *MultiDimensional {
+	vals, ws := it.Scores.values(), dimensionWeights.values()
+	var sum, weighted float64
+	for i, v := range vals {
+		sum += v
+		weighted += v * ws[i]
+	}
+	return &MultiDimensional{Dimensions: it.Scores, Mean: round2(sum / float64(len(vals))), WeightedScore: round2(weighted), Rationale: it.Rationale}
+}
+
+// Inference is the logical analysis of one idea.
+type Inference struct {
+	Index          int      `json:"index" jsonschema:"minimum=0"`
+	InferenceChain []string `json:"inference_chain" jsonschema:"minItems=1"`
+	Conclusion     string   `json:"conclusion" jsonschema:"minLength=1"`
+	Confidence     float64  `json:"confidence" jsonschema:"minimum=0,maximum=1"`
+	Contradictions []string `json:"contradictions"`
+	Improvements   []string `json:"improvements"`
+}
+
+type inferences struct {
+	Inferences []Inference `json:"inferences" jsonschema:"minItems=1"`
+}
+
+// indexed is an item of a batched reply that names the input it answers.
+type indexed interface{ index() int }
+
+func (e Evaluation) index() int   { return e.Index }
+func (a Advocacy) index() int     { return a.Index }
+func (s Skepticism) index() int   { return s.Index }
+func (i Improvement) index() int  { return i.Index }
+func (m multiDimItem) index() int { return m.Index }
+func (i Inference) index() int    { return i.Index }
+
+// byIndex checks that items answer each of the n inputs exactly once and
+// returns them in input order. Its errors are fed back to the model.
+func byIndex[T indexed](items []T, n int) ([]T, error) {
+	out := make([]T, n)
+	seen := make([]bool, n)
+	var problems []string
+	for _, it := range items {
+		i := it.index()
+		switch {
+		case i < 0 || i >= n:
+			problems = append(problems, fmt.Sprintf("index %d is out of range 0..%d", i, n-1))
+		case seen[i]:
+			problems = append(problems, fmt.Sprintf("index %d appears twice", i))
+		default:
+			seen[i], out[i] = true, it
+		}
+	}
+	for i, ok := range seen {
+		if !ok {
+			problems = append(problems, fmt.Sprintf("index %d is missing", i))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, errors.New("want exactly one item for each index 0.." + fmt.Sprint(n-1) + ": " + strings.Join(problems, "; "))
+	}
+	return out, nil
+}
+
+// Fallback marks a value that is not a model's answer but the seed's
+// fallback, used because a stage failed and fallbacks were allowed.
+type Fallback struct {
+	Stage  string `json:"stage"`
+	Reason string `json:"reason"`
+}
+
+// Candidate is one top idea carried through the whole workflow.
+type Candidate struct {
+	Idea                               string            `json:"idea"`
+	InitialScore                       float64           `json:"initial_score"`
+	InitialCritique                    string            `json:"initial_critique"`
+	Advocacy                           string            `json:"advocacy"`
+	Skepticism                         string            `json:"skepticism"`
+	ImprovedIdea                       string            `json:"improved_idea"`
+	ImprovedScore                      float64           `json:"improved_score"`
+	ImprovedCritique                   string            `json:"improved_critique"`
+	ScoreDelta                         float64           `json:"score_delta"`
+	MultiDimensionalEvaluation         *MultiDimensional `json:"multi_dimensional_evaluation,omitempty"`
+	ImprovedMultiDimensionalEvaluation *MultiDimensional `json:"improved_multi_dimensional_evaluation,omitempty"`
+	LogicalInference                   *Inference        `json:"logical_inference,omitempty"`
+	// Details keep the structured answers the text fields summarise.
+	Details   CandidateDetails `json:"details"`
+	Fallback  bool             `json:"fallback,omitempty"`
+	Fallbacks []Fallback       `json:"fallbacks,omitempty"`
+}
+
+// CandidateDetails are the agents' structured answers for one candidate.
+type CandidateDetails struct {
+	Initial     Evaluation   `json:"initial_evaluation"`
+	Advocacy    *Advocacy    `json:"advocacy,omitempty"`
+	Skepticism  *Skepticism  `json:"skepticism,omitempty"`
+	Improvement *Improvement `json:"improvement,omitempty"`
+	Improved    Evaluation   `json:"improved_evaluation"`
+}
+
+// Result is what a spark run produces.
+type Result struct {
+	Topic   string `json:"topic"`
+	Context string `json:"context"`
+	// Generated counts the ideas generated; Filtered, those the novelty
+	// filter dropped as near-duplicates.
+	Generated  int         `json:"generated"`
+	Filtered   int         `json:"filtered"`
+	Candidates []Candidate `json:"candidates"`
+}
+
+func round2(x float64) float64 {
+	if x < 0 {
+		return -round2(-x)
+	}
+	return float64(int64(x*100+0.5)) / 100
+}

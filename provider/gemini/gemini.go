@@ -1,0 +1,428 @@
+// Package gemini is the Google Gemini provider: an llm.Client that talks to the
+// Gemini API (not Vertex AI) through google.golang.org/genai.
+//
+// The client makes exactly one HTTP request per Generate call: the SDK's own
+// retries and its automatic continuation are switched off, because retrying
+// is the job of the retry middleware and every request is billed.
+package gemini
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"google.golang.org/genai"
+
+	"github.com/madspark/madspark/llm"
+)
+
+// Name is the provider name reported in responses and errors.
+const Name = "gemini"
+
+// DefaultModel is the model used when neither Config.Model nor
+// llm.Request.Model names one.
+const DefaultModel = "gemini-2.5-flash"
+
+// Config configures a Client.
+type Config struct {
+	// APIKey is the Gemini API key. It is required; the environment is not
+	// consulted.
+	APIKey string
+	// Model is the default model; DefaultModel when empty.
+	Model string
+	// BaseURL overrides the API endpoint, such as an httptest server's URL
+	// in tests. Empty means the SDK's default.
+	BaseURL string
+	// HTTPClient is the HTTP client to use; a new one when nil. Its
+	// Transport is wrapped, not modified.
+	HTTPClient *http.Client
+}
+
+// Client is a Gemini model. It is safe for concurrent use.
+type Client struct {
+	sdk    *genai.Client
+	model  string
+	apiKey string
+}
+
+// New returns a Client for the Gemini API backend. It does no network I/O.
+func New(ctx context.Context, cfg Config) (*Client, error) {
+	if cfg.APIKey == "" {
+		return nil, &llm.Error{Provider: Name, Message: "config: APIKey is required"}
+	}
+	model := cfg.Model
+	if model == "" {
+		model = DefaultModel
+	}
+	base := cfg.HTTPClient
+	if base == nil {
+		base = &http.Client{}
+	}
+	hc := *base
+	hc.Transport = &captureTransport{next: base.Transport}
+
+	sdk, err := genai.NewClient(ctx, &genai.ClientConfig{
+		APIKey:     cfg.APIKey,
+		Backend:    genai.BackendGeminiAPI,
+		HTTPClient: &hc,
+		HTTPOptions: genai.HTTPOptions{
+			BaseURL: cfg.BaseURL,
+			// genai only retries when RetryOptions is set; say "one attempt"
+			// explicitly so that a change of the SDK's default cannot add
+			// hidden retries under the retry middleware.
+			RetryOptions: &genai.HTTPRetryOptions{Attempts: genai.Ptr[int32](1)},
+		},
+	})
+	if err != nil {
+		// genai formats its ClientConfig, key included, into some errors.
+		return nil, &llm.Error{Provider: Name, Message: "config: " + redact(err.Error(), cfg.APIKey)}
+	}
+	return &Client{sdk: sdk, model: model, apiKey: cfg.APIKey}, nil
+}
+
+// Generate sends req to Gemini. With req.OnDelta set it streams over SSE
+// (streamGenerateContent?alt=sse). Every failure is an *llm.Error.
+func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	model := req.Model
+	if model == "" {
+		model = c.model
+	}
+	contents, cfg, err := c.build(req)
+	if err != nil {
+		return nil, err
+	}
+	info := &callInfo{}
+	ctx = context.WithValue(ctx, callInfoKey{}, info)
+
+	if req.OnDelta != nil {
+		return c.stream(ctx, model, contents, cfg, req.OnDelta, info)
+	}
+	resp, err := c.sdk.Models.GenerateContent(ctx, model, contents, cfg)
+	if err != nil {
+		return nil, c.toError(ctx, err, info, false)
+	}
+	var r result
+	r.add(resp, nil)
+	return r.finish(model)
+}
+
+// build translates req into genai's contents and config.
+func (c *Client) build(req *llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
+	contents := make([]*genai.Content, 0, len(req.Messages))
+	for i, m := range req.Messages {
+		var role genai.Role
+		switch m.Role {
+		case llm.RoleUser:
+			role = genai.RoleUser
+		case llm.RoleAssistant:
+			role = genai.RoleModel
+		default:
+			return nil, nil, &llm.Error{Provider: Name, Message: fmt.Sprintf("message %d: unknown role %q", i, m.Role)}
+		}
+		contents = append(contents, &genai.Content{Role: string(role), Parts: []*genai.Part{{Text: m.Content}}})
+	}
+	temp := float32(req.Temperature)
+	cfg := &genai.GenerateContentConfig{
+		Temperature: &temp,
+		// One request per call: a CONTINUATION finish reason is reported
+		// rather than followed up with more (billed) requests, and a broken
+		// stream is returned to the retry middleware instead of resumed.
+		AutomaticContinuation: genai.Ptr(false),
+	}
+	if req.System != "" {
+		cfg.SystemInstruction = &genai.Content{Role: string(genai.RoleUser), Parts: []*genai.Part{{Text: req.System}}}
+	}
+	if req.MaxTokens > 0 {
+		cfg.MaxOutputTokens = int32(req.MaxTokens)
+	}
+	if req.Schema != nil {
+		var doc any
+		if err := json.Unmarshal(req.Schema.JSON, &doc); err != nil {
+			return nil, nil, &llm.Error{Provider: Name, Message: fmt.Sprintf("schema %q: %v", req.Schema.Name, err), Err: err}
+		}
+		cfg.ResponseMIMEType = "application/json"
+		// ResponseJsonSchema takes a JSON Schema document as is;
+		// ResponseSchema would need genai's OpenAPI-subset Schema type.
+		cfg.ResponseJsonSchema = doc
+	}
+	return contents, cfg, nil
+}
+
+// stream runs a streaming call, passing text to onDelta as it arrives.
+func (c *Client) stream(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig, onDelta func(string), info *callInfo) (*llm.Response, error) {
+	var r result
+	for chunk, err := range c.sdk.Models.GenerateContentStream(ctx, model, contents, cfg) {
+		if err != nil {
+			return nil, c.toError(ctx, err, info, r.chunks > 0)
+		}
+		r.add(chunk, onDelta)
+	}
+	if r.finishReason == "" && r.blockReason == "" {
+		if ctx.Err() != nil {
+			return nil, c.toError(ctx, ctx.Err(), info, true)
+		}
+		// The body ended cleanly but the model never said it was done.
+		return nil, &llm.Error{
+			Provider:  Name,
+			Message:   fmt.Sprintf("stream ended before the model finished (%d chunks received)", r.chunks),
+			Retryable: true,
+			Err:       io.ErrUnexpectedEOF,
+		}
+	}
+	return r.finish(model)
+}
+
+// result accumulates one reply from a response or a stream of chunks.
+type result struct {
+	text         strings.Builder
+	chunks       int
+	finishReason genai.FinishReason
+	finishMsg    string
+	blockReason  genai.BlockedReason
+	model        string
+	usage        *genai.GenerateContentResponseUsageMetadata
+}
+
+// add takes in one response (or stream chunk), sending its text to onDelta
+// when that is not nil.
+func (r *result) add(resp *genai.GenerateContentResponse, onDelta func(string)) {
+	if resp == nil {
+		return
+	}
+	r.chunks++
+	if resp.ModelVersion != "" {
+		r.model = resp.ModelVersion
+	}
+	if resp.UsageMetadata != nil {
+		// In a stream each chunk carries the running total.
+		r.usage = resp.UsageMetadata
+	}
+	if pf := resp.PromptFeedback; pf != nil && pf.BlockReason != "" {
+		r.blockReason = pf.BlockReason
+	}
+	if len(resp.Candidates) == 0 || resp.Candidates[0] == nil {
+		return
+	}
+	cand := resp.Candidates[0]
+	if cand.FinishReason != "" && cand.FinishReason != genai.FinishReasonUnspecified {
+		r.finishReason = cand.FinishReason
+		r.finishMsg = cand.FinishMessage
+	}
+	if cand.Content == nil {
+		return
+	}
+	for _, p := range cand.Content.Parts {
+		if p == nil || p.Thought || p.Text == "" {
+			continue
+		}
+		r.text.WriteString(p.Text)
+		if onDelta != nil {
+			onDelta(p.Text)
+		}
+	}
+}
+
+// blockedFinish lists the finish reasons that mean the reply was withheld
+// or cut by a filter; such a reply is an error even when some text came.
+var blockedFinish = map[genai.FinishReason]bool{
+	genai.FinishReasonSafety:            true,
+	genai.FinishReasonRecitation:        true,
+	genai.FinishReasonBlocklist:         true,
+	genai.FinishReasonProhibitedContent: true,
+	genai.FinishReasonSPII:              true,
+	genai.FinishReasonImageSafety:       true,
+}
+
+// finish turns the accumulated reply into a Response, or an error when the
+// prompt or the reply was blocked or the reply is empty.
+func (r *result) finish(model string) (*llm.Response, error) {
+	if r.blockReason != "" {
+		return nil, &llm.Error{Provider: Name, Message: "prompt blocked: block reason " + strings.ToLower(string(r.blockReason))}
+	}
+	fr := strings.ToLower(string(r.finishReason))
+	if blockedFinish[r.finishReason] || r.text.Len() == 0 {
+		what := "empty reply"
+		if blockedFinish[r.finishReason] {
+			what = "reply blocked"
+		}
+		if fr == "" {
+			fr = "none"
+		}
+		msg := what + ": finish reason " + fr
+		if r.finishMsg != "" {
+			msg += " (" + r.finishMsg + ")"
+		}
+		return nil, &llm.Error{Provider: Name, Message: msg}
+	}
+	if r.model != "" {
+		model = r.model
+	}
+	usage := llm.Usage{LLMCalls: 1}
+	if u := r.usage; u != nil {
+		usage.InputTokens = int(u.PromptTokenCount)
+		// Thinking tokens are billed as output.
+		usage.OutputTokens = int(u.CandidatesTokenCount) + int(u.ThoughtsTokenCount)
+	}
+	return &llm.Response{
+		Text:         r.text.String(),
+		Provider:     Name,
+		Model:        model,
+		FinishReason: fr,
+		Usage:        usage,
+	}, nil
+}
+
+// callInfoKey is the context key of a call's *callInfo.
+type callInfoKey struct{}
+
+// callInfo records what the transport saw of the last HTTP response of one
+// Generate call; genai's APIError does not carry the response headers.
+type callInfo struct {
+	mu         sync.Mutex
+	status     int
+	retryAfter string
+}
+
+func (ci *callInfo) get() (status int, retryAfter string) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	return ci.status, ci.retryAfter
+}
+
+// captureTransport records the status and Retry-After header of responses
+// into the request context's *callInfo.
+type captureTransport struct {
+	next http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(req)
+	if resp != nil {
+		if ci, ok := req.Context().Value(callInfoKey{}).(*callInfo); ok {
+			ci.mu.Lock()
+			ci.status = resp.StatusCode
+			ci.retryAfter = resp.Header.Get("Retry-After")
+			ci.mu.Unlock()
+		}
+	}
+	return resp, err
+}
+
+// toError translates an error from genai into an *llm.Error. inStream
+// reports that the response had started arriving, so a failure that is not
+// an API error is a broken stream.
+func (c *Client) toError(ctx context.Context, err error, info *callInfo, inStream bool) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// A cancelled call is never retried; a deadline may be a per-call
+		// timeout (middleware.Timeout), which is.
+		return &llm.Error{
+			Provider:  Name,
+			Message:   ctxErr.Error(),
+			Retryable: errors.Is(ctxErr, context.DeadlineExceeded),
+			Err:       ctxErr,
+		}
+	}
+	var apiErr genai.APIError
+	var apiErrPtr *genai.APIError
+	switch {
+	case errors.As(err, &apiErr):
+	case errors.As(err, &apiErrPtr) && apiErrPtr != nil:
+		apiErr = *apiErrPtr
+	default:
+		msg := redact(err.Error(), c.apiKey)
+		if inStream {
+			msg = "stream broken: " + msg
+		}
+		return &llm.Error{
+			Provider: Name,
+			Message:  msg,
+			// Anything that is not an answer from the API is a transport
+			// failure: refused or reset connection, timeout, truncated body.
+			Retryable: true,
+			Err:       &redactedError{msg: msg, err: err},
+		}
+	}
+
+	status := apiErr.Code
+	if status == 0 {
+		status = statusOfCode(apiErr.Status)
+	}
+	msg := apiErr.Message
+	if msg == "" {
+		msg = apiErr.Status
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	msg = redact(msg, c.apiKey)
+	// Keep the APIError for errors.As, with the key scrubbed from it too.
+	apiErr.Message = redact(apiErr.Message, c.apiKey)
+	if inStream {
+		msg = "error in stream: " + msg
+	}
+	e := &llm.Error{
+		Provider:  Name,
+		Status:    status,
+		Message:   msg,
+		Retryable: llm.RetryableStatus(status),
+		Err:       apiErr,
+	}
+	if st, ra := info.get(); st == status && ra != "" {
+		e.RetryAfter = parseRetryAfter(ra)
+	}
+	if e.RetryAfter == 0 {
+		e.RetryAfter = retryInfoDelay(apiErr.Details)
+	}
+	return e
+}
+
+// statusOfCode maps a google.rpc.Code name, as found in error bodies without
+// a numeric code, to its HTTP status.
+func statusOfCode(code string) int {
+	switch code {
+	case "INVALID_ARGUMENT", "FAILED_PRECONDITION", "OUT_OF_RANGE":
+		return http.StatusBadRequest
+	case "UNAUTHENTICATED":
+		return http.StatusUnauthorized
+	case "PERMISSION_DENIED":
+		return http.StatusForbidden
+	case "NOT_FOUND":
+		return http.StatusNotFound
+	case "ABORTED", "ALREADY_EXISTS":
+		return http.StatusConflict
+	case "RESOURCE_EXHAUSTED":
+		return http.StatusTooManyRequests
+	case "CANCELLED":
+		return 499
+	case "UNIMPLEMENTED":
+		return http.StatusNotImplemented
+	case "UNAVAILABLE":
+		return http.StatusServiceUnavailable
+	case "DEADLINE_EXCEEDED":
+		return http.StatusGatewayTimeout
+	case "INTERNAL", "UNKNOWN", "DATA_LOSS":
+		return http.StatusInternalServerError
+	}
+	return 0
+}
+
+// redactedError carries an SDK error under a message with credentials
+// removed, so that printing any error in the chain's head is safe.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string    { return e.msg }
+func (e *redactedError) GoString() string { return fmt.Sprintf("%q", e.msg) }
+func (e *redactedError) Unwrap() error    { return e.err }

@@ -1,0 +1,537 @@
+package gemini
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/madspark/madspark/llm"
+)
+
+var _ llm.Client = (*Client)(nil)
+
+func baseRequest() *llm.Request {
+	return &llm.Request{
+		Agent:  "test.agent",
+		System: "You are terse.",
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: "Hi"},
+			{Role: llm.RoleAssistant, Content: "Hello."},
+			{Role: llm.RoleUser, Content: "Say hello again."},
+		},
+		Temperature: 0.25,
+		MaxTokens:   100,
+	}
+}
+
+// asLLMError returns err as an *llm.Error, failing the test if it is not one
+// or if it carries the API key.
+func asLLMError(t *testing.T, err error) *llm.Error {
+	t.Helper()
+	if err == nil {
+		t.Fatal("expected an error")
+	}
+	noKey(t, err)
+	var e *llm.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %T is not an *llm.Error: %v", err, err)
+	}
+	if e.Provider != Name {
+		t.Errorf("Provider = %q", e.Provider)
+	}
+	return e
+}
+
+// noKey fails if the API key appears in err or the errors it wraps.
+func noKey(t *testing.T, err error) {
+	t.Helper()
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		for _, s := range []string{e.Error(), fmt.Sprintf("%+v", e), fmt.Sprintf("%#v", e)} {
+			if strings.Contains(s, testKey) {
+				t.Fatalf("API key leaked in error: %s", s)
+			}
+		}
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		resp := textResponse("Hello", "STOP", map[string]any{
+			"promptTokenCount": 11, "candidatesTokenCount": 5, "thoughtsTokenCount": 3, "totalTokenCount": 19,
+		})
+		// A thought part is not part of the reply.
+		cand := resp["candidates"].([]any)[0].(map[string]any)
+		cand["content"].(map[string]any)["parts"] = []any{
+			map[string]any{"text": "thinking...", "thought": true},
+			map[string]any{"text": "Hello"},
+			map[string]any{"text": " again"},
+		}
+		writeJSON(w, http.StatusOK, resp)
+	})
+	c := f.client(t)
+	resp, err := c.Generate(context.Background(), baseRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &llm.Response{
+		Text: "Hello again", Provider: "gemini", Model: "gemini-2.5-flash-001", FinishReason: "stop",
+		Usage: llm.Usage{LLMCalls: 1, InputTokens: 11, OutputTokens: 8},
+	}
+	if !reflect.DeepEqual(resp, want) {
+		t.Errorf("response\n got %+v\nwant %+v", resp, want)
+	}
+
+	reqs := f.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	r := reqs[0]
+	if r.Path != "/v1beta/models/gemini-2.5-flash:generateContent" {
+		t.Errorf("path = %s", r.Path)
+	}
+	if strings.Contains(r.Query, "key") {
+		t.Errorf("API key in the query: %s", r.Query)
+	}
+	body := r.JSON(t)
+	wantContents := []any{
+		map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Hi"}}},
+		map[string]any{"role": "model", "parts": []any{map[string]any{"text": "Hello."}}},
+		map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Say hello again."}}},
+	}
+	if !reflect.DeepEqual(body["contents"], wantContents) {
+		t.Errorf("contents = %#v", body["contents"])
+	}
+	sys, _ := json.Marshal(body["systemInstruction"])
+	if !strings.Contains(string(sys), `"text":"You are terse."`) {
+		t.Errorf("systemInstruction = %s", sys)
+	}
+	gc, _ := body["generationConfig"].(map[string]any)
+	if gc["temperature"] != 0.25 || gc["maxOutputTokens"] != float64(100) {
+		t.Errorf("generationConfig = %#v", gc)
+	}
+	if _, ok := gc["responseMimeType"]; ok {
+		t.Errorf("plain request asks for JSON: %#v", gc)
+	}
+	for k := range body {
+		if strings.Contains(strings.ToLower(k), "continuation") {
+			t.Errorf("SDK-only field %q sent", k)
+		}
+	}
+}
+
+func TestGenerateModelOverride(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		resp := textResponse("ok", "STOP", nil)
+		delete(resp, "modelVersion")
+		writeJSON(w, http.StatusOK, resp)
+	})
+	req := baseRequest()
+	req.Model = "gemini-2.5-pro"
+	resp, err := f.client(t).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Model != "gemini-2.5-pro" || resp.Usage.LLMCalls != 1 {
+		t.Errorf("response = %+v", resp)
+	}
+	if p := f.requests()[0].Path; p != "/v1beta/models/gemini-2.5-pro:generateContent" {
+		t.Errorf("path = %s", p)
+	}
+}
+
+func TestStream(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		send := sse(w)
+		send(textResponse("Hel", "", map[string]any{"promptTokenCount": 7}))
+		send(textResponse("lo, ", "", map[string]any{"promptTokenCount": 7, "candidatesTokenCount": 2}))
+		send(textResponse("world", "STOP", map[string]any{"promptTokenCount": 7, "candidatesTokenCount": 4, "thoughtsTokenCount": 10}))
+	})
+	var deltas []string
+	req := baseRequest()
+	req.OnDelta = func(d string) { deltas = append(deltas, d) }
+	resp, err := f.client(t).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"Hel", "lo, ", "world"}; !reflect.DeepEqual(deltas, want) {
+		t.Errorf("deltas = %q, want %q", deltas, want)
+	}
+	if resp.Text != "Hello, world" || resp.FinishReason != "stop" {
+		t.Errorf("response = %+v", resp)
+	}
+	if want := (llm.Usage{LLMCalls: 1, InputTokens: 7, OutputTokens: 14}); resp.Usage != want {
+		t.Errorf("usage = %+v, want %+v", resp.Usage, want)
+	}
+	r := f.requests()[0]
+	if r.Path != "/v1beta/models/gemini-2.5-flash:streamGenerateContent" || r.Query != "alt=sse" {
+		t.Errorf("request = %s?%s", r.Path, r.Query)
+	}
+}
+
+const ideaSchema = `{"type":"object","properties":{"title":{"type":"string"},"score":{"type":"integer","minimum":0,"maximum":10}},"required":["title","score"],"additionalProperties":false}`
+
+func TestStructured(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, textResponse(`{"title":"Solar kettles","score":7}`, "STOP", nil))
+	})
+	req := baseRequest()
+	req.Schema = &llm.Schema{Name: "idea", JSON: []byte(ideaSchema)}
+	resp, err := f.client(t).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != `{"title":"Solar kettles","score":7}` {
+		t.Errorf("text = %s", resp.Text)
+	}
+	gc, _ := f.requests()[0].JSON(t)["generationConfig"].(map[string]any)
+	if gc["responseMimeType"] != "application/json" {
+		t.Errorf("responseMimeType = %v", gc["responseMimeType"])
+	}
+	var want any
+	_ = json.Unmarshal([]byte(ideaSchema), &want)
+	if !reflect.DeepEqual(gc["responseJsonSchema"], want) {
+		t.Errorf("responseJsonSchema = %#v\nwant %#v", gc["responseJsonSchema"], want)
+	}
+	if _, ok := gc["responseSchema"]; ok {
+		t.Error("responseSchema (OpenAPI form) sent as well")
+	}
+}
+
+func TestStructuredBadSchema(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { t.Error("request sent") })
+	req := baseRequest()
+	req.Schema = &llm.Schema{Name: "idea", JSON: []byte(`{not json`)}
+	_, err := f.client(t).Generate(context.Background(), req)
+	if e := asLLMError(t, err); e.Retryable {
+		t.Errorf("bad schema is retryable: %v", e)
+	}
+}
+
+func TestRateLimited(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header string
+		detail map[string]any
+		want   time.Duration
+	}{
+		{"header seconds", "7", nil, 7 * time.Second},
+		{"header date", time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat), nil, 30 * time.Second},
+		{"RetryInfo", "", map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "12.5s"}, 12500 * time.Millisecond},
+	} {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", tc.name, stream), func(t *testing.T) {
+				f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+					if tc.header != "" {
+						w.Header().Set("Retry-After", tc.header)
+					}
+					var details []map[string]any
+					if tc.detail != nil {
+						details = append(details, map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure"}, tc.detail)
+					}
+					writeError(w, http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", "Quota exceeded", details...)
+				})
+				req := baseRequest()
+				if stream {
+					req.OnDelta = func(string) {}
+				}
+				_, err := f.client(t).Generate(context.Background(), req)
+				e := asLLMError(t, err)
+				if e.Status != 429 || !e.Retryable || !llm.IsRetryable(err) {
+					t.Errorf("error = %+v", e)
+				}
+				// An HTTP-date loses sub-second precision.
+				if d := e.RetryAfter - tc.want; d > 0 || d < -1500*time.Millisecond {
+					t.Errorf("RetryAfter = %v, want %v", e.RetryAfter, tc.want)
+				}
+				if llm.RetryAfterOf(err) != e.RetryAfter {
+					t.Error("RetryAfterOf disagrees")
+				}
+				if n := len(f.requests()); n != 1 {
+					t.Errorf("%d requests reached the server, want 1 (SDK retried)", n)
+				}
+			})
+		}
+	}
+}
+
+func TestServerError(t *testing.T) {
+	for _, status := range []int{500, 503} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+				writeError(w, status, "INTERNAL", "An internal error has occurred.")
+			})
+			_, err := f.client(t).Generate(context.Background(), baseRequest())
+			e := asLLMError(t, err)
+			if e.Status != status || !e.Retryable || e.RetryAfter != 0 {
+				t.Errorf("error = %+v", e)
+			}
+			if n := len(f.requests()); n != 1 {
+				t.Errorf("%d requests reached the server, want 1", n)
+			}
+		})
+	}
+}
+
+func TestBadRequest(t *testing.T) {
+	const msg = "* GenerateContentRequest.contents: contents is not specified"
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", msg)
+	})
+	_, err := f.client(t).Generate(context.Background(), baseRequest())
+	e := asLLMError(t, err)
+	if e.Status != 400 || e.Retryable || llm.IsRetryable(err) {
+		t.Errorf("error = %+v", e)
+	}
+	if e.Message != msg || !strings.Contains(err.Error(), msg) {
+		t.Errorf("error message = %q", err.Error())
+	}
+	if n := len(f.requests()); n != 1 {
+		t.Errorf("%d requests", n)
+	}
+}
+
+func TestStreamBroken(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		handler func(w http.ResponseWriter, r *http.Request)
+		status  int
+	}{
+		{"connection dropped", func(w http.ResponseWriter, r *http.Request) {
+			send := sse(w)
+			send(textResponse("Hel", "", nil))
+			send(textResponse("lo", "", nil))
+			hangUp(w)
+		}, 0},
+		{"half an event", func(w http.ResponseWriter, r *http.Request) {
+			send := sse(w)
+			send(textResponse("Hel", "", nil))
+			fmt.Fprint(w, `data: {"candidates": [{"content": {"parts": [{"te`)
+			w.(http.Flusher).Flush()
+			hangUp(w)
+		}, 0},
+		{"ended without finish reason", func(w http.ResponseWriter, r *http.Request) {
+			send := sse(w)
+			send(textResponse("Hel", "", nil))
+			send(textResponse("lo", "", nil))
+		}, 0},
+		{"error event", func(w http.ResponseWriter, r *http.Request) {
+			send := sse(w)
+			send(textResponse("Hel", "", nil))
+			send(map[string]any{"error": map[string]any{"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}})
+		}, 503},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, tc.handler)
+			var deltas []string
+			req := baseRequest()
+			req.OnDelta = func(d string) { deltas = append(deltas, d) }
+			resp, err := f.client(t).Generate(context.Background(), req)
+			if resp != nil {
+				t.Errorf("response with error: %+v", resp)
+			}
+			e := asLLMError(t, err)
+			if !e.Retryable || e.Status != tc.status {
+				t.Errorf("error = %+v", e)
+			}
+			if len(deltas) == 0 || deltas[0] != "Hel" {
+				t.Errorf("deltas = %q", deltas)
+			}
+			if n := len(f.requests()); n != 1 {
+				t.Errorf("%d requests reached the server, want 1 (SDK resumed)", n)
+			}
+		})
+	}
+}
+
+func TestAPIKeyNeverInError(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		// Some APIs echo the key back; it must not survive into our error.
+		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "API key not valid: "+testKey+". Please pass a valid API key.")
+	})
+	_, err := f.client(t).Generate(context.Background(), baseRequest())
+	e := asLLMError(t, err)
+	if !strings.Contains(e.Message, "[redacted]") {
+		t.Errorf("message = %q", e.Message)
+	}
+
+	// A transport failure names the URL; the key is in a header, not in it.
+	dead := newFake(t, nil)
+	c := dead.client(t)
+	dead.srv.Close()
+	for _, stream := range []bool{false, true} {
+		req := baseRequest()
+		if stream {
+			req.OnDelta = func(string) {}
+		}
+		_, err = c.Generate(context.Background(), req)
+		e = asLLMError(t, err)
+		if !e.Retryable || e.Status != 0 {
+			t.Errorf("connection refused: %+v", e)
+		}
+	}
+
+	if got := redact("GET https://x/v1beta/models/m?alt=sse&key=abc123&y=1", ""); got != "GET https://x/v1beta/models/m?alt=sse&key=[redacted]&y=1" {
+		t.Errorf("redact = %q", got)
+	}
+}
+
+func TestContextCanceled(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			started := make(chan struct{})
+			var f *fakeGemini
+			f = newFake(t, func(w http.ResponseWriter, r *http.Request) {
+				if stream {
+					sse(w)(textResponse("Hel", "", nil))
+				}
+				close(started)
+				select {
+				case <-r.Context().Done():
+				case <-f.release:
+				}
+			})
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				<-started
+				cancel()
+			}()
+			req := baseRequest()
+			if stream {
+				req.OnDelta = func(string) {}
+			}
+			_, err := f.client(t).Generate(ctx, req)
+			e := asLLMError(t, err)
+			if !errors.Is(err, context.Canceled) || e.Retryable || llm.IsRetryable(err) {
+				t.Errorf("error = %+v", e)
+			}
+		})
+	}
+}
+
+func TestDeadlineExceeded(t *testing.T) {
+	var f *fakeGemini
+	f = newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-f.release:
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := f.client(t).Generate(ctx, baseRequest())
+	e := asLLMError(t, err)
+	if !errors.Is(err, context.DeadlineExceeded) || !e.Retryable {
+		t.Errorf("error = %+v", e)
+	}
+}
+
+func TestBlocked(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		resp map[string]any
+		want string
+	}{
+		{"prompt blocked", map[string]any{"promptFeedback": map[string]any{"blockReason": "SAFETY"}}, "prompt blocked: block reason safety"},
+		{"candidate blocked", map[string]any{"candidates": []any{map[string]any{"finishReason": "SAFETY", "index": 0}}}, "reply blocked: finish reason safety"},
+		{"recitation with text", textResponse("Once upon", "RECITATION", nil), "reply blocked: finish reason recitation"},
+		{"empty at max tokens", map[string]any{"candidates": []any{map[string]any{"finishReason": "MAX_TOKENS", "content": map[string]any{"role": "model"}}}}, "empty reply: finish reason max_tokens"},
+		{"no candidates", map[string]any{}, "empty reply: finish reason none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
+					sse(w)(tc.resp)
+					return
+				}
+				writeJSON(w, http.StatusOK, tc.resp)
+			})
+			for _, stream := range []bool{false, true} {
+				if stream && tc.name == "no candidates" {
+					continue // a stream without a finish reason is a broken stream
+				}
+				req := baseRequest()
+				if stream {
+					req.OnDelta = func(string) {}
+				}
+				_, err := f.client(t).Generate(context.Background(), req)
+				e := asLLMError(t, err)
+				if e.Retryable || !strings.Contains(e.Message, tc.want) {
+					t.Errorf("stream=%v: error = %+v, want %q", stream, e, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestMaxTokensWithText(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, textResponse("Once upon a", "MAX_TOKENS", nil))
+	})
+	resp, err := f.client(t).Generate(context.Background(), baseRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.FinishReason != "max_tokens" || resp.Text != "Once upon a" {
+		t.Errorf("response = %+v", resp)
+	}
+}
+
+func TestUnknownRole(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { t.Error("request sent") })
+	req := baseRequest()
+	req.Messages = append(req.Messages, llm.Message{Role: "tool", Content: "x"})
+	_, err := f.client(t).Generate(context.Background(), req)
+	asLLMError(t, err)
+}
+
+func TestNewRequiresKey(t *testing.T) {
+	_, err := New(context.Background(), Config{})
+	asLLMError(t, err)
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"": 0, "0": 0, "-3": 0, "junk": 0, "2": 2 * time.Second, "1.5": 1500 * time.Millisecond,
+		"Wed, 21 Oct 2015 07:28:00 GMT": 0, // in the past
+	} {
+		if got := parseRetryAfter(in); got != want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestNoAutomaticContinuation(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+				resp := textResponse("Part one", "CONTINUATION", nil)
+				resp["candidates"].([]any)[0].(map[string]any)["continuationToken"] = "dG9rZW4="
+				if stream {
+					sse(w)(resp)
+					return
+				}
+				writeJSON(w, http.StatusOK, resp)
+			})
+			req := baseRequest()
+			if stream {
+				req.OnDelta = func(string) {}
+			}
+			resp, err := f.client(t).Generate(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Text != "Part one" || resp.FinishReason != "continuation" {
+				t.Errorf("response = %+v", resp)
+			}
+			if n := len(f.requests()); n != 1 {
+				t.Errorf("%d requests reached the server, want 1 (SDK continued)", n)
+			}
+		})
+	}
+}

@@ -1,0 +1,156 @@
+// Package mock is a deterministic, offline language model. It answers each
+// agent through a Responder that the agent's pipeline supplies, so replies are
+// schema-valid and fit the request, and it never touches the network.
+//
+// With WithLatency and WithTokenRate it doubles as the simulated provider that
+// benchmarks measure the engine against.
+package mock
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/madspark/madspark/llm"
+)
+
+// Name is the provider name the mock reports.
+const Name = "mock"
+
+// Model is the model name the mock reports.
+const Model = "mock-1"
+
+// Responder answers one agent's request. It returns either a string, which is
+// the reply text verbatim, or any other value, which is sent as its JSON
+// encoding. It must be deterministic: the same request gives the same reply.
+type Responder = func(req *llm.Request) (any, error)
+
+// Client is the mock model. It is safe for concurrent use.
+type Client struct {
+	responders map[string]Responder
+	latency    time.Duration
+	rate       float64
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithLatency makes every call take at least d, as a network round trip would.
+func WithLatency(d time.Duration) Option { return func(c *Client) { c.latency = d } }
+
+// WithTokenRate adds generation time: output tokens ÷ tokensPerSecond.
+func WithTokenRate(tokensPerSecond float64) Option {
+	return func(c *Client) { c.rate = tokensPerSecond }
+}
+
+// New returns a mock answering with responders, keyed by llm.Request.Agent.
+func New(responders map[string]Responder, opts ...Option) *Client {
+	c := &Client{responders: responders}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Generate answers req with its agent's responder. A request for an agent
+// without a responder is an error.
+func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	r, ok := c.responders[req.Agent]
+	if !ok {
+		return nil, &llm.Error{Provider: Name, Message: fmt.Sprintf("no mock responder for agent %q", req.Agent)}
+	}
+	v, err := r(req)
+	if err != nil {
+		return nil, &llm.Error{Provider: Name, Message: req.Agent + ": " + err.Error(), Err: err}
+	}
+	text, ok := v.(string)
+	if !ok {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, &llm.Error{Provider: Name, Message: "encode reply: " + err.Error(), Err: err}
+		}
+		text = string(b)
+	}
+	in := EstimateTokens(req.System)
+	for _, m := range req.Messages {
+		in += EstimateTokens(m.Content)
+	}
+	out := EstimateTokens(text)
+	wait := c.latency
+	if c.rate > 0 {
+		wait += time.Duration(float64(out) / c.rate * float64(time.Second))
+	}
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+	if req.OnDelta != nil {
+		for _, chunk := range chunks(text, 64) {
+			req.OnDelta(chunk)
+		}
+	}
+	return &llm.Response{
+		Text:         text,
+		Provider:     Name,
+		Model:        Model,
+		FinishReason: "stop",
+		Usage:        llm.Usage{LLMCalls: 1, InputTokens: in, OutputTokens: out},
+	}, nil
+}
+
+// EstimateTokens approximates a token count as a quarter of the characters,
+// the usual rule of thumb for English text.
+func EstimateTokens(s string) int {
+	n := utf8.RuneCountInString(s)
+	return (n + 3) / 4
+}
+
+// chunks splits s into pieces of at most n bytes, on rune boundaries.
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		i := n
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	if s != "" || len(out) == 0 {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Pick returns one of options, chosen deterministically by key, so that mock
+// text varies with the topic but not between runs.
+func Pick(key string, salt int, options ...string) string {
+	var h uint32 = 2166136261
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint32(key[i])) * 16777619
+	}
+	h = (h ^ uint32(salt)) * 16777619
+	return options[int(h%uint32(len(options)))]
+}
+
+// Short returns s cut to at most n runes at a word boundary, for weaving a
+// topic into mock text.
+func Short(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n]
+	if i := strings.LastIndexByte(string(r), ' '); i > n/2 {
+		return string(r)[:i] + "…"
+	}
+	return string(r) + "…"
+}

@@ -1,0 +1,53 @@
+package mock
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/madspark/madspark/llm"
+)
+
+func TestMock(t *testing.T) {
+	c := New(map[string]Responder{
+		"a.json": func(req *llm.Request) (any, error) { return map[string]any{"echo": req.Input}, nil },
+		"a.text": func(req *llm.Request) (any, error) { return strings.Repeat("word ", 40), nil },
+	})
+	resp, err := c.Generate(context.Background(), &llm.Request{Agent: "a.json", Input: "x", System: "sys"})
+	if err != nil || resp.Text != `{"echo":"x"}` || resp.Provider != Name || resp.Usage.LLMCalls != 1 || resp.Usage.InputTokens == 0 {
+		t.Fatalf("got %+v, %v", resp, err)
+	}
+	var got strings.Builder
+	resp, err = c.Generate(context.Background(), &llm.Request{Agent: "a.text", OnDelta: func(s string) { got.WriteString(s) }})
+	if err != nil || got.String() != resp.Text || resp.Usage.OutputTokens != 50 {
+		t.Fatalf("stream %q vs %q, %+v, %v", got.String(), resp.Text, resp.Usage, err)
+	}
+	_, err = c.Generate(context.Background(), &llm.Request{Agent: "nobody"})
+	var le *llm.Error
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), `"nobody"`) {
+		t.Fatalf("missing responder: %v", err)
+	}
+}
+
+func TestMockLatencyHonoursContext(t *testing.T) {
+	c := New(map[string]Responder{"a": func(*llm.Request) (any, error) { return "x", nil }}, WithLatency(time.Hour))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := c.Generate(ctx, &llm.Request{Agent: "a"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPickIsDeterministic(t *testing.T) {
+	a := Pick("urban farming", 1, "x", "y", "z", "w")
+	for i := 0; i < 5; i++ {
+		if Pick("urban farming", 1, "x", "y", "z", "w") != a {
+			t.Fatal("Pick is not deterministic")
+		}
+	}
+	if Short("one two three four five", 12) != "one two…" {
+		t.Fatalf("Short = %q", Short("one two three four five", 12))
+	}
+}

@@ -1,0 +1,294 @@
+// Package openai is the OpenAI-compatible provider: an llm.Client that talks
+// the Chat Completions API through the official SDK,
+// github.com/openai/openai-go/v3. The same client serves OpenAI itself and
+// the OpenAI-compatible endpoints of llama-server, vLLM and Ollama.
+//
+// The client makes exactly one HTTP request per Generate call: the SDK's own
+// retries are switched off, because retrying is the job of the retry
+// middleware and every request is billed. It does not read the environment
+// (the SDK would otherwise pick up OPENAI_BASE_URL, OPENAI_API_KEY,
+// OPENAI_ORG_ID and friends); everything comes from Config.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/madspark/madspark/llm"
+)
+
+// DefaultName is the provider name used when Config.Name is empty.
+const DefaultName = "openai"
+
+// DefaultModel is the model used when neither Config.Model nor
+// llm.Request.Model names one.
+const DefaultModel = "gpt-4o-mini"
+
+// DefaultBaseURL is OpenAI's API endpoint, used when Config.BaseURL is empty.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// placeholderKey is sent when Config.APIKey is empty. Local servers ignore
+// the Authorization header, and the SDK needs something to put in it.
+const placeholderKey = "none"
+
+// Config configures a Client.
+type Config struct {
+	// Name is the provider name reported in Response.Provider and in
+	// errors, such as "openai" or "ollama"; DefaultName when empty.
+	Name string
+	// BaseURL is the API base URL, including the version path, such as
+	// "https://api.openai.com/v1" or "http://127.0.0.1:11434/v1";
+	// DefaultBaseURL when empty.
+	BaseURL string
+	// APIKey is sent as a bearer token. It may be empty for local servers.
+	APIKey string
+	// Model is the default model; DefaultModel when empty.
+	Model string
+	// HTTPClient is the HTTP client to use; a new one when nil.
+	HTTPClient *http.Client
+}
+
+// Client is a model behind an OpenAI-compatible Chat Completions endpoint.
+// It is safe for concurrent use.
+type Client struct {
+	chat   sdk.ChatCompletionService
+	name   string
+	model  string
+	apiKey string
+	// official reports that the endpoint is OpenAI's own API.
+	official bool
+}
+
+var _ llm.Client = (*Client)(nil)
+
+// New returns a Client for cfg. It does no network I/O.
+func New(cfg Config) *Client {
+	name := cfg.Name
+	if name == "" {
+		name = DefaultName
+	}
+	model := cfg.Model
+	if model == "" {
+		model = DefaultModel
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	key := cfg.APIKey
+	if key == "" {
+		key = placeholderKey
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	// NewChatCompletionService, unlike sdk.NewClient, starts from no
+	// options at all, so nothing is taken from the environment.
+	chat := sdk.NewChatCompletionService(
+		option.WithBaseURL(base),
+		option.WithAPIKey(key),
+		option.WithHTTPClient(hc),
+		// One attempt: the retry middleware retries, with its own budget
+		// and backoff; stacking the SDK's two retries under it would
+		// multiply the attempts (and the bill).
+		option.WithMaxRetries(0),
+	)
+	official := false
+	if u, err := url.Parse(base); err == nil {
+		official = strings.EqualFold(u.Hostname(), "api.openai.com")
+	}
+	return &Client{chat: chat, name: name, model: model, apiKey: cfg.APIKey, official: official}
+}
+
+// Generate sends req as one Chat Completions request. With req.OnDelta set
+// it streams over SSE. Every failure is an *llm.Error.
+func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	params, err := c.build(req)
+	if err != nil {
+		return nil, err
+	}
+	// The raw HTTP response, kept even when the SDK fails, for the status
+	// and Retry-After headers of errors whose body the SDK cannot decode.
+	var httpResp *http.Response
+	into := option.WithResponseInto(&httpResp)
+	if req.OnDelta != nil {
+		return c.stream(ctx, params, req.OnDelta, into, &httpResp)
+	}
+	resp, err := c.chat.New(ctx, params, into)
+	if err != nil {
+		return nil, c.toError(ctx, err, httpResp, false)
+	}
+	if len(resp.Choices) == 0 {
+		return nil, &llm.Error{Provider: c.name, Message: "reply has no choices"}
+	}
+	choice := resp.Choices[0]
+	r := result{model: resp.Model, finishReason: choice.FinishReason, refusal: choice.Message.Refusal}
+	r.text.WriteString(choice.Message.Content)
+	r.usage = resp.Usage
+	return c.finish(&r, &params)
+}
+
+// build translates req into the SDK's request parameters.
+func (c *Client) build(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
+	model := req.Model
+	if model == "" {
+		model = c.model
+	}
+	msgs := make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
+	if req.System != "" {
+		msgs = append(msgs, sdk.SystemMessage(req.System))
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case llm.RoleUser:
+			msgs = append(msgs, sdk.UserMessage(m.Content))
+		case llm.RoleAssistant:
+			msgs = append(msgs, sdk.AssistantMessage(m.Content))
+		default:
+			return sdk.ChatCompletionNewParams{}, &llm.Error{Provider: c.name, Message: fmt.Sprintf("message %d: unknown role %q", i, m.Role)}
+		}
+	}
+	p := sdk.ChatCompletionNewParams{
+		Model:       shared.ChatModel(model),
+		Messages:    msgs,
+		Temperature: sdk.Float(req.Temperature),
+	}
+	if req.MaxTokens > 0 {
+		// OpenAI deprecated max_tokens in favour of max_completion_tokens,
+		// and its reasoning models (o-series, gpt-5) reject max_tokens. But
+		// Ollama's compatible endpoint silently ignores
+		// max_completion_tokens, and older llama-server and vLLM builds only
+		// know max_tokens. So OpenAI's own API gets max_completion_tokens
+		// and every other server gets max_tokens, which all of them honour.
+		if c.official {
+			p.MaxCompletionTokens = sdk.Int(int64(req.MaxTokens))
+		} else {
+			p.MaxTokens = sdk.Int(int64(req.MaxTokens))
+		}
+	}
+	if req.Schema != nil {
+		if !json.Valid(req.Schema.JSON) {
+			return p, &llm.Error{Provider: c.name, Message: fmt.Sprintf("schema %q is not valid JSON", req.Schema.Name)}
+		}
+		name := req.Schema.Name
+		if name == "" {
+			name = "response"
+		}
+		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+					Name: name,
+					// The schema goes as is, key order kept.
+					Schema: json.RawMessage(req.Schema.JSON),
+					// Strict mode accepts only a subset of JSON Schema
+					// (no minimum, maximum, pattern, ...; every property
+					// required); our schemas use more than that.
+					Strict: sdk.Bool(false),
+				},
+			},
+		}
+	}
+	return p, nil
+}
+
+// stream runs a streaming call, passing content deltas to onDelta.
+func (c *Client) stream(ctx context.Context, p sdk.ChatCompletionNewParams, onDelta func(string), into option.RequestOption, httpResp **http.Response) (*llm.Response, error) {
+	p.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
+	s := c.chat.NewStreaming(ctx, p, into)
+	defer s.Close()
+
+	var r result
+	chunks := 0
+	for s.Next() {
+		chunk := s.Current()
+		chunks++
+		if chunk.Model != "" {
+			r.model = chunk.Model
+		}
+		if u := chunk.Usage; u.PromptTokens != 0 || u.CompletionTokens != 0 {
+			r.usage = u
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			if d := ch.Delta.Content; d != "" {
+				r.text.WriteString(d)
+				onDelta(d)
+			}
+			r.refusal += ch.Delta.Refusal
+			if ch.FinishReason != "" {
+				r.finishReason = ch.FinishReason
+			}
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, c.toError(ctx, err, *httpResp, chunks > 0 || *httpResp != nil)
+	}
+	if r.finishReason == "" {
+		if ctx.Err() != nil {
+			return nil, c.toError(ctx, ctx.Err(), nil, true)
+		}
+		// The body ended without a finish_reason (and so without a
+		// complete reply): the connection was cut or the server gave up.
+		return nil, &llm.Error{
+			Provider:  c.name,
+			Message:   fmt.Sprintf("stream ended early, before the model finished (%d chunks received)", chunks),
+			Retryable: true,
+			Err:       io.ErrUnexpectedEOF,
+		}
+	}
+	return c.finish(&r, &p)
+}
+
+// result accumulates one reply.
+type result struct {
+	text         strings.Builder
+	model        string
+	finishReason string
+	refusal      string
+	usage        sdk.CompletionUsage
+}
+
+// finish turns r, the reply to p, into a Response, or an error when the
+// reply is unusable.
+func (c *Client) finish(r *result, p *sdk.ChatCompletionNewParams) (*llm.Response, error) {
+	text := r.text.String()
+	if text == "" {
+		fr := strings.ToLower(r.finishReason)
+		if fr == "" {
+			fr = "none"
+		}
+		switch {
+		case r.refusal != "":
+			return nil, &llm.Error{Provider: c.name, Message: "model refused: " + oneLine(r.refusal)}
+		case p.ResponseFormat.OfJSONSchema != nil:
+			return nil, &llm.Error{Provider: c.name, Message: "empty reply to a structured request: finish reason " + fr}
+		}
+	}
+	model := r.model
+	if model == "" {
+		model = string(p.Model)
+	}
+	return &llm.Response{
+		Text:         text,
+		Provider:     c.name,
+		Model:        model,
+		FinishReason: strings.ToLower(r.finishReason),
+		Usage: llm.Usage{
+			LLMCalls:     1,
+			InputTokens:  int(r.usage.PromptTokens),
+			OutputTokens: int(r.usage.CompletionTokens),
+		},
+	}, nil
+}

@@ -1,0 +1,217 @@
+// Package provider chooses and opens the language model a run talks to, from
+// the environment, as users of these tools expect:
+//
+//	MADSPARK_PROVIDER  auto (default) | mock | openai | ollama | gemini | anthropic
+//	MADSPARK_MODE      mock forces the mock provider whatever else is set
+//	MADSPARK_MODEL     model for any provider (GOOGLE_GENAI_MODEL for Gemini also works)
+//	OPENAI_API_KEY, OPENAI_BASE_URL   OpenAI or any OpenAI-compatible server
+//	OLLAMA_HOST                       Ollama's OpenAI-compatible endpoint
+//	GOOGLE_API_KEY (or GEMINI_API_KEY), ANTHROPIC_API_KEY
+//
+// With auto, the first provider whose variables are set wins, in the order
+// gemini, anthropic, openai, ollama; with none set, the mock provider runs.
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/provider/anthropic"
+	"github.com/madspark/madspark/provider/gemini"
+	"github.com/madspark/madspark/provider/mock"
+	"github.com/madspark/madspark/provider/openai"
+)
+
+// Settings are the provider-related variables of the environment.
+type Settings struct {
+	Provider      string
+	Mode          string
+	Model         string
+	OpenAIKey     string
+	OpenAIBaseURL string
+	OllamaHost    string
+	GoogleKey     string
+	GoogleModel   string
+	AnthropicKey  string
+}
+
+// FromEnv reads Settings through getenv.
+func FromEnv(getenv func(string) string) Settings {
+	google := getenv("GOOGLE_API_KEY")
+	if google == "" {
+		google = getenv("GEMINI_API_KEY")
+	}
+	return Settings{
+		Provider:      strings.ToLower(strings.TrimSpace(getenv("MADSPARK_PROVIDER"))),
+		Mode:          strings.ToLower(strings.TrimSpace(getenv("MADSPARK_MODE"))),
+		Model:         strings.TrimSpace(getenv("MADSPARK_MODEL")),
+		OpenAIKey:     strings.TrimSpace(getenv("OPENAI_API_KEY")),
+		OpenAIBaseURL: strings.TrimSpace(getenv("OPENAI_BASE_URL")),
+		OllamaHost:    strings.TrimSpace(getenv("OLLAMA_HOST")),
+		GoogleKey:     strings.TrimSpace(google),
+		GoogleModel:   strings.TrimSpace(getenv("GOOGLE_GENAI_MODEL")),
+		AnthropicKey:  strings.TrimSpace(getenv("ANTHROPIC_API_KEY")),
+	}
+}
+
+// Names lists the accepted values of MADSPARK_PROVIDER.
+var Names = []string{"auto", "mock", "openai", "ollama", "gemini", "anthropic"}
+
+// Info describes the chosen provider. It never holds credentials.
+type Info struct {
+	// Name is one of mock, openai, ollama, gemini, anthropic.
+	Name  string
+	Model string
+	// Mock reports mock mode: deterministic offline data.
+	Mock bool
+	// Local reports a model served on this machine or network, which costs
+	// nothing per token.
+	Local bool
+	// Reason says why this provider was chosen, for the user.
+	Reason string
+}
+
+// Mode is "mock" or "live".
+func (i Info) Mode() string {
+	if i.Mock {
+		return "mock"
+	}
+	return "live"
+}
+
+// Choose decides which provider and model the settings select.
+func (s Settings) Choose() (Info, error) {
+	switch s.Mode {
+	case "", "live", "production", "auto":
+	case "mock":
+		return Info{Name: mock.Name, Model: mock.Model, Mock: true, Local: true, Reason: "MADSPARK_MODE=mock"}, nil
+	default:
+		return Info{}, fmt.Errorf("MADSPARK_MODE must be mock or live, got %q", s.Mode)
+	}
+	name, reason := s.Provider, "MADSPARK_PROVIDER="+s.Provider
+	switch name {
+	case "", "auto":
+		switch {
+		case s.GoogleKey != "":
+			name, reason = "gemini", "GOOGLE_API_KEY is set"
+		case s.AnthropicKey != "":
+			name, reason = "anthropic", "ANTHROPIC_API_KEY is set"
+		case s.OpenAIKey != "" || s.OpenAIBaseURL != "":
+			name, reason = "openai", "OPENAI_API_KEY or OPENAI_BASE_URL is set"
+		case s.OllamaHost != "":
+			name, reason = "ollama", "OLLAMA_HOST is set"
+		default:
+			return Info{Name: mock.Name, Model: mock.Model, Mock: true, Local: true, Reason: "no provider credentials found"}, nil
+		}
+	case "mock":
+		return Info{Name: mock.Name, Model: mock.Model, Mock: true, Local: true, Reason: reason}, nil
+	case "openai", "ollama", "gemini", "anthropic":
+	default:
+		return Info{}, fmt.Errorf("MADSPARK_PROVIDER must be one of %s, got %q", strings.Join(Names, ", "), s.Provider)
+	}
+	info := Info{Name: name, Model: s.Model, Reason: reason}
+	switch name {
+	case "openai":
+		if s.OpenAIKey == "" && s.OpenAIBaseURL == "" {
+			return Info{}, fmt.Errorf("provider openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")
+		}
+		info.Local = isLocalURL(s.OpenAIBaseURL)
+		if info.Model == "" {
+			info.Model = openai.DefaultModel
+		}
+	case "ollama":
+		info.Local = true
+		if info.Model == "" {
+			info.Model = "llama3.2"
+		}
+	case "gemini":
+		if s.GoogleKey == "" {
+			return Info{}, fmt.Errorf("provider gemini needs GOOGLE_API_KEY")
+		}
+		if info.Model == "" {
+			info.Model = s.GoogleModel
+		}
+		if info.Model == "" {
+			info.Model = gemini.DefaultModel
+		}
+	case "anthropic":
+		if s.AnthropicKey == "" {
+			return Info{}, fmt.Errorf("provider anthropic needs ANTHROPIC_API_KEY")
+		}
+		if info.Model == "" {
+			info.Model = anthropic.DefaultModel
+		}
+	}
+	return info, nil
+}
+
+// Open returns the undecorated client for the chosen provider. responders
+// answer the mock provider's agents.
+func Open(ctx context.Context, s Settings, responders map[string]mock.Responder, opts ...mock.Option) (llm.Client, Info, error) {
+	info, err := s.Choose()
+	if err != nil {
+		return nil, Info{}, err
+	}
+	switch info.Name {
+	case mock.Name:
+		return mock.New(responders, opts...), info, nil
+	case "openai":
+		return openai.New(openai.Config{Name: "openai", BaseURL: s.OpenAIBaseURL, APIKey: s.OpenAIKey, Model: info.Model}), info, nil
+	case "ollama":
+		base, err := ollamaBaseURL(s.OllamaHost)
+		if err != nil {
+			return nil, Info{}, err
+		}
+		return openai.New(openai.Config{Name: "ollama", BaseURL: base, APIKey: s.OpenAIKey, Model: info.Model}), info, nil
+	case "gemini":
+		c, err := gemini.New(ctx, gemini.Config{APIKey: s.GoogleKey, Model: info.Model})
+		if err != nil {
+			return nil, Info{}, fmt.Errorf("gemini: %w", err)
+		}
+		return c, info, nil
+	default: // anthropic
+		return anthropic.New(anthropic.Config{APIKey: s.AnthropicKey, Model: info.Model}), info, nil
+	}
+}
+
+// ollamaBaseURL turns OLLAMA_HOST ("host:port", "http://host:port" or
+// empty) into the base URL of its OpenAI-compatible API.
+func ollamaBaseURL(host string) (string, error) {
+	if host == "" {
+		host = "127.0.0.1:11434"
+	}
+	if !strings.Contains(host, "://") {
+		host = "http://" + host
+	}
+	u, err := url.Parse(host)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("OLLAMA_HOST %q is not a host:port or URL", host)
+	}
+	if u.Port() == "" {
+		u.Host = net.JoinHostPort(u.Hostname(), "11434")
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1"
+	return u.String(), nil
+}
+
+// isLocalURL reports whether a base URL points at this machine or a private
+// network, where a model costs nothing per token.
+func isLocalURL(raw string) bool {
+	if raw == "" {
+		return false
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" || strings.HasSuffix(h, ".local") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsPrivate())
+}

@@ -1,0 +1,65 @@
+package provider
+
+import (
+	"strings"
+	"testing"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestChoose(t *testing.T) {
+	tests := []struct {
+		name             string
+		env              func(string) string
+		want, wantModel  string
+		mock, local      bool
+		wantErrSubstring string
+	}{
+		{"nothing set is mock", env(), "mock", "mock-1", true, true, ""},
+		{"mode mock wins", env("MADSPARK_MODE", "mock", "GOOGLE_API_KEY", "k"), "mock", "mock-1", true, true, ""},
+		{"gemini by key", env("GOOGLE_API_KEY", "k"), "gemini", "gemini-2.5-flash", false, false, ""},
+		{"gemini model", env("GEMINI_API_KEY", "k", "GOOGLE_GENAI_MODEL", "gemini-2.5-pro"), "gemini", "gemini-2.5-pro", false, false, ""},
+		{"anthropic", env("ANTHROPIC_API_KEY", "k"), "anthropic", "claude-sonnet-4-6", false, false, ""},
+		{"openai", env("OPENAI_API_KEY", "k", "MADSPARK_MODEL", "gpt-4.1"), "openai", "gpt-4.1", false, false, ""},
+		{"local llama-server", env("OPENAI_BASE_URL", "http://127.0.0.1:8081/v1"), "openai", "gpt-4o-mini", false, true, ""},
+		{"ollama", env("OLLAMA_HOST", "127.0.0.1:11434"), "ollama", "llama3.2", false, true, ""},
+		{"override", env("MADSPARK_PROVIDER", "openai", "GOOGLE_API_KEY", "k", "OPENAI_API_KEY", "k2"), "openai", "gpt-4o-mini", false, false, ""},
+		{"override mock", env("MADSPARK_PROVIDER", "mock", "OPENAI_API_KEY", "k2"), "mock", "mock-1", true, true, ""},
+		{"unknown provider", env("MADSPARK_PROVIDER", "cohere"), "", "", false, false, "MADSPARK_PROVIDER must be one of"},
+		{"missing key", env("MADSPARK_PROVIDER", "anthropic"), "", "", false, false, "needs ANTHROPIC_API_KEY"},
+		{"bad mode", env("MADSPARK_MODE", "test"), "", "", false, false, "MADSPARK_MODE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info, err := FromEnv(tt.env).Choose()
+			if tt.wantErrSubstring != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErrSubstring) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErrSubstring)
+				}
+				return
+			}
+			if err != nil || info.Name != tt.want || info.Model != tt.wantModel || info.Mock != tt.mock || info.Local != tt.local {
+				t.Fatalf("Choose = %+v, %v", info, err)
+			}
+		})
+	}
+}
+
+func TestOllamaBaseURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                        "http://127.0.0.1:11434/v1",
+		"0.0.0.0":                 "http://0.0.0.0:11434/v1",
+		"gpu-box:9999":            "http://gpu-box:9999/v1",
+		"https://ollama.example/": "https://ollama.example:11434/v1",
+	} {
+		if got, err := ollamaBaseURL(in); err != nil || got != want {
+			t.Errorf("ollamaBaseURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}

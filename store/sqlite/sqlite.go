@@ -1,0 +1,213 @@
+// Package sqlite is the embedded store: runs, their step journal and the
+// response cache kept in one SQLite file, through the pure-Go driver
+// modernc.org/sqlite (no cgo).
+//
+// A *DB is safe for concurrent use by many goroutines, and several processes
+// may open the same file at once: the database runs in WAL mode, every write
+// is an IMMEDIATE transaction, and a busy connection waits up to five seconds
+// for another writer instead of failing.
+//
+// The schema is created and upgraded by numbered SQL files embedded in the
+// binary (migrations/0001_init.sql, ...), each applied once, in its own
+// transaction, and recorded in the schema_migrations table. The SQL keeps to
+// what PostgreSQL also accepts: JSON is TEXT, timestamps are RFC 3339 TEXT in
+// UTC, numbers are INTEGER or REAL.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/madspark/madspark"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Compile-time checks that *DB satisfies the storage contracts.
+var (
+	_ madspark.RunStore   = (*DB)(nil)
+	_ madspark.CacheStore = (*DB)(nil)
+)
+
+// busyTimeoutMS is how long a connection waits for a lock held by another
+// connection (in this process or another) before giving up with
+// SQLITE_BUSY.
+const busyTimeoutMS = 5000
+
+// DB is a store backed by one SQLite file. It implements madspark.RunStore
+// and madspark.CacheStore. Create one with Open and release it with Close.
+type DB struct {
+	// Connection pools and locking.
+	//
+	// SQLite allows many readers but only one writer at a time per file. A
+	// single pool of several connections would let goroutines of this
+	// process race each other for the write lock, and the losers would sit
+	// in SQLite's busy handler, which polls with sleeps; worse, a
+	// transaction that reads first and writes later (BEGIN DEFERRED) can
+	// fail at once with SQLITE_BUSY when another writer got in between,
+	// whatever the busy timeout.
+	//
+	// So there are two pools on the same file:
+	//
+	//   - w, for every write, has exactly one connection. Writers of this
+	//     process queue for it in database/sql (in order, honouring their
+	//     contexts) and never contend inside SQLite. Its transactions begin
+	//     with BEGIN IMMEDIATE (_txlock=immediate), so the write lock is
+	//     taken up front and a transaction never has to upgrade a read
+	//     lock. Contention with other processes is then only ever "wait
+	//     for the lock", which busy_timeout handles.
+	//   - r, for reads, has several connections with query_only set. In WAL
+	//     mode readers do not block the writer nor each other, and each
+	//     statement sees the latest committed state.
+	w *sql.DB
+	r *sql.DB
+}
+
+// Open opens the SQLite database at path, creating the file and its parent
+// directories (mode 0700) if needed, configures it (WAL journal, busy
+// timeout of 5 seconds, foreign keys, synchronous=NORMAL) and applies any
+// migrations not applied yet. path must name a file; ":memory:" is not
+// supported.
+func Open(ctx context.Context, path string) (*DB, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("sqlite: open: invalid database path %q", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	// Create the file ourselves so that it is private to the user (the
+	// database holds prompts and results); SQLite gives the -wal and -shm
+	// files the same permissions. An empty file is a valid new database.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+
+	w, err := sql.Open("sqlite", dsn(abs, false))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+
+	if err := migrate(ctx, w); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+
+	r, err := sql.Open("sqlite", dsn(abs, true))
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	if err := r.PingContext(ctx); err != nil {
+		_ = r.Close()
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	return &DB{w: w, r: r}, nil
+}
+
+// dsn returns the modernc.org/sqlite data source name for the file at the
+// absolute path abs: a file: URI (so that any character in the path is
+// escaped) with the connection's pragmas.
+func dsn(abs string, readOnly bool) string {
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // Windows: C:/x -> /C:/x
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
+	q.Add("_pragma", "foreign_keys(1)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		// journal_mode=WAL is persistent in the file; setting it on the
+		// write connection, which is opened first, is enough.
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Set("_txlock", "immediate")
+	}
+	u := url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}
+	return u.String()
+}
+
+// Close closes the database. Calls in progress may fail; later calls fail.
+func (db *DB) Close() error {
+	errR := db.r.Close()
+	errW := db.w.Close()
+	if err := errors.Join(errR, errW); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}
+
+// DefaultPath returns where the database lives by default:
+// $XDG_DATA_HOME/madspark/madspark.db when XDG_DATA_HOME is set to an
+// absolute path, otherwise ~/.local/share/madspark/madspark.db, or
+// ~/Library/Application Support/madspark/madspark.db on macOS and
+// %LocalAppData%\madspark\madspark.db on Windows. It does not read
+// $MADSPARK_DB; the caller decides whether that overrides the default.
+func DefaultPath() (string, error) {
+	const dir, file = "madspark", "madspark.db"
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, dir, file), nil
+	}
+	if runtime.GOOS == "windows" {
+		if x := os.Getenv("LocalAppData"); x != "" {
+			return filepath.Join(x, dir, file), nil
+		}
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("sqlite: default path: %w", err)
+	}
+	switch runtime.GOOS {
+	case "darwin", "ios":
+		return filepath.Join(home, "Library", "Application Support", dir, file), nil
+	case "windows":
+		return filepath.Join(home, "AppData", "Local", dir, file), nil
+	}
+	return filepath.Join(home, ".local", "share", dir, file), nil
+}
+
+// write runs fn in a write transaction (BEGIN IMMEDIATE on the single write
+// connection) and commits it, or rolls it back if fn fails. Errors are
+// prefixed with "sqlite: op: ", except those wrapping madspark.ErrNotFound,
+// which are returned as they are.
+func (db *DB) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		if errors.Is(err, madspark.ErrNotFound) {
+			return err
+		}
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: %s: commit: %w", op, err)
+	}
+	return nil
+}

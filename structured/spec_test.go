@@ -1,0 +1,180 @@
+package structured
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/madspark/madspark/llm"
+)
+
+type verdict struct {
+	Score    float64  `json:"score" jsonschema:"minimum=0,maximum=10"`
+	Decision string   `json:"decision" jsonschema:"enum=approve,enum=revise,enum=reject"`
+	Notes    []string `json:"notes"`
+	Comment  string   `json:"comment,omitempty"`
+}
+
+func (v *verdict) Validate() error {
+	if v.Decision == "approve" && v.Score < 5 {
+		return errors.New("an approved idea needs a score of at least 5")
+	}
+	return nil
+}
+
+func TestSchemaFromType(t *testing.T) {
+	s, err := NewSpec[verdict]("verdict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Type                 string         `json:"type"`
+		Required             []string       `json:"required"`
+		AdditionalProperties *bool          `json:"additionalProperties"`
+		Properties           map[string]any `json:"properties"`
+		Ref                  string         `json:"$ref"`
+	}
+	if err := json.Unmarshal(s.Schema().JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Type != "object" || doc.Ref != "" {
+		t.Fatalf("schema is not an inline object: %s", s.Schema().JSON)
+	}
+	if got := strings.Join(doc.Required, ","); got != "score,decision,notes" {
+		t.Errorf("required = %s, want score,decision,notes", got)
+	}
+	if doc.AdditionalProperties == nil || *doc.AdditionalProperties {
+		t.Errorf("additionalProperties should be false")
+	}
+	score, _ := json.Marshal(doc.Properties["score"])
+	if !strings.Contains(string(score), `"maximum":10`) {
+		t.Errorf("score schema lacks maximum: %s", score)
+	}
+	if strings.Contains(string(s.Schema().JSON), "$schema") {
+		t.Errorf("schema carries $schema, which some providers reject")
+	}
+}
+
+func TestDecode(t *testing.T) {
+	s, err := NewSpec[verdict]("verdict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, in, wantErr string
+	}{
+		{"valid fenced", "```json\n{\"score\": 7.5, \"decision\": \"approve\", \"notes\": [\"ok\"]}\n```", ""},
+		{"out of range", `{"score": 11, "decision": "approve", "notes": []}`, "at /score"},
+		{"bad enum", `{"score": 6, "decision": "accept", "notes": []}`, "at /decision"},
+		{"missing field", `{"score": 6, "decision": "approve"}`, "notes"},
+		{"unknown field", `{"score": 6, "decision": "approve", "notes": [], "x": 1}`, "x"},
+		{"string score", `{"score": "7", "decision": "approve", "notes": []}`, "at /score"},
+		{"type rule", `{"score": 2, "decision": "approve", "notes": []}`, "at least 5"},
+		{"truncated", `{"score": 2, "decision": "appr`, "truncated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := s.Decode(tt.in)
+			if tt.wantErr == "" {
+				if err != nil || v.Score != 7.5 {
+					t.Fatalf("Decode = %+v, %v", v, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Decode error = %v, want mention of %q", err, tt.wantErr)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error is not one line: %q", err)
+			}
+		})
+	}
+}
+
+// scripted replies with the given texts in order and records requests.
+type scripted struct {
+	replies []string
+	reqs    []llm.Request
+}
+
+func (s *scripted) Generate(_ context.Context, req *llm.Request) (*llm.Response, error) {
+	s.reqs = append(s.reqs, *req)
+	if len(s.reqs) > len(s.replies) {
+		return nil, fmt.Errorf("unexpected call %d", len(s.reqs))
+	}
+	return &llm.Response{Text: s.replies[len(s.reqs)-1], Usage: llm.Usage{LLMCalls: 1, InputTokens: 10, OutputTokens: 5}}, nil
+}
+
+func TestGenerateRepairsOnce(t *testing.T) {
+	s, _ := NewSpec[verdict]("verdict")
+	c := &scripted{replies: []string{
+		`{"score": 12, "decision": "approve", "notes": []}`,
+		`Fixed: {"score": 8, "decision": "approve", "notes": ["good"]}`,
+	}}
+	req := llm.Request{Agent: "test.judge", Messages: []llm.Message{{Role: llm.RoleUser, Content: "judge it"}}}
+	v, usage, err := s.Generate(context.Background(), c, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Score != 8 || usage.LLMCalls != 2 || usage.InputTokens != 20 {
+		t.Fatalf("got %+v usage %+v", v, usage)
+	}
+	if c.reqs[0].Schema == nil || c.reqs[0].Schema.Name != "verdict" {
+		t.Fatalf("schema not attached: %+v", c.reqs[0].Schema)
+	}
+	second := c.reqs[1].Messages
+	if len(second) != 3 || second[1].Role != llm.RoleAssistant || !strings.Contains(second[2].Content, "at /score") {
+		t.Fatalf("repair conversation = %+v", second)
+	}
+	if len(req.Messages) != 1 {
+		t.Fatalf("caller's request was modified")
+	}
+}
+
+func TestGenerateFailsLoudly(t *testing.T) {
+	s, _ := NewSpec[verdict]("verdict")
+	c := &scripted{replies: []string{`nope`, `still {"score": 3`}}
+	check := func(*verdict) error { return nil }
+	_, usage, err := s.Generate(context.Background(), c, llm.Request{Agent: "test.judge"}, check)
+	var re *ReplyError
+	if !errors.As(err, &re) || re.Agent != "test.judge" || re.Raw != `still {"score": 3` || !errors.Is(err, ErrTruncated) {
+		t.Fatalf("err = %#v", err)
+	}
+	if usage.LLMCalls != 2 {
+		t.Fatalf("usage = %+v, want 2 calls", usage)
+	}
+}
+
+func TestGenerateCheck(t *testing.T) {
+	s, _ := NewSpec[verdict]("verdict")
+	c := &scripted{replies: []string{
+		`{"score": 6, "decision": "revise", "notes": []}`,
+		`{"score": 6, "decision": "revise", "notes": ["a", "b"]}`,
+	}}
+	check := func(v *verdict) error {
+		if len(v.Notes) != 2 {
+			return fmt.Errorf("want 2 notes, got %d", len(v.Notes))
+		}
+		return nil
+	}
+	v, _, err := s.Generate(context.Background(), c, llm.Request{Agent: "a"}, check)
+	if err != nil || len(v.Notes) != 2 {
+		t.Fatalf("got %+v, %v", v, err)
+	}
+	if !strings.Contains(c.reqs[1].Messages[1].Content, "want 2 notes") {
+		t.Fatalf("check error not fed back: %+v", c.reqs[1].Messages)
+	}
+}
+
+func TestGenerateClientError(t *testing.T) {
+	s, _ := NewSpec[verdict]("verdict")
+	boom := &llm.Error{Provider: "openai", Status: 500, Message: "down"}
+	c := llm.ClientFunc(func(context.Context, *llm.Request) (*llm.Response, error) { return nil, boom })
+	_, _, err := s.Generate(context.Background(), c, llm.Request{Agent: "spark.evaluate"}, nil)
+	if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "spark.evaluate: openai: HTTP 500") {
+		t.Fatalf("err = %v", err)
+	}
+}
