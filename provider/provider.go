@@ -7,6 +7,7 @@
 //	OPENAI_API_KEY, OPENAI_BASE_URL   OpenAI or any OpenAI-compatible server
 //	OLLAMA_HOST                       Ollama's OpenAI-compatible endpoint
 //	GOOGLE_API_KEY (or GEMINI_API_KEY), ANTHROPIC_API_KEY
+//	MADSPARK_MOCK_LATENCY             mock mode only: simulated round trip per call, such as 300ms
 //
 // With auto, the first provider whose variables are set wins, in the order
 // gemini, anthropic, openai, ollama; with none set, the mock provider runs.
@@ -18,6 +19,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/provider/anthropic"
@@ -37,6 +39,10 @@ type Settings struct {
 	GoogleKey     string
 	GoogleModel   string
 	AnthropicKey  string
+	// MockLatency is the simulated round trip of each mock call.
+	MockLatency time.Duration
+	// mockLatencyErr is why MADSPARK_MOCK_LATENCY could not be parsed.
+	mockLatencyErr error
 }
 
 // FromEnv reads Settings through getenv.
@@ -45,7 +51,7 @@ func FromEnv(getenv func(string) string) Settings {
 	if google == "" {
 		google = getenv("GEMINI_API_KEY")
 	}
-	return Settings{
+	s := Settings{
 		Provider:      strings.ToLower(strings.TrimSpace(getenv("MADSPARK_PROVIDER"))),
 		Mode:          strings.ToLower(strings.TrimSpace(getenv("MADSPARK_MODE"))),
 		Model:         strings.TrimSpace(getenv("MADSPARK_MODEL")),
@@ -56,6 +62,14 @@ func FromEnv(getenv func(string) string) Settings {
 		GoogleModel:   strings.TrimSpace(getenv("GOOGLE_GENAI_MODEL")),
 		AnthropicKey:  strings.TrimSpace(getenv("ANTHROPIC_API_KEY")),
 	}
+	if v := strings.TrimSpace(getenv("MADSPARK_MOCK_LATENCY")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Minute {
+			s.mockLatencyErr = fmt.Errorf("MADSPARK_MOCK_LATENCY must be a duration from 0 to 1m, such as 300ms; got %q", v)
+		}
+		s.MockLatency = d
+	}
+	return s
 }
 
 // Names lists the accepted values of MADSPARK_PROVIDER.
@@ -85,6 +99,9 @@ func (i Info) Mode() string {
 
 // Choose decides which provider and model the settings select.
 func (s Settings) Choose() (Info, error) {
+	if s.mockLatencyErr != nil {
+		return Info{}, s.mockLatencyErr
+	}
 	switch s.Mode {
 	case "", "live", "production", "auto":
 	case "mock":
@@ -151,14 +168,14 @@ func (s Settings) Choose() (Info, error) {
 
 // Open returns the undecorated client for the chosen provider. responders
 // answer the mock provider's agents.
-func Open(ctx context.Context, s Settings, responders map[string]mock.Responder, opts ...mock.Option) (llm.Client, Info, error) {
+func Open(ctx context.Context, s Settings, responders map[string]mock.Responder) (llm.Client, Info, error) {
 	info, err := s.Choose()
 	if err != nil {
 		return nil, Info{}, err
 	}
 	switch info.Name {
 	case mock.Name:
-		return mock.New(responders, opts...), info, nil
+		return mock.New(responders, mock.WithLatency(s.MockLatency)), info, nil
 	case "openai":
 		return openai.New(openai.Config{Name: "openai", BaseURL: s.OpenAIBaseURL, APIKey: s.OpenAIKey, Model: info.Model}), info, nil
 	case "ollama":

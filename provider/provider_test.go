@@ -34,6 +34,7 @@ func TestChoose(t *testing.T) {
 		{"unknown provider", env("MADSPARK_PROVIDER", "cohere"), "", "", false, false, "MADSPARK_PROVIDER must be one of"},
 		{"missing key", env("MADSPARK_PROVIDER", "anthropic"), "", "", false, false, "needs ANTHROPIC_API_KEY"},
 		{"bad mode", env("MADSPARK_MODE", "test"), "", "", false, false, "MADSPARK_MODE"},
+		{"bad mock latency", env("MADSPARK_MOCK_LATENCY", "fast"), "", "", false, false, "MADSPARK_MOCK_LATENCY must be a duration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

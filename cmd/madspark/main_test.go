@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/madspark/madspark/provider/openai/openaitest"
 )
@@ -348,5 +349,43 @@ func TestProviderFailureExitsOneAndKeepsRun(t *testing.T) {
 		if strings.Contains(s, "supersecret") {
 			t.Fatal("the API key leaked into output or the database")
 		}
+	}
+}
+
+func TestTimeoutFailsTheRun(t *testing.T) {
+	env := mockEnv(t)
+	env["MADSPARK_MOCK_LATENCY"] = "300ms"
+	r := invoke(t, env, "urban farming", "--timeout", "100ms", "--no-cache")
+	if r.code != 1 || !strings.Contains(r.stderr, "timed out after 100ms") || !strings.Contains(r.stderr, "stage generate") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestInterruptRecordsFailedRun(t *testing.T) {
+	env := mockEnv(t)
+	env["MADSPARK_MOCK_LATENCY"] = "50ms"
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"urban farming", "--no-cache"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+	}()
+	// Cancel once the run is recorded as running, as Ctrl-C mid-run would.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		list := invoke(t, env, "runs", "list", "--output-format", "json")
+		if strings.Contains(list.stdout, `"status": "running"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run never started")
+		}
+	}
+	cancel()
+	if code := <-done; code != 1 || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	list := invoke(t, env, "runs", "list", "--status", "failed", "--output-format", "json")
+	if !strings.Contains(list.stdout, "interrupted") {
+		t.Fatalf("interrupted run not recorded as failed: %s", list.stdout)
 	}
 }

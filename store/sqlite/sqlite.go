@@ -24,10 +24,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/madspark/madspark"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	msqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Compile-time checks that *DB satisfies the storage contracts.
@@ -106,6 +108,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 
+	if err := enableWAL(ctx, w); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
 	if err := migrate(ctx, w); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -141,14 +147,61 @@ func dsn(abs string, readOnly bool) string {
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	} else {
-		// journal_mode=WAL is persistent in the file; setting it on the
-		// write connection, which is opened first, is enough.
-		q.Add("_pragma", "journal_mode(WAL)")
+		// journal_mode=WAL is not set here but once, by enableWAL: it is
+		// persistent in the file, and switching a new file to WAL can fail
+		// with SQLITE_BUSY without waiting when another process does the
+		// same at the same moment, which a DSN pragma could not retry.
 		q.Add("_pragma", "synchronous(NORMAL)")
 		q.Set("_txlock", "immediate")
 	}
 	u := url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}
 	return u.String()
+}
+
+// enableWAL switches the database to WAL mode. Changing the journal mode
+// needs an exclusive lock, and when two connections race to take it from a
+// read lock, SQLite fails one of them with SQLITE_BUSY at once rather than
+// invoking the busy handler (which could deadlock); so this retries for up
+// to the busy timeout. Once the file is in WAL mode every connection to it,
+// from any process, uses WAL.
+func enableWAL(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(busyTimeoutMS * time.Millisecond)
+	delay := time.Millisecond
+	for {
+		var mode string
+		err := db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
+		if err == nil {
+			if !strings.EqualFold(mode, "wal") {
+				return fmt.Errorf("enable WAL: journal mode is %q", mode)
+			}
+			return nil
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			return fmt.Errorf("enable WAL: %w", err)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("enable WAL: %w", ctx.Err())
+		case <-t.C:
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED (or one of
+// their extended codes).
+func isBusy(err error) bool {
+	var e *msqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return true
+	}
+	return false
 }
 
 // Close closes the database. Calls in progress may fail; later calls fail.
