@@ -90,12 +90,12 @@ type (
 		Topic, Context string
 		Ideas          []Idea
 	}
-	reviewItem struct{ Idea, Evaluation string }
+	reviewItem  struct{ Idea, Evaluation string }
 	reviewInput struct {
 		Topic, Context string
 		Items          []reviewItem
 	}
-	improveItem struct{ Idea, Critique, Advocacy, Skepticism, Inference string }
+	improveItem  struct{ Idea, Critique, Advocacy, Skepticism, Inference string }
 	improveInput struct {
 		Topic, Context string
 		Items          []improveItem
