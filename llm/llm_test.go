@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,59 @@ func TestUsageAddAndTruncated(t *testing.T) {
 	for reason, want := range map[string]bool{"length": true, "max_tokens": true, "stop": false, "end_turn": false} {
 		if (&Response{FinishReason: reason}).Truncated() != want {
 			t.Errorf("Truncated(%q) != %v", reason, want)
+		}
+	}
+}
+
+func TestRetryAfterHeader(t *testing.T) {
+	h := http.Header{}
+	if RetryAfterHeader(h) != 0 || RetryAfterHeader(nil) != 0 {
+		t.Fatal("empty header")
+	}
+	h.Set("Retry-After", "3")
+	if RetryAfterHeader(h) != 3*time.Second {
+		t.Fatalf("seconds: %v", RetryAfterHeader(h))
+	}
+	h.Set("Retry-After-Ms", "250")
+	if RetryAfterHeader(h) != 250*time.Millisecond {
+		t.Fatalf("ms wins: %v", RetryAfterHeader(h))
+	}
+	if d := ParseRetryAfter(time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)); d < 80*time.Second || d > 91*time.Second {
+		t.Fatalf("HTTP-date: %v", d)
+	}
+	if ParseRetryAfter("soon") != 0 || ParseRetryAfter("-1") != 0 {
+		t.Fatal("malformed values should give 0")
+	}
+}
+
+func TestRedact(t *testing.T) {
+	in := "bad key sk-proj-abcdefgh1234 for my-secret at https://x/v1?key=AIzaSyA1234567890123456789012&alt=sse and AIzaSyB12345678901234567890123"
+	out := Redact(in, "my-secret")
+	for _, leak := range []string{"sk-proj-abcdefgh1234", "my-secret", "AIzaSyA", "AIzaSyB"} {
+		if strings.Contains(out, leak) {
+			t.Fatalf("%q leaks %q", out, leak)
+		}
+	}
+	if !strings.Contains(out, "?key=[redacted]&alt=sse") {
+		t.Fatalf("out = %q", out)
+	}
+}
+
+func TestRetryAfterHeaderTable(t *testing.T) {
+	for _, tc := range []struct {
+		h    http.Header
+		want time.Duration
+	}{
+		{http.Header{}, 0},
+		{http.Header{"Retry-After": {"junk"}}, 0},
+		{http.Header{"Retry-After": {"-1"}}, 0},
+		{http.Header{"Retry-After": {"1.5"}}, 1500 * time.Millisecond},
+		{http.Header{"Retry-After-Ms": {"250"}}, 250 * time.Millisecond},
+		{http.Header{"Retry-After-Ms": {"junk"}, "Retry-After": {"3"}}, 3 * time.Second},
+		{http.Header{"Retry-After": {"Wed, 21 Oct 2015 07:28:00 GMT"}}, 0},
+	} {
+		if got := RetryAfterHeader(tc.h); got != tc.want {
+			t.Errorf("RetryAfterHeader(%v) = %v, want %v", tc.h, got, tc.want)
 		}
 	}
 }

@@ -11,6 +11,13 @@ type fallbacks struct {
 	marks   []Fallback
 }
 
+// list returns the marks so far.
+func (f *fallbacks) list() []Fallback {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Fallback(nil), f.marks...)
+}
+
 func (f *fallbacks) mark(stage string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -46,10 +53,11 @@ func fallbackSkepticism(n int) []Skepticism {
 	return out
 }
 
-func fallbackImprovement(ideas []Idea) []Improvement {
-	out := make([]Improvement, len(ideas))
-	for i, idea := range ideas {
-		out[i] = Improvement{Index: i, Title: idea.Title, Description: idea.Description}
+// fallbackImprovement keeps each top candidate's original idea.
+func fallbackImprovement(ideas []Idea, top []int) []Improvement {
+	out := make([]Improvement, len(top))
+	for k, i := range top {
+		out[k] = Improvement{Index: k, Title: ideas[i].Title, Description: ideas[i].Description}
 	}
 	return out
 }

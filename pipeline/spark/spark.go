@@ -13,70 +13,48 @@ package spark
 
 import (
 	"context"
-	"embed"
+	"errors"
 	"fmt"
 	"sort"
-	"strings"
-	"text/template"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
-	"github.com/madspark/madspark/structured"
 )
-
-//go:embed prompts/*.tmpl
-var promptFS embed.FS
 
 // Pipeline runs spark workflows. It is safe for concurrent use.
 type Pipeline struct {
-	prompts map[string]*template.Template // by agent name
-
-	generate *structured.Spec[ideaList]
-	evaluate *structured.Spec[evaluations]
-	multiDim *structured.Spec[multiDims]
-	advocate *structured.Spec[advocacies]
-	skeptic  *structured.Spec[skepticisms]
-	infer    *structured.Spec[inferences]
-	improve  *structured.Spec[improvements]
+	generate agent[ideaList]
+	evaluate batch[evaluations, Evaluation]
+	multiDim batch[multiDims, multiDimItem]
+	advocate batch[advocacies, Advocacy]
+	skeptic  batch[skepticisms, Skepticism]
+	infer    batch[inferences, Inference]
+	improve  batch[improvements, Improvement]
 }
 
 // New prepares the pipeline's prompts and output schemas.
 func New() (*Pipeline, error) {
-	p := &Pipeline{prompts: map[string]*template.Template{}}
-	funcs := template.FuncMap{"dec": func(n int) int { return n - 1 }}
-	for _, agent := range []string{agentGenerate, agentEvaluate, agentMultiDim, agentAdvocate, agentSkeptic, agentInfer, agentImprove} {
-		file := "prompts/" + strings.TrimPrefix(agent, "spark.") + ".tmpl"
-		t, err := template.New(agent).Funcs(funcs).Option("missingkey=error").ParseFS(promptFS, file)
-		if err != nil {
-			return nil, fmt.Errorf("spark: prompt %s: %w", file, err)
-		}
-		p.prompts[agent] = t
+	var p Pipeline
+	var errs [7]error
+	p.generate, errs[0] = newAgent[ideaList](agentGenerate, "spark_ideas")
+	p.evaluate.agent, errs[1] = newAgent[evaluations](agentEvaluate, "spark_evaluations")
+	p.evaluate.items = func(w *evaluations) *[]Evaluation { return &w.Evaluations }
+	p.multiDim.agent, errs[2] = newAgent[multiDims](agentMultiDim, "spark_multidimensional")
+	p.multiDim.items = func(w *multiDims) *[]multiDimItem { return &w.Evaluations }
+	p.advocate.agent, errs[3] = newAgent[advocacies](agentAdvocate, "spark_advocacy")
+	p.advocate.items = func(w *advocacies) *[]Advocacy { return &w.Advocacies }
+	p.skeptic.agent, errs[4] = newAgent[skepticisms](agentSkeptic, "spark_skepticism")
+	p.skeptic.items = func(w *skepticisms) *[]Skepticism { return &w.Skepticisms }
+	p.infer.agent, errs[5] = newAgent[inferences](agentInfer, "spark_inference")
+	p.infer.items = func(w *inferences) *[]Inference { return &w.Inferences }
+	p.improve.agent, errs[6] = newAgent[improvements](agentImprove, "spark_improvements")
+	p.improve.items = func(w *improvements) *[]Improvement { return &w.Improvements }
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, fmt.Errorf("spark: %w", err)
 	}
-	var err error
-	specs := []error{}
-	p.generate, err = structured.NewSpec[ideaList]("spark_ideas")
-	specs = append(specs, err)
-	p.evaluate, err = structured.NewSpec[evaluations]("spark_evaluations")
-	specs = append(specs, err)
-	p.multiDim, err = structured.NewSpec[multiDims]("spark_multidimensional")
-	specs = append(specs, err)
-	p.advocate, err = structured.NewSpec[advocacies]("spark_advocacy")
-	specs = append(specs, err)
-	p.skeptic, err = structured.NewSpec[skepticisms]("spark_skepticism")
-	specs = append(specs, err)
-	p.infer, err = structured.NewSpec[inferences]("spark_inference")
-	specs = append(specs, err)
-	p.improve, err = structured.NewSpec[improvements]("spark_improvements")
-	specs = append(specs, err)
-	for _, err := range specs {
-		if err != nil {
-			return nil, fmt.Errorf("spark: %w", err)
-		}
-	}
-	return p, nil
+	return &p, nil
 }
 
 // The inputs each agent's prompt is rendered from. They are also the step
@@ -108,94 +86,68 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 		return nil, err
 	}
 	t := in.Temperatures
-	fb := fallbacks{allowed: in.AllowFallbacks}
+	fb := &fallbacks{allowed: in.AllowFallbacks}
 
-	// 1. IdeaGenerator: num_candidates ideas.
+	// 1. IdeaGenerator: num_candidates ideas, near-duplicates dropped.
 	r.Emit("generate", 5, fmt.Sprintf("generating %d ideas", in.NumCandidates))
-	ideas, err := engine.Step(ctx, r, "generate", generateInput{in.Topic, in.Context, in.NumCandidates},
-		func(ctx context.Context, c llm.Client) ([]Idea, error) {
-			out, err := call(ctx, p, c, p.generate, agentGenerate, t.Generate, in, generateInput{in.Topic, in.Context, in.NumCandidates},
-				func(v *ideaList) error {
-					if len(v.Ideas) < in.NumCandidates {
-						return fmt.Errorf("want %d ideas, got %d", in.NumCandidates, len(v.Ideas))
-					}
-					return nil
-				})
-			return out.Ideas[:min(len(out.Ideas), in.NumCandidates)], err
+	gen := generateInput{in.Topic, in.Context, in.NumCandidates}
+	ideas, err := engine.Step(ctx, r, "generate", gen, func(ctx context.Context, c llm.Client) ([]Idea, error) {
+		out, err := p.generate.ask(ctx, c, in, t.Generate, gen, func(v *ideaList) error {
+			if len(v.Ideas) < in.NumCandidates {
+				return fmt.Errorf("want %d ideas, got %d", in.NumCandidates, len(v.Ideas))
+			}
+			v.Ideas = v.Ideas[:in.NumCandidates]
+			return nil
 		})
+		return out.Ideas, err
+	})
 	if err != nil {
 		return nil, stageError("generate", err)
 	}
-	generated := len(ideas)
+	res := &Result{Topic: in.Topic, Context: in.Context, Generated: len(ideas)}
 	if in.NoveltyFilter {
 		ideas = dropNearDuplicates(ideas, in.NoveltyThreshold)
+		res.Filtered = res.Generated - len(ideas)
 	}
-	res := &Result{Topic: in.Topic, Context: in.Context, Generated: generated, Filtered: generated - len(ideas)}
 
-	// 2. Critic on every idea ∥ multi-dimensional evaluation.
+	// 2. Critic scores every idea (∥ multi-dimensional evaluation).
 	r.Emit("evaluate", 20, fmt.Sprintf("evaluating %d ideas", len(ideas)))
-	evals, multi, err := p.assess(ctx, r, in, "evaluate", "multidim", ideas, &fb)
+	evals, multi, err := p.assess(ctx, r, fb, in, "evaluate", "multidim", ideas)
 	if err != nil {
 		return nil, err
 	}
 
-	// Select the top candidates.
+	// 3. The top candidates.
 	top := topIndices(evals, in.NumTopCandidates)
 	cands := make([]Candidate, len(top))
-	topIdeas := make([]Idea, len(top))
 	review := reviewInput{Topic: in.Topic, Context: in.Context}
 	for k, i := range top {
-		topIdeas[k] = ideas[i]
-		cands[k] = Candidate{Idea: ideas[i].String(), InitialScore: evals[i].Score, InitialCritique: evals[i].Critique}
+		cands[k] = Candidate{Idea: ideas[i].String(), InitialScore: evals[i].Score, InitialCritique: evals[i].Critique, MultiDimensionalEvaluation: multi[i]}
 		cands[k].Details.Initial = evals[i]
-		cands[k].Details.Initial.Index = k
-		if multi != nil {
-			cands[k].MultiDimensionalEvaluation = multi[i]
-		}
 		review.Items = append(review.Items, reviewItem{Idea: ideas[i].String(), Evaluation: summarizeEvaluation(evals[i])})
 	}
+	n := len(top)
 
-	// 3. Advocate ∥ Skeptic (∥ logical inference), one call each for all
+	// 4. Advocate ∥ Skeptic (∥ logical inference), one call each for all
 	// top candidates.
-	r.Emit("advocate", 45, fmt.Sprintf("arguing for and against %d ideas", len(top)))
+	r.Emit("advocate", 45, fmt.Sprintf("arguing for and against %d ideas", n))
 	var (
 		adv []Advocacy
 		skp []Skepticism
 		inf []Inference
 	)
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		var err error
-		adv, err = stage(gctx, r, &fb, "advocate", review, func(ctx context.Context, c llm.Client) ([]Advocacy, error) {
-			out, err := call(ctx, p, c, p.advocate, agentAdvocate, t.Advocate, in, review, func(v *advocacies) (err error) {
-				v.Advocacies, err = byIndex(v.Advocacies, len(review.Items))
-				return err
-			})
-			return out.Advocacies, err
-		}, func() []Advocacy { return fallbackAdvocacy(len(top)) })
+	g.Go(func() (err error) {
+		adv, err = p.advocate.run(gctx, r, fb, "advocate", in, t.Advocate, review, n, func() []Advocacy { return fallbackAdvocacy(n) })
 		return err
 	})
-	g.Go(func() error {
-		var err error
-		skp, err = stage(gctx, r, &fb, "skeptic", review, func(ctx context.Context, c llm.Client) ([]Skepticism, error) {
-			out, err := call(ctx, p, c, p.skeptic, agentSkeptic, t.Skeptic, in, review, func(v *skepticisms) (err error) {
-				v.Skepticisms, err = byIndex(v.Skepticisms, len(review.Items))
-				return err
-			})
-			return out.Skepticisms, err
-		}, func() []Skepticism { return fallbackSkepticism(len(top)) })
+	g.Go(func() (err error) {
+		skp, err = p.skeptic.run(gctx, r, fb, "skeptic", in, t.Skeptic, review, n, func() []Skepticism { return fallbackSkepticism(n) })
 		return err
 	})
 	if in.LogicalInference {
-		g.Go(func() error {
-			var err error
-			inf, err = stage(gctx, r, &fb, "infer", review, func(ctx context.Context, c llm.Client) ([]Inference, error) {
-				out, err := call(ctx, p, c, p.infer, agentInfer, t.Evaluate, in, review, func(v *inferences) (err error) {
-					v.Inferences, err = byIndex(v.Inferences, len(review.Items))
-					return err
-				})
-				return out.Inferences, err
-			}, func() []Inference { return nil })
+		g.Go(func() (err error) {
+			inf, err = p.infer.run(gctx, r, fb, "infer", in, t.Evaluate, review, n, func() []Inference { return nil })
 			return err
 		})
 	}
@@ -203,52 +155,43 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 		return nil, err
 	}
 
-	// 4. IdeaGenerator improves every top candidate with all the feedback.
-	r.Emit("improve", 65, fmt.Sprintf("improving %d ideas", len(top)))
+	// 5. IdeaGenerator improves every candidate with all the feedback.
+	r.Emit("improve", 65, fmt.Sprintf("improving %d ideas", n))
 	imp := improveInput{Topic: in.Topic, Context: in.Context}
 	for k := range cands {
-		cands[k].Advocacy = formatAdvocacy(adv[k])
-		cands[k].Skepticism = formatSkepticism(skp[k])
-		cands[k].Details.Advocacy, cands[k].Details.Skepticism = &adv[k], &skp[k]
-		item := improveItem{Idea: cands[k].Idea, Critique: cands[k].InitialCritique, Advocacy: cands[k].Advocacy, Skepticism: cands[k].Skepticism}
+		c := &cands[k]
+		c.Advocacy, c.Skepticism = formatAdvocacy(adv[k]), formatSkepticism(skp[k])
+		c.Details.Advocacy, c.Details.Skepticism = &adv[k], &skp[k]
+		item := improveItem{Idea: c.Idea, Critique: c.InitialCritique, Advocacy: c.Advocacy, Skepticism: c.Skepticism}
 		if inf != nil {
-			cands[k].LogicalInference = &inf[k]
+			c.LogicalInference = &inf[k]
 			item.Inference = inf[k].Conclusion
 		}
 		imp.Items = append(imp.Items, item)
 	}
-	improved, err := stage(ctx, r, &fb, "improve", imp, func(ctx context.Context, c llm.Client) ([]Improvement, error) {
-		out, err := call(ctx, p, c, p.improve, agentImprove, t.Improve, in, imp, func(v *improvements) (err error) {
-			v.Improvements, err = byIndex(v.Improvements, len(imp.Items))
-			return err
-		})
-		return out.Improvements, err
-	}, func() []Improvement { return fallbackImprovement(topIdeas) })
+	improved, err := p.improve.run(ctx, r, fb, "improve", in, t.Improve, imp, n, func() []Improvement { return fallbackImprovement(ideas, top) })
 	if err != nil {
 		return nil, err
 	}
 
-	// 5. Critic re-evaluates the improved ideas (∥ multi-dimensional).
-	r.Emit("re_evaluate", 85, fmt.Sprintf("re-evaluating %d improved ideas", len(top)))
-	improvedIdeas := make([]Idea, len(improved))
+	// 6. Critic re-evaluates the improved ideas (∥ multi-dimensional).
+	r.Emit("re_evaluate", 85, fmt.Sprintf("re-evaluating %d improved ideas", n))
+	improvedIdeas := make([]Idea, n)
 	for k, im := range improved {
 		improvedIdeas[k] = Idea{Title: im.Title, Description: im.Description}
 	}
-	reEvals, reMulti, err := p.assess(ctx, r, in, "re_evaluate", "re_multidim", improvedIdeas, &fb)
+	reEvals, reMulti, err := p.assess(ctx, r, fb, in, "re_evaluate", "re_multidim", improvedIdeas)
 	if err != nil {
 		return nil, err
 	}
 	for k := range cands {
 		c := &cands[k]
-		c.Details.Improvement = &improved[k]
+		c.Details.Improvement, c.Details.Improved = &improved[k], reEvals[k]
 		c.ImprovedIdea = improvedIdeas[k].String()
 		c.ImprovedScore, c.ImprovedCritique = reEvals[k].Score, reEvals[k].Critique
-		c.Details.Improved = reEvals[k]
 		c.ScoreDelta = round2(c.ImprovedScore - c.InitialScore)
-		if reMulti != nil {
-			c.ImprovedMultiDimensionalEvaluation = reMulti[k]
-		}
-		c.Fallbacks = fb.marks
+		c.ImprovedMultiDimensionalEvaluation = reMulti[k]
+		c.Fallbacks = fb.list()
 		c.Fallback = len(c.Fallbacks) > 0
 	}
 	res.Candidates = cands
@@ -258,34 +201,20 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 
 // assess runs the Critic on ideas and, with enhanced reasoning, the
 // multi-dimensional evaluation concurrently, as steps evalKey and multiKey.
-func (p *Pipeline) assess(ctx context.Context, r *engine.Run, in Params, evalKey, multiKey string, ideas []Idea, fb *fallbacks) ([]Evaluation, []*MultiDimensional, error) {
+// multi has one entry per idea, nil without enhanced reasoning.
+func (p *Pipeline) assess(ctx context.Context, r *engine.Run, fb *fallbacks, in Params, evalKey, multiKey string, ideas []Idea) (evals []Evaluation, multi []*MultiDimensional, err error) {
 	input := ideasInput{Topic: in.Topic, Context: in.Context, Ideas: ideas}
-	var (
-		evals []Evaluation
-		multi []*MultiDimensional
-	)
+	n := len(ideas)
+	multi = make([]*MultiDimensional, n)
+	temp := in.Temperatures.Evaluate
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		var err error
-		evals, err = stage(gctx, r, fb, evalKey, input, func(ctx context.Context, c llm.Client) ([]Evaluation, error) {
-			out, err := call(ctx, p, c, p.evaluate, agentEvaluate, in.Temperatures.Evaluate, in, input, func(v *evaluations) (err error) {
-				v.Evaluations, err = byIndex(v.Evaluations, len(ideas))
-				return err
-			})
-			return out.Evaluations, err
-		}, func() []Evaluation { return fallbackEvaluations(len(ideas)) })
+	g.Go(func() (err error) {
+		evals, err = p.evaluate.run(gctx, r, fb, evalKey, in, temp, input, n, func() []Evaluation { return fallbackEvaluations(n) })
 		return err
 	})
 	if in.EnhancedReasoning {
 		g.Go(func() error {
-			items, err := stage(gctx, r, fb, multiKey, input, func(ctx context.Context, c llm.Client) ([]multiDimItem, error) {
-				out, err := call(ctx, p, c, p.multiDim, agentMultiDim, in.Temperatures.Evaluate, in, input, func(v *multiDims) (err error) {
-					v.Evaluations, err = byIndex(v.Evaluations, len(ideas))
-					return err
-				})
-				return out.Evaluations, err
-			}, func() []multiDimItem { return nil })
-			multi = make([]*MultiDimensional, len(ideas))
+			items, err := p.multiDim.run(gctx, r, fb, multiKey, in, temp, input, n, func() []multiDimItem { return nil })
 			for i, it := range items {
 				multi[i] = newMultiDimensional(it)
 			}
@@ -297,63 +226,6 @@ func (p *Pipeline) assess(ctx context.Context, r *engine.Run, in Params, evalKey
 	}
 	return evals, multi, nil
 }
-
-// stage runs one journaled step. When it fails and fallbacks are allowed,
-// the fallback value is used instead and every candidate of the stage is
-// marked; otherwise the error names the stage.
-func stage[T any](ctx context.Context, r *engine.Run, fb *fallbacks, key string, input any, fn func(context.Context, llm.Client) (T, error), fallback func() T) (T, error) {
-	out, err := engine.Step(ctx, r, key, input, fn)
-	if err == nil {
-		return out, nil
-	}
-	if !fb.allowed || ctx.Err() != nil {
-		return out, stageError(key, err)
-	}
-	fb.mark(key, err)
-	r.Emit(key, -1, "fallback used: "+oneLine(err.Error()))
-	return fallback(), nil
-}
-
-// call renders agent's prompt from data and asks for a T.
-func call[T any](ctx context.Context, p *Pipeline, c llm.Client, spec *structured.Spec[T], agent string, temp float64, in Params, data any, check func(*T) error) (T, error) {
-	var sys, user strings.Builder
-	tmpl := p.prompts[agent]
-	if err := tmpl.ExecuteTemplate(&sys, "system", data); err != nil {
-		var zero T
-		return zero, fmt.Errorf("%s: prompt: %w", agent, err)
-	}
-	if err := tmpl.ExecuteTemplate(&user, "user", data); err != nil {
-		var zero T
-		return zero, fmt.Errorf("%s: prompt: %w", agent, err)
-	}
-	timeout := stageTimeouts[agent]
-	if in.StageTimeout > 0 {
-		timeout = time.Duration(float64(timeout) * in.StageTimeout)
-	}
-	req := llm.Request{
-		Agent:       agent,
-		System:      sys.String(),
-		Messages:    []llm.Message{{Role: llm.RoleUser, Content: user.String()}},
-		Temperature: temp,
-		Timeout:     timeout,
-		Input:       data,
-	}
-	out, _, err := spec.Generate(ctx, c, req, check)
-	return out, err
-}
-
-// StageError is a failure of one stage of the workflow.
-type StageError struct {
-	Stage string
-	Err   error
-}
-
-func (e *StageError) Error() string { return "stage " + e.Stage + ": " + oneLine(e.Err.Error()) }
-func (e *StageError) Unwrap() error { return e.Err }
-
-func stageError(stage string, err error) error { return &StageError{Stage: stage, Err: err} }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // topIndices returns the indices of the k best-scored evaluations, best
 // first; ties keep generation order.

@@ -340,7 +340,7 @@ func (c *Client) toError(ctx context.Context, err error, inStream bool) error {
 	}
 	var apiErr *sdk.Error
 	if !errors.As(err, &apiErr) {
-		msg := redact(err.Error(), c.apiKey)
+		msg := llm.Redact(err.Error(), c.apiKey)
 		if inStream {
 			msg = "stream broken: " + msg
 		}
@@ -371,7 +371,7 @@ func (c *Client) toError(ctx context.Context, err error, inStream bool) error {
 	if inStream && apiErr.StatusCode < 400 {
 		msg = "error in stream: " + msg
 	}
-	msg = redact(msg, c.apiKey)
+	msg = llm.Redact(msg, c.apiKey)
 	e := &llm.Error{
 		Provider:  Name,
 		Status:    status,
@@ -380,10 +380,10 @@ func (c *Client) toError(ctx context.Context, err error, inStream bool) error {
 		// The SDK's error text (method, URL, status, request ID, raw body)
 		// is kept for debugging, scrubbed; the *sdk.Error itself is not
 		// wrapped, since it prints the body as the server sent it.
-		Err: errors.New(redact(err.Error(), c.apiKey)),
+		Err: errors.New(llm.Redact(err.Error(), c.apiKey)),
 	}
 	if apiErr.Response != nil {
-		e.RetryAfter = retryAfter(apiErr.Response.Header)
+		e.RetryAfter = llm.RetryAfterHeader(apiErr.Response.Header)
 	}
 	return e
 }

@@ -517,22 +517,3 @@ func TestUnknownRole(t *testing.T) {
 	_, err := f.client().Generate(context.Background(), req)
 	asLLMError(t, err)
 }
-
-func TestRetryAfterHeader(t *testing.T) {
-	for _, tc := range []struct {
-		h    http.Header
-		want time.Duration
-	}{
-		{http.Header{}, 0},
-		{http.Header{"Retry-After": {"junk"}}, 0},
-		{http.Header{"Retry-After": {"-1"}}, 0},
-		{http.Header{"Retry-After": {"1.5"}}, 1500 * time.Millisecond},
-		{http.Header{"Retry-After-Ms": {"250"}}, 250 * time.Millisecond},
-		{http.Header{"Retry-After-Ms": {"junk"}, "Retry-After": {"3"}}, 3 * time.Second},
-		{http.Header{"Retry-After": {"Wed, 21 Oct 2015 07:28:00 GMT"}}, 0},
-	} {
-		if got := retryAfter(tc.h); got != tc.want {
-			t.Errorf("retryAfter(%v) = %v, want %v", tc.h, got, tc.want)
-		}
-	}
-}

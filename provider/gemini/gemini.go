@@ -80,7 +80,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	})
 	if err != nil {
 		// genai formats its ClientConfig, key included, into some errors.
-		return nil, &llm.Error{Provider: Name, Message: "config: " + redact(err.Error(), cfg.APIKey)}
+		return nil, &llm.Error{Provider: Name, Message: "config: " + llm.Redact(err.Error(), cfg.APIKey)}
 	}
 	return &Client{sdk: sdk, model: model, apiKey: cfg.APIKey}, nil
 }
@@ -339,7 +339,7 @@ func (c *Client) toError(ctx context.Context, err error, info *callInfo, inStrea
 	case errors.As(err, &apiErrPtr) && apiErrPtr != nil:
 		apiErr = *apiErrPtr
 	default:
-		msg := redact(err.Error(), c.apiKey)
+		msg := llm.Redact(err.Error(), c.apiKey)
 		if inStream {
 			msg = "stream broken: " + msg
 		}
@@ -364,9 +364,9 @@ func (c *Client) toError(ctx context.Context, err error, info *callInfo, inStrea
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	msg = redact(msg, c.apiKey)
+	msg = llm.Redact(msg, c.apiKey)
 	// Keep the APIError for errors.As, with the key scrubbed from it too.
-	apiErr.Message = redact(apiErr.Message, c.apiKey)
+	apiErr.Message = llm.Redact(apiErr.Message, c.apiKey)
 	if inStream {
 		msg = "error in stream: " + msg
 	}
@@ -378,7 +378,7 @@ func (c *Client) toError(ctx context.Context, err error, info *callInfo, inStrea
 		Err:       apiErr,
 	}
 	if st, ra := info.get(); st == status && ra != "" {
-		e.RetryAfter = parseRetryAfter(ra)
+		e.RetryAfter = llm.ParseRetryAfter(ra)
 	}
 	if e.RetryAfter == 0 {
 		e.RetryAfter = retryInfoDelay(apiErr.Details)

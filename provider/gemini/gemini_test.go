@@ -376,7 +376,7 @@ func TestAPIKeyNeverInError(t *testing.T) {
 		}
 	}
 
-	if got := redact("GET https://x/v1beta/models/m?alt=sse&key=abc123&y=1", ""); got != "GET https://x/v1beta/models/m?alt=sse&key=[redacted]&y=1" {
+	if got := llm.Redact("GET https://x/v1beta/models/m?alt=sse&key=abc123&y=1"); got != "GET https://x/v1beta/models/m?alt=sse&key=[redacted]&y=1" {
 		t.Errorf("redact = %q", got)
 	}
 }
@@ -493,17 +493,6 @@ func TestUnknownRole(t *testing.T) {
 func TestNewRequiresKey(t *testing.T) {
 	_, err := New(context.Background(), Config{})
 	asLLMError(t, err)
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	for in, want := range map[string]time.Duration{
-		"": 0, "0": 0, "-3": 0, "junk": 0, "2": 2 * time.Second, "1.5": 1500 * time.Millisecond,
-		"Wed, 21 Oct 2015 07:28:00 GMT": 0, // in the past
-	} {
-		if got := parseRetryAfter(in); got != want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", in, got, want)
-		}
-	}
 }
 
 func TestNoAutomaticContinuation(t *testing.T) {

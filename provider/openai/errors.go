@@ -6,10 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
-	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -81,7 +78,7 @@ func (c *Client) toError(ctx context.Context, err error, resp *http.Response, in
 		Status:     status,
 		Message:    msg,
 		Retryable:  llm.RetryableStatus(status),
-		RetryAfter: retryAfter(header),
+		RetryAfter: llm.RetryAfterHeader(header),
 		Err:        &redactedError{msg: msg, err: err},
 	}
 	// OpenAI says explicitly when a retry is or is not worth it.
@@ -124,35 +121,6 @@ func errorMessage(body []byte) string {
 	return string(body)
 }
 
-// retryAfter returns the delay asked for in the retry-after-ms or
-// Retry-After header (delay-seconds or an HTTP-date), or 0.
-func retryAfter(h http.Header) time.Duration {
-	if h == nil {
-		return 0
-	}
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
-}
-
 // maxMessage bounds the length of an error message.
 const maxMessage = 300
 
@@ -172,17 +140,8 @@ func oneLine(s string) string {
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// secretKey matches OpenAI-style secret keys, in case a server echoes one
-// back (OpenAI itself echoes a masked form).
-var secretKey = regexp.MustCompile(`\bsk-[A-Za-z0-9_*\-]{8,}`)
-
 // redact removes the API key, and anything that looks like one, from s.
-func (c *Client) redact(s string) string {
-	if c.apiKey != "" {
-		s = strings.ReplaceAll(s, c.apiKey, "[redacted]")
-	}
-	return secretKey.ReplaceAllString(s, "[redacted]")
-}
+func (c *Client) redact(s string) string { return llm.Redact(s, c.apiKey) }
 
 // redactedError carries an SDK error under a message with credentials
 // removed, so that printing any error of the chain's head is safe while
