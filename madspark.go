@@ -121,3 +121,28 @@ type Event struct {
 	Message  string `json:"message,omitempty"`
 	Data     any    `json:"data,omitempty"`
 }
+
+// RememberedIdea is an idea a pipeline accepted and keeps, so that later
+// iterations and runs build on it instead of generating it again.
+type RememberedIdea struct {
+	// Memory names the memory the idea belongs to; pipelines choose it
+	// (chaos uses the normalised prompt unless the user names one).
+	Memory string `json:"memory"`
+	// Name is the idea's short name; unique within a memory.
+	Name string `json:"idea_name"`
+	// Data is the pipeline's full record of the idea, as JSON.
+	Data json.RawMessage `json:"data"`
+	// RunID and Iteration tell where the idea was discovered.
+	RunID      string    `json:"run_id"`
+	Iteration  int       `json:"iteration"`
+	AcceptedAt time.Time `json:"accepted_at"`
+}
+
+// IdeaStore keeps remembered ideas.
+type IdeaStore interface {
+	// RememberIdeas adds ideas to their memories; an idea whose memory and
+	// name are already stored is left as it was.
+	RememberIdeas(ctx context.Context, ideas []RememberedIdea) error
+	// RememberedIdeas returns a memory's ideas, oldest first.
+	RememberedIdeas(ctx context.Context, memory string) ([]RememberedIdea, error)
+}
