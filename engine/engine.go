@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/structured"
 )
 
 // Engine starts runs. Its fields are read-only once a run has started.
@@ -215,6 +217,11 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 	defer smu.Unlock()
 	if runErr != nil {
 		step.Status, step.Error = madspark.StepFailed, runErr.Error()
+		// Keep the reply that could not be repaired, for diagnosis.
+		var re *structured.ReplyError
+		if errors.As(runErr, &re) {
+			step.Output, _ = json.Marshal(map[string]string{"raw_reply": re.Raw})
+		}
 	} else {
 		step.Status = madspark.StepDone
 		if step.Output, err = json.Marshal(out); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/store/sqlite"
+	"github.com/madspark/madspark/structured"
 )
 
 type countingClient struct{ calls atomic.Int32 }
@@ -46,7 +47,7 @@ func TestStepJournalAndReplay(t *testing.T) {
 	if out, err := Step(ctx, r, "a", "in-a", ask("A")); err != nil || out != "A" {
 		t.Fatalf("step a = %q, %v", out, err)
 	}
-	boom := errors.New("boom")
+	boom := &structured.ReplyError{Agent: "t.b", Problem: errors.New("boom"), Raw: "not json"}
 	if _, err := Step(ctx, r, "b", "in-b", func(context.Context, llm.Client) (string, error) { return "", boom }); !errors.Is(err, boom) {
 		t.Fatalf("step b err = %v", err)
 	}
@@ -58,7 +59,7 @@ func TestStepJournalAndReplay(t *testing.T) {
 		t.Fatalf("events = %+v", events)
 	}
 	steps, _ := db.Steps(ctx, r.ID())
-	if len(steps) != 2 || steps[0].Status != madspark.StepDone || string(steps[0].Output) != `"A"` || steps[0].Usage.LLMCalls != 1 || steps[1].Status != madspark.StepFailed {
+	if len(steps) != 2 || steps[0].Status != madspark.StepDone || string(steps[0].Output) != `"A"` || steps[0].Usage.LLMCalls != 1 || steps[1].Status != madspark.StepFailed || string(steps[1].Output) != `{"raw_reply":"not json"}` {
 		t.Fatalf("journal = %+v %+v", steps[0], steps[1])
 	}
 

@@ -3,11 +3,10 @@ package spark
 import (
 	"context"
 	"embed"
-	"fmt"
 	"strings"
-	"text/template"
 	"time"
 
+	"github.com/madspark/madspark/agent"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/structured"
@@ -16,59 +15,39 @@ import (
 //go:embed prompts/*.tmpl
 var promptFS embed.FS
 
-// agent is one LLM role: its prompt (a template defining "system" and
-// "user") and the schema of its reply W.
-type agent[W any] struct {
-	name   string
-	prompt *template.Template
-	spec   *structured.Spec[W]
+// role is one of the pipeline's agents with the schema of its reply W.
+type role[W any] struct {
+	*agent.Agent
+	spec *structured.Spec[W]
 }
 
-func newAgent[W any](name, schema string) (agent[W], error) {
-	file := "prompts/" + strings.TrimPrefix(name, "spark.") + ".tmpl"
-	t, err := template.New(name).Funcs(template.FuncMap{"dec": func(n int) int { return n - 1 }}).
-		Option("missingkey=error").ParseFS(promptFS, file)
+func newRole[W any](name, schema string) (role[W], error) {
+	a, err := agent.New(promptFS, name, "prompts/"+strings.TrimPrefix(name, "spark.")+".tmpl")
 	if err != nil {
-		return agent[W]{}, fmt.Errorf("prompt %s: %w", file, err)
+		return role[W]{}, err
 	}
 	spec, err := structured.NewSpec[W](schema)
 	if err != nil {
-		return agent[W]{}, err
+		return role[W]{}, err
 	}
-	return agent[W]{name: name, prompt: t, spec: spec}, nil
+	return role[W]{Agent: a, spec: spec}, nil
 }
 
-// ask renders the agent's prompt from input, sends it at temperature temp
-// with the stage's timeout, and returns the validated reply. check adds rules
+// ask sends the role's prompt rendered from input at temperature temp, with
+// the stage's timeout, and returns the validated reply. check adds rules
 // that depend on the input.
-func (a agent[W]) ask(ctx context.Context, c llm.Client, in Params, temp float64, input any, check func(*W) error) (W, error) {
-	var zero W
-	var sys, user strings.Builder
-	if err := a.prompt.ExecuteTemplate(&sys, "system", input); err != nil {
-		return zero, fmt.Errorf("%s: prompt: %w", a.name, err)
-	}
-	if err := a.prompt.ExecuteTemplate(&user, "user", input); err != nil {
-		return zero, fmt.Errorf("%s: prompt: %w", a.name, err)
-	}
-	timeout := stageTimeouts[a.name]
+func (a role[W]) ask(ctx context.Context, c llm.Client, in Params, temp float64, input any, check func(*W) error) (W, error) {
+	timeout := stageTimeouts[a.Name()]
 	if in.StageTimeout > 0 {
 		timeout = time.Duration(float64(timeout) * in.StageTimeout)
 	}
-	out, _, err := a.spec.Generate(ctx, c, llm.Request{
-		Agent:       a.name,
-		System:      sys.String(),
-		Messages:    []llm.Message{{Role: llm.RoleUser, Content: user.String()}},
-		Temperature: temp,
-		Timeout:     timeout,
-		Input:       input,
-	}, check)
-	return out, err
+	return agent.JSON(ctx, c, a.Agent, a.spec, input, agent.Options{Temperature: temp, Timeout: timeout}, check)
 }
 
 // batch is an agent that answers n inputs in one call: its reply W holds a
 // list of T, one per input index.
 type batch[W any, T indexed] struct {
-	agent[W]
+	role[W]
 	items func(*W) *[]T
 }
 

@@ -25,7 +25,7 @@ import (
 
 // Pipeline runs spark workflows. It is safe for concurrent use.
 type Pipeline struct {
-	generate agent[ideaList]
+	generate role[ideaList]
 	evaluate batch[evaluations, Evaluation]
 	multiDim batch[multiDims, multiDimItem]
 	advocate batch[advocacies, Advocacy]
@@ -38,18 +38,18 @@ type Pipeline struct {
 func New() (*Pipeline, error) {
 	var p Pipeline
 	var errs [7]error
-	p.generate, errs[0] = newAgent[ideaList](agentGenerate, "spark_ideas")
-	p.evaluate.agent, errs[1] = newAgent[evaluations](agentEvaluate, "spark_evaluations")
+	p.generate, errs[0] = newRole[ideaList](agentGenerate, "spark_ideas")
+	p.evaluate.role, errs[1] = newRole[evaluations](agentEvaluate, "spark_evaluations")
 	p.evaluate.items = func(w *evaluations) *[]Evaluation { return &w.Evaluations }
-	p.multiDim.agent, errs[2] = newAgent[multiDims](agentMultiDim, "spark_multidimensional")
+	p.multiDim.role, errs[2] = newRole[multiDims](agentMultiDim, "spark_multidimensional")
 	p.multiDim.items = func(w *multiDims) *[]multiDimItem { return &w.Evaluations }
-	p.advocate.agent, errs[3] = newAgent[advocacies](agentAdvocate, "spark_advocacy")
+	p.advocate.role, errs[3] = newRole[advocacies](agentAdvocate, "spark_advocacy")
 	p.advocate.items = func(w *advocacies) *[]Advocacy { return &w.Advocacies }
-	p.skeptic.agent, errs[4] = newAgent[skepticisms](agentSkeptic, "spark_skepticism")
+	p.skeptic.role, errs[4] = newRole[skepticisms](agentSkeptic, "spark_skepticism")
 	p.skeptic.items = func(w *skepticisms) *[]Skepticism { return &w.Skepticisms }
-	p.infer.agent, errs[5] = newAgent[inferences](agentInfer, "spark_inference")
+	p.infer.role, errs[5] = newRole[inferences](agentInfer, "spark_inference")
 	p.infer.items = func(w *inferences) *[]Inference { return &w.Inferences }
-	p.improve.agent, errs[6] = newAgent[improvements](agentImprove, "spark_improvements")
+	p.improve.role, errs[6] = newRole[improvements](agentImprove, "spark_improvements")
 	p.improve.items = func(w *improvements) *[]Improvement { return &w.Improvements }
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("spark: %w", err)
