@@ -2,13 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"time"
 
+	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
+	"github.com/madspark/madspark/pipeline/chaos"
 	"github.com/madspark/madspark/pipeline/spark"
 	"github.com/madspark/madspark/provider"
+	"github.com/madspark/madspark/provider/mock"
 	"github.com/madspark/madspark/store/sqlite"
 )
 
@@ -44,7 +50,7 @@ func (c *cli) openStore(ctx context.Context) (*sqlite.DB, error) {
 // provider (see package middleware for why in this order).
 func (c *cli) openApp(ctx context.Context, useCache bool) (*app, error) {
 	settings := provider.FromEnv(c.env)
-	base, info, err := provider.Open(ctx, settings, spark.MockResponders())
+	base, info, err := provider.Open(ctx, settings, mockResponders())
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -76,4 +82,56 @@ func (c *cli) openApp(ctx context.Context, useCache bool) (*app, error) {
 		info:   info,
 		engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: c.logger},
 	}, nil
+}
+
+// execute runs one pipeline run: it records the run, draws progress on a
+// terminal, runs fn under the timeout, and records the outcome, also when
+// interrupted. The error, if any, names the run, provider and model.
+func (c *cli) execute(ctx context.Context, a *app, pipeline string, params any, timeout time.Duration, fn func(context.Context, *engine.Run) (any, error)) (*engine.Run, time.Duration, error) {
+	if a.info.Mock {
+		fmt.Fprintf(c.stderr, "madspark: mock mode (%s): outputs are mock data, no model is called\n", a.info.Reason)
+	}
+	start := time.Now()
+	var prog *progress
+	sink := func(madspark.Event) {}
+	if c.progress {
+		prog = newProgress(c.stderr)
+		sink = prog.Event
+	}
+	stop := func() {
+		if prog != nil {
+			prog.Stop()
+		}
+	}
+	run, err := a.engine.Start(ctx, engine.RunInfo{Pipeline: pipeline, Mode: a.info.Mode(), Provider: a.info.Name, Model: a.info.Model, Params: params}, sink)
+	if err != nil {
+		stop()
+		return nil, 0, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	res, runErr := fn(rctx, run)
+	cancel()
+	stop()
+	switch {
+	case runErr != nil && ctx.Err() != nil:
+		runErr = fmt.Errorf("interrupted: %w", runErr)
+	case runErr != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
+		runErr = fmt.Errorf("run timed out after %s (--timeout): %w", timeout, runErr)
+	}
+	if err := run.Finish(ctx, res, runErr); err != nil {
+		c.logger.Warn("could not record the run's outcome", "run", run.ID(), "err", err)
+	}
+	if runErr != nil {
+		return run, 0, fmt.Errorf("run %s failed with %s/%s: %w", run.ID(), a.info.Name, a.info.Model, runErr)
+	}
+	return run, time.Since(start), nil
+}
+
+// mockResponders answers every pipeline's agents in mock mode.
+func mockResponders() map[string]mock.Responder {
+	all := map[string]mock.Responder{}
+	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders()} {
+		maps.Copy(all, m)
+	}
+	return all
 }

@@ -389,3 +389,66 @@ func TestInterruptRecordsFailedRun(t *testing.T) {
 		t.Fatalf("interrupted run not recorded as failed: %s", list.stdout)
 	}
 }
+
+func TestChaosWritesOutputs(t *testing.T) {
+	env := mockEnv(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	r := invoke(t, env, "chaos", "new ways to reduce food waste in cities", "--iterations", "2", "--seed", "3", "--output-dir", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, s := range []string{"MOCK DATA", "seed 3", "ITERATION 2", "ACCEPTED IDEAS", "REJECTED IDEAS", "SYNTHESIS", "UNRESOLVED QUESTIONS", "12 LLM calls"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Fatalf("summary lacks %q:\n%s", s, r.stdout)
+		}
+	}
+	final, err := os.ReadFile(filepath.Join(dir, "final_output.txt"))
+	if err != nil || string(final) != r.stdout {
+		t.Fatalf("final_output.txt differs from the printed summary: %v", err)
+	}
+	for _, f := range []string{"iteration_1/chaos.txt", "iteration_1/creative_b.txt", "iteration_2/refinement_a.txt", "iteration_2/judge.json", "result.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("missing %s: %v", f, err)
+		}
+	}
+	var ideas struct {
+		Ideas      []map[string]any `json:"ideas"`
+		Statistics map[string]any   `json:"statistics"`
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "ideas.json"))
+	if err := json.Unmarshal(data, &ideas); err != nil || len(ideas.Ideas) == 0 || ideas.Statistics["total_accepted"] != float64(len(ideas.Ideas)) {
+		t.Fatalf("ideas.json: %v\n%s", err, data)
+	}
+	// The same seed again: the memory rejects every repeat, so nothing new is accepted twice.
+	again := invoke(t, env, "chaos", "new ways to reduce food waste in cities", "--seed", "3", "--output-dir", dir+"2", "--output-format", "json", "--no-cache")
+	var rep struct {
+		Result struct {
+			Accepted []any `json:"accepted"`
+		} `json:"result"`
+		Usage struct {
+			LLMCalls int `json:"llm_calls"`
+		} `json:"usage"`
+	}
+	if again.code != 0 || json.Unmarshal([]byte(again.stdout), &rep) != nil || rep.Usage.LLMCalls != 6 || len(rep.Result.Accepted) != 0 {
+		t.Fatalf("repeat run: exit %d, %d accepted, %d calls; %s", again.code, len(rep.Result.Accepted), rep.Usage.LLMCalls, again.stderr)
+	}
+}
+
+func TestChaosBadInput(t *testing.T) {
+	env := mockEnv(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"chaos", ""}, "prompt must not be empty"},
+		{[]string{"chaos", "x", "--iterations", "0"}, "iterations must be 1..10"},
+		{[]string{"chaos", "x", "--accept-threshold", "11"}, "accept_threshold"},
+		{[]string{"chaos", "x", "--output-format", "pdf"}, "unknown output format"},
+		{[]string{"chaos"}, "accepts 1 arg(s)"},
+	} {
+		r := invoke(t, env, tt.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q", tt.args, r.code, r.stderr)
+		}
+	}
+}

@@ -3,16 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 
-	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/pipeline/spark"
 )
@@ -122,46 +119,19 @@ func (c *cli) runSpark(ctx context.Context, args []string, f *sparkFlags) error 
 		return err
 	}
 	defer a.Close()
-	if a.info.Mock {
-		fmt.Fprintf(c.stderr, "madspark: mock mode (%s): outputs are mock data, no model is called\n", a.info.Reason)
-	}
-
-	start := time.Now()
-	var prog *progress
-	sink := func(madspark.Event) {}
-	if c.progress {
-		prog = newProgress(c.stderr)
-		sink = prog.Event
-	}
-	run, err := a.engine.Start(ctx, engine.RunInfo{Pipeline: "spark", Mode: a.info.Mode(), Provider: a.info.Name, Model: a.info.Model, Params: params}, sink)
+	var res *spark.Result
+	run, elapsed, err := c.execute(ctx, a, "spark", params, f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
+		var err error
+		res, err = pipe.Run(ctx, r, params)
+		return res, err
+	})
 	if err != nil {
-		if prog != nil {
-			prog.Stop()
-		}
 		return err
-	}
-	rctx, cancel := context.WithTimeout(ctx, f.timeout)
-	res, runErr := pipe.Run(rctx, run, params)
-	cancel()
-	if prog != nil {
-		prog.Stop()
-	}
-	switch {
-	case runErr != nil && ctx.Err() != nil:
-		runErr = fmt.Errorf("interrupted: %w", runErr)
-	case runErr != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
-		runErr = fmt.Errorf("run timed out after %s (--timeout): %w", f.timeout, runErr)
-	}
-	if err := run.Finish(ctx, res, runErr); err != nil {
-		c.logger.Warn("could not record the run's outcome", "run", run.ID(), "err", err)
-	}
-	if runErr != nil {
-		return fmt.Errorf("run %s failed with %s/%s: %w", run.ID(), a.info.Name, a.info.Model, runErr)
 	}
 	report := &spark.Report{
 		RunID: run.ID(), Pipeline: "spark", Mode: a.info.Mode(), Provider: a.info.Name, Model: a.info.Model,
 		Topic: res.Topic, Context: res.Context, Generated: res.Generated, Filtered: res.Filtered,
-		Candidates: res.Candidates, Usage: run.Usage(), DurationMS: time.Since(start).Milliseconds(),
+		Candidates: res.Candidates, Usage: run.Usage(), DurationMS: elapsed.Milliseconds(),
 	}
 	return c.writeReport(report, f.format, f.output)
 }
@@ -176,8 +146,8 @@ func (c *cli) writeReport(r *spark.Report, format, path string) error {
 		_, err := c.stdout.Write(buf.Bytes())
 		return err
 	}
-	if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := writeFile(path, buf.Bytes()); err != nil {
+		return err
 	}
 	fmt.Fprintf(c.stderr, "madspark: wrote %s (run %s)\n", path, r.RunID)
 	return nil
