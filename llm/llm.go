@@ -45,7 +45,10 @@ type Request struct {
 	// "spark.evaluate". It appears in logs, errors and usage records and lets
 	// the mock provider choose a responder. It is never sent to a provider.
 	Agent string
-	// Model overrides the client's default model when not empty.
+	// Provider names the provider that should answer, when a run uses more
+	// than one (see provider.Router); empty means the default provider.
+	Provider string
+	// Model overrides the provider's default model when not empty.
 	Model string
 	// System is the system instruction.
 	System string

@@ -58,6 +58,11 @@ func CacheKey(provider, defaultModel string, req *llm.Request) string {
 	h := sha256.New()
 	field := func(s string) { writeField(h, []byte(s)) }
 	model := req.Model
+	if req.Provider != "" && req.Provider != provider {
+		// Routed to another provider (see provider.Router), whose default
+		// model is its own.
+		provider, defaultModel = req.Provider, "(default)"
+	}
 	if model == "" {
 		model = defaultModel
 	}

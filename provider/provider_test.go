@@ -1,8 +1,12 @@
 package provider
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/madspark/madspark/llm"
 )
 
 func env(kv ...string) func(string) string {
@@ -62,5 +66,42 @@ func TestOllamaBaseURL(t *testing.T) {
 		if got, err := ollamaBaseURL(in); err != nil || got != want {
 			t.Errorf("ollamaBaseURL(%q) = %q, %v; want %q", in, got, err, want)
 		}
+	}
+}
+
+func TestRouter(t *testing.T) {
+	calls := map[string]int{}
+	named := func(name string) llm.Client {
+		return llm.ClientFunc(func(context.Context, *llm.Request) (*llm.Response, error) {
+			calls[name]++
+			return &llm.Response{Provider: name}, nil
+		})
+	}
+	opened := 0
+	r := NewRouter(named("openai"), "openai", func(_ context.Context, name string) (llm.Client, error) {
+		opened++
+		if name == "nope" {
+			return nil, errors.New("no such provider")
+		}
+		return named(name), nil
+	})
+	ctx := context.Background()
+	for _, p := range []string{"", "openai", "gemini", "gemini"} {
+		if _, err := r.Generate(ctx, &llm.Request{Provider: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls["openai"] != 2 || calls["gemini"] != 2 || opened != 1 {
+		t.Fatalf("calls %v, opened %d", calls, opened)
+	}
+	var le *llm.Error
+	if _, err := r.Generate(ctx, &llm.Request{Provider: "nope"}); !errors.As(err, &le) || le.Provider != "nope" {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := OpenNamed(ctx, Settings{}, "cohere", nil); err == nil {
+		t.Fatal("unknown provider opened")
+	}
+	if c, err := OpenNamed(ctx, Settings{Mode: "mock"}, "anthropic", nil); err != nil || c == nil {
+		t.Fatalf("mock mode should open the mock for any name: %v", err)
 	}
 }

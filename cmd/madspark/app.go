@@ -12,6 +12,7 @@ import (
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/pipeline/chaos"
+	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/pipeline/spark"
 	"github.com/madspark/madspark/provider"
 	"github.com/madspark/madspark/provider/mock"
@@ -50,10 +51,19 @@ func (c *cli) openStore(ctx context.Context) (*sqlite.DB, error) {
 // provider (see package middleware for why in this order).
 func (c *cli) openApp(ctx context.Context, useCache bool) (*app, error) {
 	settings := provider.FromEnv(c.env)
-	base, info, err := provider.Open(ctx, settings, mockResponders())
+	responders := mockResponders()
+	def, info, err := provider.Open(ctx, settings, responders)
 	if err != nil {
 		return nil, usageError{err}
 	}
+	// Requests that name another provider (a debate's --proposer-models)
+	// are routed to it; the stack below wraps them all.
+	base := provider.NewRouter(def, info.Name, func(ctx context.Context, name string) (llm.Client, error) {
+		if info.Mock {
+			return def, nil
+		}
+		return provider.OpenNamed(ctx, settings, name, responders)
+	})
 	prices := middleware.DefaultPrices()
 	if path := c.env("MADSPARK_PRICES"); path != "" {
 		if prices, err = middleware.LoadPrices(path); err != nil {
@@ -88,6 +98,12 @@ func (c *cli) openApp(ctx context.Context, useCache bool) (*app, error) {
 // terminal, runs fn under the timeout, and records the outcome, also when
 // interrupted. The error, if any, names the run, provider and model.
 func (c *cli) execute(ctx context.Context, a *app, pipeline string, params any, timeout time.Duration, fn func(context.Context, *engine.Run) (any, error)) (*engine.Run, time.Duration, error) {
+	return c.executeRun(ctx, a, "", pipeline, params, timeout, fn)
+}
+
+// executeRun is execute for a new run (resumeID empty) or for resuming the
+// unfinished run resumeID, whose finished steps are replayed.
+func (c *cli) executeRun(ctx context.Context, a *app, resumeID, pipeline string, params any, timeout time.Duration, fn func(context.Context, *engine.Run) (any, error)) (*engine.Run, time.Duration, error) {
 	if a.info.Mock {
 		fmt.Fprintf(c.stderr, "madspark: mock mode (%s): outputs are mock data, no model is called\n", a.info.Reason)
 	}
@@ -103,7 +119,13 @@ func (c *cli) execute(ctx context.Context, a *app, pipeline string, params any, 
 			prog.Stop()
 		}
 	}
-	run, err := a.engine.Start(ctx, engine.RunInfo{Pipeline: pipeline, Mode: a.info.Mode(), Provider: a.info.Name, Model: a.info.Model, Params: params}, sink)
+	var run *engine.Run
+	var err error
+	if resumeID != "" {
+		run, err = a.engine.Resume(ctx, resumeID, sink)
+	} else {
+		run, err = a.engine.Start(ctx, engine.RunInfo{Pipeline: pipeline, Mode: a.info.Mode(), Provider: a.info.Name, Model: a.info.Model, Params: params}, sink)
+	}
 	if err != nil {
 		stop()
 		return nil, 0, err
@@ -130,7 +152,7 @@ func (c *cli) execute(ctx context.Context, a *app, pipeline string, params any, 
 // mockResponders answers every pipeline's agents in mock mode.
 func mockResponders() map[string]mock.Responder {
 	all := map[string]mock.Responder{}
-	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders()} {
+	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders(), debate.MockResponders()} {
 		maps.Copy(all, m)
 	}
 	return all

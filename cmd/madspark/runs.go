@@ -91,9 +91,7 @@ func (c *cli) runsCmd() *cobra.Command {
 			if err := json.Unmarshal(r.Result, &res); err != nil {
 				return fmt.Errorf("run %s: stored result: %w", r.ID, err)
 			}
-			rep := &spark.Report{RunID: r.ID, Pipeline: r.Pipeline, Mode: r.Mode, Provider: r.Provider, Model: r.Model,
-				Topic: res.Topic, Context: res.Context, Generated: res.Generated, Filtered: res.Filtered,
-				Candidates: res.Candidates, Usage: r.Usage, DurationMS: r.FinishedAt.Sub(r.CreatedAt).Milliseconds()}
+			rep := spark.NewReport(&res, r.ID, r.Mode, r.Provider, r.Model, r.Usage, r.FinishedAt.Sub(r.CreatedAt))
 			return rep.Write(c.stdout, showFormat)
 		},
 	}

@@ -128,11 +128,7 @@ func (c *cli) runSpark(ctx context.Context, args []string, f *sparkFlags) error 
 	if err != nil {
 		return err
 	}
-	report := &spark.Report{
-		RunID: run.ID(), Pipeline: "spark", Mode: a.info.Mode(), Provider: a.info.Name, Model: a.info.Model,
-		Topic: res.Topic, Context: res.Context, Generated: res.Generated, Filtered: res.Filtered,
-		Candidates: res.Candidates, Usage: run.Usage(), DurationMS: elapsed.Milliseconds(),
-	}
+	report := spark.NewReport(res, run.ID(), a.info.Mode(), a.info.Name, a.info.Model, run.Usage(), elapsed)
 	return c.writeReport(report, f.format, f.output)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/madspark/madspark/llm"
 )
@@ -27,6 +28,16 @@ type Report struct {
 	Candidates []Candidate `json:"candidates"`
 	Usage      llm.Usage   `json:"usage"`
 	DurationMS int64       `json:"duration_ms"`
+}
+
+// NewReport describes res, produced by run runID with the given provider
+// and model in mode ("mock" or "live"), costing usage and taking d.
+func NewReport(res *Result, runID, mode, provider, model string, usage llm.Usage, d time.Duration) *Report {
+	return &Report{
+		RunID: runID, Pipeline: "spark", Mode: mode, Provider: provider, Model: model,
+		Topic: res.Topic, Context: res.Context, Generated: res.Generated, Filtered: res.Filtered,
+		Candidates: res.Candidates, Usage: usage, DurationMS: d.Milliseconds(),
+	}
 }
 
 // Write renders the report in format: brief, detailed, json or markdown.

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/pipeline/debate"
+	"github.com/madspark/madspark/search"
+)
+
+// debateFlags are the debate's flags, shared by "debate" and "serve".
+type debateFlags struct {
+	mode           string
+	rounds         int
+	peerReview     bool
+	proposerModels string
+	roles          []string
+	noSearch       bool
+	modelPath      string
+}
+
+func (f *debateFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.IntVar(&f.rounds, "rounds", 1, "rounds of proposing (1-5); from round 2 proposers read each other's handoffs and revise")
+	fs.BoolVar(&f.peerReview, "peer-review", false, "proposers rank each other's anonymised handoffs; the aggregator sees the ranking")
+	fs.StringVar(&f.proposerModels, "proposer-models", "", "[provider:]model for drafter,critic,synthesizer, comma-separated (e.g. openai:gpt-4o-mini,,anthropic:claude-haiku-4-5)")
+	fs.StringArrayVar(&f.roles, "role", nil, "override a role's config: ROLE=TEMPERATURE/MAX_TOKENS (roles: drafter, critic, synthesizer, aggregator, direct); repeatable")
+	fs.BoolVar(&f.noSearch, "no-search", false, "do not search the web even when a search key is set")
+	fs.StringVar(&f.modelPath, "model-path", "", "a GGUF model file: start llama-server with it (or MADSPARK_MODEL_PATH)")
+}
+
+// params returns the debate parameters for query, validated.
+func (f *debateFlags) params(query string) (debate.Params, error) {
+	p := debate.DefaultParams()
+	p.Query, p.Mode, p.Rounds, p.PeerReview, p.NoSearch = query, f.mode, f.rounds, f.peerReview, f.noSearch
+	for _, spec := range f.roles {
+		if err := debate.ParseRoleConfig(p.Roles, spec); err != nil {
+			return p, usageError{err}
+		}
+	}
+	if err := debate.ParseProposerModels(p.Roles, f.proposerModels); err != nil {
+		return p, usageError{err}
+	}
+	if err := p.Validate(); err != nil {
+		return p, usageError{err}
+	}
+	return p, nil
+}
+
+// debater is a debate pipeline bound to an app.
+type debater struct {
+	app  *app
+	pipe *debate.Pipeline
+}
+
+// newDebater opens the app (starting llama-server for --model-path) and the
+// pipeline with web search from the environment.
+func (c *cli) newDebater(ctx context.Context, f *debateFlags, useCache bool) (*debater, func(), error) {
+	stopLlama, err := c.startLlamaServer(ctx, f.modelPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := c.openApp(ctx, useCache)
+	if err != nil {
+		stopLlama()
+		return nil, nil, err
+	}
+	count, err := debate.NewTokenCounter()
+	if err != nil {
+		a.Close()
+		stopLlama()
+		return nil, nil, err
+	}
+	var searcher search.Provider
+	if s := search.FromEnv(c.env); s != nil {
+		searcher = search.Cached(s, a.db, 24*time.Hour)
+	}
+	pipe, err := debate.New(count, searcher, c.logger)
+	if err != nil {
+		a.Close()
+		stopLlama()
+		return nil, nil, err
+	}
+	return &debater{app: a, pipe: pipe}, func() { a.Close(); stopLlama() }, nil
+}
+
+func (c *cli) debateCmd() *cobra.Command {
+	f := &debateFlags{}
+	var (
+		explain, noCache bool
+		format           string
+		timeout          time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "debate [QUERY]",
+		Short: "Answer a query by multi-agent debate (MoA-Lite); without a query, an interactive session",
+		Long: `Routes the query by complexity: a simple one gets one direct answer, a complex
+one a debate of drafter, critic and synthesizer whose handoffs an aggregator
+turns into the final answer. The answer streams to standard output.
+
+Without QUERY, reads queries line by line (an interactive session when
+standard input is a terminal); the conversation is kept between queries.`,
+		Args: argsError(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return usagef("unknown output format %q (want text, json)", format)
+			}
+			if timeout <= 0 {
+				return usagef("--timeout must be positive, got %s", timeout)
+			}
+			if explain {
+				if len(args) == 0 {
+					return usagef("--explain-route needs a query")
+				}
+				return c.explainRoute(args[0], format)
+			}
+			if len(args) == 1 {
+				p, err := f.params(args[0])
+				if err != nil {
+					return err
+				}
+				d, closeAll, err := c.newDebater(cmd.Context(), f, !noCache)
+				if err != nil {
+					return err
+				}
+				defer closeAll()
+				_, err = c.runDebate(cmd.Context(), d, p, format, timeout)
+				return err
+			}
+			if _, err := f.params("probe"); err != nil {
+				return err
+			}
+			return c.debateREPL(cmd.Context(), f, format, timeout, !noCache)
+		},
+	}
+	f.register(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&f.mode, "mode", "auto", "auto (route by complexity), simple or complex")
+	fs.BoolVar(&explain, "explain-route", false, "print how the query would be routed, and why, without calling a model")
+	fs.StringVar(&format, "output-format", "text", "text (the streamed answer) or json (the whole result)")
+	fs.DurationVar(&timeout, "timeout", 10*time.Minute, "give up on a query after this long")
+	fs.BoolVar(&noCache, "no-cache", false, "do not use the response cache")
+	return cmd
+}
+
+func (c *cli) explainRoute(query, format string) error {
+	count, err := debate.NewTokenCounter()
+	if err != nil {
+		return err
+	}
+	r := debate.Classify(query, count)
+	if format == "json" {
+		return writeJSON(c, r)
+	}
+	f := r.Features
+	fmt.Fprintf(c.stdout, "level:       %s\nconfidence:  %.2f\ntokens:      %d (threshold %d)\ncode block:  %v\nreasoning:   %v %s\nmulti-step:  %v\n",
+		r.Level, r.Confidence, f.TokenCount, debate.TokenThreshold, f.HasCodeBlock, f.HasReasoningKeywords, strings.Join(f.Keywords, ", "), f.HasMultiStepIndicators)
+	return nil
+}
+
+// runDebate answers one query, streaming the answer to stdout in text format.
+func (c *cli) runDebate(ctx context.Context, d *debater, p debate.Params, format string, timeout time.Duration) (*debate.Result, error) {
+	var onDelta func(string)
+	if format == "text" {
+		onDelta = func(s string) { io.WriteString(c.stdout, s) }
+	}
+	var res *debate.Result
+	run, elapsed, err := c.execute(ctx, d.app, "debate", p, timeout, func(ctx context.Context, r *engine.Run) (any, error) {
+		var err error
+		res, err = d.pipe.Run(ctx, r, p, onDelta)
+		return res, err
+	})
+	if err != nil {
+		if format == "text" {
+			fmt.Fprintln(c.stdout)
+		}
+		return nil, err
+	}
+	if format == "json" {
+		return res, writeJSON(c, map[string]any{
+			"run_id": run.ID(), "pipeline": "debate", "mode": d.app.info.Mode(), "provider": d.app.info.Name, "model": d.app.info.Model,
+			"result": res, "usage": run.Usage(), "duration_ms": elapsed.Milliseconds(),
+		})
+	}
+	fmt.Fprintln(c.stdout)
+	note := ""
+	if res.SearchNote != "" && res.Path == debate.Complex {
+		note = " · " + res.SearchNote
+	}
+	if d.app.info.Mock {
+		note += " · MOCK DATA"
+	}
+	fmt.Fprintf(c.stderr, "madspark: %s path · %s%s\n", res.Path, usageLine(run, elapsed), note)
+	return res, nil
+}
+
+// debateREPL answers queries read line by line, keeping the conversation.
+func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, timeout time.Duration, useCache bool) error {
+	d, closeAll, err := c.newDebater(ctx, f, useCache)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	interactive := isTerminalReader(c.stdin)
+	if interactive {
+		fmt.Fprintln(c.stderr, "madspark debate: ask anything; an empty line is ignored, /exit or Ctrl-D ends, /reset forgets the conversation.")
+	}
+	var history []llm.Message
+	sc := bufio.NewScanner(c.stdin)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for {
+		if interactive {
+			fmt.Fprint(c.stderr, "› ")
+		}
+		if !sc.Scan() {
+			break
+		}
+		line := strings.TrimSpace(sc.Text())
+		switch line {
+		case "":
+			continue
+		case "/exit", "/quit":
+			return nil
+		case "/reset":
+			history = nil
+			continue
+		}
+		p, err := f.params(line)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "madspark: %s\n", oneLine(err.Error()))
+			continue
+		}
+		p.History = history
+		res, err := c.runDebate(ctx, d, p, format, timeout)
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			fmt.Fprintf(c.stderr, "madspark: %s\n", oneLine(err.Error()))
+			continue
+		}
+		history = append(history, llm.Message{Role: llm.RoleUser, Content: line}, llm.Message{Role: llm.RoleAssistant, Content: res.Answer})
+		if len(history) > 12 {
+			history = history[len(history)-12:]
+		}
+	}
+	return sc.Err()
+}

@@ -1,0 +1,481 @@
+// Package debate is seed 003's MoA-Lite debate assistant:
+//
+//	query → complexity router (heuristic, no LLM call)
+//	  simple:  one direct, streamed answer
+//	  complex: proposers (drafter ∥ critic ∥ synthesizer) post structured
+//	           handoffs of 150-300 tokens to a blackboard
+//	           [× rounds: each round reads the others' handoffs and revises]
+//	           [peer review: each proposer ranks the anonymised handoffs]
+//	           → the aggregator reads the blackboard AND the original query
+//	             and streams the final answer
+//
+// Web search, when a provider is configured, runs beside the drafter so its
+// latency is hidden; the other proposers and the aggregator get the results.
+// An explicit state machine (Machine) drives the orchestration; every
+// transition is logged and recorded in the result.
+package debate
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/madspark/madspark/agent"
+	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/search"
+	"github.com/madspark/madspark/structured"
+)
+
+//go:embed prompts/*.tmpl
+var promptFS embed.FS
+
+// Agent names.
+const (
+	agentDirect    = "debate.direct"
+	agentPropose   = "debate.propose"
+	agentReview    = "debate.review"
+	agentAggregate = "debate.aggregate"
+)
+
+// MaxSearchResults is how many web results a debate uses at most.
+const MaxSearchResults = 3
+
+// Params are the inputs of a debate.
+type Params struct {
+	Query string `json:"query"`
+	// History is the conversation before the query, oldest first.
+	History []llm.Message `json:"history,omitempty"`
+	// Mode is auto (route by complexity), simple or complex.
+	Mode string `json:"mode"`
+	// Rounds of proposing, 1-5; from round 2 proposers revise after
+	// reading each other's handoffs.
+	Rounds int `json:"rounds"`
+	// PeerReview has each proposer rank the others' anonymised handoffs;
+	// the aggregator sees the aggregate ranking.
+	PeerReview bool                `json:"peer_review"`
+	Roles      map[Role]RoleConfig `json:"roles"`
+	// NoSearch turns web search off.
+	NoSearch bool `json:"no_search"`
+}
+
+// DefaultParams returns a one-round, auto-routed debate with the seed's
+// role configs.
+func DefaultParams() Params {
+	return Params{Mode: "auto", Rounds: 1, Roles: DefaultRoles()}
+}
+
+// Validate reports the first problem with p in one line.
+func (p *Params) Validate() error {
+	switch {
+	case strings.TrimSpace(p.Query) == "":
+		return errors.New("query must not be empty")
+	case len(p.Query) > 32000:
+		return errors.New("query is longer than 32000 bytes")
+	case p.Mode != "auto" && p.Mode != "simple" && p.Mode != "complex":
+		return fmt.Errorf("mode must be auto, simple or complex, got %q", p.Mode)
+	case p.Rounds < 1 || p.Rounds > 5:
+		return fmt.Errorf("rounds must be 1..5, got %d", p.Rounds)
+	}
+	for _, r := range append(Proposers, Aggregator, Direct) {
+		if _, ok := p.Roles[r]; !ok {
+			return fmt.Errorf("no config for role %s", r)
+		}
+	}
+	return nil
+}
+
+// RankedRole is a proposer's place in the peer review.
+type RankedRole struct {
+	Role Role `json:"role"`
+	// Points is the Borda count: for each reviewer, the number of
+	// contributions ranked below this one.
+	Points int `json:"points"`
+}
+
+// Result is a finished debate.
+type Result struct {
+	Query  string `json:"query"`
+	Answer string `json:"answer"`
+	Route  Route  `json:"route"`
+	// Path is the path taken: simple or complex (Route may differ when
+	// Mode forced it).
+	Path        Level            `json:"path"`
+	Rounds      int              `json:"rounds"`
+	Handoffs    []HandoffMessage `json:"handoffs,omitempty"`
+	Ranking     []RankedRole     `json:"ranking,omitempty"`
+	Sources     []search.Result  `json:"sources,omitempty"`
+	SearchNote  string           `json:"search_note,omitempty"`
+	Transitions []Transition     `json:"transitions"`
+}
+
+// Pipeline runs debates. It is safe for concurrent use.
+type Pipeline struct {
+	count    func(string) int
+	searcher search.Provider
+	logger   *slog.Logger
+
+	direct, propose, review, aggregate *agent.Agent
+	proposal                           *structured.Spec[proposal]
+	ranking                            *structured.Spec[ranking]
+}
+
+// proposal is a proposer's reply: the content of its handoff.
+type proposal struct {
+	ContextSummary  string   `json:"context_summary" jsonschema:"minLength=1"`
+	KeyPoints       []string `json:"key_points" jsonschema:"minItems=1,maxItems=8"`
+	ConfidenceScore float64  `json:"confidence_score" jsonschema:"minimum=0,maximum=1"`
+}
+
+// ranking is a reviewer's reply.
+type ranking struct {
+	Ranking []string `json:"ranking" jsonschema:"minItems=1"`
+	Reasons string   `json:"reasons"`
+}
+
+// New prepares the pipeline. count counts tokens (see Tokenizer); searcher
+// may be nil for no web search; logger may be nil.
+func New(count func(string) int, searcher search.Provider, logger *slog.Logger) (*Pipeline, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Pipeline{count: count, searcher: searcher, logger: logger}
+	var errs []error
+	for _, a := range []struct {
+		dst  **agent.Agent
+		name string
+	}{{&p.direct, agentDirect}, {&p.propose, agentPropose}, {&p.review, agentReview}, {&p.aggregate, agentAggregate}} {
+		var err error
+		*a.dst, err = agent.New(promptFS, a.name, "prompts/"+strings.TrimPrefix(a.name, "debate.")+".tmpl")
+		errs = append(errs, err)
+	}
+	var err error
+	p.proposal, err = structured.NewSpec[proposal]("debate_handoff")
+	errs = append(errs, err)
+	p.ranking, err = structured.NewSpec[ranking]("debate_ranking")
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("debate: %w", err)
+	}
+	return p, nil
+}
+
+// Route classifies a query without calling a model.
+func (p *Pipeline) Route(query string) Route { return Classify(query, p.count) }
+
+// The inputs each agent's prompt is rendered from.
+type (
+	directInput struct {
+		Query   string
+		History []llm.Message
+	}
+	proposeInput struct {
+		Query   string
+		History []llm.Message
+		Role    Role
+		Round   int
+		Sources string
+		Peers   []HandoffMessage
+	}
+	reviewEntry struct{ Label, Text string }
+	reviewInput struct {
+		Query   string
+		Reviewer Role
+		Entries []reviewEntry
+	}
+	aggregateInput struct {
+		Query    string
+		History  []llm.Message
+		Handoffs []HandoffMessage
+		Ranking  string
+		Sources  string
+	}
+)
+
+// Run answers in.Query as run r. onDelta, if not nil, receives the final
+// answer as it streams.
+func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta func(string)) (*Result, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	m := NewMachine(in.Rounds, in.PeerReview, func(t Transition) {
+		p.logger.Info("debate transition", "run", r.ID(), "from", t.From, "event", t.Event, "to", t.To, "round", t.Round, "detail", t.Detail)
+	})
+	res := &Result{Query: in.Query}
+	fail := func(err error) (*Result, error) {
+		_ = m.Fire(ErrorOccurred, oneLine(err.Error()))
+		return nil, err
+	}
+	if err := m.Fire(QueryReceived, ""); err != nil {
+		return nil, err
+	}
+	res.Route = p.Route(in.Query)
+	res.Path = res.Route.Level
+	if in.Mode != "auto" {
+		res.Path = Level(in.Mode)
+	}
+	r.Emit("route", 5, fmt.Sprintf("%s (confidence %.2f)", res.Path, res.Route.Confidence))
+
+	if res.Path == Simple {
+		if err := m.Fire(ComplexitySimple, fmt.Sprintf("confidence %.2f", res.Route.Confidence)); err != nil {
+			return nil, err
+		}
+		answer, err := p.answer(ctx, r, "direct", p.direct, directInput{in.Query, in.History}, in.Roles[Direct], onDelta)
+		if err != nil {
+			return fail(err)
+		}
+		res.Answer = answer
+		if err := m.Fire(GenerationDone, ""); err != nil {
+			return nil, err
+		}
+		res.Transitions = m.History()
+		return res, nil
+	}
+
+	if err := m.Fire(ComplexityComplex, fmt.Sprintf("confidence %.2f", res.Route.Confidence)); err != nil {
+		return nil, err
+	}
+	res.Rounds = in.Rounds
+	board := NewBlackboard(p.count)
+	conv := r.ID()
+
+	// Web search runs beside the drafter; the other proposers wait for it.
+	sources := make(chan string, 1)
+	go func() {
+		s, note := p.webSearch(ctx, r, in)
+		res.Sources, res.SearchNote = s, note
+		sources <- search.FormatForContext(s)
+	}()
+	waitSources := sync.OnceValue(func() string { return <-sources })
+
+	for round := 1; round <= in.Rounds; round++ {
+		r.Emit("propose", 10+70*(round-1)/in.Rounds, fmt.Sprintf("round %d: drafter, critic and synthesizer", round))
+		peers := board.Round(round - 1)
+		g, gctx := errgroup.WithContext(ctx)
+		posted := make(chan Role, len(Proposers))
+		for _, role := range Proposers {
+			g.Go(func() error {
+				pi := proposeInput{Query: in.Query, History: in.History, Role: role, Round: round, Peers: peers}
+				if role != Drafter || round > 1 {
+					pi.Sources = waitSources()
+				}
+				h, err := p.proposeStep(gctx, r, board, conv, pi, in.Roles[role])
+				if err != nil {
+					return fmt.Errorf("%s: %w", role, err)
+				}
+				if err := board.Post(h); err != nil {
+					return fmt.Errorf("%s: %w", role, err)
+				}
+				posted <- role
+				return nil
+			})
+		}
+		err := g.Wait()
+		close(posted)
+		for role := range posted {
+			if ferr := m.Fire(ProposalComplete, string(role)); ferr != nil {
+				return nil, ferr
+			}
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if round < in.Rounds {
+			if err := m.Fire(RoundComplete, ""); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := m.Fire(AllProposalsComplete, ""); err != nil {
+		return nil, err
+	}
+	final := board.Round(in.Rounds)
+	res.Handoffs = board.All()
+
+	if in.PeerReview {
+		r.Emit("review", 80, "proposers rank each other")
+		ranked, err := p.peerReview(ctx, r, in, final)
+		if err != nil {
+			return fail(err)
+		}
+		res.Ranking = ranked
+		if err := m.Fire(ReviewsComplete, ""); err != nil {
+			return nil, err
+		}
+	}
+
+	r.Emit("aggregate", 90, "aggregator writes the answer")
+	ai := aggregateInput{Query: in.Query, History: in.History, Handoffs: final, Sources: waitSources()}
+	if len(res.Ranking) > 0 {
+		var parts []string
+		for _, rr := range res.Ranking {
+			parts = append(parts, fmt.Sprintf("%s (%d points)", rr.Role, rr.Points))
+		}
+		ai.Ranking = strings.Join(parts, ", ")
+	}
+	answer, err := p.answer(ctx, r, "aggregate", p.aggregate, ai, in.Roles[Aggregator], onDelta)
+	if err != nil {
+		return fail(err)
+	}
+	res.Answer = answer
+	if err := m.Fire(SynthesisComplete, ""); err != nil {
+		return nil, err
+	}
+	res.Transitions = m.History()
+	r.Emit("done", 100, "done")
+	return res, nil
+}
+
+// answer runs a streamed plain-text agent as a journaled step.
+func (p *Pipeline) answer(ctx context.Context, r *engine.Run, key string, a *agent.Agent, input any, cfg RoleConfig, onDelta func(string)) (string, error) {
+	return engine.Step(ctx, r, key, input, func(ctx context.Context, c llm.Client) (string, error) {
+		req, err := a.Request(input, agent.Options{Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Model: cfg.Model, Timeout: 3 * time.Minute})
+		if err != nil {
+			return "", err
+		}
+		req.Provider = cfg.Provider
+		req.OnDelta = onDelta
+		if req.OnDelta == nil {
+			req.OnDelta = func(string) {}
+		}
+		resp, err := c.Generate(ctx, &req)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", a.Name(), err)
+		}
+		if strings.TrimSpace(resp.Text) == "" {
+			return "", fmt.Errorf("%s: empty answer", a.Name())
+		}
+		return resp.Text, nil
+	})
+}
+
+// proposeStep asks one proposer for its handoff; a handoff outside the token
+// budget is sent back with the count, like any invalid reply.
+func (p *Pipeline) proposeStep(ctx context.Context, r *engine.Run, board *Blackboard, conv string, in proposeInput, cfg RoleConfig) (HandoffMessage, error) {
+	key := fmt.Sprintf("r%d/%s", in.Round, in.Role)
+	return engine.Step(ctx, r, key, in, func(ctx context.Context, c llm.Client) (HandoffMessage, error) {
+		req, err := p.propose.Request(in, agent.Options{Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Model: cfg.Model, Timeout: 2 * time.Minute})
+		if err != nil {
+			return HandoffMessage{}, err
+		}
+		req.Provider = cfg.Provider
+		var h HandoffMessage
+		_, _, err = p.proposal.Generate(ctx, c, req, func(v *proposal) error {
+			h = HandoffMessage{
+				ConversationID: conv, FromRole: in.Role, ToRole: Aggregator, Round: in.Round,
+				ContextSummary: v.ContextSummary, KeyPoints: v.KeyPoints, ConfidenceScore: v.ConfidenceScore,
+				Timestamp: time.Now().UTC(),
+			}
+			return board.Validate(&h)
+		})
+		return h, err
+	})
+}
+
+// webSearch returns up to MaxSearchResults results, or none with a note
+// saying why.
+func (p *Pipeline) webSearch(ctx context.Context, r *engine.Run, in Params) ([]search.Result, string) {
+	switch {
+	case in.NoSearch:
+		return nil, "web search off (--no-search)"
+	case p.searcher == nil:
+		return nil, "web search off: set TAVILY_API_KEY or BRAVE_API_KEY to enable it"
+	}
+	results, err := engine.Step(ctx, r, "search", in.Query, func(ctx context.Context, _ llm.Client) ([]search.Result, error) {
+		return p.searcher.Search(ctx, in.Query, MaxSearchResults)
+	})
+	if err != nil {
+		p.logger.Warn("web search failed; the debate goes on without it", "provider", p.searcher.Name(), "err", err)
+		return nil, "web search failed: " + oneLine(err.Error())
+	}
+	if len(results) > MaxSearchResults {
+		results = results[:MaxSearchResults]
+	}
+	return results, ""
+}
+
+// peerReview has every proposer rank the final handoffs, anonymised and in
+// a different order for each reviewer, and returns the Borda ranking.
+func (p *Pipeline) peerReview(ctx context.Context, r *engine.Run, in Params, final []HandoffMessage) ([]RankedRole, error) {
+	n := len(final)
+	points := map[Role]int{}
+	g, gctx := errgroup.WithContext(ctx)
+	results := make([][]Role, len(Proposers))
+	for i, reviewer := range Proposers {
+		g.Go(func() error {
+			// Rotate the order per reviewer so no contribution always comes first.
+			order := make([]HandoffMessage, n)
+			for k := range final {
+				order[k] = final[(k+i)%n]
+			}
+			ri := reviewInput{Query: in.Query, Reviewer: reviewer}
+			label := map[string]Role{}
+			for k, h := range order {
+				l := string(rune('A' + k))
+				label[l] = h.FromRole
+				ri.Entries = append(ri.Entries, reviewEntry{Label: l, Text: h.ContextSummary + "\nKey points: " + strings.Join(h.KeyPoints, "; ")})
+			}
+			cfg := in.Roles[reviewer]
+			order2, err := engine.Step(gctx, r, "review/"+string(reviewer), ri, func(ctx context.Context, c llm.Client) ([]Role, error) {
+				req, err := p.review.Request(ri, agent.Options{Temperature: 0.2, Model: cfg.Model, Timeout: 2 * time.Minute})
+				if err != nil {
+					return nil, err
+				}
+				req.Provider = cfg.Provider
+				var roles []Role
+				_, _, err = p.ranking.Generate(ctx, c, req, func(v *ranking) error {
+					roles = roles[:0]
+					seen := map[string]bool{}
+					for _, l := range v.Ranking {
+						l = strings.ToUpper(strings.TrimSpace(l))
+						role, ok := label[l]
+						if !ok || seen[l] {
+							return fmt.Errorf("ranking must list each of %s exactly once, got %v", labels(n), v.Ranking)
+						}
+						seen[l] = true
+						roles = append(roles, role)
+					}
+					if len(roles) != n {
+						return fmt.Errorf("ranking must list each of %s exactly once, got %v", labels(n), v.Ranking)
+					}
+					return nil
+				})
+				return roles, err
+			})
+			results[i] = order2
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, ranked := range results {
+		for pos, role := range ranked {
+			points[role] += n - 1 - pos
+		}
+	}
+	var out []RankedRole
+	for _, h := range final {
+		out = append(out, RankedRole{Role: h.FromRole, Points: points[h.FromRole]})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Points > out[j].Points })
+	return out, nil
+}
+
+func labels(n int) string {
+	var ls []string
+	for k := 0; k < n; k++ {
+		ls = append(ls, string(rune('A'+k)))
+	}
+	return strings.Join(ls, ", ")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
