@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,9 +48,6 @@ type Server struct {
 	handler http.Handler
 	log     *slog.Logger
 	metrics *metrics
-
-	mu      sync.Mutex
-	streams sync.WaitGroup
 }
 
 // New checks cfg and builds the server's routes.
@@ -209,11 +205,9 @@ func (s *Server) logged(next http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		route := r.URL.Path
+		route := "unmatched"
 		if _, pattern := s.mux.Handler(r); pattern != "" {
 			route = pattern
-		} else {
-			route = "unmatched"
 		}
 		d := time.Since(start)
 		s.metrics.request(route, sw.status, d)

@@ -187,9 +187,9 @@ type (
 	}
 	reviewEntry struct{ Label, Text string }
 	reviewInput struct {
-		Query   string
+		Query    string
 		Reviewer Role
-		Entries []reviewEntry
+		Entries  []reviewEntry
 	}
 	aggregateInput struct {
 		Query    string

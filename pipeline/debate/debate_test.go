@@ -103,13 +103,13 @@ func query(q string, mod func(*Params)) Params {
 
 func TestRouterContract(t *testing.T) {
 	for q, want := range map[string]Level{
-		"What is Rust?":                          Simple,
-		"Define ownership":                       Simple,
-		"Explain step by step how async works":   Complex,
-		"Design a distributed cache architecture": Complex,
-		"Why does this fail?\n```go\nfor {}\n```": Complex,
+		"What is Rust?":                                                   Simple,
+		"Define ownership":                                                Simple,
+		"Explain step by step how async works":                            Complex,
+		"Design a distributed cache architecture":                         Complex,
+		"Why does this fail?\n```go\nfor {}\n```":                         Complex,
 		"First install it, then configure the proxy, and finally restart": Complex,
-		strings.Repeat("word ", 60): Complex,
+		strings.Repeat("word ", 60):                                       Complex,
 	} {
 		r := Classify(q, counter)
 		if r.Level != want || r.Confidence < 0.5 || r.Confidence > 1 {
@@ -147,7 +147,7 @@ func TestMachine(t *testing.T) {
 		{nil, SynthesisComplete},
 		{[]Event{QueryReceived}, AllProposalsComplete},
 		{[]Event{QueryReceived, ComplexitySimple}, SynthesisComplete},
-		{[]Event{QueryReceived, ComplexityComplex}, AllProposalsComplete},       // round 1 of 2
+		{[]Event{QueryReceived, ComplexityComplex}, AllProposalsComplete},         // round 1 of 2
 		{[]Event{QueryReceived, ComplexityComplex, RoundComplete}, RoundComplete}, // no round 3
 		{[]Event{QueryReceived, ComplexitySimple, GenerationDone}, ErrorOccurred},
 	} {
