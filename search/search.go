@@ -1,16 +1,25 @@
-// Package search finds web pages for pipelines that cite the web: a debate's
-// proposers now, a literature review or a market analyst later. Tavily and
-// Brave are supported; Cached keeps results in the response cache's store.
+// Package search finds web pages for pipelines that cite the web: the
+// debate's proposers now, a literature review or a market analyst later.
+//
+// Two providers are supported, Tavily (NewTavily) and Brave (NewBrave);
+// FromEnv picks one from the environment. Cached keeps results in the
+// response cache's store, and FormatForContext renders them for a prompt.
+//
+// Providers never retry. A failed search returns an *llm.Error whose
+// Retryable and RetryAfter fields let the caller decide; its message never
+// contains the API key.
 package search
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -20,10 +29,15 @@ import (
 
 // Result is one search hit.
 type Result struct {
-	Title   string `json:"title"`
-	URL     string `json:"url"`
+	// Title is the page's title, as plain text.
+	Title string `json:"title"`
+	// URL is the page's address; never empty.
+	URL string `json:"url"`
+	// Snippet is an extract of the page, as plain text of at most about
+	// 500 characters.
 	Snippet string `json:"snippet"`
-	// Score is the provider's relevance, 0-1, or derived from the rank.
+	// Score is the provider's relevance, 0-1, when it gives one; otherwise
+	// it is derived from the rank: 1, 1/2, 1/3, ...
 	Score float64 `json:"score"`
 	// Published is the page's date as the provider gives it, if any.
 	Published string `json:"published,omitempty"`
@@ -31,14 +45,34 @@ type Result struct {
 
 // Provider searches the web.
 type Provider interface {
-	// Name names the provider, such as "tavily".
+	// Name names the provider, such as "tavily". It is part of cache keys.
 	Name() string
-	// Search returns at most limit results for query, best first.
-	Search(ctx context.Context, query string, limit int) ([]Result, error)
+	// Search returns at most max results for query, best first. Max is
+	// capped to what the provider allows; max <= 0 means DefaultMax.
+	Search(ctx context.Context, query string, max int) ([]Result, error)
 }
 
-// FromEnv returns Tavily when TAVILY_API_KEY is set, else Brave when
-// BRAVE_API_KEY is set, else nil.
+// DefaultMax is the number of results a Provider returns when Search is
+// asked for max <= 0.
+const DefaultMax = 5
+
+// DefaultTimeout is the time limit of a search when no *http.Client is
+// given with WithHTTPClient.
+const DefaultTimeout = 10 * time.Second
+
+const (
+	// snippetRunes is the length snippets are trimmed to.
+	snippetRunes = 500
+	// titleRunes is the length titles are trimmed to.
+	titleRunes = 200
+	// messageRunes is the length of error messages taken from a reply.
+	messageRunes = 200
+	// maxReply is the largest reply body read.
+	maxReply = 4 << 20
+)
+
+// FromEnv returns the provider whose API key getenv returns: Tavily for
+// TAVILY_API_KEY, else Brave for BRAVE_API_KEY, else nil.
 func FromEnv(getenv func(string) string) Provider {
 	if k := strings.TrimSpace(getenv("TAVILY_API_KEY")); k != "" {
 		return NewTavily(k)
@@ -49,7 +83,7 @@ func FromEnv(getenv func(string) string) Provider {
 	return nil
 }
 
-// Option configures a provider.
+// An Option configures a provider made by NewTavily or NewBrave.
 type Option func(*options)
 
 type options struct {
@@ -57,186 +91,260 @@ type options struct {
 	client  *http.Client
 }
 
-// WithBaseURL sends requests to u instead of the provider's API (for tests).
-func WithBaseURL(u string) Option { return func(o *options) { o.baseURL = strings.TrimSuffix(u, "/") } }
+// WithBaseURL sends requests to u, such as an httptest.Server's URL, instead
+// of the provider's API. Request paths are appended to u.
+func WithBaseURL(u string) Option {
+	return func(o *options) { o.baseURL = strings.TrimSuffix(u, "/") }
+}
 
-// WithHTTPClient uses c for requests.
-func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client = c } }
+// WithHTTPClient sends requests with c instead of a client with a
+// DefaultTimeout time limit. A nil c is ignored.
+func WithHTTPClient(c *http.Client) Option {
+	return func(o *options) {
+		if c != nil {
+			o.client = c
+		}
+	}
+}
 
-func newOptions(base string, opts []Option) options {
-	o := options{baseURL: base, client: &http.Client{Timeout: 10 * time.Second}}
+func newOptions(baseURL string, opts []Option) options {
+	o := options{baseURL: baseURL}
 	for _, f := range opts {
 		f(&o)
+	}
+	if o.client == nil {
+		o.client = &http.Client{Timeout: DefaultTimeout}
 	}
 	return o
 }
 
-// Tavily is the Tavily search API.
-type Tavily struct {
-	key string
-	o   options
+// capMax returns max limited to 1..limit, with DefaultMax for max <= 0.
+func capMax(max, limit int) int {
+	switch {
+	case max <= 0:
+		return min(DefaultMax, limit)
+	case max > limit:
+		return limit
+	}
+	return max
 }
 
-// NewTavily returns a Tavily client for apiKey.
-func NewTavily(apiKey string, opts ...Option) *Tavily {
-	return &Tavily{key: apiKey, o: newOptions("https://api.tavily.com", opts)}
-}
-
-// Name returns "tavily".
-func (t *Tavily) Name() string { return "tavily" }
-
-// Search calls POST /search.
-func (t *Tavily) Search(ctx context.Context, query string, limit int) ([]Result, error) {
-	limit = min(max(limit, 1), 20)
-	body, _ := json.Marshal(map[string]any{"query": query, "max_results": limit, "search_depth": "basic", "include_answer": false})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.o.baseURL+"/search", strings.NewReader(string(body)))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+t.key)
-	var out struct {
-		Results []struct {
-			Title         string  `json:"title"`
-			URL           string  `json:"url"`
-			Content       string  `json:"content"`
-			Score         float64 `json:"score"`
-			PublishedDate string  `json:"published_date"`
-		} `json:"results"`
-	}
-	if err := do(t.o.client, req, "tavily", t.key, &out); err != nil {
-		return nil, err
-	}
-	var res []Result
-	for _, r := range out.Results {
-		res = append(res, Result{Title: clean(r.Title), URL: r.URL, Snippet: clean(r.Content), Score: r.Score, Published: r.PublishedDate})
-	}
-	return finish(res, limit), nil
-}
-
-// Brave is the Brave Search API.
-type Brave struct {
-	key string
-	o   options
-}
-
-// NewBrave returns a Brave client for apiKey.
-func NewBrave(apiKey string, opts ...Option) *Brave {
-	return &Brave{key: apiKey, o: newOptions("https://api.search.brave.com", opts)}
-}
-
-// Name returns "brave".
-func (b *Brave) Name() string { return "brave" }
-
-// Search calls GET /res/v1/web/search.
-func (b *Brave) Search(ctx context.Context, query string, limit int) ([]Result, error) {
-	limit = min(max(limit, 1), 20)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.o.baseURL+"/res/v1/web/search", nil)
-	if err != nil {
-		return nil, err
-	}
-	q := req.URL.Query()
-	q.Set("q", query)
-	q.Set("count", fmt.Sprint(limit))
-	req.URL.RawQuery = q.Encode()
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("X-Subscription-Token", b.key)
-	var out struct {
-		Web struct {
-			Results []struct {
-				Title       string `json:"title"`
-				URL         string `json:"url"`
-				Description string `json:"description"`
-				Age         string `json:"age"`
-				PageAge     string `json:"page_age"`
-			} `json:"results"`
-		} `json:"web"`
-	}
-	if err := do(b.o.client, req, "brave", b.key, &out); err != nil {
-		return nil, err
-	}
-	var res []Result
-	for _, r := range out.Web.Results {
-		pub := r.PageAge
-		if pub == "" {
-			pub = r.Age
-		}
-		res = append(res, Result{Title: clean(r.Title), URL: r.URL, Snippet: clean(r.Description), Published: pub})
-	}
-	return finish(res, limit), nil
-}
-
-// do sends req and decodes a 200 reply into out; anything else is an
-// *llm.Error with the key redacted.
-func do(c *http.Client, req *http.Request, provider, key string, out any) error {
-	resp, err := c.Do(req)
-	if err != nil {
-		if req.Context().Err() != nil {
-			return req.Context().Err()
-		}
-		return &llm.Error{Provider: provider, Message: llm.Redact(err.Error(), key), Retryable: true}
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return &llm.Error{Provider: provider, Message: "read reply: " + llm.Redact(err.Error(), key), Retryable: true}
-	}
-	if resp.StatusCode != http.StatusOK {
-		msg := strings.Join(strings.Fields(string(data)), " ")
-		if len(msg) > 300 {
-			msg = msg[:300]
-		}
-		return &llm.Error{Provider: provider, Status: resp.StatusCode, Message: llm.Redact(msg, key),
-			Retryable: llm.RetryableStatus(resp.StatusCode), RetryAfter: llm.RetryAfterHeader(resp.Header)}
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return &llm.Error{Provider: provider, Status: resp.StatusCode, Message: "malformed reply: " + err.Error()}
+// checkQuery returns an error for an empty query, before any request.
+func checkQuery(provider, query string) error {
+	if strings.TrimSpace(query) == "" {
+		return &llm.Error{Provider: provider, Message: "empty query"}
 	}
 	return nil
 }
 
-var tags = regexp.MustCompile(`<[^>]*>`)
-
-// clean strips HTML tags and entities and trims to 500 characters.
-func clean(s string) string {
-	s = html.UnescapeString(tags.ReplaceAllString(s, ""))
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) > 500 {
-		s = string([]rune(s)[:500]) + "…"
+// send sends req and decodes a 2xx JSON reply into out. Any failure is an
+// *llm.Error for provider whose message has key redacted; retryAfter, if
+// not nil, reads the delay from the headers of a 429 reply without
+// Retry-After.
+func send(c *http.Client, req *http.Request, provider, key string, retryAfter func(http.Header) time.Duration, out any) error {
+	ctx := req.Context()
+	resp, err := c.Do(req)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return cancelled(provider, cerr)
+		}
+		// The key travels in a header, which transport errors never
+		// show; redact anyway.
+		return &llm.Error{Provider: provider, Message: oneLine(err.Error(), key), Retryable: true, Err: err}
 	}
-	return s
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReply))
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return cancelled(provider, cerr)
+		}
+		return &llm.Error{Provider: provider, Status: resp.StatusCode,
+			Message: "reading reply: " + oneLine(err.Error(), key), Retryable: true, Err: err}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		msg := oneLine(errorMessage(body), key)
+		if msg == "" {
+			msg = http.StatusText(resp.StatusCode)
+		}
+		e := &llm.Error{Provider: provider, Status: resp.StatusCode, Message: msg,
+			Retryable: llm.RetryableStatus(resp.StatusCode), RetryAfter: llm.RetryAfterHeader(resp.Header)}
+		if e.RetryAfter == 0 && retryAfter != nil && resp.StatusCode == http.StatusTooManyRequests {
+			e.RetryAfter = retryAfter(resp.Header)
+		}
+		return e
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return &llm.Error{Provider: provider, Status: resp.StatusCode,
+			Message: "malformed reply: " + oneLine(err.Error(), key)}
+	}
+	return nil
 }
 
-// finish drops results without a URL, caps the count and fills missing
-// scores from the rank.
-func finish(res []Result, limit int) []Result {
-	out := []Result{}
-	for _, r := range res {
+// cancelled is the error of a search whose context ended. Like
+// llm.IsRetryable, it counts a deadline as retryable and a cancellation as
+// not.
+func cancelled(provider string, err error) error {
+	return &llm.Error{Provider: provider, Message: err.Error(), Err: err,
+		Retryable: errors.Is(err, context.DeadlineExceeded)}
+}
+
+// errorMessage returns the message of an error reply: the text of one of
+// the fields providers put it in (Tavily's detail.error, Brave's
+// error.code and error.detail, ...), "" for an empty JSON object, or else the
+// body itself as text.
+func errorMessage(body []byte) string {
+	var v any
+	if json.Unmarshal(body, &v) == nil {
+		for _, path := range [][]string{
+			{"detail", "error"}, {"detail", "message"}, {"detail"},
+			{"error", "detail"}, {"error", "message"}, {"error"},
+			{"message"},
+		} {
+			if s, ok := lookupString(v, path); ok && strings.TrimSpace(s) != "" {
+				if code, ok := lookupString(v, []string{"error", "code"}); ok && path[0] == "error" && code != "" {
+					s = code + ": " + s
+				}
+				return s
+			}
+		}
+		if m, ok := v.(map[string]any); v == nil || ok && len(m) == 0 {
+			return "" // nothing to say: the status text stands in
+		}
+	}
+	return stripTags(string(body))
+}
+
+// lookupString returns the string at path in a decoded JSON value.
+func lookupString(v any, path []string) (string, bool) {
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		v = m[k]
+	}
+	s, ok := v.(string)
+	return s, ok
+}
+
+// oneLine makes s a single line of at most messageRunes runes with key, and
+// anything shaped like a key, redacted. Redaction comes first, so that
+// trimming never leaves part of a key behind.
+func oneLine(s, key string) string {
+	s = llm.Redact(strings.Join(strings.Fields(s), " "), key)
+	return llm.Redact(truncate(s, messageRunes), key)
+}
+
+var (
+	tagRE     = regexp.MustCompile(`(?s)<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>`)
+	brokenTag = regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?$`)
+)
+
+// stripTags removes HTML tags and comments from s.
+func stripTags(s string) string {
+	if !strings.Contains(s, "<") {
+		return s
+	}
+	return tagRE.ReplaceAllString(s, "")
+}
+
+// clean turns a title or snippet from a provider into plain text of at most
+// n runes: tags stripped, entities unescaped and white space collapsed.
+func clean(s string, n int) string {
+	// A tag that the provider's own trimming cut in half ends the text;
+	// drop it rather than show half a tag.
+	s = html.UnescapeString(brokenTag.ReplaceAllString(stripTags(s), ""))
+	return truncate(strings.Join(strings.Fields(s), " "), n)
+}
+
+// truncate trims s to at most n runes, at a word boundary when there is one
+// near the end, and marks the cut with "…".
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n-1]
+	if i := lastSpace(r); i >= len(r)*4/5 {
+		r = r[:i]
+	}
+	return strings.TrimRight(string(r), " ,;:.-") + "…"
+}
+
+func lastSpace(r []rune) int {
+	for i := len(r) - 1; i >= 0; i-- {
+		if r[i] == ' ' {
+			return i
+		}
+	}
+	return -1
+}
+
+// finish drops results without a URL, keeps at most max, clamps scores to
+// 0-1 and derives missing ones from the rank.
+func finish(res []Result, scored []bool, max int) []Result {
+	out := make([]Result, 0, min(len(res), max))
+	for i, r := range res {
+		if len(out) == max {
+			break
+		}
+		r.URL = strings.TrimSpace(r.URL)
 		if r.URL == "" {
 			continue
 		}
-		out = append(out, r)
-	}
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	for i := range out {
-		if out[i].Score == 0 {
-			out[i].Score = 1 / float64(i+1)
+		if i < len(scored) && scored[i] {
+			r.Score = clamp01(r.Score)
+		} else {
+			r.Score = 1 / float64(len(out)+1)
 		}
+		out = append(out, r)
 	}
 	return out
 }
 
-// FormatForContext renders results for a prompt: a numbered list of title,
-// URL and snippet.
+// clamp01 returns s limited to 0-1, with 0 for NaN.
+func clamp01(s float64) float64 {
+	switch {
+	case s > 1:
+		return 1
+	case s > 0:
+		return s
+	}
+	return 0
+}
+
+// FormatForContext renders results for a prompt as a numbered list, one
+// result per entry:
+//
+//	[1] Title — URL
+//	    snippet
+//
+// A result without a title shows only its URL; one without a snippet has no
+// second line. No results give "".
 func FormatForContext(results []Result) string {
 	var b strings.Builder
 	for i, r := range results {
-		fmt.Fprintf(&b, "[%d] %s — %s\n", i+1, r.Title, r.URL)
-		if r.Snippet != "" {
-			fmt.Fprintf(&b, "    %s\n", r.Snippet)
+		title := strings.Join(strings.Fields(r.Title), " ")
+		url := strings.TrimSpace(r.URL)
+		switch {
+		case title == "":
+			fmt.Fprintf(&b, "[%d] %s\n", i+1, url)
+		case url == "":
+			fmt.Fprintf(&b, "[%d] %s\n", i+1, title)
+		default:
+			fmt.Fprintf(&b, "[%d] %s — %s\n", i+1, title, url)
+		}
+		if s := strings.Join(strings.Fields(r.Snippet), " "); s != "" {
+			b.WriteString("    " + s + "\n")
 		}
 	}
 	return b.String()
+}
+
+// parseSeconds returns v, a number of seconds, as a duration, or 0.
+func parseSeconds(v string) time.Duration {
+	s, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || s <= 0 {
+		return 0
+	}
+	return time.Duration(s * float64(time.Second))
 }
