@@ -10,14 +10,19 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"runtime/debug"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/madspark/madspark/llm"
 )
 
-// chatRequest is POST /v1/chat/completions, as OpenAI defines it; fields
-// madspark does not use are accepted when they cannot change the meaning.
+// chatRequest is the body of POST /v1/chat/completions as OpenAI defines
+// it. Fields madspark does not use are accepted when ignoring them cannot
+// change the meaning of the request; any other field is refused.
 type chatRequest struct {
 	Model               string          `json:"model"`
 	Messages            []chatMessage   `json:"messages"`
@@ -33,13 +38,17 @@ type chatRequest struct {
 	Seed                *int64          `json:"seed"`
 	PresencePenalty     *float64        `json:"presence_penalty"`
 	FrequencyPenalty    *float64        `json:"frequency_penalty"`
-	ResponseFormat      *struct {
-		Type string `json:"type"`
-	} `json:"response_format"`
+	ResponseFormat      *responseFormat `json:"response_format"`
 }
 
 type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
+	IncludeUsage       bool `json:"include_usage"`
+	IncludeObfuscation bool `json:"include_obfuscation"` // ignored
+}
+
+type responseFormat struct {
+	Type       string          `json:"type"`
+	JSONSchema json.RawMessage `json:"json_schema"` // refused below with a clear message
 }
 
 type chatMessage struct {
@@ -48,7 +57,52 @@ type chatMessage struct {
 	Name    string          `json:"name"`
 }
 
-// requestError is a client error to report as a 4xx.
+// The response types: a chat.completion object, the usage chunk of a
+// stream (the other chunks are written by chunker) and an error.
+type (
+	chatCompletion struct {
+		ID       string     `json:"id"`
+		Object   string     `json:"object"`
+		Created  int64      `json:"created"`
+		Model    string     `json:"model"`
+		Choices  []choice   `json:"choices"`
+		Usage    *wireUsage `json:"usage,omitempty"`
+		Madspark *extension `json:"madspark,omitempty"`
+	}
+	choice struct {
+		Index        int      `json:"index"`
+		Message      *message `json:"message,omitempty"`
+		Logprobs     any      `json:"logprobs"`      // always null
+		FinishReason *string  `json:"finish_reason"` // null in chunks until the last
+	}
+	message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	wireUsage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	}
+	// extension is madspark's own addition to a completion.
+	extension struct {
+		RunID       string  `json:"run_id,omitempty"`
+		LLMCalls    int     `json:"llm_calls"`
+		CachedCalls int     `json:"cached_calls"`
+		CostUSD     float64 `json:"cost_usd"`
+	}
+	errorBody struct {
+		Error wireError `json:"error"`
+	}
+	wireError struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	}
+)
+
+// requestError is a client error, reported as a 4xx invalid_request_error.
 type requestError struct {
 	status      int
 	code, param string
@@ -61,63 +115,66 @@ func badRequest(param, format string, a ...any) *requestError {
 	return &requestError{status: http.StatusBadRequest, param: param, msg: fmt.Sprintf(format, a...)}
 }
 
+func modelNotFound(id string, served []string) *requestError {
+	return &requestError{status: http.StatusNotFound, code: "model_not_found", param: "model",
+		msg: fmt.Sprintf("model %q does not exist; this server has %s", id, strings.Join(served, ", "))}
+}
+
+// panicError is a Model.Complete that panicked.
+type panicError struct{ val any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("model panicked: %v", e.val) }
+
 // decode reads and validates a chat request.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, Prompt, Model, error) {
 	var p Prompt
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, p, nil, &requestError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body is larger than %d bytes", s.cfg.MaxBodyBytes)}
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, p, nil, &requestError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
+				msg: fmt.Sprintf("request body is larger than %d bytes", s.cfg.MaxBodyBytes)}
 		}
 		return nil, p, nil, badRequest("", "could not read the request body")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	var req chatRequest
-	if err := dec.Decode(&req); err != nil {
-		msg := err.Error()
-		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-			return nil, p, nil, badRequest(strings.Trim(f, `"`), "unknown field %s", f)
-		}
-		return nil, p, nil, badRequest("", "request body is not valid JSON: %s", msg)
+	req, err := decodeStrict(body)
+	if err != nil {
+		return nil, p, nil, err
 	}
-	if dec.More() {
-		return nil, p, nil, badRequest("", "request body has data after the JSON object")
-	}
+	fail := func(err error) (*chatRequest, Prompt, Model, error) { return req, p, nil, err }
 	switch {
 	case req.Model == "":
-		return nil, p, nil, badRequest("model", "model is required")
+		return fail(badRequest("model", "model is required"))
 	case len(req.Messages) == 0:
-		return nil, p, nil, badRequest("messages", "messages must not be empty")
+		return fail(badRequest("messages", "messages must not be empty"))
 	case req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2):
-		return nil, p, nil, badRequest("temperature", "temperature must be within 0..2")
+		return fail(badRequest("temperature", "temperature must be between 0 and 2, got %g", *req.Temperature))
+	case req.MaxTokens != nil && *req.MaxTokens < 1:
+		return fail(badRequest("max_tokens", "max_tokens must be positive, got %d", *req.MaxTokens))
+	case req.MaxCompletionTokens != nil && *req.MaxCompletionTokens < 1:
+		return fail(badRequest("max_completion_tokens", "max_completion_tokens must be positive, got %d", *req.MaxCompletionTokens))
 	case req.N != nil && *req.N != 1:
-		return nil, p, nil, badRequest("n", "only n=1 is supported")
+		return fail(badRequest("n", "only n=1 is supported, got n=%d", *req.N))
 	case req.ResponseFormat != nil && req.ResponseFormat.Type != "text":
-		return nil, p, nil, badRequest("response_format", "only response_format type text is supported")
+		return fail(badRequest("response_format", "response_format type %q is not supported; only text", req.ResponseFormat.Type))
 	case req.StreamOptions != nil && !req.Stream:
-		return nil, p, nil, badRequest("stream_options", "stream_options is only allowed with stream true")
-	}
-	for _, mt := range []*int{req.MaxTokens, req.MaxCompletionTokens} {
-		if mt != nil {
-			if *mt < 1 {
-				return nil, p, nil, badRequest("max_tokens", "max_tokens must be positive")
-			}
-			p.MaxTokens = *mt
-		}
+		return fail(badRequest("stream_options", "stream_options is only allowed with stream true"))
 	}
 	m, ok := s.models[req.Model]
 	if !ok {
-		return nil, p, nil, &requestError{status: http.StatusNotFound, code: "model_not_found", param: "model",
-			msg: fmt.Sprintf("model %q does not exist; this server has %s", req.Model, strings.Join(s.order, ", "))}
+		return fail(modelNotFound(req.Model, s.order))
 	}
 	p.Temperature = req.Temperature
+	if req.MaxTokens != nil {
+		p.MaxTokens = *req.MaxTokens
+	}
+	if req.MaxCompletionTokens != nil { // the newer name wins
+		p.MaxTokens = *req.MaxCompletionTokens
+	}
 	var system []string
 	for i, msg := range req.Messages {
 		text, err := messageText(msg.Content)
 		if err != nil {
-			return nil, p, nil, badRequest(fmt.Sprintf("messages[%d].content", i), "%v", err)
+			return fail(badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err))
 		}
 		switch msg.Role {
 		case "system", "developer":
@@ -127,46 +184,104 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, P
 		case "assistant":
 			p.Messages = append(p.Messages, llm.Message{Role: llm.RoleAssistant, Content: text})
 		default:
-			return nil, p, nil, badRequest(fmt.Sprintf("messages[%d].role", i), "role %q is not supported (want system, developer, user or assistant)", msg.Role)
+			return fail(badRequest(fmt.Sprintf("messages[%d].role", i),
+				"messages[%d].role %q is not supported (want system, developer, user or assistant)", i, msg.Role))
 		}
 	}
 	p.System = strings.Join(system, "\n\n")
 	if strings.TrimSpace(p.Query()) == "" {
-		return nil, p, nil, badRequest("messages", "messages must include a user message with content")
+		return fail(badRequest("messages", "messages must include a user message with content"))
 	}
-	return &req, p, m, nil
+	return req, p, m, nil
+}
+
+// decodeStrict decodes body as one JSON object with no unknown fields.
+func decodeStrict(body []byte) (*chatRequest, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var req chatRequest
+	if err := dec.Decode(&req); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
+			return nil, badRequest(te.Field, "%s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return nil, badRequest(strings.Trim(f, `"`), "unknown field %s", f)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, badRequest("", "request body is empty; want a JSON object")
+		}
+		return nil, badRequest("", "request body is not valid JSON: %s", oneLine(strings.TrimPrefix(err.Error(), "json: ")))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, badRequest("", "request body has data after the JSON object")
+	}
+	return &req, nil
+}
+
+// jsonKind names the JSON type that decodes into t.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a different type"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
 }
 
 // messageText accepts content as a string or as an array of text parts.
 func messageText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
 	}
 	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type string          `json:"type"`
+		Text json.RawMessage `json:"text"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", errors.New("content must be a string or an array of text parts")
 	}
 	var b strings.Builder
-	for _, pt := range parts {
+	for i, pt := range parts {
 		if pt.Type != "text" {
-			return "", fmt.Errorf("content part type %q is not supported; only text", pt.Type)
+			return "", fmt.Errorf("content part %d has type %q; only text is supported", i, pt.Type)
 		}
-		b.WriteString(pt.Text)
+		var text string
+		if err := json.Unmarshal(pt.Text, &text); err != nil {
+			return "", fmt.Errorf("content part %d: text must be a string", i)
+		}
+		b.WriteString(text)
 	}
 	return b.String(), nil
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	info := infoOf(r.Context())
 	req, prompt, model, err := s.decode(w, r)
+	if req != nil {
+		info.model, info.stream = req.Model, req.Stream
+	}
 	if err != nil {
-		s.writeErr(w, err)
+		s.writeErr(w, r, err)
 		return
 	}
 	id := "chatcmpl-" + randomID()
@@ -175,75 +290,102 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.stream(w, r, req, prompt, model, id, created)
 		return
 	}
-	c, err := model.Complete(r.Context(), prompt, nil)
+	c, err := s.complete(r.Context(), model, prompt, nil)
 	if err != nil {
-		s.writeErr(w, err)
+		s.writeErr(w, r, err)
 		return
 	}
+	info.runID = c.RunID
 	s.metrics.usage(req.Model, c.Usage)
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id": id, "object": "chat.completion", "created": created, "model": req.Model,
-		"choices": []map[string]any{{
-			"index": 0, "message": map[string]any{"role": "assistant", "content": c.Text},
-			"finish_reason": finishReason(c),
-		}},
-		"usage":    usage(c.Usage),
-		"madspark": extension(c),
+	finish := finishReason(c)
+	writeJSON(w, http.StatusOK, &chatCompletion{
+		ID: id, Object: "chat.completion", Created: created, Model: req.Model,
+		Choices:  []choice{{Message: &message{Role: "assistant", Content: c.Text}, FinishReason: &finish}},
+		Usage:    usageOf(c.Usage),
+		Madspark: extensionOf(c),
 	})
+}
+
+// complete calls m.Complete and turns a panic or a nil Completion into an
+// error.
+func (s *Server) complete(ctx context.Context, m Model, p Prompt, onDelta func(string)) (c *Completion, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("model panicked", "model", m.ID(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			c, err = nil, &panicError{val: v}
+		}
+	}()
+	c, err = m.Complete(ctx, p, onDelta)
+	if err == nil && c == nil {
+		err = fmt.Errorf("model %s returned no completion", m.ID())
+	}
+	return c, err
 }
 
 // stream answers with server-sent events, chunk by chunk, as OpenAI does.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest, prompt Prompt, model Model, id string, created int64) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		s.writeErr(w, errors.New("streaming is not supported by this connection"))
-		return
-	}
 	s.metrics.streams.Inc()
 	defer s.metrics.streams.Dec()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 
-	var buf bytes.Buffer
-	send := func(v any) {
-		buf.Reset()
-		buf.WriteString("data: ")
-		b, _ := json.Marshal(v)
-		buf.Write(b)
-		buf.WriteString("\n\n")
-		_, _ = w.Write(buf.Bytes())
-		flusher.Flush()
-	}
-	chunk := func(delta map[string]any, finish any) map[string]any {
-		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
-			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}}
-	}
-	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
-	c, err := model.Complete(r.Context(), prompt, func(d string) {
-		if d != "" && r.Context().Err() == nil {
-			send(chunk(map[string]any{"content": d}, nil))
+	rc := http.NewResponseController(w)
+	sse := newSSEWriter(w, flusherFunc(func() { _ = rc.Flush() }))
+	defer sse.close()
+	enc := newChunker(id, created, req.Model)
+	sse.event(enc.delta(`{"role":"assistant","content":""}`, ""))
+	// Deltas are taken until Complete returns, and never after: a model
+	// that calls onDelta late cannot slip text after the finish chunk.
+	var mu sync.Mutex
+	open := true
+	c, err := s.complete(r.Context(), model, prompt, func(text string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if open && text != "" {
+			sse.event(enc.content(text))
 		}
 	})
+	mu.Lock()
+	open = false
+	mu.Unlock()
+	info := infoOf(r.Context())
 	if err != nil {
+		info.err = err
 		if r.Context().Err() == nil {
-			_, typ, code, _, msg := classify(err)
-			send(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code}})
+			_, e := classify(err)
+			sse.event(mustJSON(&errorBody{Error: e}))
 		}
-		s.log.Info("stream ended with an error", "model", req.Model, "err", oneLine(err.Error()))
-		return
+		return // no [DONE]: the stream failed
 	}
+	info.runID = c.RunID
 	s.metrics.usage(req.Model, c.Usage)
-	send(chunk(map[string]any{}, finishReason(c)))
+	sse.event(enc.delta(`{}`, finishReason(c)))
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
-			"choices": []any{}, "usage": usage(c.Usage), "madspark": extension(c)})
+		sse.event(mustJSON(&chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
+			Choices: []choice{}, Usage: usageOf(c.Usage), Madspark: extensionOf(c)}))
 	}
-	_, _ = io.WriteString(w, "data: [DONE]\n\n")
-	flusher.Flush()
+	sse.event([]byte("[DONE]"))
+}
+
+// flusherFunc adapts a function to http.Flusher.
+type flusherFunc func()
+
+func (f flusherFunc) Flush() { f() }
+
+// mustJSON encodes one of the server's own response types, which cannot
+// fail, without escaping HTML characters.
+func mustJSON(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 func finishReason(c *Completion) string {
@@ -253,12 +395,12 @@ func finishReason(c *Completion) string {
 	return c.FinishReason
 }
 
-func usage(u llm.Usage) map[string]int {
-	return map[string]int{"prompt_tokens": u.InputTokens, "completion_tokens": u.OutputTokens, "total_tokens": u.InputTokens + u.OutputTokens}
+func usageOf(u llm.Usage) *wireUsage {
+	return &wireUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens}
 }
 
-func extension(c *Completion) map[string]any {
-	return map[string]any{"run_id": c.RunID, "llm_calls": c.Usage.LLMCalls, "cached_calls": c.Usage.CachedCalls, "cost_usd": c.Usage.CostUSD}
+func extensionOf(c *Completion) *extension {
+	return &extension{RunID: c.RunID, LLMCalls: c.Usage.LLMCalls, CachedCalls: c.Usage.CachedCalls, CostUSD: c.Usage.CostUSD}
 }
 
 func randomID() string {
@@ -267,50 +409,83 @@ func randomID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// classify maps an error to an HTTP status and OpenAI error fields.
-func classify(err error) (status int, typ, code, param, msg string) {
-	var re *requestError
-	var le *llm.Error
-	switch {
-	case errors.As(err, &re):
-		typ = "invalid_request_error"
-		if re.status == http.StatusRequestEntityTooLarge {
-			code = "request_too_large"
+// statusClientClosed is the status logged for a request whose client went
+// away before the answer (nginx's convention; never seen by the client).
+const statusClientClosed = 499
+
+// classify maps an error to an HTTP status and an OpenAI error object.
+func classify(err error) (int, wireError) {
+	e := func(status int, typ, code, param, msg string) (int, wireError) {
+		we := wireError{Message: msg, Type: typ}
+		if code != "" {
+			we.Code = &code
 		}
-		return re.status, typ, re.code, re.param, re.msg
-	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusGatewayTimeout, "timeout_error", "timeout", "", "the model did not answer in time"
-	case errors.As(err, &le):
-		if le.Status == 0 && strings.Contains(le.Message, "no reply within") {
-			return http.StatusGatewayTimeout, "timeout_error", "timeout", "", oneLine(err.Error())
+		if param != "" {
+			we.Param = &param
 		}
-		return http.StatusBadGateway, "upstream_error", "upstream_error", "", oneLine(err.Error())
+		return status, we
 	}
-	return http.StatusBadGateway, "server_error", "pipeline_error", "", oneLine(err.Error())
+	if re, ok := errors.AsType[*requestError](err); ok {
+		return e(re.status, "invalid_request_error", re.code, re.param, oneLine(re.msg))
+	}
+	if _, ok := errors.AsType[*panicError](err); ok {
+		return e(http.StatusInternalServerError, "server_error", "internal_error", "", "the model failed unexpectedly; see the server log")
+	}
+	msg := oneLine(err.Error())
+	if errors.Is(err, context.DeadlineExceeded) {
+		return e(http.StatusGatewayTimeout, "timeout_error", "timeout", "", msg)
+	}
+	if _, ok := errors.AsType[*llm.Error](err); ok {
+		return e(http.StatusBadGateway, "upstream_error", "upstream_error", "", msg)
+	}
+	return e(http.StatusBadGateway, "server_error", "pipeline_error", "", msg)
 }
 
-func (s *Server) writeErr(w http.ResponseWriter, err error) {
-	status, typ, code, param, msg := classify(err)
-	writeError(w, status, typ, code, param, msg)
+// writeErr answers with err as an OpenAI error. For failures of the model
+// it also tells OpenAI SDKs (x-should-retry, Retry-After) whether retrying
+// can help, so that a deterministic failure is not run again.
+func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
+	status, we := classify(err)
+	info := infoOf(r.Context())
+	if status >= 500 {
+		info.err = err
+		if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
+			// The client went away; nobody reads this answer.
+			w.WriteHeader(statusClientClosed)
+			return
+		}
+		if !llm.IsRetryable(err) {
+			w.Header().Set("X-Should-Retry", "false")
+		} else if d := llm.RetryAfterOf(err); d > 0 {
+			w.Header().Set("Retry-After", fmt.Sprint(int((d+time.Second-1)/time.Second)))
+		}
+	}
+	writeJSON(w, status, &errorBody{Error: we})
 }
 
-func writeError(w http.ResponseWriter, status int, typ, code, param, msg string) {
-	e := map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}
-	if param != "" {
-		e["param"] = param
-	}
-	if code != "" {
-		e["code"] = code
-	}
-	writeJSON(w, status, map[string]any{"error": e})
+// writeError answers with an OpenAI error object.
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	_, we := classify(&requestError{status: status, code: code, msg: msg})
+	writeJSON(w, status, &errorBody{Error: we})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	var body []byte
+	if err := enc.Encode(v); err == nil {
+		body = buf.Bytes()
+	} else {
+		status = http.StatusInternalServerError
+		body = []byte(`{"error":{"message":"could not encode the response","type":"server_error","param":null,"code":null}}` + "\n")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

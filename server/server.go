@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -15,42 +16,62 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Config configures a Server.
+// Config configures a Server. Only Models is needed; the zero value of
+// every other field has a safe default.
 type Config struct {
-	// Addr is where the server will listen; default 127.0.0.1:8080. It is
-	// checked, not listened on: Serve takes a listener.
+	// Addr is the address the server is meant to listen on, such as
+	// "127.0.0.1:8080" (the default). New checks it; Serve is given a
+	// listener and does not use it.
 	Addr string
-	// Token, when set, is required as "Authorization: Bearer TOKEN" on
-	// every request but GET /health. It is required when Addr is not a
-	// loopback address.
+	// Token, when not empty, is required as "Authorization: Bearer TOKEN"
+	// on every request except GET /health. It is required when Addr is not
+	// a loopback address. It never appears in logs or errors.
 	Token string
-	// Models are served by /v1/chat/completions and listed by /v1/models.
+	// Models are served by POST /v1/chat/completions and listed by
+	// GET /v1/models, in this order. Their IDs must be distinct.
 	Models []Model
-	// Logger receives one line per request; nil discards.
+	// Logger receives one line per request and the server's own events;
+	// nil discards them.
 	Logger *slog.Logger
-	// MaxBodyBytes bounds a request body; default 1 MiB.
+	// MaxBodyBytes bounds the size of a request body; larger bodies are
+	// answered with 413. Zero means 1 MiB.
 	MaxBodyBytes int64
-	// Version is reported by /health.
+	// Version is reported by GET /health.
 	Version string
-	// DrainTimeout bounds how long Serve waits for open requests and
-	// streams when it shuts down; default 30s.
+	// DrainTimeout bounds how long Serve, when shutting down, waits for
+	// requests and streams in progress to finish before it closes their
+	// connections. Zero means 30s.
 	DrainTimeout time.Duration
-	// Registry holds the metrics served at /metrics; nil means a new one.
+	// Registry holds the server's metrics, which are served at /metrics;
+	// nil means a new registry.
 	Registry *prometheus.Registry
 }
 
-// Server is madspark's HTTP API.
+// Server is madspark's HTTP API: an OpenAI-compatible chat completions
+// endpoint in front of Models, with health, model list and metrics
+// endpoints. Create it with New.
 type Server struct {
 	cfg     Config
 	models  map[string]Model
 	order   []string
+	started time.Time
 	mux     *http.ServeMux
 	handler http.Handler
 	log     *slog.Logger
 	metrics *metrics
 }
 
-// New checks cfg and builds the server's routes.
+// New checks cfg and returns a Server with these routes:
+//
+//	GET  /health               {"status":"ok","version":...,"models":[...]}, without authentication
+//	GET  /v1/models            the models, in OpenAI's list format
+//	GET  /v1/models/{model}    one model
+//	POST /v1/chat/completions  OpenAI's chat completions, plain or streamed
+//	GET  /metrics              Prometheus metrics
+//
+// New fails when a model is nil or has an empty or duplicate ID, when Addr
+// is not a host:port, or when Addr is not a loopback address and Token is
+// empty.
 func New(cfg Config) (*Server, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:8080"
@@ -68,107 +89,215 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if !isLoopback(cfg.Addr) && cfg.Token == "" {
-		return nil, fmt.Errorf("server: binding %s (not a loopback address) requires MADSPARK_API_TOKEN", cfg.Addr)
+	loopback, err := isLoopback(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("server: address %q: %w", cfg.Addr, err)
 	}
-	s := &Server{cfg: cfg, models: map[string]Model{}, mux: http.NewServeMux(), log: log}
-	for _, m := range cfg.Models {
+	if !loopback && cfg.Token == "" {
+		return nil, fmt.Errorf("server: listening on %s, which is not a loopback address, requires a token (MADSPARK_API_TOKEN)", cfg.Addr)
+	}
+	s := &Server{cfg: cfg, models: map[string]Model{}, order: []string{}, started: time.Now(), mux: http.NewServeMux(), log: log}
+	for i, m := range cfg.Models {
+		if m == nil {
+			return nil, fmt.Errorf("server: model %d is nil", i)
+		}
 		id := m.ID()
 		if id == "" {
-			return nil, errors.New("server: a model has an empty ID")
+			return nil, fmt.Errorf("server: model %d has an empty ID", i)
 		}
 		if _, dup := s.models[id]; dup {
-			return nil, fmt.Errorf("server: model %q registered twice", id)
+			return nil, fmt.Errorf("server: model ID %q is used twice", id)
 		}
 		s.models[id] = m
 		s.order = append(s.order, id)
 	}
-	var err error
 	if s.metrics, err = newMetrics(cfg.Registry); err != nil {
 		return nil, fmt.Errorf("server: metrics: %w", err)
 	}
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.HandleFunc("GET /v1/models", s.listModels)
+	s.mux.HandleFunc("GET /v1/models/{model}", s.getModel)
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
-	s.handler = s.logged(s.authorized(s.mux))
+	s.handler = s.logged(s.authorized(http.HandlerFunc(s.route)))
 	return s, nil
 }
 
-// Mux returns the server's routes, so that more can be registered.
+// Mux returns the ServeMux that routes the server's requests, so that more
+// routes can be registered on it (with Go 1.22 patterns such as
+// "GET /v1/runs/{id}"). Routes registered there get the server's
+// authentication, request logs and metrics.
 func (s *Server) Mux() *http.ServeMux { return s.mux }
 
-// Handler returns the server's handler: routes with authentication,
-// metrics and request logs.
+// Handler returns the server's handler: the routes of Mux behind
+// authentication, request logs and metrics. It suits httptest and
+// embedding in another server.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Serve serves on ln until ctx is done, then shuts down gracefully: it
-// stops accepting connections and waits, up to DrainTimeout, for open
-// requests and streams to finish. It returns nil after a clean shutdown.
+// Serve accepts connections on ln and serves them until ctx is done. It
+// then shuts down gracefully: it closes ln, so that new connections are
+// refused, and waits for requests and streams in progress to finish, up to
+// Config.DrainTimeout, after which it closes their connections. It returns
+// nil after a clean shutdown, and an error when serving fails or the drain
+// timed out. Serve closes ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return err
+		return fmt.Errorf("server: %w", err)
 	case <-ctx.Done():
 	}
-	s.log.Info("server shutting down; draining open requests")
+	s.log.Info("server shutting down; draining requests in progress", "timeout", s.cfg.DrainTimeout)
 	dctx, cancel := context.WithTimeout(context.Background(), s.cfg.DrainTimeout)
 	defer cancel()
-	err := hs.Shutdown(dctx)
-	if errors.Is(<-errc, http.ErrServerClosed) && err == nil {
-		return nil
+	if err := hs.Shutdown(dctx); err != nil {
+		_ = hs.Close()
+		<-errc
+		return fmt.Errorf("server: shutdown: requests still in progress after %s were cut: %w", s.cfg.DrainTimeout, err)
 	}
-	return err
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.cfg.Version, "models": s.order})
 }
 
+// modelObject is a model in OpenAI's format.
+type modelObject struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+func (s *Server) modelObject(id string) modelObject {
+	return modelObject{ID: id, Object: "model", Created: s.started.Unix(), OwnedBy: "madspark"}
+}
+
 func (s *Server) listModels(w http.ResponseWriter, _ *http.Request) {
-	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
-	}
-	data := []model{}
+	data := make([]modelObject, 0, len(s.order))
 	for _, id := range s.order {
-		data = append(data, model{ID: id, Object: "model", Created: 0, OwnedBy: "madspark"})
+		data = append(data, s.modelObject(id))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
+func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("model")
+	if _, ok := s.models[id]; !ok {
+		s.writeErr(w, r, modelNotFound(id, s.order))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.modelObject(id))
+}
+
+// route serves r with the mux, answering unknown routes and methods with
+// OpenAI-style JSON errors instead of the mux's plain text.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	// The mux's own answer: 404, 405 (with Allow) or a redirect.
+	cw := &captureWriter{header: http.Header{}}
+	h.ServeHTTP(cw, r)
+	switch cw.status {
+	case http.StatusNotFound:
+		writeError(w, http.StatusNotFound, "unknown_url", fmt.Sprintf("unknown URL: %s %s", r.Method, r.URL.Path))
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", cw.header.Get("Allow"))
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+	default:
+		for k, v := range cw.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(cw.status)
+		_, _ = w.Write(cw.body)
+	}
+}
+
+// captureWriter records a small response.
+type captureWriter struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (c *captureWriter) Header() http.Header { return c.header }
+
+func (c *captureWriter) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+}
+
+func (c *captureWriter) Write(b []byte) (int, error) {
+	c.WriteHeader(http.StatusOK)
+	c.body = append(c.body, b...)
+	return len(b), nil
+}
+
 // authorized requires the bearer token, when one is configured, on every
-// route but GET /health.
+// request except GET /health.
 func (s *Server) authorized(next http.Handler) http.Handler {
 	if s.cfg.Token == "" {
 		return next
 	}
-	want := []byte("Bearer " + s.cfg.Token)
+	// Comparing digests takes the same time whatever the token's length.
+	want := sha256.Sum256([]byte(s.cfg.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
+		if r.URL.Path == "/health" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "", "missing or invalid bearer token")
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="madspark"`)
+			writeError(w, http.StatusUnauthorized, "invalid_api_key", "missing or invalid API key: send Authorization: Bearer <MADSPARK_API_TOKEN>")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// statusWriter records the status and size of a response and keeps
-// Flush working.
+// requestInfo is what a handler tells the request log about a request.
+type requestInfo struct {
+	model  string
+	stream bool
+	runID  string
+	err    error
+}
+
+type infoKey struct{}
+
+// infoOf returns the request's requestInfo, or a throwaway one when the
+// request did not come through Server.logged.
+func infoOf(ctx context.Context) *requestInfo {
+	if info, ok := ctx.Value(infoKey{}).(*requestInfo); ok {
+		return info
+	}
+	return &requestInfo{}
+}
+
+// statusWriter records the status and size of a response. Unwrap lets
+// http.ResponseController reach the connection's Flush.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
-	bytes  int
+	bytes  int64
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -183,46 +312,67 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 		w.status = http.StatusOK
 	}
 	n, err := w.ResponseWriter.Write(b)
-	w.bytes += n
+	w.bytes += int64(n)
 	return n, err
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// logged writes one log line and the HTTP metrics per request. It never
-// logs headers or bodies.
+// logged writes one log line and records the HTTP metrics for each
+// request. It never logs headers, query strings or bodies.
 func (s *Server) logged(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		info := &requestInfo{}
+		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
+		d := time.Since(start)
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		route := "unmatched"
-		if _, pattern := s.mux.Handler(r); pattern != "" {
-			route = pattern
+		route := r.Pattern
+		if route == "" {
+			_, route = s.mux.Handler(r)
 		}
-		d := time.Since(start)
+		if route == "" {
+			route = "unmatched" // bounded label values
+		}
 		s.metrics.request(route, sw.status, d)
-		s.log.Info("http", "method", r.Method, "path", r.URL.Path, "status", sw.status, "bytes", sw.bytes, "duration", d.Round(time.Microsecond))
+		level := slog.LevelInfo
+		if info.err != nil && (sw.status >= 500 || (info.stream && !errors.Is(info.err, context.Canceled))) {
+			level = slog.LevelWarn
+		}
+		if !s.log.Enabled(r.Context(), level) {
+			return
+		}
+		attrs := []slog.Attr{
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
+			slog.Duration("duration", d.Round(time.Microsecond)), slog.Int64("bytes", sw.bytes),
+		}
+		if info.model != "" {
+			attrs = append(attrs, slog.String("model", info.model), slog.Bool("stream", info.stream))
+		}
+		if info.runID != "" {
+			attrs = append(attrs, slog.String("run_id", info.runID))
+		}
+		if info.err != nil {
+			attrs = append(attrs, slog.String("err", oneLine(info.err.Error())))
+		}
+		s.log.LogAttrs(r.Context(), level, "http request", attrs...)
 	})
 }
 
-func isLoopback(addr string) bool {
+// isLoopback reports whether addr, a host:port, names a loopback address.
+// An empty host (":8080") means every interface.
+func isLoopback(addr string) (bool, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return false
+		return false, err
 	}
 	if strings.EqualFold(host, "localhost") {
-		return true
+		return true, nil
 	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return ip != nil && ip.IsLoopback(), nil
 }

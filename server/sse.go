@@ -1,0 +1,138 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+)
+
+// sseWriter sends server-sent events from any goroutine. Events queue in a
+// buffer that one writer goroutine drains: a lone event goes out (and is
+// flushed) at once, and events that arrive while a write is in progress go
+// out together in the next write, so a fast model does not cost one system
+// call per token.
+type sseWriter struct {
+	w http.ResponseWriter
+	f http.Flusher
+
+	mu      sync.Mutex
+	pending []byte
+	spare   []byte
+	closed  bool
+	notify  chan struct{}
+	done    chan struct{}
+	err     error
+}
+
+func newSSEWriter(w http.ResponseWriter, f http.Flusher) *sseWriter {
+	s := &sseWriter{w: w, f: f, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	go s.loop()
+	return s
+}
+
+func (s *sseWriter) loop() {
+	defer close(s.done)
+	for range s.notify {
+		for {
+			// Take pending and give event the spare buffer; while buf is
+			// being written, neither pending nor spare shares its array.
+			s.mu.Lock()
+			buf, closed := s.pending, s.closed
+			if len(buf) == 0 {
+				s.mu.Unlock()
+				if closed {
+					return
+				}
+				break
+			}
+			s.pending, s.spare = s.spare[:0], nil
+			s.mu.Unlock()
+			if _, err := s.w.Write(buf); err != nil && s.err == nil {
+				s.err = err
+			}
+			s.f.Flush()
+			s.mu.Lock()
+			s.spare = buf[:0]
+			s.mu.Unlock()
+		}
+	}
+}
+
+// event queues "data: payload\n\n".
+func (s *sseWriter) event(payload []byte) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.pending = append(s.pending, "data: "...)
+	s.pending = append(s.pending, payload...)
+	s.pending = append(s.pending, "\n\n"...)
+	// Notify under the lock, so that close cannot close notify in between.
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+	s.mu.Unlock()
+}
+
+// close sends what is queued and stops the writer; nothing is written
+// after it returns, and events sent later, from any goroutine, are
+// dropped. It may be called more than once.
+func (s *sseWriter) close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		<-s.done
+		return
+	}
+	s.closed = true
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+	close(s.notify)
+	s.mu.Unlock()
+	<-s.done
+}
+
+// chunker encodes chat.completion.chunk events for one stream from a
+// prefix and suffix computed once.
+type chunker struct {
+	prefix []byte // data up to the delta's content value
+}
+
+func newChunker(id string, created int64, model string) *chunker {
+	m, _ := json.Marshal(model)
+	i, _ := json.Marshal(id)
+	p := `{"id":` + string(i) + `,"object":"chat.completion.chunk","created":` + strconv.FormatInt(created, 10) + `,"model":` + string(m) + `,"choices":[{"index":0,"delta":`
+	return &chunker{prefix: []byte(p)}
+}
+
+// content encodes a delta carrying text.
+func (c *chunker) content(text string) []byte {
+	b := make([]byte, 0, len(c.prefix)+len(text)+48)
+	b = append(b, c.prefix...)
+	b = append(b, `{"content":`...)
+	b = appendJSONString(b, text)
+	return append(b, `},"finish_reason":null}]}`...)
+}
+
+// delta encodes a chunk with a delta object and a finish reason ("" for
+// null).
+func (c *chunker) delta(delta string, finish string) []byte {
+	b := append([]byte(nil), c.prefix...)
+	b = append(b, delta...)
+	if finish == "" {
+		return append(b, `,"finish_reason":null}]}`...)
+	}
+	b = append(b, `,"finish_reason":`...)
+	b = appendJSONString(b, finish)
+	return append(b, `}]}`...)
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}

@@ -1,0 +1,371 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/store/storetest"
+)
+
+// urlEnv names the database the tests use; each test works in a schema of
+// its own, which it drops at the end.
+const (
+	urlEnv     = "MADSPARK_TEST_DATABASE_URL"
+	defaultURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+)
+
+// server is the connection to the test database, shared by the tests to
+// create and drop their schemas. It is set up once: if the server is not
+// there, every test skips at once.
+var server struct {
+	once sync.Once
+	url  string
+	pool *pgxpool.Pool
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if server.pool != nil {
+		server.pool.Close()
+	}
+	os.Exit(code)
+}
+
+// adminPool returns the shared connection to the test database, or skips t
+// if the server cannot be reached.
+func adminPool(t *testing.T) (*pgxpool.Pool, string) {
+	t.Helper()
+	server.once.Do(func() {
+		server.url = os.Getenv(urlEnv)
+		if server.url == "" {
+			server.url = defaultURL
+		}
+		cfg, err := pgxpool.ParseConfig(server.url)
+		if err != nil {
+			server.err = err
+			return
+		}
+		cfg.ConnConfig.ConnectTimeout = time.Second
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err == nil {
+			err = pool.Ping(ctx)
+		}
+		if err != nil {
+			pool.Close()
+			server.err = err
+			return
+		}
+		server.pool = pool
+	})
+	if server.err != nil {
+		t.Skipf("PostgreSQL not reachable at %s: %v; set %s", redact(server.url), server.err, urlEnv)
+	}
+	return server.pool, server.url
+}
+
+// redact hides the password of a URL.
+func redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	return u.Redacted()
+}
+
+// withSearchPath returns the connection string base with search_path set to
+// schema.
+func withSearchPath(t *testing.T, base, schema string) string {
+	t.Helper()
+	if strings.HasPrefix(base, "postgres://") || strings.HasPrefix(base, "postgresql://") {
+		u, err := url.Parse(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return base + " search_path=" + schema
+}
+
+// newSchema creates an empty schema with a unique name, dropped when t ends,
+// and returns the URL of the test database with search_path set to it.
+func newSchema(t *testing.T) string {
+	t.Helper()
+	admin, base := adminPool(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "madspark_test_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return withSearchPath(t, base, schema)
+}
+
+// openURL opens the store at url, closed when t ends (before its schema is
+// dropped).
+func openURL(t *testing.T, url string) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), url)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
+// openTest opens a store in a new, empty schema.
+func openTest(t *testing.T) *DB {
+	t.Helper()
+	return openURL(t, newSchema(t))
+}
+
+func TestConformance(t *testing.T) {
+	adminPool(t) // skip once, not in every subtest
+	storetest.Run(t, func(t *testing.T) storetest.Store { return openTest(t) })
+}
+
+func TestTablesInSchema(t *testing.T) {
+	url := newSchema(t)
+	db := openURL(t, url)
+	var schema string
+	var n int
+	if err := db.pool.QueryRow(context.Background(), `SELECT current_schema(), COUNT(*)
+FROM information_schema.tables WHERE table_schema = current_schema()`).Scan(&schema, &n); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(schema, "madspark_test_") || n != 5 {
+		t.Errorf("schema %q has %d tables, want 5 in a madspark_test_ schema", schema, n)
+	}
+}
+
+func TestConcurrentOpen(t *testing.T) {
+	ctx := context.Background()
+	url := newSchema(t)
+	const n = 6
+	var (
+		wg   sync.WaitGroup
+		dbs  [n]*DB
+		errs [n]error
+	)
+	for i := range n {
+		wg.Go(func() { dbs[i], errs[i] = Open(ctx, url) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Open %d: %v", i, err)
+		}
+		t.Cleanup(dbs[i].Close)
+	}
+	// And once more, later.
+	db := openURL(t, url)
+
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var count, maxV int
+	if err := db.pool.QueryRow(ctx, `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&count, &maxV); err != nil {
+		t.Fatal(err)
+	}
+	if count != len(ms) || maxV != ms[len(ms)-1].version {
+		t.Errorf("schema_migrations has %d rows up to %d, want %d up to %d", count, maxV, len(ms), ms[len(ms)-1].version)
+	}
+	// Every handle works on the same tables.
+	if err := dbs[0].CreateRun(ctx, &madspark.Run{ID: "x", Pipeline: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, db := range dbs {
+		if _, err := db.Run(ctx, "x"); err != nil {
+			t.Errorf("handle %d: %v", i, err)
+		}
+	}
+}
+
+func TestConcurrentSaveStepTwoHandles(t *testing.T) {
+	ctx := context.Background()
+	url := newSchema(t)
+	dbs := []*DB{openURL(t, url), openURL(t, url)}
+	if err := dbs[0].CreateRun(ctx, &madspark.Run{ID: "r", Pipeline: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	const goroutines, perG = 8, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		db := dbs[g%2]
+		wg.Go(func() {
+			for j := range perG {
+				for _, key := range []string{fmt.Sprintf("g%d-%02d", g, j), "common"} {
+					s := &madspark.Step{RunID: "r", Key: key, Status: madspark.StepDone, Output: json.RawMessage(`{}`)}
+					if err := db.SaveStep(ctx, s); err != nil {
+						errs <- fmt.Errorf("goroutine %d: %w", g, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	// seq runs 1..n without gaps or repeats.
+	var n, distinct, lo, hi int
+	if err := dbs[1].pool.QueryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT seq), MIN(seq), MAX(seq)
+FROM steps WHERE run_id = 'r'`).Scan(&n, &distinct, &lo, &hi); err != nil {
+		t.Fatal(err)
+	}
+	if want := goroutines*perG + 1; n != want || distinct != want || lo != 1 || hi != want {
+		t.Errorf("steps: %d rows, %d distinct seq from %d to %d; want %d, 1..%d", n, distinct, lo, hi, want, want)
+	}
+}
+
+func TestJSONKeptVerbatim(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	const doc = "{\"z\": 1,\n \"a\": [\"\\u0000\", \"\\u00e9\"], \"z\": 2}"
+	r := &madspark.Run{ID: "r", Pipeline: "p", Params: json.RawMessage(doc), Result: json.RawMessage(doc)}
+	if err := db.CreateRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveStep(ctx, &madspark.Step{RunID: "r", Key: "k", Output: json.RawMessage(doc)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RememberIdeas(ctx, []madspark.RememberedIdea{{Memory: "m", Name: "n", Data: json.RawMessage(doc)}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Run(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := db.Steps(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ideas, err := db.RememberedIdeas(ctx, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, v := range map[string]json.RawMessage{
+		"params": got.Params, "result": got.Result, "output": steps[0].Output, "data": ideas[0].Data,
+	} {
+		if string(v) != doc {
+			t.Errorf("%s = %q, want %q", what, v, doc)
+		}
+	}
+}
+
+func TestTimePrecision(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	at := time.Date(2025, 1, 2, 3, 4, 5, 123456999, time.FixedZone("X", 3600))
+	if err := db.CreateRun(ctx, &madspark.Run{ID: "r", Pipeline: "p", CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Run(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2025, 1, 2, 2, 4, 5, 123456000, time.UTC)
+	if got.CreatedAt != want {
+		t.Errorf("created = %v, want %v (truncated, UTC)", got.CreatedAt, want)
+	}
+	d := &madspark.Run{ID: "d", Pipeline: "p"}
+	if err := db.CreateRun(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.Run(ctx, "d"); err != nil || got.CreatedAt != d.CreatedAt {
+		t.Errorf("default created = %v, %v; want exactly %v", got.CreatedAt, err, d.CreatedAt)
+	}
+}
+
+func TestPrune(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	for _, k := range []string{"a", "b"} {
+		if err := db.PutCache(ctx, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := db.Prune(ctx, time.Now().Add(-time.Hour))
+	if err != nil || n != 0 {
+		t.Fatalf("Prune old = %d, %v", n, err)
+	}
+	n, err = db.Prune(ctx, time.Now().Add(time.Second))
+	if err != nil || n != 2 {
+		t.Fatalf("Prune all = %d, %v", n, err)
+	}
+	if _, ok, _ := db.GetCache(ctx, "a"); ok {
+		t.Error("pruned entry still there")
+	}
+}
+
+func TestErrorsArePrefixed(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	if err := db.CreateRun(ctx, &madspark.Run{ID: "r", Pipeline: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	err := db.CreateRun(ctx, &madspark.Run{ID: "r", Pipeline: "p"})
+	if err == nil || !strings.HasPrefix(err.Error(), `postgres: create run "r": `) {
+		t.Errorf("duplicate: err = %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := db.Run(cctx, "r"); !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "postgres: ") {
+		t.Errorf("cancelled Run: err = %v", err)
+	}
+	if err := db.SaveStep(cctx, &madspark.Step{RunID: "r", Key: "k"}); !errors.Is(err, context.Canceled) ||
+		!strings.HasPrefix(err.Error(), "postgres: save step: ") {
+		t.Errorf("cancelled SaveStep: err = %v", err)
+	}
+}
+
+// TestOpenErrors needs no server.
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, u := range []string{"postgres://x:y@127.0.0.1:notaport/db", "mysql://localhost/db", "host=127.0.0.1 port=1 connect_timeout=1 sslmode=disable"} {
+		start := time.Now()
+		db, err := Open(ctx, u)
+		if err == nil {
+			db.Close()
+			t.Errorf("Open(%q) succeeded", u)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "postgres: open: ") {
+			t.Errorf("Open(%q): err = %q, want a postgres: open: prefix", u, err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("Open(%q) took %v", u, d)
+		}
+	}
+	if _, err := Open(ctx, "postgres://u:secret@127.0.0.1:1/db?connect_timeout=1"); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("Open with a password: err = %v", err)
+	}
+}

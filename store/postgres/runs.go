@@ -1,0 +1,305 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/madspark/madspark"
+)
+
+// Limits on RunFilter.Limit.
+const (
+	defaultLimit = 50
+	maxLimit     = 1000
+)
+
+// dbTime returns t as stored: PostgreSQL keeps microseconds, and truncating
+// here (rather than leaving it to the encoding) makes it explicit.
+func dbTime(t time.Time) time.Time {
+	return t.UTC().Truncate(time.Microsecond)
+}
+
+// nullTime returns t as a query argument, or NULL for the zero time.
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return dbTime(t)
+}
+
+// scannedTime returns a scanned nullable timestamp in UTC; NULL is the zero
+// time.
+func scannedTime(t pgtype.Timestamptz) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time.UTC()
+}
+
+// nullJSON returns a JSON value as a query argument, or NULL when it is
+// empty. It fails if the value is not valid JSON.
+func nullJSON(what string, v json.RawMessage) (any, error) {
+	if len(v) == 0 {
+		return nil, nil
+	}
+	if !json.Valid(v) {
+		return nil, fmt.Errorf("%s is not valid JSON", what)
+	}
+	return string(v), nil
+}
+
+// rawJSON returns a scanned nullable JSON text; NULL is nil.
+func rawJSON(s *string) json.RawMessage {
+	if s == nil || *s == "" {
+		return nil
+	}
+	return json.RawMessage(*s)
+}
+
+// notFound is the error for a missing run.
+func notFound(id string) error {
+	return fmt.Errorf("run %q: %w", id, madspark.ErrNotFound)
+}
+
+// CreateRun stores a new run. run.ID must be set and not used yet. A zero
+// run.CreatedAt is set to the current time (truncated to microseconds) and
+// an empty run.Status to madspark.RunRunning, in *run as well as in the
+// store.
+func (db *DB) CreateRun(ctx context.Context, run *madspark.Run) error {
+	const op = "create run"
+	if run == nil || run.ID == "" {
+		return fmt.Errorf("postgres: %s: run ID is empty", op)
+	}
+	params, err := nullJSON("params", run.Params)
+	if err != nil {
+		return fmt.Errorf("postgres: %s %q: %w", op, run.ID, err)
+	}
+	result, err := nullJSON("result", run.Result)
+	if err != nil {
+		return fmt.Errorf("postgres: %s %q: %w", op, run.ID, err)
+	}
+	if run.CreatedAt.IsZero() {
+		run.CreatedAt = dbTime(time.Now())
+	}
+	if run.Status == "" {
+		run.Status = madspark.RunRunning
+	}
+	_, err = db.pool.Exec(ctx, `INSERT INTO runs
+    (id, pipeline, status, mode, provider, model, params, result, error, usage, created_at, finished_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		run.ID, run.Pipeline, string(run.Status), run.Mode, run.Provider, run.Model,
+		params, result, run.Error, run.Usage, dbTime(run.CreatedAt), nullTime(run.FinishedAt))
+	if err != nil {
+		return fmt.Errorf("postgres: %s %q: %w", op, run.ID, err)
+	}
+	return nil
+}
+
+// FinishRun records run's final Status, Result, Error, Usage and FinishedAt;
+// the other fields are left as they were stored. A zero run.FinishedAt is
+// set to the current time (truncated to microseconds), in *run as well as in
+// the store. It returns an error wrapping madspark.ErrNotFound if there is
+// no run with run.ID.
+func (db *DB) FinishRun(ctx context.Context, run *madspark.Run) error {
+	const op = "finish run"
+	if run == nil || run.ID == "" {
+		return fmt.Errorf("postgres: %s: run ID is empty", op)
+	}
+	result, err := nullJSON("result", run.Result)
+	if err != nil {
+		return fmt.Errorf("postgres: %s %q: %w", op, run.ID, err)
+	}
+	if run.FinishedAt.IsZero() {
+		run.FinishedAt = dbTime(time.Now())
+	}
+	tag, err := db.pool.Exec(ctx, `UPDATE runs
+SET status = $1, result = $2, error = $3, usage = $4, finished_at = $5
+WHERE id = $6`,
+		string(run.Status), result, run.Error, run.Usage, nullTime(run.FinishedAt), run.ID)
+	if err != nil {
+		return fmt.Errorf("postgres: %s %q: %w", op, run.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(run.ID)
+	}
+	return nil
+}
+
+// runColumns are the columns scanRun reads, in order.
+const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, created_at, finished_at`
+
+// scanRun reads a row of runColumns.
+func scanRun(row pgx.Row) (*madspark.Run, error) {
+	var (
+		r                 madspark.Run
+		status            string
+		params, result    *string
+		created, finished pgtype.Timestamptz
+	)
+	if err := row.Scan(&r.ID, &r.Pipeline, &status, &r.Mode, &r.Provider, &r.Model,
+		&params, &result, &r.Error, &r.Usage, &created, &finished); err != nil {
+		return nil, err
+	}
+	r.Status = madspark.RunStatus(status)
+	r.Params = rawJSON(params)
+	r.Result = rawJSON(result)
+	r.CreatedAt = scannedTime(created)
+	r.FinishedAt = scannedTime(finished)
+	return &r, nil
+}
+
+// Run returns the run with the given ID, or an error wrapping
+// madspark.ErrNotFound if there is none.
+func (db *DB) Run(ctx context.Context, id string) (*madspark.Run, error) {
+	r, err := scanRun(db.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: run %q: %w", id, err)
+	}
+	return r, nil
+}
+
+// Runs lists the runs that match f, newest first (runs created at the same
+// instant are ordered by descending ID, compared byte-wise). f.Limit of 0
+// or less means 50, and it is capped at 1000. The result is empty, not nil,
+// when nothing matches.
+func (db *DB) Runs(ctx context.Context, f madspark.RunFilter) ([]*madspark.Run, error) {
+	var (
+		where []string
+		args  []any
+	)
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.Pipeline != "" {
+		where = append(where, "pipeline = "+arg(f.Pipeline))
+	}
+	if f.Status != "" {
+		where = append(where, "status = "+arg(string(f.Status)))
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = defaultLimit
+	}
+	limit = min(limit, maxLimit)
+	offset := max(f.Offset, 0)
+
+	q := `SELECT ` + runColumns + ` FROM runs`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY created_at DESC, id DESC LIMIT ` + arg(int64(limit)) + ` OFFSET ` + arg(int64(offset))
+
+	rows, err := db.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list runs: %w", err)
+	}
+	defer rows.Close()
+	runs := []*madspark.Run{}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: list runs: %w", err)
+		}
+		runs = append(runs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: list runs: %w", err)
+	}
+	return runs, nil
+}
+
+// SaveStep writes step into the journal of run step.RunID, replacing any
+// earlier entry with the same key. A replaced step keeps its place in the
+// order of Steps. It returns an error wrapping madspark.ErrNotFound if the
+// run does not exist.
+func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
+	const op = "save step"
+	if step == nil || step.RunID == "" || step.Key == "" {
+		return fmt.Errorf("postgres: %s: run ID or key is empty", op)
+	}
+	output, err := nullJSON("output", step.Output)
+	if err != nil {
+		return fmt.Errorf("postgres: %s %q of run %q: %w", op, step.Key, step.RunID, err)
+	}
+	return db.inTx(ctx, op, func(tx pgx.Tx) error {
+		// Lock the run's row, so that the steps of one run are saved one
+		// at a time and MAX(seq)+1 below is unique. FOR NO KEY UPDATE
+		// does not block the foreign-key checks of other transactions
+		// (FOR KEY SHARE). The insert is a separate statement, so that
+		// under READ COMMITTED it sees the steps committed by whoever
+		// held the lock before.
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM runs WHERE id = $1 FOR NO KEY UPDATE`, step.RunID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound(step.RunID)
+		}
+		if err != nil {
+			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
+		}
+		// On conflict the existing seq is kept.
+		_, err = tx.Exec(ctx, `INSERT INTO steps
+    (run_id, key, input_hash, status, output, error, usage, started_at, finished_at, seq)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
+    (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE run_id = $1))
+ON CONFLICT (run_id, key) DO UPDATE SET
+    input_hash = excluded.input_hash,
+    status = excluded.status,
+    output = excluded.output,
+    error = excluded.error,
+    usage = excluded.usage,
+    started_at = excluded.started_at,
+    finished_at = excluded.finished_at`,
+			step.RunID, step.Key, step.InputHash, string(step.Status), output, step.Error, step.Usage,
+			nullTime(step.StartedAt), nullTime(step.FinishedAt))
+		if err != nil {
+			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
+		}
+		return nil
+	})
+}
+
+// Steps returns the steps of run runID in the order they were first saved.
+// The result is empty, not nil, when the run has no steps or does not exist.
+func (db *DB) Steps(ctx context.Context, runID string) ([]*madspark.Step, error) {
+	rows, err := db.pool.Query(ctx, `SELECT
+    run_id, key, input_hash, status, output, error, usage, started_at, finished_at
+FROM steps WHERE run_id = $1 ORDER BY seq`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: steps of run %q: %w", runID, err)
+	}
+	defer rows.Close()
+	steps := []*madspark.Step{}
+	for rows.Next() {
+		var (
+			s                 madspark.Step
+			status            string
+			output            *string
+			started, finished pgtype.Timestamptz
+		)
+		if err := rows.Scan(&s.RunID, &s.Key, &s.InputHash, &status, &output, &s.Error, &s.Usage,
+			&started, &finished); err != nil {
+			return nil, fmt.Errorf("postgres: steps of run %q: %w", runID, err)
+		}
+		s.Status = madspark.StepStatus(status)
+		s.Output = rawJSON(output)
+		s.StartedAt = scannedTime(started)
+		s.FinishedAt = scannedTime(finished)
+		steps = append(steps, &s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: steps of run %q: %w", runID, err)
+	}
+	return steps, nil
+}
