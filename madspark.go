@@ -146,3 +146,13 @@ type IdeaStore interface {
 	// RememberedIdeas returns a memory's ideas, oldest first.
 	RememberedIdeas(ctx context.Context, memory string) ([]RememberedIdea, error)
 }
+
+// Store is everything a madspark process keeps: runs and their journal, the
+// durable tier of the response cache, and idea memory. The store packages
+// (store/sqlite, store/postgres) implement it.
+type Store interface {
+	RunStore
+	CacheStore
+	IdeaStore
+	Close() error
+}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"time"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/cache/redis"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
@@ -16,22 +18,37 @@ import (
 	"github.com/madspark/madspark/pipeline/spark"
 	"github.com/madspark/madspark/provider"
 	"github.com/madspark/madspark/provider/mock"
+	"github.com/madspark/madspark/store/postgres"
 	"github.com/madspark/madspark/store/sqlite"
 )
 
 // app is the composed system: the store, the decorated client and the
 // engine, assembled once per command.
 type app struct {
-	db     *sqlite.DB
+	db     madspark.Store
+	cache  madspark.CacheStore
 	info   provider.Info
 	engine *engine.Engine
 }
 
-func (a *app) Close() error { return a.db.Close() }
+func (a *app) Close() error {
+	if c, ok := a.cache.(io.Closer); ok && a.cache != madspark.CacheStore(a.db) {
+		c.Close()
+	}
+	return a.db.Close()
+}
 
-// openStore opens the run database: $MADSPARK_DB or the default path under
-// the user's data directory.
-func (c *cli) openStore(ctx context.Context) (*sqlite.DB, error) {
+// openStore opens the run database: PostgreSQL when DATABASE_URL is set,
+// else the SQLite file $MADSPARK_DB or the default path under the user's
+// data directory.
+func (c *cli) openStore(ctx context.Context) (madspark.Store, error) {
+	if url := c.env("DATABASE_URL"); url != "" {
+		db, err := postgres.Open(ctx, url)
+		if err != nil {
+			return nil, fmt.Errorf("open database (DATABASE_URL): %w", err)
+		}
+		return db, nil
+	}
 	path := c.env("MADSPARK_DB")
 	if path == "" {
 		var err error
@@ -77,9 +94,21 @@ func (c *cli) openApp(ctx context.Context, useCache bool) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The response cache's durable tier: Redis when REDIS_URL is set (shared
+	// by every process; down means no cache, never a failed run), else the
+	// database.
+	var cache madspark.CacheStore = db
+	if url := c.env("REDIS_URL"); url != "" {
+		rc, err := redis.Open(ctx, url, 0, c.logger)
+		if err != nil {
+			db.Close()
+			return nil, usageError{fmt.Errorf("REDIS_URL: %w", err)}
+		}
+		cache = rc
+	}
 	var mws []llm.Middleware
 	if useCache {
-		mws = append(mws, middleware.Cache(middleware.CacheConfig{Provider: info.Name, DefaultModel: info.Model, Store: db, Logger: c.logger}))
+		mws = append(mws, middleware.Cache(middleware.CacheConfig{Provider: info.Name, DefaultModel: info.Model, Store: cache, Logger: c.logger}))
 	}
 	mws = append(mws,
 		middleware.Meter(prices, middleware.MeterLogger(c.logger)),
@@ -89,6 +118,7 @@ func (c *cli) openApp(ctx context.Context, useCache bool) (*app, error) {
 	)
 	return &app{
 		db:     db,
+		cache:  cache,
 		info:   info,
 		engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: c.logger},
 	}, nil

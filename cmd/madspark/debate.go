@@ -81,7 +81,7 @@ func (c *cli) newDebater(ctx context.Context, f *debateFlags, useCache bool) (*d
 	}
 	var searcher search.Provider
 	if s := search.FromEnv(c.env); s != nil {
-		searcher = search.Cached(s, a.db, 24*time.Hour)
+		searcher = search.Cached(s, a.cache, 24*time.Hour)
 	}
 	pipe, err := debate.New(count, searcher, c.logger)
 	if err != nil {

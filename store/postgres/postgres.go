@@ -84,8 +84,9 @@ func Open(ctx context.Context, url string) (*DB, error) {
 
 // Close closes the pool's connections, waiting for the ones in use to be
 // returned first. Later calls fail.
-func (db *DB) Close() {
+func (db *DB) Close() error {
 	db.pool.Close()
+	return nil
 }
 
 // inTx runs fn in a transaction and commits it, or rolls it back if fn

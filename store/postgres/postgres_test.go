@@ -133,7 +133,7 @@ func openURL(t *testing.T, url string) *DB {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	t.Cleanup(db.Close)
+	t.Cleanup(func() { db.Close() })
 	return db
 }
 
@@ -179,7 +179,7 @@ func TestConcurrentOpen(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Open %d: %v", i, err)
 		}
-		t.Cleanup(dbs[i].Close)
+		t.Cleanup(func() { dbs[i].Close() })
 	}
 	// And once more, later.
 	db := openURL(t, url)
