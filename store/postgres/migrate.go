@@ -4,14 +4,10 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/madspark/madspark/store/migration"
 )
 
 // migrationFS holds the schema migrations, named NNNN_description.sql.
@@ -19,43 +15,9 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migration is one embedded schema change.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations returns the embedded migrations in version order.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	seen := map[int]string{}
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		if !ok {
-			return nil, fmt.Errorf("migration %s: name must be NNNN_description.sql", base)
-		}
-		v, err := strconv.Atoi(num)
-		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive version number", base)
-		}
-		if other, dup := seen[v]; dup {
-			return nil, fmt.Errorf("migrations %s and %s have the same version", other, base)
-		}
-		seen[v] = base
-		b, err := migrationFS.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(b)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	return ms, nil
+func migrations() ([]migration.Migration, error) {
+	return migration.Load(migrationFS, "migrations/*.sql")
 }
 
 // lockMigrations takes the advisory lock that serialises migrations of the
@@ -94,20 +56,20 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 	for _, m := range ms {
 		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return apply(ctx, tx, m) }); err != nil {
-			return fmt.Errorf("migrate: %s: %w", m.name, err)
+			return fmt.Errorf("migrate: %s: %w", m.Name, err)
 		}
 	}
 	return nil
 }
 
 // apply applies m in tx unless it was applied already.
-func apply(ctx context.Context, tx pgx.Tx, m migration) error {
+func apply(ctx context.Context, tx pgx.Tx, m migration.Migration) error {
 	if _, err := tx.Exec(ctx, lockMigrations); err != nil {
 		return err
 	}
 	var done bool
 	if err := tx.QueryRow(ctx,
-		`SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, m.version).Scan(&done); err != nil {
+		`SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, m.Version).Scan(&done); err != nil {
 		return err
 	}
 	if done {
@@ -115,9 +77,9 @@ func apply(ctx context.Context, tx pgx.Tx, m migration) error {
 	}
 	// Without arguments, Exec uses the simple query protocol, which runs
 	// the several statements of a migration.
-	if _, err := tx.Exec(ctx, m.sql); err != nil {
+	if _, err := tx.Exec(ctx, m.SQL); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name)
+	_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)
 	return err
 }

@@ -192,8 +192,8 @@ func TestConcurrentOpen(t *testing.T) {
 	if err := db.pool.QueryRow(ctx, `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&count, &maxV); err != nil {
 		t.Fatal(err)
 	}
-	if count != len(ms) || maxV != ms[len(ms)-1].version {
-		t.Errorf("schema_migrations has %d rows up to %d, want %d up to %d", count, maxV, len(ms), ms[len(ms)-1].version)
+	if count != len(ms) || maxV != ms[len(ms)-1].Version {
+		t.Errorf("schema_migrations has %d rows up to %d, want %d up to %d", count, maxV, len(ms), ms[len(ms)-1].Version)
 	}
 	// Every handle works on the same tables.
 	if err := dbs[0].CreateRun(ctx, &madspark.Run{ID: "x", Pipeline: "p"}); err != nil {

@@ -5,12 +5,9 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/madspark/madspark/store/migration"
 )
 
 // migrationFS holds the schema migrations, named NNNN_description.sql.
@@ -18,43 +15,9 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migration is one embedded schema change.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations returns the embedded migrations in version order.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	seen := map[int]string{}
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		if !ok {
-			return nil, fmt.Errorf("migration %s: name must be NNNN_description.sql", base)
-		}
-		v, err := strconv.Atoi(num)
-		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive version number", base)
-		}
-		if other, dup := seen[v]; dup {
-			return nil, fmt.Errorf("migrations %s and %s have the same version", other, base)
-		}
-		seen[v] = base
-		b, err := migrationFS.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(b)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	return ms, nil
+func migrations() ([]migration.Migration, error) {
+	return migration.Load(migrationFS, "migrations/*.sql")
 }
 
 // migrate applies the migrations db has not seen yet, in order, each in its
@@ -82,29 +45,29 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	}
 	for _, m := range ms {
 		if err := apply(ctx, db, m); err != nil {
-			return fmt.Errorf("migrate: %s: %w", m.name, err)
+			return fmt.Errorf("migrate: %s: %w", m.Name, err)
 		}
 	}
 	return nil
 }
 
 // apply applies m unless it was applied already.
-func apply(ctx context.Context, db *sql.DB, m migration) error {
+func apply(ctx context.Context, db *sql.DB, m migration.Migration) error {
 	return inTx(ctx, db, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx,
-			`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil {
+			`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, m.Version).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx,
 			`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`,
-			m.version, formatTime(time.Now()))
+			m.Version, formatTime(time.Now()))
 		return err
 	})
 }

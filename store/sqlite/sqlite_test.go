@@ -443,7 +443,7 @@ func TestReopen(t *testing.T) {
 		if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &maxV); err != nil {
 			t.Fatal(err)
 		}
-		if n != len(ms) || maxV != ms[len(ms)-1].version {
+		if n != len(ms) || maxV != ms[len(ms)-1].Version {
 			t.Errorf("schema_migrations has %d rows up to %d, want %d", n, maxV, len(ms))
 		}
 		var mode string
