@@ -564,3 +564,7 @@ func TestParamsValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func runInfo() engine.RunInfo {
+	return engine.RunInfo{Pipeline: "assess-synthesis", Mode: "mock", Params: map[string]string{}}
+}

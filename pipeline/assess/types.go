@@ -156,7 +156,7 @@ type Files struct {
 type Result struct {
 	Idea       string      `json:"idea"`
 	Slug       string      `json:"slug"`
-	Mode       Mode        `json:"mode"`
+	Mode       Mode        `json:"pipeline_mode"`
 	FactCheck  bool        `json:"fact_check"`
 	Strictness string      `json:"strictness"`
 	Iterations []Iteration `json:"iterations"`
