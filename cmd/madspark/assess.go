@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -358,7 +359,7 @@ func (c *cli) batchSummary(items []batchItem, failed int, usage llm.Usage, elaps
 			if ev := r.Evaluation; ev != nil {
 				line += fmt.Sprintf(", %.1f/10 %s", ev.WeightedScore, ev.OverallGrade)
 			}
-			fmt.Fprintf(w, "%s  → %s\n", line, r.Files.Analysis)
+			fmt.Fprintf(w, "%s  → %s\n", line, filepath.Join(r.OutputDir, filepath.FromSlash(r.Files.Analysis)))
 		default:
 			fmt.Fprintf(w, "  ✗ line %d %q: %s\n", it.Line, short(it.Idea, 60), it.Error)
 		}

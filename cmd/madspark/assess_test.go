@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/madspark/madspark/pipeline/assess"
@@ -255,5 +256,63 @@ func TestAssessBatchFullAndSynthesize(t *testing.T) {
 	var runs []map[string]any
 	if json.Unmarshal([]byte(list.stdout), &runs); len(runs) != 3 {
 		t.Fatalf("synthesis runs: %s", list.stdout)
+	}
+}
+
+// TestAssessLiveReviewOverTheWire runs the review loop through the OpenAI
+// provider against the wire fake: the reviewer's schema goes out as
+// response_format, and a reply whose verdict is "accept" comes back, fails
+// validation, is sent back once and is answered with "approve".
+func TestAssessLiveReviewOverTheWire(t *testing.T) {
+	var mu sync.Mutex
+	reviews := 0
+	srv := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
+		if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+			return analysisReply(req)
+		}
+		if name := req.ResponseFormat.JSONSchema.Name; name != "assess_reviewer_feedback" {
+			return openaitest.Reply{Content: "unexpected schema " + name}
+		}
+		if !strings.Contains(string(req.ResponseFormat.JSONSchema.Schema), `"enum":["approve","reject"]`) {
+			return openaitest.Reply{Content: "the verdict is not an enum in the schema sent"}
+		}
+		mu.Lock()
+		reviews++
+		verdict := "accept"
+		if reviews > 1 {
+			verdict = "approve"
+		}
+		mu.Unlock()
+		return openaitest.Reply{Content: `{"overall_assessment": "Sound.", "strengths": ["clear"], "critical_issues": [], "improvements": [],
+			"minor_suggestions": [], "iteration_recommendation": "` + verdict + `", "iteration_reason": "nothing critical remains"}`}
+	})
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	dir := t.TempDir()
+	r := invoke(t, env, "assess", labIdea, "--with-review", "--min-words", "100", "--output-dir", dir, "--output-format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		Result struct {
+			Approved   bool `json:"approved"`
+			Iterations []struct {
+				Feedback struct {
+					Recommendation string `json:"iteration_recommendation"`
+				} `json:"feedback"`
+			} `json:"iterations"`
+		} `json:"result"`
+		Usage struct {
+			LLMCalls int `json:"llm_calls"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if !out.Result.Approved || len(out.Result.Iterations) != 1 || out.Result.Iterations[0].Feedback.Recommendation != "approve" || out.Usage.LLMCalls != 3 {
+		t.Fatalf("result %+v", out)
+	}
+	last := srv.Requests()[len(srv.Requests())-1]
+	if !strings.Contains(last.Prompt(), "iteration_recommendation") || !strings.Contains(last.Prompt(), "not valid") {
+		t.Fatalf("the repair turn does not name the field: %q", last.Prompt())
 	}
 }

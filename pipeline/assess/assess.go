@@ -314,7 +314,7 @@ func (p *Pipeline) open(r *engine.Run, in Params, agents *roster) (*session, err
 	s := &session{p: p, r: r, in: in, agents: agents, ws: ws, start: start,
 		rec: newRecorder(filepath.Join(logDir, messagesFile), p.cfg.Now, writeAtomic)}
 	s.res = &Result{Idea: in.Idea, Slug: slug, Mode: in.Mode, FactCheck: in.FactCheck, Strictness: in.Strictness,
-		Mock: p.cfg.Mock, Iterations: []Iteration{}, Files: Files{
+		Mock: p.cfg.Mock, Iterations: []Iteration{}, OutputDir: in.OutputDir, Files: Files{
 			Dir: ws.rel(dir), Analysis: ws.rel(ws.path(analysisFile)), Metadata: ws.rel(ws.path(metadataFile)),
 			LogDir: ws.rel(logDir), Messages: ws.rel(filepath.Join(logDir, messagesFile)), Summary: ws.rel(filepath.Join(logDir, summaryFile)),
 		}}

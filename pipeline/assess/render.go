@@ -2,6 +2,7 @@ package assess
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -30,8 +31,9 @@ func (res *Result) Report() string {
 		fmt.Fprintf(&b, "Web research: %s\n", res.WebNote)
 	}
 	b.WriteString("\nITERATIONS\n")
+	at := func(rel string) string { return filepath.Join(res.OutputDir, filepath.FromSlash(rel)) }
 	for _, it := range res.Iterations {
-		fmt.Fprintf(&b, "%d. %d words → %s", it.Number, it.Words, it.File)
+		fmt.Fprintf(&b, "%d. %d words → %s", it.Number, it.Words, at(it.File))
 		if it.Feedback != nil {
 			fmt.Fprintf(&b, "\n   reviewer: %s — %s", it.Feedback.IterationRecommendation, oneLine(it.Feedback.IterationReason))
 			for _, c := range it.Feedback.CriticalIssues {
@@ -61,11 +63,11 @@ func (res *Result) Report() string {
 		fmt.Fprintf(&b, "  %s\n", oneLine(ev.Summary))
 	}
 	f := res.Files
-	fmt.Fprintf(&b, "\nFILES\n  analysis:  %s\n  metadata:  %s\n", f.Analysis, f.Metadata)
+	fmt.Fprintf(&b, "\nFILES\n  analysis:   %s\n  metadata:   %s\n", at(f.Analysis), at(f.Metadata))
 	if f.Evaluation != "" {
-		fmt.Fprintf(&b, "  evaluation: %s\n", f.Evaluation)
+		fmt.Fprintf(&b, "  evaluation: %s\n", at(f.Evaluation))
 	}
-	fmt.Fprintf(&b, "  log:       %s\n", f.LogDir)
+	fmt.Fprintf(&b, "  log:        %s\n", at(f.LogDir))
 	return b.String()
 }
 
@@ -152,7 +154,7 @@ func (s *Synthesis) Report() string {
 			fmt.Fprintf(&b, "    %s\n", short(w, 200))
 		}
 	}
-	fmt.Fprintf(&b, "\n%s\n\nReport: %s\n", oneLine(s.Narrative.Recommendation), s.Files.Report)
+	fmt.Fprintf(&b, "\n%s\n\nReport: %s\n", oneLine(s.Narrative.Recommendation), filepath.Join(s.OutputDir, filepath.FromSlash(s.Files.Report)))
 	return b.String()
 }
 

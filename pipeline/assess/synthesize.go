@@ -162,7 +162,9 @@ type Synthesis struct {
 	Skipped     []Skipped `json:"skipped,omitempty"`
 	GeneratedAt time.Time `json:"generated_at"`
 	Mock        bool      `json:"mock,omitempty"`
-	Files       struct {
+	// OutputDir is the directory compared; Files are relative to it.
+	OutputDir string `json:"output_dir"`
+	Files     struct {
 		Report   string `json:"report"`
 		JSON     string `json:"json"`
 		LogDir   string `json:"log_dir"`
@@ -231,7 +233,7 @@ func (p *Pipeline) Synthesize(ctx context.Context, r *engine.Run, in SynthesisPa
 	if err != nil {
 		return nil, err
 	}
-	res := &Synthesis{Ranking: ranked, Top: top, Narrative: n, Skipped: skipped, GeneratedAt: p.cfg.Now().UTC(), Mock: p.cfg.Mock}
+	res := &Synthesis{Ranking: ranked, Top: top, Narrative: n, Skipped: skipped, GeneratedAt: p.cfg.Now().UTC(), Mock: p.cfg.Mock, OutputDir: in.OutputDir}
 	rel := func(path string) string {
 		r, _ := filepath.Rel(in.OutputDir, path)
 		return filepath.ToSlash(r)

@@ -141,7 +141,7 @@ const (
 	StopMaxIterations = "max_iterations"
 )
 
-// Files are where a run wrote, relative to the output directory.
+// Files are where a run wrote, relative to Result.OutputDir.
 type Files struct {
 	Dir        string `json:"dir"`
 	Analysis   string `json:"analysis"`
@@ -169,6 +169,7 @@ type Result struct {
 	Queries    []string        `json:"queries,omitempty"`
 	Sources    []search.Result `json:"sources,omitempty"`
 	Evaluation *Evaluation     `json:"evaluation,omitempty"`
+	OutputDir  string          `json:"output_dir"`
 	Files      Files           `json:"files"`
 	// Mock reports that the outputs are mock data.
 	Mock bool `json:"mock,omitempty"`
