@@ -88,9 +88,12 @@ func loadRoster(in Params) (*roster, error) {
 	}{
 		{r.research, researchInput{Idea: "x", Max: 1, Sections: Sections}},
 		{r.analyst, sampleAnalyst()},
+		{r.analyst, analystInput{Idea: "x", Iteration: 1, MinWords: 800, Sections: Sections}},
 		{r.revise, sampleRevision()},
+		{r.revise, analystInput{Idea: "x", Iteration: 2, MinWords: 800, Sections: Sections, Previous: "p"}},
 		{r.reviewer, reviewInput{Idea: "x", Iteration: 2, MaxIterations: 3, Strictness: Normal, Sections: Sections, Previous: sampleFeedback()}},
 		{r.factChecker, factCheckInput{Idea: "x", Iteration: 1, Sources: sampleSources()}},
+		{r.factChecker, factCheckInput{Idea: "x", Iteration: 1}},
 		{r.judge, judgeInput{Idea: "x", Iterations: 1, Sources: sampleSources(), Criteria: Criteria}},
 	}
 	for _, s := range samples {

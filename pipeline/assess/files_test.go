@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/madspark/madspark/llm"
 )
@@ -284,5 +285,33 @@ func TestFactCheckValidation(t *testing.T) {
 	fb := Feedback{OverallAssessment: "a", IterationRecommendation: Reject, IterationReason: "r"}
 	if err := fb.Validate(); err == nil {
 		t.Fatal("a reject without issues passed")
+	}
+}
+
+// TestReviewerAndFactCheckerRunSideBySide holds each of the two calls until
+// the other has arrived: run one after the other, they would time out.
+func TestReviewerAndFactCheckerRunSideBySide(t *testing.T) {
+	h := newHarness(t, Config{Mock: true}, nil)
+	next := h.cnt.next
+	var wg sync.WaitGroup
+	wg.Add(2)
+	both := make(chan struct{})
+	go func() { wg.Wait(); close(both) }()
+	var once sync.Map
+	h.cnt.next = llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		if req.Agent == agentReviewer || req.Agent == agentFactChecker {
+			if _, seen := once.LoadOrStore(req.Agent, true); !seen {
+				wg.Done()
+				select {
+				case <-both:
+				case <-time.After(5 * time.Second):
+					return nil, fmt.Errorf("%s waited alone: the reviewers do not run side by side", req.Agent)
+				}
+			}
+		}
+		return next.Generate(ctx, req)
+	})
+	if _, _, err := h.run(context.Background(), params(t.TempDir(), func(p *Params) { p.Mode, p.FactCheck = AnalyzeAndReview, true })); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -33,12 +33,14 @@ func factFile(n int) string      { return fmt.Sprintf("fact_check_iteration_%d.j
 
 // writeAtomic writes data to path through a temporary file renamed over it,
 // creating the directory: a reader, or a crash, sees the old file or the
-// new one, never a part.
+// new one, never a part. The temporary file is made beside path, which is
+// always on the same file system, so renameio need not probe for one.
 func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := renameio.WriteFile(path, data, 0o644); err != nil {
+	if err := renameio.WriteFile(path, data, 0o644, renameio.WithTempDir(dir)); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
