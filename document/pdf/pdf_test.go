@@ -1,0 +1,240 @@
+package pdf
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/madspark/madspark/document"
+)
+
+// Poppler checks the rendered files: pdftotext extracts their text and
+// pdfinfo counts their pages. Without them the tests skip, except in CI
+// (CI set), which installs them.
+func needPoppler(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"pdftotext", "pdfinfo"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is missing in CI: .ci/run installs poppler-utils", tool)
+			}
+			t.Skipf("%s not installed (Debian: apt-get install poppler-utils); the PDF is not checked", tool)
+		}
+	}
+}
+
+// pdfText returns the text of pages first..last (0 for all) of the PDF at
+// path, laid out as on the page.
+func pdfText(t *testing.T, path string, first, last int) string {
+	t.Helper()
+	args := []string{"-layout", "-enc", "UTF-8"}
+	if first > 0 {
+		args = append(args, "-f", strconv.Itoa(first), "-l", strconv.Itoa(last))
+	}
+	out, err := exec.Command("pdftotext", append(args, path, "-")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdftotext: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// pdfPages returns the page count pdfinfo reports.
+func pdfPages(t *testing.T, path string) int {
+	t.Helper()
+	out, err := exec.Command("pdfinfo", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdfinfo: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`(?m)^Pages:\s+(\d+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("pdfinfo gave no page count:\n%s", out)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+// longDocument has every kind of block, text in several scripts, and enough
+// of it to run over many pages.
+func longDocument() *document.Document {
+	d := &document.Document{
+		Title:      "Réseaux de capteurs à faible consommation pour l'agriculture",
+		Subtitle:   "Research proposal",
+		TitleLines: []string{"Master's programme in Électronique", "Ærøskøbing · Łódź · Ελληνικά · Русский"},
+		Notice:     "MOCK DATA: generated offline, not by a language model",
+		Author:     "Zoë Ångström",
+		Subject:    "A test document",
+		Keywords:   []string{"sensors", "agriculture"},
+		Contents:   true,
+	}
+	long := strings.Repeat("Les capteurs mesurent l'humidité du sol, la température et la conductivité; the data are sent every hour. ", 12)
+	for i := 1; i <= 6; i++ {
+		s := document.Section{Title: fmt.Sprintf("Section numéro %d", i), Blocks: []document.Block{
+			document.Text(long),
+			document.Para(document.Plain("A cited work: "), document.Link("Piwowar et al. (2018), The state of OA", fmt.Sprintf("https://doi.org/10.7717/peerj.%d", 4375+i)),
+				document.Plain(" — "), document.Bold("bold"), document.Plain(", "), document.Italic("italic"), document.Plain(" and "),
+				document.Span{Text: "both", Bold: true, Italic: true}, document.Plain(". CJK 研究 is not in the font.")),
+			document.Bullets("Première puce avec des accents: é è ê ë", "Second bullet that is long enough to wrap onto a second line of the page, so the hanging indent is exercised properly."),
+			document.Numbered("One", "Two"),
+		}}
+		for k := 1; k <= 2; k++ {
+			s.Sections = append(s.Sections, document.Section{Title: fmt.Sprintf("Sous-section %d.%d", i, k), Blocks: []document.Block{document.Text(long[:300])}})
+		}
+		d.Sections = append(d.Sections, s)
+	}
+	table := &document.Table{Header: []string{"Phase", "Start week", "End week", "Activities"}, Widths: []float64{2, 1, 1, 4}}
+	for i := 1; i <= 40; i++ {
+		table.Rows = append(table.Rows, []string{fmt.Sprintf("Phase %d", i), fmt.Sprint(i), fmt.Sprint(i + 1), "Collecte des données et vérification de la qualité, with a long description that wraps."})
+	}
+	d.Sections[2].Blocks = append(d.Sections[2].Blocks, table)
+	d.Appendices = []document.Section{{Title: "Quality control", Blocks: []document.Block{document.Text("Coherence 0.82, feasibility 0.75.")}}}
+	return d
+}
+
+func render(t *testing.T, d *document.Document) (string, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Render(&buf, d, Options{Created: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "doc.pdf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, buf.Bytes()
+}
+
+func TestRenderText(t *testing.T) {
+	needPoppler(t)
+	path, raw := render(t, longDocument())
+	if !bytes.HasPrefix(raw, []byte("%PDF-")) {
+		t.Fatalf("not a PDF: %q", raw[:min(len(raw), 20)])
+	}
+	pages := pdfPages(t, path)
+	if pages < 6 {
+		t.Fatalf("%d pages; the document should run over at least 6", pages)
+	}
+	text := pdfText(t, path, 0, 0)
+	flat := strings.Join(strings.Fields(text), " ")
+	for _, want := range []string{
+		"Réseaux de capteurs à faible consommation pour l'agriculture",
+		"Master's programme in Électronique",
+		"Ærøskøbing · Łódź · Ελληνικά · Русский",
+		"MOCK DATA: generated offline, not by a language model",
+		"Contents",
+		"Première puce avec des accents: é è ê ë",
+		"Collecte des données et vérification de la qualité",
+		"Appendix A: Quality control",
+		"Coherence 0.82, feasibility 0.75.",
+		"CJK �� is not in the font",
+		fmt.Sprintf("Page 1 of %d", pages),
+		fmt.Sprintf("Page %d of %d", pages, pages),
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("text lacks %q", want)
+		}
+	}
+	// The notice is on every page.
+	if n := strings.Count(flat, "MOCK DATA"); n < pages {
+		t.Errorf("notice on %d places, want every one of %d pages", n, pages)
+	}
+	// The table's header row is repeated on the page it continues on.
+	if n := strings.Count(flat, "Activities"); n < 2 {
+		t.Errorf("table header drawn %d times; the table spans pages", n)
+	}
+}
+
+// TestContentsPagesAreRight reads each entry of the table of contents and
+// checks that its heading is on the page it names.
+func TestContentsPagesAreRight(t *testing.T) {
+	needPoppler(t)
+	d := longDocument()
+	path, _ := render(t, d)
+	contents := pdfText(t, path, 2, 2)
+	checked := 0
+	for _, h := range document.Headings(d) {
+		m := regexp.MustCompile(regexp.QuoteMeta(h.Label()) + `[ .]*(\d+)\s*$`).FindStringSubmatch(lineWith(contents, h.Label()))
+		if m == nil {
+			t.Errorf("contents lack %q:\n%s", h.Label(), contents)
+			continue
+		}
+		page, _ := strconv.Atoi(m[1])
+		if page < 3 {
+			t.Errorf("%q on page %d, before the body", h.Label(), page)
+			continue
+		}
+		if on := strings.Join(strings.Fields(pdfText(t, path, page, page)), " "); !strings.Contains(on, h.Label()) {
+			t.Errorf("contents put %q on page %d, which does not show it", h.Label(), page)
+		}
+		checked++
+	}
+	if checked != len(document.Headings(d)) {
+		t.Errorf("checked %d of %d headings", checked, len(document.Headings(d)))
+	}
+}
+
+func lineWith(text, s string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+func TestLinksOutlineAndMetadata(t *testing.T) {
+	_, raw := render(t, longDocument())
+	// Hyperlinks are URI actions; contents entries are internal links.
+	if n := bytes.Count(raw, []byte("/URI (https://doi.org/10.7717/peerj.43")); n != 6 {
+		t.Errorf("%d hyperlinks, want 6", n)
+	}
+	if n := bytes.Count(raw, []byte("/Dest [")); n < 3*len(document.Headings(longDocument())) {
+		t.Errorf("%d internal links, want 3 per contents entry", n)
+	}
+	if !bytes.Contains(raw, []byte("/Outlines")) {
+		t.Error("no outline (bookmarks)")
+	}
+	if n := bytes.Count(raw, []byte("/FontFile2")); n != 5 {
+		t.Errorf("%d TrueType fonts embedded, want 5 (serif ×4, sans bold)", n)
+	}
+	if !bytes.Contains(raw, []byte("/CreationDate (D:20240501120000")) {
+		t.Error("creation date not recorded")
+	}
+}
+
+func TestRenderIsDeterministic(t *testing.T) {
+	_, a := render(t, longDocument())
+	_, b := render(t, longDocument())
+	if !bytes.Equal(a, b) {
+		t.Error("the same document gave different bytes")
+	}
+}
+
+func TestRenderEdgeCases(t *testing.T) {
+	needPoppler(t)
+	// A minimal document: no contents, no notice, empty blocks and cells,
+	// control characters and invalid UTF-8.
+	d := &document.Document{Title: "Bare\x00 title \xff", Sections: []document.Section{{Title: "Only", Blocks: []document.Block{
+		document.Text(""), &document.List{}, &document.Table{}, &document.Table{Rows: [][]string{{"", "x"}}},
+		document.Text("tab\there"),
+	}}}}
+	path, _ := render(t, d)
+	if n := pdfPages(t, path); n != 2 {
+		t.Errorf("%d pages, want title page + body", n)
+	}
+	flat := strings.Join(strings.Fields(pdfText(t, path, 0, 0)), " ")
+	for _, want := range []string{"Bare title �", "1 Only", "tab here", "Page 2 of 2"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("text lacks %q: %s", want, flat)
+		}
+	}
+	if err := Render(&bytes.Buffer{}, nil, Options{}); err == nil {
+		t.Error("nil document: no error")
+	}
+}
