@@ -21,9 +21,12 @@ type Document struct {
 	// TitleLines are shown on the title page under the subtitle, one per
 	// line: the author, a programme, a date.
 	TitleLines []string
-	// Notice is a warning shown prominently on the title page and on
-	// every page, such as "MOCK DATA"; empty for none.
+	// Notice is a warning shown prominently on the title page and at the
+	// top of the Markdown, such as "MOCK DATA: ..."; empty for none.
 	Notice string
+	// PageNotice is a short form of the notice shown on every page of a
+	// paged format; empty means the notice itself, cut to fit.
+	PageNotice string
 	// Author, Subject and Keywords describe the document in its metadata.
 	Author   string
 	Subject  string

@@ -15,6 +15,7 @@ import (
 	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/pipeline/chaos"
 	"github.com/madspark/madspark/pipeline/debate"
+	"github.com/madspark/madspark/pipeline/proposal"
 	"github.com/madspark/madspark/pipeline/spark"
 	"github.com/madspark/madspark/provider"
 	"github.com/madspark/madspark/provider/mock"
@@ -182,7 +183,7 @@ func (c *cli) executeRun(ctx context.Context, a *app, resumeID, pipeline string,
 // mockResponders answers every pipeline's agents in mock mode.
 func mockResponders() map[string]mock.Responder {
 	all := map[string]mock.Responder{}
-	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders(), debate.MockResponders()} {
+	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders(), debate.MockResponders(), proposal.MockResponders()} {
 		maps.Copy(all, m)
 	}
 	return all

@@ -175,7 +175,11 @@ func (r *renderer) footer() {
 	p := r.pdf
 	_, h := p.GetPageSize()
 	p.SetXY(marginLeft, h-14)
-	if n := r.doc.Notice; n != "" {
+	n := r.doc.PageNotice
+	if n == "" {
+		n = r.doc.Notice
+	}
+	if n != "" {
 		r.faces.set(p, faceSansBold, smallSize)
 		p.SetTextColor(170, 20, 20)
 		p.CellFormat(r.pageWidth()*0.75, 4, r.faces.fit(p, r.faces.clean(document.Clean(n)), r.pageWidth()*0.72), "", 0, "L", false, 0, "")

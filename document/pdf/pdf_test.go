@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,52 +12,8 @@ import (
 	"time"
 
 	"github.com/madspark/madspark/document"
+	"github.com/madspark/madspark/document/pdf/pdftest"
 )
-
-// Poppler checks the rendered files: pdftotext extracts their text and
-// pdfinfo counts their pages. Without them the tests skip, except in CI
-// (CI set), which installs them.
-func needPoppler(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"pdftotext", "pdfinfo"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is missing in CI: .ci/run installs poppler-utils", tool)
-			}
-			t.Skipf("%s not installed (Debian: apt-get install poppler-utils); the PDF is not checked", tool)
-		}
-	}
-}
-
-// pdfText returns the text of pages first..last (0 for all) of the PDF at
-// path, laid out as on the page.
-func pdfText(t *testing.T, path string, first, last int) string {
-	t.Helper()
-	args := []string{"-layout", "-enc", "UTF-8"}
-	if first > 0 {
-		args = append(args, "-f", strconv.Itoa(first), "-l", strconv.Itoa(last))
-	}
-	out, err := exec.Command("pdftotext", append(args, path, "-")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("pdftotext: %v\n%s", err, out)
-	}
-	return string(out)
-}
-
-// pdfPages returns the page count pdfinfo reports.
-func pdfPages(t *testing.T, path string) int {
-	t.Helper()
-	out, err := exec.Command("pdfinfo", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("pdfinfo: %v\n%s", err, out)
-	}
-	m := regexp.MustCompile(`(?m)^Pages:\s+(\d+)`).FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("pdfinfo gave no page count:\n%s", out)
-	}
-	n, _ := strconv.Atoi(string(m[1]))
-	return n
-}
 
 // longDocument has every kind of block, text in several scripts, and enough
 // of it to run over many pages.
@@ -111,17 +66,15 @@ func render(t *testing.T, d *document.Document) (string, []byte) {
 }
 
 func TestRenderText(t *testing.T) {
-	needPoppler(t)
 	path, raw := render(t, longDocument())
 	if !bytes.HasPrefix(raw, []byte("%PDF-")) {
 		t.Fatalf("not a PDF: %q", raw[:min(len(raw), 20)])
 	}
-	pages := pdfPages(t, path)
+	pages := pdftest.PageCount(t, path)
 	if pages < 6 {
 		t.Fatalf("%d pages; the document should run over at least 6", pages)
 	}
-	text := pdfText(t, path, 0, 0)
-	flat := strings.Join(strings.Fields(text), " ")
+	flat := pdftest.Text(t, path)
 	for _, want := range []string{
 		"Réseaux de capteurs à faible consommation pour l'agriculture",
 		"Master's programme in Électronique",
@@ -153,10 +106,10 @@ func TestRenderText(t *testing.T) {
 // TestContentsPagesAreRight reads each entry of the table of contents and
 // checks that its heading is on the page it names.
 func TestContentsPagesAreRight(t *testing.T) {
-	needPoppler(t)
 	d := longDocument()
 	path, _ := render(t, d)
-	contents := pdfText(t, path, 2, 2)
+	pages := pdftest.Pages(t, path)
+	contents := pages[1]
 	checked := 0
 	for _, h := range document.Headings(d) {
 		m := regexp.MustCompile(regexp.QuoteMeta(h.Label()) + `[ .]*(\d+)\s*$`).FindStringSubmatch(lineWith(contents, h.Label()))
@@ -165,11 +118,11 @@ func TestContentsPagesAreRight(t *testing.T) {
 			continue
 		}
 		page, _ := strconv.Atoi(m[1])
-		if page < 3 {
-			t.Errorf("%q on page %d, before the body", h.Label(), page)
+		if page < 3 || page > len(pages) {
+			t.Errorf("%q on page %d, outside the body", h.Label(), page)
 			continue
 		}
-		if on := strings.Join(strings.Fields(pdfText(t, path, page, page)), " "); !strings.Contains(on, h.Label()) {
+		if on := pdftest.Flat(pages[page-1]); !strings.Contains(on, h.Label()) {
 			t.Errorf("contents put %q on page %d, which does not show it", h.Label(), page)
 		}
 		checked++
@@ -217,7 +170,6 @@ func TestRenderIsDeterministic(t *testing.T) {
 }
 
 func TestRenderEdgeCases(t *testing.T) {
-	needPoppler(t)
 	// A minimal document: no contents, no notice, empty blocks and cells,
 	// control characters and invalid UTF-8.
 	d := &document.Document{Title: "Bare\x00 title \xff", Sections: []document.Section{{Title: "Only", Blocks: []document.Block{
@@ -225,10 +177,10 @@ func TestRenderEdgeCases(t *testing.T) {
 		document.Text("tab\there"),
 	}}}}
 	path, _ := render(t, d)
-	if n := pdfPages(t, path); n != 2 {
+	if n := pdftest.PageCount(t, path); n != 2 {
 		t.Errorf("%d pages, want title page + body", n)
 	}
-	flat := strings.Join(strings.Fields(pdfText(t, path, 0, 0)), " ")
+	flat := pdftest.Text(t, path)
 	for _, want := range []string{"Bare title �", "1 Only", "tab here", "Page 2 of 2"} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("text lacks %q: %s", want, flat)

@@ -253,15 +253,15 @@ func ParseProfile(name string, r io.Reader) (UserProfile, error) {
 	if err := json.Unmarshal(data, &fields); err != nil {
 		return p, fmt.Errorf("profile %s: %s", name, decodeError(err))
 	}
-	for _, f := range requiredFields {
-		if _, ok := fields[f]; !ok {
-			return p, fmt.Errorf("profile %s: %s is missing", name, f)
-		}
-	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
 		return p, fmt.Errorf("profile %s: %s", name, decodeError(err))
+	}
+	for _, f := range requiredFields {
+		if _, ok := fields[f]; !ok {
+			return p, fmt.Errorf("profile %s: %s is missing", name, f)
+		}
 	}
 	p.Normalize()
 	if err := p.Validate(); err != nil {
@@ -294,6 +294,9 @@ func decodeError(err error) string {
 	}
 	msg := strings.TrimPrefix(err.Error(), "json: ")
 	if f, ok := strings.CutPrefix(msg, "unknown field "); ok {
+		if near := nearest(strings.Trim(f, `"`), profileFields()); near != "" {
+			return fmt.Sprintf("unknown field %s (did you mean %q?)", f, near)
+		}
 		return fmt.Sprintf("unknown field %s (the fields are %s)", f, strings.Join(profileFields(), ", "))
 	}
 	return msg
@@ -306,3 +309,37 @@ func profileFields() []string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// nearest returns the name in names closest to s if it is within two
+// edits, else "".
+func nearest(s string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(s), n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur := make([]int, len(rb)+1)
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(rb)]
+}

@@ -56,7 +56,8 @@ func TestParseProfileNamesTheBadField(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, text, want string
 	}{
-		{"unknown field", "me.yaml", base + "weekly_hour: 3\n", `unknown field "weekly_hour"`},
+		{"unknown field", "me.yaml", base + "weekly_hour: 3\n", `unknown field "weekly_hour" (did you mean "weekly_hours"?)`},
+		{"unknown far field", "me.yaml", base + "supervisor: Dr. X\n", `unknown field "supervisor" (the fields are academic_program, field_of_study`},
 		{"unknown nested", "me.yaml", strings.Replace(base, "unit: Month", "unit: Month\n  start: May", 1), `total_timeline: unknown field "start"`},
 		{"wrong type", "me.yaml", strings.Replace(base, "weekly_hours: 10", "weekly_hours: ten", 1), "weekly_hours must be a whole number, got string"},
 		{"fraction", "me.yaml", strings.Replace(base, "weekly_hours: 10", "weekly_hours: 7.5", 1), "weekly_hours must be a whole number, got number 7.5"},

@@ -33,6 +33,18 @@ func (res *Result) Notice(m Meta) string {
 	return strings.Join(n, " ")
 }
 
+// pageNotice is the notice's short form for every page.
+func (res *Result) pageNotice(m Meta) string {
+	var n []string
+	if m.Mock {
+		n = append(n, "MOCK DATA")
+	}
+	if !res.Passed {
+		n = append(n, "NOT PASSED QUALITY CONTROL")
+	}
+	return strings.Join(n, " · ")
+}
+
 // Document lays the proposal out as a document: title page, contents,
 // problem, literature, objectives, methodology, data collection, and the
 // quality-control record and the researcher's profile as appendices.
@@ -53,11 +65,12 @@ func (res *Result) Document(m Meta) *document.Document {
 			status,
 			fmt.Sprintf("%s · run %s · %s/%s", m.Date.Format("2 January 2006"), m.RunID, m.Provider, m.Model),
 		},
-		Notice:   res.Notice(m),
-		Author:   "madspark",
-		Subject:  "Research proposal: " + pr.ResearchArea,
-		Keywords: pd.KeyVariables,
-		Contents: true,
+		Notice:     res.Notice(m),
+		PageNotice: res.pageNotice(m),
+		Author:     "madspark",
+		Subject:    "Research proposal: " + pr.ResearchArea,
+		Keywords:   pd.KeyVariables,
+		Contents:   true,
 	}
 	d.Sections = []document.Section{
 		res.problemSection(),
@@ -94,8 +107,8 @@ func (res *Result) literatureSection() document.Section {
 	var strategy []document.Block
 	if ls.Enabled {
 		strategy = append(strategy,
-			document.Textf("The sources %s were searched with %d queries; they returned %d distinct works, of which %d are cited below.",
-				strings.Join(ls.Sources, ", "), len(ls.Queries), ls.WorksFound, len(pd.PreliminaryLiterature)),
+			document.Textf("%d queries were sent to %s; they returned %d distinct works, %d of which are cited below.",
+				len(ls.Queries), strings.Join(ls.Sources, ", "), ls.WorksFound, len(pd.PreliminaryLiterature)),
 			document.Bullets(ls.Queries...))
 		if ls.Rationale != "" {
 			strategy = append(strategy, document.Text(ls.Rationale))
@@ -246,7 +259,7 @@ func (res *Result) qcAppendix() document.Section {
 	if len(qv.Recommendations) > 0 {
 		recs = []document.Block{document.Numbered(qv.Recommendations...)}
 	}
-	hist := &document.Table{Header: []string{"Round", "Stages run", "Coherence", "Feasibility", "Verdict", "Targets"}, Widths: []float64{0.8, 3.2, 1.2, 1.2, 1, 2.6}}
+	hist := &document.Table{Header: []string{"Round", "Stages run", "Coherence", "Feasibility", "Verdict", "Targets"}, Widths: []float64{1.3, 3, 1.5, 1.5, 1.2, 2.1}}
 	for _, r := range res.Rounds {
 		var st, tg []string
 		for _, s := range r.Stages {
