@@ -135,14 +135,6 @@ func KeyValues(pairs ...[2]string) []Block {
 	return out
 }
 
-func plain(spans []Span) string {
-	var b strings.Builder
-	for _, s := range spans {
-		b.WriteString(s.Text)
-	}
-	return b.String()
-}
-
 // Heading is a section as a renderer sees it: where it is and what it is
 // called.
 type Heading struct {

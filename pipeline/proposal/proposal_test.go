@@ -416,20 +416,6 @@ func TestSearchFailures(t *testing.T) {
 	}
 }
 
-// flaky fails every call to one agent after the first n calls overall.
-type flaky struct {
-	next  llm.Client
-	agent string
-	down  bool
-}
-
-func (f *flaky) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	if f.down && req.Agent == f.agent {
-		return nil, &llm.Error{Provider: "mock", Status: 503, Message: "unavailable"}
-	}
-	return f.next.Generate(ctx, req)
-}
-
 // TestResumeReplaysEveryRound interrupts a run in its refinement round and
 // resumes it: the steps of both rounds that had finished are replayed from
 // the journal with no model call.
