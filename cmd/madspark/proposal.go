@@ -122,6 +122,16 @@ func (c *cli) proposalSources(a *app) []search.Provider {
 }
 
 func (c *cli) runProposal(ctx context.Context, p proposal.Params, outDir, format string, timeout time.Duration, useCache bool) error {
+	var font []byte
+	if path := c.env("MADSPARK_PDF_FONT"); path != "" {
+		var err error
+		if font, err = os.ReadFile(path); err != nil {
+			return usagef("MADSPARK_PDF_FONT: %v", err)
+		}
+		if err := pdf.CheckFont(font); err != nil {
+			return usagef("MADSPARK_PDF_FONT %s: %v", path, err)
+		}
+	}
 	// An explicit directory is made first, so that a bad one fails before
 	// any call; the default one only once there is a proposal to put in it.
 	if outDir != "" {
@@ -151,7 +161,7 @@ func (c *cli) runProposal(ctx context.Context, p proposal.Params, outDir, format
 	meta := proposal.Meta{RunID: run.ID(), Mock: a.info.Mock, Provider: a.info.Name, Model: a.info.Model, Date: now}
 	doc := res.Document(meta)
 	var pdfBuf bytes.Buffer
-	if err := pdf.Render(&pdfBuf, doc, pdf.Options{Created: now}); err != nil {
+	if err := pdf.Render(&pdfBuf, doc, pdf.Options{Created: now, Fallback: font}); err != nil {
 		return fmt.Errorf("run %s: %w", run.ID(), err)
 	}
 	dir, err := makeOutputDir(outDir)

@@ -211,3 +211,43 @@ func TestProposalBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestProposalCJK writes a proposal whose research area is in Chinese: the
+// bundled fonts lack the ideographs, so the PDF shows � for them unless
+// MADSPARK_PDF_FONT names a font that has them; the Markdown keeps them
+// either way.
+func TestProposalCJK(t *testing.T) {
+	const font = "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf"
+	if _, err := os.Stat(font); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%v: .ci/run installs fonts-droid-fallback", err)
+		}
+		t.Skipf("no CJK font to test with (Debian: apt-get install fonts-droid-fallback): %v", err)
+	}
+	profile := writeProfile(t, "cjk.yaml", strings.Replace(tightProfile, "research_area: peer tutoring in secondary schools", "research_area: 同伴辅导 peer tutoring", 1))
+	env := mockEnv(t)
+	dir := filepath.Join(t.TempDir(), "plain")
+	if r := invoke(t, env, "proposal", "--profile", profile, "--output-dir", dir); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if text := pdftest.Text(t, filepath.Join(dir, "proposal.pdf")); strings.Contains(text, "同伴辅导") || !strings.Contains(text, "���� peer tutoring") {
+		t.Errorf("without a CJK font the ideographs should show as �")
+	}
+	if md, _ := os.ReadFile(filepath.Join(dir, "proposal.md")); !strings.Contains(string(md), "同伴辅导 peer tutoring") {
+		t.Error("the Markdown lost the ideographs")
+	}
+	env["MADSPARK_PDF_FONT"] = font
+	dir = filepath.Join(t.TempDir(), "cjk")
+	if r := invoke(t, env, "proposal", "--profile", profile, "--output-dir", dir); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	text := pdftest.Text(t, filepath.Join(dir, "proposal.pdf"))
+	if !strings.Contains(text, "同伴辅导 peer tutoring") || strings.Contains(text, "�") {
+		t.Errorf("with MADSPARK_PDF_FONT the ideographs should be drawn")
+	}
+	// A font that is not TrueType is refused before any call.
+	env["MADSPARK_PDF_FONT"] = profile
+	if r := invoke(t, env, "proposal", "--profile", profile); r.code != 2 || !strings.Contains(r.stderr, "MADSPARK_PDF_FONT") {
+		t.Errorf("bad font: exit %d, %s", r.code, r.stderr)
+	}
+}

@@ -8,7 +8,8 @@
 // Text is set in the DejaVu fonts (github.com/go-fonts/dejavu), embedded in
 // the binary and subset into the file, which cover the Latin, Greek and
 // Cyrillic scripts among others. A character they lack (CJK ideographs, for
-// one) is shown as U+FFFD, "�", rather than drawn over its neighbours.
+// one) is drawn in Options.Fallback when it has it, and shown as U+FFFD,
+// "�", otherwise, rather than drawn over its neighbours.
 //
 // It is built on codeberg.org/go-pdf/fpdf.
 package pdf
@@ -32,6 +33,11 @@ type Options struct {
 	// Created is the creation date recorded in the file; zero means now.
 	// With the same date, the same document gives the same bytes.
 	Created time.Time
+	// Fallback is a TrueType font (.ttf) for the characters the DejaVu
+	// fonts lack, such as Droid Sans Fallback or a Noto Sans CJK TTF for
+	// Chinese, Japanese and Korean. It is embedded only when used. Nil
+	// means none.
+	Fallback []byte
 }
 
 // Page geometry, in millimetres, and type sizes, in points.
@@ -59,7 +65,7 @@ func Render(w io.Writer, d *document.Document, o Options) error {
 	if d == nil {
 		return errors.New("pdf: no document")
 	}
-	faces, err := loadFaces()
+	faces, err := loadFaces(o.Fallback)
 	if err != nil {
 		return err
 	}
@@ -162,10 +168,11 @@ func (r *renderer) header() {
 		return
 	}
 	p.SetY(10)
-	r.faces.set(p, faceSerifItalic, smallSize)
 	p.SetTextColor(110, 110, 110)
-	title := r.faces.fit(p, r.faces.clean(document.Clean(r.doc.Title)), r.pageWidth())
-	p.CellFormat(r.pageWidth(), 4, title, "B", 1, "L", false, 0, "")
+	l := r.faces.fitLine(p, faceSerifItalic, smallSize, r.doc.Title, r.pageWidth())
+	r.faces.drawLine(p, l, smallSize, marginLeft, r.pageWidth(), 4, "L", 0)
+	p.SetDrawColor(0, 0, 0)
+	p.Line(marginLeft, 14, marginLeft+r.pageWidth(), 14)
 	p.SetTextColor(0, 0, 0)
 	p.SetY(marginTop)
 }
@@ -180,9 +187,9 @@ func (r *renderer) footer() {
 		n = r.doc.Notice
 	}
 	if n != "" {
-		r.faces.set(p, faceSansBold, smallSize)
 		p.SetTextColor(170, 20, 20)
-		p.CellFormat(r.pageWidth()*0.75, 4, r.faces.fit(p, r.faces.clean(document.Clean(n)), r.pageWidth()*0.72), "", 0, "L", false, 0, "")
+		l := r.faces.fitLine(p, faceSansBold, smallSize, n, r.pageWidth()*0.72)
+		r.faces.drawLine(p, l, smallSize, marginLeft, r.pageWidth(), 4, "L", 0)
 	}
 	r.faces.set(p, faceSerif, smallSize)
 	p.SetTextColor(90, 90, 90)
@@ -196,35 +203,31 @@ func (r *renderer) titlePage() {
 	p.AddPage()
 	w := r.pageWidth()
 	p.SetY(70)
-	r.faces.set(p, faceSansBold, 22)
-	r.multi(w, 10, d.Title, "C")
+	r.multi(w, 10, faceSansBold, 22, d.Title, "C")
 	if d.Subtitle != "" {
 		p.Ln(4)
-		r.faces.set(p, faceSerifItalic, 14)
-		r.multi(w, 7, d.Subtitle, "C")
+		r.multi(w, 7, faceSerifItalic, 14, d.Subtitle, "C")
 	}
 	if len(d.TitleLines) > 0 {
 		p.Ln(12)
-		r.faces.set(p, faceSerif, 11)
 		for _, l := range d.TitleLines {
-			r.multi(w, 6, l, "C")
+			r.multi(w, 6, faceSerif, 11, l, "C")
 		}
 	}
 	if d.Notice != "" {
 		p.Ln(14)
-		r.faces.set(p, faceSansBold, 11)
 		p.SetTextColor(170, 20, 20)
 		p.SetDrawColor(170, 20, 20)
 		p.SetLineWidth(0.5)
 		y := p.GetY()
-		lines := r.faces.split(p, r.faces.clean(document.Clean(d.Notice)), w-8)
+		lines := r.faces.layout(p, faceSansBold, 11, d.Notice, w-8)
 		hgt := float64(len(lines))*6 + 6
 		p.Rect(marginLeft, y, w, hgt, "D")
-		p.SetXY(marginLeft+4, y+3)
-		for _, l := range lines {
-			p.SetX(marginLeft + 4)
-			p.CellFormat(w-8, 6, l, "", 2, "C", false, 0, "")
+		for i, l := range lines {
+			p.SetY(y + 3 + float64(i)*6)
+			r.faces.drawLine(p, l, 11, marginLeft+4, w-8, 6, "C", 0)
 		}
+		p.SetY(y + hgt)
 		p.SetTextColor(0, 0, 0)
 		p.SetDrawColor(0, 0, 0)
 		p.SetLineWidth(0.2)
@@ -247,19 +250,16 @@ func (r *renderer) contents() {
 			face = faceSerifBold
 			p.Ln(1.2)
 		}
-		r.faces.set(p, face, size)
+		r.faces.set(p, faceSerif, size)
 		link := r.link(h.Anchor)
 		page := fmt.Sprint(r.known[h.Anchor])
 		pw := p.GetStringWidth(page) + 2
-		label := r.faces.fit(p, r.faces.clean(document.Clean(h.Label())), w-indent-pw-8)
-		lw := p.GetStringWidth(label)
-		y := p.GetY()
-		if y+bodyLine > r.pageBottom() {
+		label := r.faces.fitLine(p, face, size, h.Label(), w-indent-pw-8)
+		lw := label.w
+		if p.GetY()+bodyLine > r.pageBottom() {
 			p.AddPage()
-			y = p.GetY()
 		}
-		p.SetXY(marginLeft+indent, y)
-		p.CellFormat(lw, bodyLine, label, "", 0, "L", false, link, "")
+		r.faces.drawLine(p, label, size, marginLeft+indent, lw, bodyLine, "L", link)
 		// Dot leaders between the label and the page number.
 		r.faces.set(p, faceSerif, size)
 		dots := ""
@@ -293,13 +293,11 @@ func (r *renderer) heading(h document.Heading) {
 	if p.GetY() > marginTop+1 {
 		p.Ln(map[int]float64{1: 6, 2: 3.5, 3: 2.5}[h.Level])
 	}
-	r.faces.set(p, faceSansBold, size)
 	r.pages[h.Anchor] = p.PageNo()
 	p.SetLink(r.link(h.Anchor), p.GetY(), p.PageNo())
-	label := r.faces.clean(document.Clean(h.Label()))
-	p.Bookmark(label, h.Level-1, -1)
-	lh := size * 0.5
-	r.multi(r.pageWidth(), lh, label, "L")
+	r.faces.set(p, faceSansBold, size)
+	p.Bookmark(document.Clean(h.Label()), h.Level-1, -1)
+	r.multi(r.pageWidth(), size*0.5, faceSansBold, size, h.Label(), "L")
 	if h.Level == 1 {
 		p.SetDrawColor(150, 150, 150)
 		p.Line(marginLeft, p.GetY()+0.8, marginLeft+r.pageWidth(), p.GetY()+0.8)
@@ -309,13 +307,16 @@ func (r *renderer) heading(h document.Heading) {
 	p.Ln(1.5)
 }
 
-// multi draws plain text wrapped to width w, aligned "L" or "C", in the
-// current face.
-func (r *renderer) multi(w, lh float64, text, align string) {
+// multi draws plain text wrapped to width w, aligned "L" or "C", in face
+// at size points (and the fallback font for what it lacks).
+func (r *renderer) multi(w, lh float64, fc face, size float64, text, align string) {
 	p := r.pdf
-	for _, l := range r.faces.split(p, r.faces.clean(document.Clean(text)), w) {
-		p.SetX(marginLeft)
-		p.CellFormat(w, lh, l, "", 2, align, false, 0, "")
+	for _, l := range r.faces.layout(p, fc, size, text, w) {
+		if p.GetY()+lh > r.pageBottom() {
+			p.AddPage()
+		}
+		r.faces.drawLine(p, l, size, marginLeft, w, lh, align, 0)
+		p.Ln(lh)
 	}
 }
 
@@ -355,15 +356,20 @@ func (r *renderer) spans(ss []document.Span, left float64) bool {
 		case s.Italic:
 			face = faceSerifItalic
 		}
-		text = r.faces.clean(text)
-		if s.URL != "" {
-			r.faces.setStyle(p, face, bodySize, "U")
-			p.SetTextColor(20, 60, 160)
-			p.WriteLinkString(bodyLine, text, s.URL)
-			p.SetTextColor(0, 0, 0)
-		} else {
-			r.faces.set(p, face, bodySize)
-			p.Write(bodyLine, text)
+		for _, run := range r.faces.runs(face, text) {
+			fc := face
+			if run.fallback {
+				fc = faceFallback
+			}
+			if s.URL != "" {
+				r.faces.setStyle(p, fc, bodySize, "U")
+				p.SetTextColor(20, 60, 160)
+				p.WriteLinkString(bodyLine, run.text, s.URL)
+				p.SetTextColor(0, 0, 0)
+			} else {
+				r.faces.set(p, fc, bodySize)
+				p.Write(bodyLine, run.text)
+			}
 		}
 	}
 	return wrote
@@ -437,19 +443,18 @@ func (r *renderer) table(t *document.Table) {
 	p.SetDrawColor(120, 120, 120)
 	var drawRow func(cells []string, header bool)
 	drawRow = func(cells []string, header bool) {
-		face := faceSerif
+		rowFace := faceSerif
 		if header {
-			face = faceSerifBold
+			rowFace = faceSerifBold
 		}
-		lines := make([][]string, cols)
+		lines := make([][]line, cols)
 		n := 1
 		for i := range cols {
 			text := ""
 			if i < len(cells) {
 				text = cells[i]
 			}
-			r.faces.set(p, face, tableSize)
-			lines[i] = r.faces.split(p, r.faces.clean(document.Clean(text)), widths[i]-2*cellPad)
+			lines[i] = r.faces.layout(p, rowFace, tableSize, text, widths[i]-2*cellPad)
 			n = max(n, len(lines[i]))
 		}
 		h := float64(n)*tableLine + 2*cellPad
@@ -468,10 +473,9 @@ func (r *renderer) table(t *document.Table) {
 			} else {
 				p.Rect(x, y, widths[i], h, "D")
 			}
-			r.faces.set(p, face, tableSize)
 			for k, l := range lines[i] {
-				p.SetXY(x+cellPad, y+cellPad+float64(k)*tableLine)
-				p.CellFormat(widths[i]-2*cellPad, tableLine, l, "", 0, "L", false, 0, "")
+				p.SetY(y + cellPad + float64(k)*tableLine)
+				r.faces.drawLine(p, l, tableSize, x+cellPad, widths[i]-2*cellPad, tableLine, "L", 0)
 			}
 			x += widths[i]
 		}

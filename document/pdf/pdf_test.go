@@ -190,3 +190,70 @@ func TestRenderEdgeCases(t *testing.T) {
 		t.Error("nil document: no error")
 	}
 }
+
+// droidFallback is Debian's fonts-droid-fallback, a TrueType font with
+// CJK ideographs, which .ci/run installs.
+const droidFallback = "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf"
+
+func TestFallbackFontDrawsCJK(t *testing.T) {
+	ttf, err := os.ReadFile(droidFallback)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%v: .ci/run installs fonts-droid-fallback", err)
+		}
+		t.Skipf("no CJK font to test with (Debian: apt-get install fonts-droid-fallback): %v", err)
+	}
+	d := &document.Document{
+		Title:    "研究提案: Federated learning 联邦学习",
+		Contents: true,
+		Sections: []document.Section{{Title: "問題 Problem", Blocks: []document.Block{
+			document.Para(document.Plain("Le café 研究 est prêt; "), document.Link("論文へのリンク", "https://example.org/ja"), document.Plain(" — fin.")),
+			&document.Table{Header: []string{"名前", "Note"}, Rows: [][]string{{"中文单元格", "Vérité à Noël"}}},
+			document.Text("Emoji 🙂 is in neither font."),
+		}}},
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, d, Options{Created: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC), Fallback: ttf}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cjk.pdf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := pdftest.Text(t, path)
+	for _, want := range []string{"研究提案: Federated learning 联邦学习", "1 問題 Problem", "Le café 研究 est prêt; 論文へのリンク — fin.", "名前", "中文单元格", "Vérité à Noël", "Emoji � is in neither font."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if n := bytes.Count(buf.Bytes(), []byte("/FontFile2")); n < 6 {
+		t.Errorf("%d fonts embedded; the fallback is not among them", n)
+	}
+	if !bytes.Contains(buf.Bytes(), []byte("/URI (https://example.org/ja)")) {
+		t.Error("the CJK link is lost")
+	}
+
+	// A document that needs no fallback does not carry it.
+	var plain bytes.Buffer
+	if err := Render(&plain, longDocument(), Options{Fallback: ttf}); err != nil {
+		t.Fatal(err)
+	}
+	if plain.Len() > 400_000 {
+		t.Errorf("%d bytes: the unused fallback font seems embedded", plain.Len())
+	}
+}
+
+func TestBadFallbackFont(t *testing.T) {
+	for font, want := range map[string]string{
+		"not a font": "not a TrueType font", "ttcf....": "font collection (.ttc) is not supported",
+		"OTTO....": "(.otf) is not supported", "ab": "not a font file",
+	} {
+		if err := CheckFont([]byte(font)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckFont(%q): %v", font, err)
+		}
+		err := Render(&bytes.Buffer{}, longDocument(), Options{Fallback: []byte(font)})
+		if err == nil || !strings.Contains(err.Error(), "pdf: fallback font: ") {
+			t.Errorf("Render with %q: %v", font, err)
+		}
+	}
+}
