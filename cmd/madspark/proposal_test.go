@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/madspark/madspark/document/pdf/pdftest"
+	"github.com/madspark/madspark/provider/openai/openaitest"
 )
 
 // invokeWithStdin runs the CLI in-process reading stdin.
@@ -249,5 +250,105 @@ func TestProposalCJK(t *testing.T) {
 	env["MADSPARK_PDF_FONT"] = profile
 	if r := invoke(t, env, "proposal", "--profile", profile); r.code != 2 || !strings.Contains(r.stderr, "MADSPARK_PDF_FONT") {
 		t.Errorf("bad font: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// liveProposalReply answers the proposal's agents the way a model would,
+// from the json_schema name of the wire request. The problem agent's reply
+// comes in a markdown fence, as some models send it.
+func liveProposalReply(req *openaitest.ChatRequest) openaitest.Reply {
+	if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+		return openaitest.Reply{Content: "no schema was sent"}
+	}
+	var v any
+	fence := false
+	switch req.ResponseFormat.JSONSchema.Name {
+	case "proposal_problem_definition":
+		fence = true
+		v = map[string]any{"working_title": "Live tutoring study", "problem_statement": "Peer tutoring outcomes are unclear in small schools.",
+			"research_gap": "Few studies follow one school.", "justification": "Schools need evidence.", "main_research_question": "Does peer tutoring raise maths scores?",
+			"secondary_questions": []string{"Who benefits most?"}, "key_variables": []string{"maths score"}, "preliminary_literature": []any{}, "search_summary": ""}
+	case "proposal_research_objectives":
+		so := func(i int, rq string, week int) map[string]any {
+			return map[string]any{"id": fmt.Sprintf("SO%d", i), "objective": "Objective " + fmt.Sprint(i), "research_question": rq, "indicator": "a measure", "due_week": week}
+		}
+		v = map[string]any{"general_objective": "Measure the effect of peer tutoring.", "specific_objectives": []any{so(1, "RQ1", 8), so(2, "RQ2", 16), so(3, "RQ1", 24)},
+			"alignment_check": map[string]any{"verdict": "aligned", "explanation": "All questions covered."}, "feasibility_notes": "Fits."}
+	case "proposal_methodology":
+		v = map[string]any{"recommended_methodology": "A quasi-experiment in two classes.", "methodology_type": "quantitative", "justification": "It measures the effect.",
+			"required_skills": []string{"statistics"}, "timeline_fit": map[string]any{"verdict": "fits", "phases": []any{map[string]any{"name": "Set-up", "weeks": 6}, map[string]any{"name": "Study", "weeks": 16}}, "explanation": "22 of 26 weeks."},
+			"alternative_methodologies": []any{map[string]any{"name": "Case study", "methodology_type": "qualitative", "pros": []string{"depth"}, "cons": []string{"no effect size"}, "why_not_chosen": "The question asks for an effect."}}}
+	case "proposal_data_collection_plan":
+		v = map[string]any{"collection_techniques": []string{"tests"}, "recommended_tools": []any{map[string]any{"name": "R", "purpose": "analysis", "access": "free"}},
+			"data_sources": []string{"school records"}, "estimated_sample_size": "60 pupils", "sampling_strategy": "two intact classes",
+			"timeline_breakdown": []any{map[string]any{"phase": "Testing", "start_week": 6, "end_week": 22, "description": "Pre and post tests."}},
+			"resource_requirements": []string{"school access"}, "ethical_considerations": []string{"parental consent"}}
+	case "proposal_quality_validation":
+		v = map[string]any{"coherence_score": 0.86, "feasibility_score": 0.8, "issues_identified": []any{}, "recommendations": []string{}, "refinement_targets": []string{}, "summary": "Sound."}
+	default:
+		return openaitest.Reply{Content: "unexpected schema " + req.ResponseFormat.JSONSchema.Name}
+	}
+	b, _ := json.Marshal(v)
+	text := string(b)
+	if fence {
+		text = "```json\n" + text + "\n```"
+	}
+	return openaitest.Reply{Content: text, PromptTokens: 200, CompletionTokens: 80}
+}
+
+// TestProposalLiveOpenAICompatible runs the proposal against the in-process
+// OpenAI wire fake: every stage sends its schema natively and receives the
+// outputs of the stages before it.
+func TestProposalLiveOpenAICompatible(t *testing.T) {
+	srv := openaitest.NewServer(t, liveProposalReply)
+	env := map[string]string{
+		"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test-secret-123", "MADSPARK_MODEL": "gpt-4o-mini",
+		"MADSPARK_DB": filepath.Join(t.TempDir(), "m.db"),
+	}
+	profile := writeProfile(t, "me.json", `{"academic_program":"Master's","field_of_study":"Education","research_area":"peer tutoring",
+		"weekly_hours":10,"total_timeline":"6 months"}`)
+	dir := filepath.Join(t.TempDir(), "out")
+	r := invoke(t, env, "proposal", "--profile", profile, "--no-search", "--output-dir", dir, "--output-format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var e proposalEnvelope
+	if err := json.Unmarshal([]byte(r.stdout), &e); err != nil || e.Mode != "live" || e.Notice != "" || !e.Result.Passed || e.Usage.LLMCalls != 5 {
+		t.Fatalf("envelope %+v (%v)", e, err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	// Each stage's prompt carries what it depends on.
+	for i, want := range []string{"peer tutoring", "Does peer tutoring raise maths scores?", "SO2 (answers RQ2, due week 16)", "A quasi-experiment in two classes.", "60 pupils"} {
+		if !strings.Contains(reqs[i].Prompt(), want) {
+			t.Errorf("request %d (%s) lacks %q", i, reqs[i].ResponseFormat.JSONSchema.Name, want)
+		}
+	}
+	if text := pdftest.Text(t, filepath.Join(dir, "proposal.pdf")); !strings.Contains(text, "Live tutoring study") || strings.Contains(text, "MOCK") {
+		t.Error("the live PDF is wrong")
+	}
+
+	// A provider that fails mid-run: exit 1, the run kept as failed, no
+	// file written.
+	bad := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
+		if req.ResponseFormat.JSONSchema.Name == "proposal_methodology" {
+			return openaitest.Reply{Fault: &openaitest.Fault{Status: 401, Message: "Incorrect API key provided"}}
+		}
+		return liveProposalReply(req)
+	})
+	env["OPENAI_BASE_URL"] = bad.URL
+	dir2 := filepath.Join(t.TempDir(), "out2")
+	f := invoke(t, env, "proposal", "--profile", profile, "--no-search", "--no-cache", "--output-dir", dir2)
+	if f.code != 1 || !strings.Contains(f.stderr, "proposal.methodology") || strings.Contains(f.stderr, "secret") {
+		t.Errorf("exit %d, stderr %q", f.code, f.stderr)
+	}
+	if entries, _ := os.ReadDir(dir2); len(entries) != 0 {
+		t.Errorf("files written for a failed run: %v", entries)
+	}
+	list := invoke(t, env, "runs", "list", "--pipeline", "proposal", "--status", "failed")
+	if !strings.Contains(list.stdout, "failed") {
+		t.Errorf("failed run not recorded: %s", list.stdout)
 	}
 }
