@@ -281,7 +281,7 @@ func liveProposalReply(req *openaitest.ChatRequest) openaitest.Reply {
 	case "proposal_data_collection_plan":
 		v = map[string]any{"collection_techniques": []string{"tests"}, "recommended_tools": []any{map[string]any{"name": "R", "purpose": "analysis", "access": "free"}},
 			"data_sources": []string{"school records"}, "estimated_sample_size": "60 pupils", "sampling_strategy": "two intact classes",
-			"timeline_breakdown": []any{map[string]any{"phase": "Testing", "start_week": 6, "end_week": 22, "description": "Pre and post tests."}},
+			"timeline_breakdown":    []any{map[string]any{"phase": "Testing", "start_week": 6, "end_week": 22, "description": "Pre and post tests."}},
 			"resource_requirements": []string{"school access"}, "ethical_considerations": []string{"parental consent"}}
 	case "proposal_quality_validation":
 		v = map[string]any{"coherence_score": 0.86, "feasibility_score": 0.8, "issues_identified": []any{}, "recommendations": []string{}, "refinement_targets": []string{}, "summary": "Sound."}
