@@ -13,6 +13,8 @@ import (
 	"github.com/go-fonts/dejavu/dejavuserifbolditalic"
 	"github.com/go-fonts/dejavu/dejavuserifitalic"
 	"golang.org/x/image/font/sfnt"
+
+	"github.com/madspark/madspark/document"
 )
 
 // face is one of the typefaces a document is set in.
@@ -149,6 +151,44 @@ func (f *faces) hasFallback(r rune) bool {
 	ok := err == nil && gi != 0
 	f.extra[r] = ok
 	return ok
+}
+
+// neededBy reports whether any text of d needs the fallback font.
+func (f *faces) neededBy(d *document.Document) bool {
+	if f.fallback == nil {
+		return false
+	}
+	texts := append([]string{d.Title, d.Subtitle, d.Notice, d.PageNotice}, d.TitleLines...)
+	document.Walk(d, func(h document.Heading, s *document.Section) {
+		texts = append(texts, h.Title)
+		for _, b := range s.Blocks {
+			switch v := b.(type) {
+			case *document.Paragraph:
+				for _, sp := range v.Spans {
+					texts = append(texts, sp.Text)
+				}
+			case *document.List:
+				for _, it := range v.Items {
+					for _, sp := range it.Spans {
+						texts = append(texts, sp.Text)
+					}
+				}
+			case *document.Table:
+				texts = append(texts, v.Header...)
+				for _, row := range v.Rows {
+					texts = append(texts, row...)
+				}
+			}
+		}
+	})
+	for _, t := range texts {
+		for _, r := range t {
+			if !f.hasDejaVu(r) && f.hasFallback(r) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // covers reports whether face fc can draw r.

@@ -69,18 +69,24 @@ func Render(w io.Writer, d *document.Document, o Options) error {
 	if err != nil {
 		return err
 	}
+	if !faces.neededBy(d) {
+		faces.fallback = nil // not embedded, nor parsed again
+	}
 	if o.Created.IsZero() {
 		o.Created = time.Now()
 	}
-	// The first pass finds the page of every heading; the second draws
-	// the table of contents with them. The contents take the same room in
-	// both, so the pages do not move.
-	r := &renderer{doc: d, o: o, faces: faces}
-	if _, err := r.render(); err != nil {
-		return err
+	// With a table of contents, a first pass finds the page of every
+	// heading and the second draws the contents with them. The contents
+	// take the same room in both, so the pages do not move.
+	var known map[string]int
+	if d.Contents {
+		first := &renderer{doc: d, o: o, faces: faces}
+		if _, err := first.render(); err != nil {
+			return err
+		}
+		known = first.pages
 	}
-	first := r.pages
-	r = &renderer{doc: d, o: o, faces: faces, known: first}
+	r := &renderer{doc: d, o: o, faces: faces, known: known}
 	out, err := r.render()
 	if err != nil {
 		return err
