@@ -55,7 +55,7 @@ outputs/run_YYYYMMDD_HHMMSS).`,
 			if p.MaxRefinements < 0 || p.MaxRefinements > proposal.MaxRefinements {
 				return usagef("--max-refinements must be 0..%d, got %d", proposal.MaxRefinements, p.MaxRefinements)
 			}
-			prof, source, err := c.proposalProfile(profilePath, format)
+			prof, source, err := c.proposalProfile(cmd.Context(), profilePath, format)
 			if err != nil {
 				return err
 			}
@@ -80,7 +80,7 @@ outputs/run_YYYYMMDD_HHMMSS).`,
 // proposalProfile reads the profile from path, or interviews the user on
 // the terminal (on stderr when stdout carries JSON). It returns the
 // profile and where it came from.
-func (c *cli) proposalProfile(path, format string) (proposal.UserProfile, string, error) {
+func (c *cli) proposalProfile(ctx context.Context, path, format string) (proposal.UserProfile, string, error) {
 	if path != "" {
 		f, err := os.Open(path)
 		if err != nil {
@@ -97,7 +97,10 @@ func (c *cli) proposalProfile(path, format string) (proposal.UserProfile, string
 	if format == "json" {
 		out = c.stderr
 	}
-	prof, err := proposal.Interview(c.stdin, out)
+	prof, err := proposal.Interview(ctx, c.stdin, out)
+	if errors.Is(err, context.Canceled) {
+		return prof, "", err
+	}
 	if err != nil {
 		return prof, "", usageError{err}
 	}

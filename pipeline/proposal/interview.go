@@ -2,6 +2,7 @@ package proposal
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -113,23 +114,30 @@ func setList(dst *[]string, what, a string) error {
 // each answer, a line, from in. An answer that does not fit is explained
 // and the question asked again. When in ends before the last answer, it
 // returns an error wrapping ErrInterviewEnded that names the unanswered
-// field.
-func Interview(in io.Reader, out io.Writer) (UserProfile, error) {
+// field; when ctx ends (Ctrl-C), ctx's error.
+func Interview(ctx context.Context, in io.Reader, out io.Writer) (UserProfile, error) {
 	p := UserProfile{ExistingSkills: []string{}, MissingSkills: []string{}, Constraints: []string{}}
-	br := bufio.NewReader(in)
+	lines, stop := readLines(in)
+	defer stop()
 	fmt.Fprintf(out, "A few questions about you and your research (%d in all).\n", len(questions))
 	for i, q := range questions {
 		for {
 			fmt.Fprintf(out, "\n[%d/%d] %s\n> ", i+1, len(questions), q.prompt)
-			line, err := br.ReadString('\n')
-			if err != nil && (err != io.EOF || line == "") {
+			var l readLine
+			select {
+			case <-ctx.Done():
 				fmt.Fprintln(out)
-				if err == io.EOF {
+				return p, fmt.Errorf("interview interrupted before %s was answered: %w", q.field, ctx.Err())
+			case l = <-lines:
+			}
+			if l.err != nil && (l.err != io.EOF || l.text == "") {
+				fmt.Fprintln(out)
+				if l.err == io.EOF {
 					return p, fmt.Errorf("%w before %s was answered: nothing was written", ErrInterviewEnded, q.field)
 				}
-				return p, fmt.Errorf("interview: reading the answer to %s: %w", q.field, err)
+				return p, fmt.Errorf("interview: reading the answer to %s: %w", q.field, l.err)
 			}
-			answer := strings.TrimSpace(strings.TrimSuffix(line, "\n"))
+			answer := strings.TrimSpace(strings.TrimSuffix(l.text, "\n"))
 			if err := q.set(&p, answer); err != nil {
 				fmt.Fprintf(out, "  ✗ %s. Please answer again.\n", capitalize(err.Error()))
 				continue
@@ -143,6 +151,33 @@ func Interview(in io.Reader, out io.Writer) (UserProfile, error) {
 	}
 	fmt.Fprintf(out, "\nThank you. Writing a proposal on %q for %s of %d hours a week.\n", p.ResearchArea, p.TotalTimeline, p.WeeklyHours)
 	return p, nil
+}
+
+// readLine is a line read from the terminal, or why none could be.
+type readLine struct {
+	text string
+	err  error
+}
+
+// readLines reads lines from in in a goroutine, so that waiting for an
+// answer can be interrupted; stop ends it once its current read returns.
+func readLines(in io.Reader) (<-chan readLine, func()) {
+	lines, done := make(chan readLine), make(chan struct{})
+	go func() {
+		br := bufio.NewReader(in)
+		for {
+			text, err := br.ReadString('\n')
+			select {
+			case lines <- readLine{text, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return lines, func() { close(done) }
 }
 
 func capitalize(s string) string {

@@ -1,10 +1,14 @@
 package proposal
 
 import (
+	"context"
 	"errors"
+	"io"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 const goodYAML = `# my profile
@@ -129,7 +133,7 @@ func TestInterviewReasksBadAnswers(t *testing.T) {
 		"", // additional context: skipped
 	}, "\n") + "\n"
 	var out strings.Builder
-	p, err := Interview(strings.NewReader(script), &out)
+	p, err := Interview(context.Background(), strings.NewReader(script), &out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -162,14 +166,63 @@ func TestInterviewReasksBadAnswers(t *testing.T) {
 
 func TestInterviewEndsEarly(t *testing.T) {
 	var out strings.Builder
-	_, err := Interview(strings.NewReader("Master's\nEducation\npeer tutoring\n"), &out)
+	_, err := Interview(context.Background(), strings.NewReader("Master's\nEducation\npeer tutoring\n"), &out)
 	if !errors.Is(err, ErrInterviewEnded) || !strings.Contains(err.Error(), "before weekly_hours was answered") {
 		t.Errorf("err %v", err)
 	}
 	// A last answer without a newline still counts.
 	script := "PhD\nBiology\nsoil microbes\n20\n1 year\n\n\n\nlast line without newline"
-	p, err := Interview(strings.NewReader(script), &out)
+	p, err := Interview(context.Background(), strings.NewReader(script), &out)
 	if err != nil || p.AdditionalContext != "last line without newline" || p.TotalTimeline.Weeks() != 52 {
 		t.Errorf("%+v %v", p, err)
 	}
+}
+
+func TestInterviewInterrupted(t *testing.T) {
+	// A terminal that answers once, then never again: the interview ends
+	// when ctx does.
+	r, w := io.Pipe()
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	out := &syncBuf{}
+	go func() {
+		_, err := Interview(ctx, r, out)
+		done <- err
+	}()
+	if _, err := io.WriteString(w, "Master's\n"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(out.String(), "[2/9]"); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second question was not asked")
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted before field_of_study was answered") {
+			t.Errorf("err %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the interview did not stop when its context ended")
+	}
+}
+
+// syncBuf is a strings.Builder safe for one writer and one reader.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
