@@ -105,7 +105,6 @@ type renderer struct {
 	// pass's.
 	known, pages map[string]int
 	links        map[string]int
-	inBody       bool
 }
 
 func (r *renderer) render() ([]byte, error) {
@@ -133,7 +132,6 @@ func (r *renderer) render() ([]byte, error) {
 	if d.Contents {
 		r.contents()
 	}
-	r.inBody = true
 	p.AddPage()
 	first := true
 	document.Walk(d, func(h document.Heading, s *document.Section) {
