@@ -16,6 +16,7 @@ import (
 	"github.com/madspark/madspark/pipeline/assess"
 	"github.com/madspark/madspark/pipeline/chaos"
 	"github.com/madspark/madspark/pipeline/debate"
+	"github.com/madspark/madspark/pipeline/proposal"
 	"github.com/madspark/madspark/pipeline/spark"
 	"github.com/madspark/madspark/provider"
 	"github.com/madspark/madspark/provider/mock"
@@ -183,7 +184,7 @@ func (c *cli) executeRun(ctx context.Context, a *app, resumeID, pipeline string,
 // mockResponders answers every pipeline's agents in mock mode.
 func mockResponders() map[string]mock.Responder {
 	all := map[string]mock.Responder{}
-	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders(), debate.MockResponders(), assess.MockResponders()} {
+	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders(), debate.MockResponders(), assess.MockResponders(), proposal.MockResponders()} {
 		maps.Copy(all, m)
 	}
 	return all
