@@ -102,3 +102,8 @@ func (db *DB) inTx(ctx context.Context, op string, fn func(tx pgx.Tx) error) err
 	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
 }
+
+// Pool returns the store's connection pool, for a component that works on
+// the same database, such as the job queue (River's pgx driver). Do not
+// close it: Close does.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
