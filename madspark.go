@@ -199,6 +199,8 @@ type BatchItem struct {
 	// position (from 1) in a JSON array.
 	Line  int    `json:"line"`
 	Topic string `json:"topic"`
+	// Tags are the item's labels, as given.
+	Tags []string `json:"tags,omitempty"`
 	// RunID is the item's run; empty when the item was rejected.
 	RunID string `json:"run_id,omitempty"`
 	// Error says why a rejected item was not run.

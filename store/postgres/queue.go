@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -34,10 +35,14 @@ func (db *DB) CreateBatch(ctx context.Context, b *madspark.Batch) error {
 		}
 		rows := make([][]any, len(b.Items))
 		for i, it := range b.Items {
-			rows[i] = []any{b.ID, int32(i), int64(it.Line), it.Topic, it.RunID, it.Error}
+			tags, err := json.Marshal(it.Tags)
+			if err != nil {
+				return err
+			}
+			rows[i] = []any{b.ID, int32(i), int64(it.Line), it.Topic, string(tags), it.RunID, it.Error}
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"batch_items"},
-			[]string{"batch_id", "idx", "line", "topic", "run_id", "error"}, pgx.CopyFromRows(rows)); err != nil {
+			[]string{"batch_id", "idx", "line", "topic", "tags", "run_id", "error"}, pgx.CopyFromRows(rows)); err != nil {
 			return fmt.Errorf("%q: items: %w", b.ID, err)
 		}
 		return nil
@@ -58,7 +63,7 @@ func (db *DB) Batch(ctx context.Context, id string) (*madspark.Batch, error) {
 		return nil, fmt.Errorf("postgres: batch %q: %w", id, err)
 	}
 	b.CreatedAt = scannedTime(created)
-	rows, err := db.pool.Query(ctx, `SELECT i.line, i.topic, i.run_id, i.error, COALESCE(r.status, '')
+	rows, err := db.pool.Query(ctx, `SELECT i.line, i.topic, i.tags, i.run_id, i.error, COALESCE(r.status, '')
 FROM batch_items i LEFT JOIN runs r ON r.id = i.run_id
 WHERE i.batch_id = $1 ORDER BY i.idx`, id)
 	if err != nil {
@@ -67,12 +72,15 @@ WHERE i.batch_id = $1 ORDER BY i.idx`, id)
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			it     madspark.BatchItem
-			line   int64
-			status string
+			it           madspark.BatchItem
+			line         int64
+			tags, status string
 		)
-		if err := rows.Scan(&line, &it.Topic, &it.RunID, &it.Error, &status); err != nil {
+		if err := rows.Scan(&line, &it.Topic, &tags, &it.RunID, &it.Error, &status); err != nil {
 			return nil, fmt.Errorf("postgres: batch %q: %w", id, err)
+		}
+		if err := json.Unmarshal([]byte(tags), &it.Tags); err != nil {
+			return nil, fmt.Errorf("postgres: batch %q: tags: %w", id, err)
 		}
 		it.Line, it.Status = int(line), madspark.RunStatus(status)
 		b.Items = append(b.Items, it)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -31,8 +32,12 @@ func (db *DB) CreateBatch(ctx context.Context, b *madspark.Batch) error {
 			return fmt.Errorf("%q: %w", b.ID, err)
 		}
 		for i, it := range b.Items {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO batch_items (batch_id, idx, line, topic, run_id, error) VALUES (?, ?, ?, ?, ?, ?)`,
-				b.ID, i, it.Line, it.Topic, it.RunID, it.Error); err != nil {
+			tags, err := tagsJSON(it.Tags)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO batch_items (batch_id, idx, line, topic, tags, run_id, error) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				b.ID, i, it.Line, it.Topic, tags, it.RunID, it.Error); err != nil {
 				return fmt.Errorf("%q: item %d: %w", b.ID, i, err)
 			}
 		}
@@ -56,7 +61,7 @@ func (db *DB) Batch(ctx context.Context, id string) (*madspark.Batch, error) {
 	if b.CreatedAt, err = parseTime(created); err != nil {
 		return nil, fmt.Errorf("sqlite: batch %q: %w", id, err)
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT i.line, i.topic, i.run_id, i.error, COALESCE(r.status, '')
+	rows, err := db.r.QueryContext(ctx, `SELECT i.line, i.topic, i.tags, i.run_id, i.error, COALESCE(r.status, '')
 FROM batch_items i LEFT JOIN runs r ON r.id = i.run_id
 WHERE i.batch_id = ? ORDER BY i.idx`, id)
 	if err != nil {
@@ -65,9 +70,12 @@ WHERE i.batch_id = ? ORDER BY i.idx`, id)
 	defer rows.Close()
 	for rows.Next() {
 		var it madspark.BatchItem
-		var status string
-		if err := rows.Scan(&it.Line, &it.Topic, &it.RunID, &it.Error, &status); err != nil {
+		var tags, status string
+		if err := rows.Scan(&it.Line, &it.Topic, &tags, &it.RunID, &it.Error, &status); err != nil {
 			return nil, fmt.Errorf("sqlite: batch %q: %w", id, err)
+		}
+		if err := json.Unmarshal([]byte(tags), &it.Tags); err != nil {
+			return nil, fmt.Errorf("sqlite: batch %q: tags: %w", id, err)
 		}
 		it.Status = madspark.RunStatus(status)
 		b.Items = append(b.Items, it)
@@ -76,6 +84,12 @@ WHERE i.batch_id = ? ORDER BY i.idx`, id)
 		return nil, fmt.Errorf("sqlite: batch %q: %w", id, err)
 	}
 	return b, nil
+}
+
+// tagsJSON returns tags as stored: a JSON array, or null for none.
+func tagsJSON(tags []string) (string, error) {
+	b, err := json.Marshal(tags)
+	return string(b), err
 }
 
 // RenewLease records that worker l.ID is alive for ttl from now, creating

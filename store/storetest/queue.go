@@ -260,7 +260,7 @@ func testBatchRoundTrip(t *testing.T, s Store) {
 		t.Fatal(err)
 	}
 	b := &madspark.Batch{ID: "batch-1", Pipeline: "spark", Source: "ideas.csv", CreatedAt: base, Items: []madspark.BatchItem{
-		{Line: 2, Topic: "urban farming", RunID: "r1"},
+		{Line: 2, Topic: "urban farming", Tags: []string{"food", "cities, dense"}, RunID: "r1"},
 		{Line: 3, Topic: "", Error: "line 3: num_candidates: want an integer, got \"x\""},
 		{Line: 4, Topic: "ocean 🌊", RunID: "r3"},
 		{Line: 5, Topic: "lost", RunID: "gone"},

@@ -13,6 +13,7 @@ CREATE TABLE batch_items (
     idx      INTEGER NOT NULL,
     line     BIGINT  NOT NULL,
     topic    TEXT    NOT NULL DEFAULT '',
+    tags     TEXT    NOT NULL DEFAULT '[]',
     run_id   TEXT COLLATE "C" NOT NULL DEFAULT '',
     error    TEXT    NOT NULL DEFAULT '',
     PRIMARY KEY (batch_id, idx)
