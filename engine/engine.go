@@ -170,6 +170,19 @@ func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event
 	return r, nil
 }
 
+// Fail records run id, which nobody is running (a queued run that is
+// cancelled, or whose job cannot be worked), as failed with err, or
+// cancelled when err wraps madspark.ErrCancelled, and publishes its final
+// event, as Finish does.
+func (e *Engine) Fail(ctx context.Context, id string, err error) error {
+	rec, rerr := e.Store.Run(ctx, id)
+	if rerr != nil {
+		return fmt.Errorf("engine: %w", rerr)
+	}
+	r := &Run{e: e, rec: *rec, journal: map[string]*madspark.Step{}}
+	return r.Finish(ctx, nil, err)
+}
+
 // ID returns the run's ID.
 func (r *Run) ID() string { return r.rec.ID }
 
