@@ -266,7 +266,9 @@ func TestRunsCancelAndWatch(t *testing.T) {
 	env := mockEnv(t)
 	csv := writeTemp(t, "ideas.csv", "topic\nnever worked\n")
 	done := make(chan result)
-	go func() { done <- invoke(t, env, "batch", csv, "--no-worker", "--output", filepath.Join(t.TempDir(), "r.json")) }()
+	go func() {
+		done <- invoke(t, env, "batch", csv, "--no-worker", "--output", filepath.Join(t.TempDir(), "r.json"))
+	}()
 	var id string
 	for deadline := time.Now().Add(10 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
