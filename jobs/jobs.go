@@ -203,6 +203,9 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 		// Jobs that the rescue makes available again are noticed by
 		// polling, as River does not announce them.
 		FetchPollInterval: 250 * time.Millisecond,
+		// A finished run's slot is refilled at once: a fetch is one
+		// indexed query, and runs last seconds, not milliseconds.
+		FetchCooldown: 10 * time.Millisecond,
 	}
 	if cfg.Concurrency > 0 {
 		rc.Queues = map[string]river.QueueConfig{cfg.Provider: {MaxWorkers: cfg.Concurrency}}

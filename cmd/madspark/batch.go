@@ -502,7 +502,7 @@ func batchCounts(b *madspark.Batch) (done, failed, running int) {
 // ended first.
 func (c *cli) waitBatch(ctx context.Context, a *app, b *madspark.Batch) (*madspark.Batch, error) {
 	start := time.Now()
-	tick := time.NewTicker(200 * time.Millisecond)
+	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	hinted := false
 	defer func() {
