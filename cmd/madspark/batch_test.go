@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -309,5 +310,56 @@ func TestRunsCancelAndWatch(t *testing.T) {
 	}
 	if r := invoke(t, env, "runs", "watch", "nope"); r.code != 2 {
 		t.Fatalf("watch missing: %+v", r)
+	}
+}
+
+// TestServeWorksQueuedRuns: the server works the queue unless --no-worker,
+// and drains its worker when it stops.
+func TestServeWorksQueuedRuns(t *testing.T) {
+	env := mockEnv(t)
+	csv := writeTemp(t, "ideas.csv", "topic,num_candidates\nserved one,2\nserved two,2\n")
+	out := filepath.Join(t.TempDir(), "results.json")
+	done := make(chan result, 1)
+	go func() { done <- invoke(t, env, "batch", csv, "--no-worker", "--output", out) }()
+
+	serve := func(ctx context.Context, args ...string) (chan int, *syncBuffer) {
+		var errb syncBuffer
+		ch := make(chan int, 1)
+		go func() {
+			ch <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, &errb)
+		}()
+		return ch, &errb
+	}
+	// Without a worker, nothing is worked.
+	ctx, cancel := context.WithCancel(context.Background())
+	exit, errb := serve(ctx, "--no-worker")
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	if code := <-exit; code != 0 || strings.Contains(errb.String(), "worker") {
+		t.Fatalf("serve --no-worker: exit %d: %s", code, errb.String())
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("the batch finished without a worker: %+v", r)
+	default:
+	}
+	// With one, the batch completes.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	exit, errb = serve(ctx, "--max-concurrent", "2")
+	select {
+	case r := <-done:
+		if r.code != 0 {
+			t.Fatalf("batch exit %d: %s", r.code, r.stderr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the server did not work the batch: %s", errb.String())
+	}
+	cancel()
+	if code := <-exit; code != 0 || !strings.Contains(errb.String(), "worker") {
+		t.Fatalf("serve: exit %d: %s", code, errb.String())
+	}
+	if res := readResults(t, out); res.Succeeded != 2 {
+		t.Fatalf("results: %+v", res)
 	}
 }
