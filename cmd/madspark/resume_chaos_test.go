@@ -33,6 +33,27 @@ type taggedReplies struct {
 
 var replyTag = regexp.MustCompile(`ref-\d{4}`)
 
+// body returns the hash of the request that tag answered.
+func (tr *taggedReplies) body(tag string) [32]byte {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.bodies[tag]
+}
+
+// since returns the hashes of the requests after the first n.
+func (tr *taggedReplies) since(n int) [][32]byte {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return append([][32]byte(nil), tr.order[n:]...)
+}
+
+// count returns how many requests arrived.
+func (tr *taggedReplies) count() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return len(tr.order)
+}
+
 func (tr *taggedReplies) respond(req *openaitest.ChatRequest) openaitest.Reply {
 	tr.mu.Lock()
 	tr.n++
@@ -130,9 +151,12 @@ func TestKillNineThenResumeChaos(t *testing.T) {
 		if tag == "" {
 			t.Fatalf("step %s carries no reply tag: %s", s.Key, s.Output)
 		}
-		paid[tr.bodies[tag]] = true
+		paid[tr.body(tag)] = true
 	}
-	before := len(tr.order)
+	// Requests in flight at the kill may still arrive; they are counted
+	// as before the kill (the kill is the cut-off of what was paid).
+	time.Sleep(300 * time.Millisecond)
+	before := tr.count()
 
 	files := filepath.Join(t.TempDir(), "files")
 	r := invoke(t, env, "resume", runID, "--output-dir", files)
@@ -156,7 +180,7 @@ func TestKillNineThenResumeChaos(t *testing.T) {
 	if len(out.Result.Accepted) != 2 {
 		t.Fatalf("accepted %+v, want one idea per iteration", out.Result.Accepted)
 	}
-	after := tr.order[before:]
+	after := tr.since(before)
 	for _, h := range after {
 		if paid[h] {
 			t.Fatal("a request whose reply was journaled before the kill was sent again")
