@@ -679,3 +679,44 @@ func TestSubscribeAcrossProcesses(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentOpen: processes that start at once on a new database apply
+// River's migrations once, without tripping over each other.
+func TestConcurrentOpen(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			first := b.open(t)
+			handles := []*db{first}
+			for range 3 {
+				handles = append(handles, first.reopen(t))
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, len(handles))
+			for i, d := range handles {
+				wg.Go(func() {
+					defer func() {
+						if r := recover(); r != nil {
+							errs[i] = fmt.Errorf("panic: %v", r)
+						}
+					}()
+					cfg := jobs.Config{Store: d.Store, Registry: pipeline.NewRegistry(), Engine: &engine.Engine{Store: d.Store}, Provider: "mock"}
+					d.cfg(&cfg)
+					_, errs[i] = jobs.Open(context.Background(), cfg)
+				})
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("open %d: %v", i, err)
+				}
+			}
+			w := open(t, first, 1, nil)
+			rec, err := w.q.Enqueue(context.Background(), sparkReq("after a concurrent start"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.start(t)
+			waitStatus(t, first, rec.ID, 10*time.Second, madspark.RunSucceeded)
+		})
+	}
+}
