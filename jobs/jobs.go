@@ -20,9 +20,9 @@
 // RescueStuckJobsAfter (an hour by default), which would leave the runs of a
 // dead worker waiting that long. So each worker holds a lease
 // (madspark.LeaseStore) that it renews every LeaseTTL/3, and every worker
-// looks, as often, for running jobs whose worker's lease expired, or whose
-// worker was on this machine and is no longer alive: those are made
-// available again at once (River's JobRescueMany, guarded by the job's
+// looks, every LeaseTTL/3 or two seconds if sooner, for running jobs whose
+// worker's lease expired, or whose worker was on this machine and is no
+// longer alive: those are made available again at once (River's JobRescueMany, guarded by the job's
 // attempt time so that a job another worker took meanwhile is left alone).
 // A worker that starts does this first, so the runs of a server that died
 // resume as soon as it starts again. River's own rescuer remains, after a

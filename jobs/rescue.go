@@ -52,16 +52,27 @@ func (q *Queue) Start(ctx context.Context) error {
 	q.wg.Add(1)
 	go func() {
 		defer q.wg.Done()
-		tick := time.NewTicker(q.cfg.LeaseTTL / 3)
+		// The lease is renewed every third of its life; lost workers are
+		// looked for at least every two seconds (a dead process on this
+		// machine is noticed by that, not by its lease).
+		every := min(q.cfg.LeaseTTL/3, 2*time.Second)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
+		renewed := time.Now()
 		for {
 			select {
 			case <-loop.Done():
 				return
 			case <-tick.C:
 			}
-			if err := q.cfg.Store.RenewLease(loop, lease, q.cfg.LeaseTTL); err != nil && loop.Err() == nil {
-				q.logger.Warn("could not renew the worker's lease; its runs may be given to other workers", "worker", q.id, "err", err)
+			if time.Since(renewed) >= q.cfg.LeaseTTL/3-every/2 {
+				if err := q.cfg.Store.RenewLease(loop, lease, q.cfg.LeaseTTL); err != nil {
+					if loop.Err() == nil {
+						q.logger.Warn("could not renew the worker's lease; its runs may be given to other workers", "worker", q.id, "err", err)
+					}
+				} else {
+					renewed = time.Now()
+				}
 			}
 			if err := q.rescue(loop); err != nil && loop.Err() == nil {
 				q.logger.Warn("could not rescue the jobs of lost workers", "err", err)
