@@ -525,7 +525,7 @@ func (c *cli) waitBatch(ctx context.Context, a *app, b *madspark.Batch) (*madspa
 		if !hinted && done == 0 && running == 0 && time.Since(start) > 5*time.Second {
 			hinted = true
 			if leases, err := a.db.Leases(ctx); err == nil && !slices.ContainsFunc(leases, func(l madspark.WorkerLease) bool { return !l.Expired }) {
-				fmt.Fprintf(c.stderr, "\r\033[Kmadspark: no worker is running; start one on this database: madspark worker\n")
+				fmt.Fprintf(c.stderr, "\r\033[Kmadspark: no worker is running on this database; start one for the %s queue (the same provider settings): madspark worker\n", a.info.Name)
 			}
 		}
 		select {
