@@ -14,14 +14,31 @@ import (
 )
 
 // RunStatus is the state of a run.
+//
+// A run started by a command is running until it succeeds or fails. A run
+// given to the job queue is queued until a worker takes it; a worker that is
+// stopped or lost puts it back to queued, and the next worker resumes it.
+// Succeeded, failed and cancelled are final, although a failed run can be
+// resumed.
 type RunStatus string
 
 // The states of a run.
 const (
+	RunQueued    RunStatus = "queued"
 	RunRunning   RunStatus = "running"
 	RunSucceeded RunStatus = "succeeded"
 	RunFailed    RunStatus = "failed"
+	RunCancelled RunStatus = "cancelled"
 )
+
+// Final reports whether s is a final state: succeeded, failed or cancelled.
+func (s RunStatus) Final() bool {
+	return s == RunSucceeded || s == RunFailed || s == RunCancelled
+}
+
+// ErrCancelled is wrapped by the error of a run that was cancelled on
+// request; such a run ends with status RunCancelled.
+var ErrCancelled = errors.New("cancelled")
 
 // Run is one execution of a pipeline.
 type Run struct {
@@ -95,6 +112,12 @@ type RunStore interface {
 	Run(ctx context.Context, id string) (*Run, error)
 	// Runs lists runs, newest first.
 	Runs(ctx context.Context, f RunFilter) ([]*Run, error)
+	// SetRunStatus moves run id to the unfinished status (queued or
+	// running), clearing its error and finish time, provided its current
+	// status is one of from (any status when from is empty). It reports
+	// whether it did, and returns an error wrapping ErrNotFound when there
+	// is no such run. Final states are recorded by FinishRun.
+	SetRunStatus(ctx context.Context, id string, status RunStatus, from ...RunStatus) (bool, error)
 	// SaveStep writes a step, replacing any earlier entry with the same
 	// run ID and key.
 	SaveStep(ctx context.Context, step *Step) error
@@ -110,16 +133,120 @@ type CacheStore interface {
 	PutCache(ctx context.Context, key string, value []byte) error
 }
 
-// Event is a progress report from a running pipeline. The CLI renders events
-// as a progress display; the server forwards them to clients.
+// EventType is the kind of an event: the seed's progress message types.
+type EventType string
+
+// The kinds of event. A run's last event is its one result or error event.
+const (
+	EventProgress EventType = "progress"
+	EventResult   EventType = "result"
+	EventError    EventType = "error"
+)
+
+// Event is a progress report from a run, in the shape of the seed's progress
+// message ({type, stage, progress, message, data}) plus the run and a
+// sequence number. Events are stored, so that a client that connects late,
+// or reconnects, replays what it missed (see EventStore). The CLI renders
+// them as a progress display; the server forwards them to clients.
 type Event struct {
 	RunID string `json:"run_id"`
+	// Seq numbers the events of a run from 1, in the order they were
+	// stored; the store assigns it.
+	Seq  int64     `json:"seq"`
+	Type EventType `json:"type"`
 	// Stage names the stage the event is about, such as "evaluate".
 	Stage string `json:"stage"`
 	// Progress is the run's overall completion, 0-100.
 	Progress int    `json:"progress"`
 	Message  string `json:"message,omitempty"`
-	Data     any    `json:"data,omitempty"`
+	// Data is JSON: the result of a result event, the final status of an
+	// error event.
+	Data json.RawMessage `json:"data,omitempty"`
+	// Time is when the event happened; the store sets it when zero.
+	Time time.Time `json:"time"`
+}
+
+// Final reports whether e is a run's last event: its result or its error.
+func (e *Event) Final() bool { return e.Type == EventResult || e.Type == EventError }
+
+// EventStore keeps the events of runs.
+type EventStore interface {
+	// AppendEvent stores e as the next event of run e.RunID: it sets e.Seq
+	// to one more than the run's last event (1 for the first) and e.Time
+	// to the current time when it is zero. It returns an error wrapping
+	// ErrNotFound when the run does not exist.
+	AppendEvent(ctx context.Context, e *Event) error
+	// Events returns the events of run runID with a sequence number above
+	// afterSeq, in order, at most limit of them (0 or less means 500; at
+	// most 1000). The result is empty, not nil, when there are none.
+	Events(ctx context.Context, runID string, afterSeq int64, limit int) ([]Event, error)
+}
+
+// Batch is a set of runs submitted together, such as the rows of a batch
+// file, so that their progress and results can be followed from anywhere.
+type Batch struct {
+	ID       string `json:"batch_id"`
+	Pipeline string `json:"pipeline"`
+	// Source names where the items came from, such as the input file.
+	Source    string      `json:"source"`
+	CreatedAt time.Time   `json:"created_at"`
+	Items     []BatchItem `json:"items"`
+}
+
+// BatchItem is one item of a batch.
+type BatchItem struct {
+	// Line locates the item in its source: the line of a CSV file, or the
+	// position (from 1) in a JSON array.
+	Line  int    `json:"line"`
+	Topic string `json:"topic"`
+	// Tags are the item's labels, as given.
+	Tags []string `json:"tags,omitempty"`
+	// RunID is the item's run; empty when the item was rejected.
+	RunID string `json:"run_id,omitempty"`
+	// Error says why a rejected item was not run.
+	Error string `json:"error,omitempty"`
+	// Status is the status of the item's run when the batch was read; it
+	// is not stored with the batch.
+	Status RunStatus `json:"status,omitempty"`
+}
+
+// BatchStore keeps batches.
+type BatchStore interface {
+	// CreateBatch stores a new batch and its items, in order; b.ID must be
+	// set and unique. A zero b.CreatedAt is set to the current time.
+	CreateBatch(ctx context.Context, b *Batch) error
+	// Batch returns a batch with its items in order, each with the current
+	// status of its run, or an error wrapping ErrNotFound.
+	Batch(ctx context.Context, id string) (*Batch, error)
+}
+
+// WorkerLease says that a queue worker is alive. A worker renews its lease
+// well before it expires; the jobs of a worker whose lease expired are given
+// to other workers.
+type WorkerLease struct {
+	// ID is the worker's ID, as recorded on the jobs it works.
+	ID string `json:"id"`
+	// Host identifies the machine and process namespace the worker runs in;
+	// PID is its process ID there.
+	Host      string    `json:"host"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// Expired is computed when the lease is read, by the store's clock.
+	Expired bool `json:"expired"`
+}
+
+// LeaseStore keeps the leases of queue workers.
+type LeaseStore interface {
+	// RenewLease records that worker l.ID is alive for ttl from now, by
+	// the store's clock, creating its lease if needed. It sets
+	// l.ExpiresAt, and l.StartedAt when the lease is new.
+	RenewLease(ctx context.Context, l *WorkerLease, ttl time.Duration) error
+	// Leases returns every lease, oldest first.
+	Leases(ctx context.Context) ([]WorkerLease, error)
+	// DropLease removes a worker's lease; dropping a missing lease is no
+	// error.
+	DropLease(ctx context.Context, id string) error
 }
 
 // RememberedIdea is an idea a pipeline accepted and keeps, so that later
@@ -147,12 +274,16 @@ type IdeaStore interface {
 	RememberedIdeas(ctx context.Context, memory string) ([]RememberedIdea, error)
 }
 
-// Store is everything a madspark process keeps: runs and their journal, the
-// durable tier of the response cache, and idea memory. The store packages
-// (store/sqlite, store/postgres) implement it.
+// Store is everything a madspark process keeps: runs, their journal and
+// their events, the durable tier of the response cache, idea memory, and the
+// job queue's batches and worker leases. The store packages (store/sqlite,
+// store/postgres) implement it.
 type Store interface {
 	RunStore
 	CacheStore
 	IdeaStore
+	EventStore
+	BatchStore
+	LeaseStore
 	Close() error
 }

@@ -241,8 +241,8 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 	return nil
 }
 
-// batchItem is one idea of a batch and how it went.
-type batchItem struct {
+// assessBatchItem is one idea of a batch and how it went.
+type assessBatchItem struct {
 	Line       int            `json:"line"`
 	Idea       string         `json:"idea"`
 	Status     string         `json:"status"` // succeeded, failed, not_started
@@ -265,11 +265,11 @@ func (c *cli) assessBatch(ctx context.Context, a *app, pipe *assess.Pipeline, p 
 	quiet.stderr, quiet.progress = io.Discard, false
 	bar := newBatchProgress(c, len(ideas))
 	start := time.Now()
-	items := make([]batchItem, len(ideas))
+	items := make([]assessBatchItem, len(ideas))
 	var g errgroup.Group
 	g.SetLimit(f.maxConcurrent)
 	for i, idea := range ideas {
-		items[i] = batchItem{Line: idea.Line, Idea: idea.Idea, Status: "not_started"}
+		items[i] = assessBatchItem{Line: idea.Line, Idea: idea.Idea, Status: "not_started"}
 		g.Go(func() error {
 			if ctx.Err() != nil {
 				items[i].Error = "interrupted before it started"
@@ -342,7 +342,7 @@ func (c *cli) assessBatch(ctx context.Context, a *app, pipe *assess.Pipeline, p 
 }
 
 // batchSummary prints one line per idea and the totals.
-func (c *cli) batchSummary(items []batchItem, failed int, usage llm.Usage, elapsed time.Duration, isMock bool) {
+func (c *cli) batchSummary(items []assessBatchItem, failed int, usage llm.Usage, elapsed time.Duration, isMock bool) {
 	w := c.stdout
 	if isMock {
 		fmt.Fprintln(w, assess.MockNote)
@@ -423,7 +423,7 @@ func (b *batchProgress) start(idea string) func(ok bool) {
 }
 
 // done counts a finished idea.
-func (b *batchProgress) done(it *batchItem) {
+func (b *batchProgress) done(it *assessBatchItem) {
 	n := b.count.Add(1)
 	if it.Status != "succeeded" {
 		b.failed.Add(1)

@@ -114,7 +114,7 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 	}
 	sf.register(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.runsCmd(), c.resumeCmd())
+	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.workerCmd(), c.batchCmd(), c.runsCmd(), c.resumeCmd())
 	for _, sub := range root.Commands() {
 		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	}

@@ -88,9 +88,11 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta fun
 
 func (c *cli) serveCmd() *cobra.Command {
 	f := &debateFlags{}
+	wf := &workerFlags{}
 	var (
-		addr    string
-		noCache bool
+		addr     string
+		noCache  bool
+		noWorker bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -99,10 +101,18 @@ func (c *cli) serveCmd() *cobra.Command {
 POST /v1/chat/completions, streaming included), GET /health and GET /metrics.
 
 Binds 127.0.0.1:8080 by default. Binding any other address requires
-MADSPARK_API_TOKEN; every request then needs "Authorization: Bearer TOKEN".`,
+MADSPARK_API_TOKEN; every request then needs "Authorization: Bearer TOKEN".
+
+Unless --no-worker, the server also works queued runs as madspark worker
+does (--max-concurrent, --lease, --drain-timeout), resuming at start the
+runs it was working when it stopped; on Ctrl-C it drains them after the
+HTTP server.`,
 		Args: argsError(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := f.params("probe"); err != nil {
+				return err
+			}
+			if err := wf.check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -111,6 +121,19 @@ MADSPARK_API_TOKEN; every request then needs "Authorization: Bearer TOKEN".`,
 				return err
 			}
 			defer closeAll()
+			if !noWorker {
+				reg, err := c.registry(d.app)
+				if err != nil {
+					return err
+				}
+				_, stopWorker, err := c.startWorker(ctx, d.app, reg, wf)
+				if err != nil {
+					return err
+				}
+				// Deferred after closeAll, so it runs first: the worker
+				// drains before the store closes.
+				defer stopWorker()
+			}
 			srv, err := server.New(server.Config{
 				Addr:    addr,
 				Token:   c.env("MADSPARK_API_TOKEN"),
@@ -139,6 +162,8 @@ MADSPARK_API_TOKEN; every request then needs "Authorization: Bearer TOKEN".`,
 	f.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().BoolVar(&noCache, "no-cache", false, "do not use the response cache")
+	cmd.Flags().BoolVar(&noWorker, "no-worker", false, "do not work queued runs in this process (madspark worker processes do)")
+	wf.register(cmd)
 	f.mode = "auto"
 	return cmd
 }

@@ -19,20 +19,20 @@ const (
 
 // Params are the inputs of a spark run, named as in the seed's canon.
 type Params struct {
-	Topic   string `json:"topic"`
-	Context string `json:"context"`
+	Topic   string `json:"topic" jsonschema:"required,description=Main subject or theme"`
+	Context string `json:"context" jsonschema:"description=Additional criteria or constraints"`
 	// NumCandidates is how many ideas are generated.
-	NumCandidates int `json:"num_candidates"`
+	NumCandidates int `json:"num_candidates" jsonschema:"minimum=1,maximum=20,description=Number of ideas to generate"`
 	// NumTopCandidates is how many of the best are argued over and improved.
-	NumTopCandidates int          `json:"num_top_candidates"`
+	NumTopCandidates int          `json:"num_top_candidates" jsonschema:"minimum=1,maximum=5,description=Best ideas argued over and improved"`
 	Temperatures     Temperatures `json:"temperatures"`
 	// EnhancedReasoning adds the multi-dimensional evaluation.
-	EnhancedReasoning bool `json:"enhanced_reasoning"`
+	EnhancedReasoning bool `json:"enhanced_reasoning" jsonschema:"description=Multi-dimensional evaluation (+2 calls)"`
 	// LogicalInference adds a logical analysis of each top candidate.
-	LogicalInference bool `json:"logical_inference"`
+	LogicalInference bool `json:"logical_inference" jsonschema:"description=Logical analysis of each top idea (+1 call)"`
 	// NoveltyFilter drops near-duplicate ideas before evaluation.
 	NoveltyFilter    bool    `json:"novelty_filter"`
-	NoveltyThreshold float64 `json:"novelty_threshold"`
+	NoveltyThreshold float64 `json:"novelty_threshold" jsonschema:"exclusiveMinimum=0,maximum=1"`
 	// AllowFallbacks lets a failed stage be replaced by the seed's fallback
 	// values, each marked in the result.
 	AllowFallbacks bool `json:"allow_fallbacks"`
@@ -81,11 +81,11 @@ func (p *Params) Validate() error {
 
 // Temperatures are the sampling temperatures of each role.
 type Temperatures struct {
-	Generate float64 `json:"generate"`
-	Evaluate float64 `json:"evaluate"`
-	Advocate float64 `json:"advocate"`
-	Skeptic  float64 `json:"skeptic"`
-	Improve  float64 `json:"improve"`
+	Generate float64 `json:"generate" jsonschema:"minimum=0,maximum=2"`
+	Evaluate float64 `json:"evaluate" jsonschema:"minimum=0,maximum=2"`
+	Advocate float64 `json:"advocate" jsonschema:"minimum=0,maximum=2"`
+	Skeptic  float64 `json:"skeptic" jsonschema:"minimum=0,maximum=2"`
+	Improve  float64 `json:"improve" jsonschema:"minimum=0,maximum=2"`
 }
 
 // DefaultTemperatures are the seed's: generate and improve 0.9, evaluate 0.3,

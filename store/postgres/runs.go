@@ -303,3 +303,38 @@ FROM steps WHERE run_id = $1 ORDER BY seq`, runID)
 	}
 	return steps, nil
 }
+
+// SetRunStatus moves run id to status, which must be queued or running,
+// clearing its error and finish time, provided its current status is one of
+// from (any status when from is empty). It reports whether it did, and
+// returns an error wrapping madspark.ErrNotFound when there is no such run.
+func (db *DB) SetRunStatus(ctx context.Context, id string, status madspark.RunStatus, from ...madspark.RunStatus) (bool, error) {
+	const op = "set run status"
+	if status != madspark.RunQueued && status != madspark.RunRunning {
+		return false, fmt.Errorf("postgres: %s %q: %q is not an unfinished status", op, id, status)
+	}
+	allowed := make([]string, 0, len(from))
+	for _, s := range from {
+		allowed = append(allowed, string(s))
+	}
+	var (
+		cur     string
+		changed bool
+	)
+	// One statement: the row is locked by the UPDATE, and the status
+	// compared under the lock; cur is the status before the update.
+	err := db.pool.QueryRow(ctx, `WITH old AS (SELECT id, status FROM runs WHERE id = $1 FOR NO KEY UPDATE),
+upd AS (
+    UPDATE runs SET status = $2, error = '', finished_at = NULL
+    FROM old WHERE runs.id = old.id AND (cardinality($3::text[]) = 0 OR old.status = ANY($3::text[]))
+    RETURNING runs.id
+)
+SELECT old.status, EXISTS (SELECT 1 FROM upd) FROM old`, id, string(status), allowed).Scan(&cur, &changed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, notFound(id)
+	}
+	if err != nil {
+		return false, fmt.Errorf("postgres: %s %q: %w", op, id, err)
+	}
+	return changed, nil
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -361,4 +362,36 @@ FROM steps WHERE run_id = ? ORDER BY seq`, runID)
 		return nil, fmt.Errorf("sqlite: steps of run %q: %w", runID, err)
 	}
 	return steps, nil
+}
+
+// SetRunStatus moves run id to status, which must be queued or running,
+// clearing its error and finish time, provided its current status is one of
+// from (any status when from is empty). It reports whether it did, and
+// returns an error wrapping madspark.ErrNotFound when there is no such run.
+func (db *DB) SetRunStatus(ctx context.Context, id string, status madspark.RunStatus, from ...madspark.RunStatus) (bool, error) {
+	const op = "set run status"
+	if status != madspark.RunQueued && status != madspark.RunRunning {
+		return false, fmt.Errorf("sqlite: %s %q: %q is not an unfinished status", op, id, status)
+	}
+	changed := false
+	err := db.write(ctx, op, func(tx *sql.Tx) error {
+		var cur string
+		err := tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, id).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound(id)
+		}
+		if err != nil {
+			return fmt.Errorf("%q: %w", id, err)
+		}
+		if len(from) > 0 && !slices.Contains(from, madspark.RunStatus(cur)) {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = '', finished_at = NULL WHERE id = ?`,
+			string(status), id); err != nil {
+			return fmt.Errorf("%q: %w", id, err)
+		}
+		changed = true
+		return nil
+	})
+	return changed, err
 }
