@@ -185,15 +185,7 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 	defer a.Close()
 	// Web tools: a search provider from the environment, never in mock
 	// mode (which makes no network call). Said once, not per idea.
-	cfg := assess.Config{Mock: a.info.Mock, Logger: c.logger}
-	switch s := search.FromEnv(c.env); {
-	case a.info.Mock:
-		cfg.NoSearchNote = "web tools off in mock mode"
-	case s == nil:
-		cfg.NoSearchNote = assess.NoSearchNote
-	default:
-		cfg.Searcher = search.Cached(s, a.cache, 24*time.Hour)
-	}
+	cfg := c.assessConfig(a)
 	if cfg.Searcher == nil && !p.NoWebTools {
 		fmt.Fprintf(c.stderr, "madspark: %s\n", cfg.NoSearchNote)
 	}
@@ -533,4 +525,19 @@ func (c *cli) synthesize(ctx context.Context, runner *cli, a *app, pipe *assess.
 		return nil, err
 	}
 	return s, nil
+}
+
+// assessConfig is the assess pipeline's configuration: web search when a
+// search provider is configured and the run is live.
+func (c *cli) assessConfig(a *app) assess.Config {
+	cfg := assess.Config{Mock: a.info.Mock, Logger: c.logger}
+	switch s := search.FromEnv(c.env); {
+	case a.info.Mock:
+		cfg.NoSearchNote = "web tools off in mock mode"
+	case s == nil:
+		cfg.NoSearchNote = assess.NoSearchNote
+	default:
+		cfg.Searcher = search.Cached(s, a.cache, 24*time.Hour)
+	}
+	return cfg
 }

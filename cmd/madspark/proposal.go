@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/document/pdf"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/pipeline/proposal"
@@ -125,15 +123,9 @@ func (c *cli) proposalSources(a *app) []search.Provider {
 }
 
 func (c *cli) runProposal(ctx context.Context, p proposal.Params, outDir, format string, timeout time.Duration, useCache bool) error {
-	var font []byte
-	if path := c.env("MADSPARK_PDF_FONT"); path != "" {
-		var err error
-		if font, err = os.ReadFile(path); err != nil {
-			return usagef("MADSPARK_PDF_FONT: %v", err)
-		}
-		if err := pdf.CheckFont(font); err != nil {
-			return usagef("MADSPARK_PDF_FONT %s: %v", path, err)
-		}
+	font, err := c.pdfFont()
+	if err != nil {
+		return err
 	}
 	// An explicit directory is made first, so that a bad one fails before
 	// any call; the default one only once there is a proposal to put in it.
@@ -162,9 +154,8 @@ func (c *cli) runProposal(ctx context.Context, p proposal.Params, outDir, format
 	}
 	now := time.Now()
 	meta := proposal.Meta{RunID: run.ID(), Mock: a.info.Mock, Provider: a.info.Name, Model: a.info.Model, Date: now}
-	doc := res.Document(meta)
-	var pdfBuf bytes.Buffer
-	if err := pdf.Render(&pdfBuf, doc, pdf.Options{Created: now, Fallback: font}); err != nil {
+	out, err := res.Render(meta, font)
+	if err != nil {
 		return fmt.Errorf("run %s: %w", run.ID(), err)
 	}
 	dir, err := makeOutputDir(outDir)
@@ -185,7 +176,7 @@ func (c *cli) runProposal(ctx context.Context, p proposal.Params, outDir, format
 	if err != nil {
 		return err
 	}
-	for path, data := range map[string][]byte{files["pdf"]: pdfBuf.Bytes(), files["markdown"]: document.Markdown(doc), files["json"]: append(js, '\n')} {
+	for path, data := range map[string][]byte{files["pdf"]: out.PDF, files["markdown"]: out.Markdown, files["json"]: append(js, '\n')} {
 		if err := writeFile(path, data); err != nil {
 			return fmt.Errorf("run %s: %w", run.ID(), err)
 		}
@@ -197,4 +188,21 @@ func (c *cli) runProposal(ctx context.Context, p proposal.Params, outDir, format
 	fmt.Fprintf(c.stdout, "\n%s\nrun %s · %s/%s · %s\nFiles: %s, %s, %s\n", res.Summary(meta), run.ID(), a.info.Name, a.info.Model,
 		usageLine(run, elapsed), files["pdf"], files["markdown"], files["json"])
 	return nil
+}
+
+// pdfFont reads the fallback TrueType font that MADSPARK_PDF_FONT names, for
+// characters the bundled fonts lack (CJK); nil when it is not set.
+func (c *cli) pdfFont() ([]byte, error) {
+	path := c.env("MADSPARK_PDF_FONT")
+	if path == "" {
+		return nil, nil
+	}
+	font, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("MADSPARK_PDF_FONT: %v", err)
+	}
+	if err := pdf.CheckFont(font); err != nil {
+		return nil, usagef("MADSPARK_PDF_FONT %s: %v", path, err)
+	}
+	return font, nil
 }

@@ -9,8 +9,10 @@ import (
 
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/pipeline/assess"
 	"github.com/madspark/madspark/pipeline/chaos"
 	"github.com/madspark/madspark/pipeline/debate"
+	"github.com/madspark/madspark/pipeline/proposal"
 	"github.com/madspark/madspark/pipeline/spark"
 	"github.com/madspark/madspark/search"
 	"github.com/madspark/madspark/store/postgres"
@@ -33,6 +35,14 @@ func (c *cli) registry(a *app) (*pipeline.Registry, error) {
 		spark.Definition,
 		func() (pipeline.Definition, error) { return chaos.Definition(a.db) },
 		func() (pipeline.Definition, error) { return debate.Definition(count, searcher, c.logger) },
+		func() (pipeline.Definition, error) { return assess.Definition(c.assessConfig(a)) },
+		func() (pipeline.Definition, error) {
+			font, err := c.pdfFont()
+			if err != nil {
+				return pipeline.Definition{}, err
+			}
+			return proposal.Definition(c.proposalSources(a), c.logger, font)
+		},
 	} {
 		d, err := def()
 		if err != nil {
