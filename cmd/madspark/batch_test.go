@@ -208,7 +208,7 @@ func TestBatchBadInput(t *testing.T) {
 		{[]string{"batch", dup}, `column "topic" appears twice`},
 		{[]string{"batch", badJSON}, "line 1: invalid JSON"},
 		{[]string{"batch", filepath.Join(t.TempDir(), "missing.csv")}, "no such file"},
-		{[]string{"batch", onlyHeader, "--pipeline", "proposal"}, `unknown pipeline "proposal"`},
+		{[]string{"batch", onlyHeader, "--pipeline", "nosuch"}, `unknown pipeline "nosuch"`},
 		{[]string{"batch", noHeader, "--pipeline", "chaos"}, "CSV is spark's batch format"},
 		{[]string{"batch", noHeader, "--no-worker", "--concurrency", "3"}, "does nothing with --no-worker"},
 		{[]string{"batch", "status", "nope"}, "no batch nope"},
