@@ -80,11 +80,30 @@ type Definition struct {
 	// for the CSV export: one row per idea, grade or handoff, with every
 	// score as its own column.
 	Table func(run *madspark.Run) (header []string, rows [][]string, err error)
-	// FromQuery, optional, makes parameters from one line of text (the
-	// pipeline's main parameter: a topic, a prompt, a query, an idea), the
-	// rest at their defaults, so that a chat client can run the pipeline.
-	// The parameters are validated by the caller.
-	FromQuery func(query string) (Params, error)
+	// QueryParam, optional, names the top-level string parameter that one
+	// line of text fills (spark's topic, chaos's prompt, debate's query,
+	// assess's idea), the others taking their defaults, so that a chat
+	// client can run the pipeline.
+	QueryParam string
+	// Ideas, optional, lists the ideas of a succeeded run that a user can
+	// bookmark (spark's candidates, chaos's accepted ideas), in the order
+	// the run presents them, from its record alone.
+	Ideas func(run *madspark.Run) ([]Idea, error)
+}
+
+// Idea is an idea of a run, as a bookmark keeps it.
+type Idea struct {
+	Text string
+	// Improved is the improved version of the idea, if the pipeline
+	// improves ideas.
+	Improved      string
+	Score         float64
+	ImprovedScore float64
+	// Topic and Context are what the run was asked.
+	Topic   string
+	Context string
+	// Temperature is the temperature the idea was generated at.
+	Temperature float64
 }
 
 // ErrUnknown is wrapped by the errors for a pipeline that is not registered.
