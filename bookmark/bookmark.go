@@ -124,7 +124,7 @@ var (
 	// ErrNoIdeas: the run's pipeline has no ideas to bookmark.
 	ErrNoIdeas = errors.New("the pipeline has no ideas to bookmark")
 	// ErrIndex: no idea has that index.
-	ErrIndex = errors.New("no idea has that index")
+	ErrIndex = errors.New("no idea with index")
 )
 
 // FromRun makes a bookmark (not stored) of idea idx of run, whose pipeline
@@ -143,7 +143,7 @@ func FromRun(def pipeline.Definition, run *madspark.Run, idx int, tags []string,
 		return nil, err
 	}
 	if idx < 0 || idx >= len(ideas) {
-		return nil, fmt.Errorf("run %s has %d ideas (0..%d); %w %d", run.ID, len(ideas), len(ideas)-1, ErrIndex, idx)
+		return nil, fmt.Errorf("%w %d (run %s has %d ideas, 0..%d)", ErrIndex, idx, run.ID, len(ideas), len(ideas)-1)
 	}
 	it := ideas[idx]
 	if tags == nil {

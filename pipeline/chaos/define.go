@@ -42,7 +42,11 @@ func Definition(ideas madspark.IdeaStore) (pipeline.Definition, error) {
 			}
 			return ""
 		},
-		Files: Files,
+		Files:      Files,
+		QueryParam: "prompt",
+		Document:   Document,
+		Table:      Table,
+		Ideas:      Ideas,
 		// A run's seed is fixed when the run is recorded, so that a
 		// resumed run samples the same concepts.
 		Prepare: func(p pipeline.Params, given func(string) bool) {
