@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/bookmark"
 	"github.com/madspark/madspark/export"
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/llm"
@@ -81,37 +81,17 @@ func runLinks(id string) Links {
 	return Links{Self: "/api/runs/" + id, Events: "/api/runs/" + id + "/events", WS: "/ws/runs/" + id}
 }
 
-// Limits on tags.
-const (
-	maxTags   = 20
-	maxTagLen = 50
-)
-
-// checkTags validates tags (field names them): at most 20, each 1-50
-// characters of printable text. It returns them trimmed.
+// checkTags validates tags (field names them; see bookmark.Tags) and
+// returns them trimmed, without repeats.
 func checkTags(field string, tags []string) ([]string, error) {
-	if len(tags) > maxTags {
-		return nil, unprocessable(field, "at most %d tags, got %d", maxTags, len(tags))
-	}
-	out := make([]string, 0, len(tags))
-	for i, t := range tags {
-		t = strings.TrimSpace(t)
-		f := fmt.Sprintf("%s[%d]", field, i)
-		switch {
-		case t == "":
-			return nil, unprocessable(f, "a tag must not be empty")
-		case !utf8.ValidString(t):
-			return nil, unprocessable(f, "a tag must be valid UTF-8")
-		case utf8.RuneCountInString(t) > maxTagLen:
-			return nil, unprocessable(f, "a tag is at most %d characters", maxTagLen)
-		case strings.IndexFunc(t, unicode.IsControl) >= 0:
-			return nil, unprocessable(f, "a tag must not contain control characters")
+	out, err := bookmark.Tags(tags)
+	if te, ok := errors.AsType[*bookmark.TagError](err); ok {
+		if te.Index >= 0 {
+			field = fmt.Sprintf("%s[%d]", field, te.Index)
 		}
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
+		return nil, unprocessable(field, "%s: %v", field, te.Err)
 	}
-	return out, nil
+	return out, err
 }
 
 func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -211,4 +212,48 @@ func short(s string, n int) string {
 		return string([]rune(s)[:n-1]) + "…"
 	}
 	return s
+}
+
+// TagError is a bad tag: at Index of the list (-1 for the list itself).
+type TagError struct {
+	Index int
+	Err   error
+}
+
+func (e *TagError) Error() string {
+	if e.Index < 0 {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("tag %d: %v", e.Index+1, e.Err)
+}
+
+// Tags checks tags (at most MaxTags, each 1-MaxTagLen characters of
+// printable text) and returns them trimmed, without repeats; a bad one is
+// a *TagError.
+func Tags(tags []string) ([]string, error) {
+	if len(tags) > MaxTags {
+		return nil, &TagError{Index: -1, Err: fmt.Errorf("at most %d tags, got %d", MaxTags, len(tags))}
+	}
+	out := make([]string, 0, len(tags))
+	for i, t := range tags {
+		t = strings.TrimSpace(t)
+		var err error
+		switch {
+		case t == "":
+			err = errors.New("a tag must not be empty")
+		case !utf8.ValidString(t):
+			err = errors.New("a tag must be valid UTF-8")
+		case utf8.RuneCountInString(t) > MaxTagLen:
+			err = fmt.Errorf("a tag is at most %d characters", MaxTagLen)
+		case strings.IndexFunc(t, unicode.IsControl) >= 0:
+			err = errors.New("a tag must not contain control characters")
+		}
+		if err != nil {
+			return nil, &TagError{Index: i, Err: err}
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }

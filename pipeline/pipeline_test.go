@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -208,7 +209,7 @@ func TestDecodeStartsFromDefaults(t *testing.T) {
 	// The stored form of a run's params decodes to the same value.
 	stored, _ := json.Marshal(sp)
 	again, err := reg.Decode("spark", stored)
-	if err != nil || *again.(*spark.Params) != *sp {
+	if err != nil || !reflect.DeepEqual(again.(*spark.Params), sp) {
 		t.Fatalf("round trip: %+v, %v", again, err)
 	}
 	// No parameters at all: the defaults, which lack a topic.
