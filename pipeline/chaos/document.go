@@ -120,7 +120,7 @@ func Table(run *madspark.Run) ([]string, [][]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	header := []string{"iteration", "status", "idea_name", "quality_score", "feasibility_score", "impact_score", "originality_score",
+	header := []string{"prompt", "iteration", "status", "idea_name", "quality_score", "feasibility_score", "impact_score", "originality_score",
 		"key_points", "implementation_path", "required_resources", "success_metrics", "next_steps", "rejection_reason", "fatal_flaw", "elo"}
 	elo := map[string]string{}
 	if res.Tournament != nil {
@@ -133,11 +133,11 @@ func Table(run *madspark.Run) ([]string, [][]string, error) {
 	for _, it := range res.Iterations {
 		n := strconv.Itoa(it.Number)
 		for _, a := range it.Judgement.AcceptedIdeas {
-			rows = append(rows, []string{n, "accepted", a.IdeaName, num(a.QualityScore), num(a.FeasibilityScore), num(a.ImpactScore), num(a.OriginalityScore),
+			rows = append(rows, []string{res.Prompt, n, "accepted", a.IdeaName, num(a.QualityScore), num(a.FeasibilityScore), num(a.ImpactScore), num(a.OriginalityScore),
 				join(a.KeyPoints), a.ImplementationPath, join(a.RequiredResources), join(a.SuccessMetrics), join(a.NextSteps), "", "", elo[a.IdeaName]})
 		}
 		for _, r := range it.Judgement.RejectedIdeas {
-			rows = append(rows, []string{n, "rejected", r.IdeaName, num(r.QualityScore), "", "", "", "", "", "", "", "", r.RejectionReason, r.FatalFlaw, ""})
+			rows = append(rows, []string{res.Prompt, n, "rejected", r.IdeaName, num(r.QualityScore), "", "", "", "", "", "", "", "", r.RejectionReason, r.FatalFlaw, ""})
 		}
 	}
 	return header, rows, nil
