@@ -405,4 +405,3 @@ func (hs *harness) sparkRun(topic string) string {
 	r.json(hs.t, &rep)
 	return rep.RunID
 }
-
