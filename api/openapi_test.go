@@ -3,9 +3,12 @@ package api_test
 import (
 	"bytes"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/madspark/madspark/api"
 )
 
 // TestOpenAPIConformance checks the document against the handlers both
@@ -86,5 +89,20 @@ func TestOpenAPIConformance(t *testing.T) {
 		if !validated.has(method + " " + path) {
 			t.Errorf("the answer of %s was not checked against the document", op)
 		}
+	}
+}
+
+// TestOpenAPIWebUI: with the web UI mounted, GET / is documented too.
+func TestOpenAPIWebUI(t *testing.T) {
+	hs := newHarness(t, options{config: func(c *api.Config) { c.WebUI = true }})
+	if item := hs.doc.Paths.Find("/"); item == nil || item.Get == nil {
+		t.Error("GET / is not documented")
+	}
+	if !slices.Contains(hs.h.Documented(), api.Route{Method: "GET", Path: "/"}) {
+		t.Error("Documented lacks GET /")
+	}
+	plain := newHarness(t, options{})
+	if plain.doc.Paths.Find("/") != nil {
+		t.Error("GET / is documented without the web UI")
 	}
 }
