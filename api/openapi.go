@@ -304,7 +304,7 @@ func (h *Handler) documented() []route {
 	out := append(append([]route{}, h.routes...), serverRoutes...)
 	if h.cfg.WebUI {
 		out = append(out, route{"GET", "/", nil, operation{tag: "health", summary: "The web UI",
-			desc: "The single-page application; its own routes (/runs/ID, /bookmarks) answer with the same page.",
+			desc:      "The single-page application; its own routes (/runs/ID, /bookmarks) answer with the same page.",
 			responses: []response{{status: 200, desc: "the page", content: map[string]map[string]any{"text/html; charset=utf-8": {"schema": map[string]any{"type": "string"}}}}}}})
 	}
 	return out
