@@ -54,8 +54,11 @@ type Run struct {
 	// Result is the pipeline's result as JSON, once it succeeded.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is the one-line reason a failed run failed.
-	Error      string    `json:"error,omitempty"`
-	Usage      llm.Usage `json:"usage"`
+	Error string    `json:"error,omitempty"`
+	Usage llm.Usage `json:"usage"`
+	// Tags are labels the run was started with, such as the tags of an
+	// API request; nil for none.
+	Tags       []string  `json:"tags,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 }
@@ -92,14 +95,21 @@ type Step struct {
 type RunFilter struct {
 	Pipeline string
 	Status   RunStatus
+	// Query keeps the runs whose parameters contain it as text, ignoring
+	// the case of ASCII letters: the topic, prompt, query or idea of a run
+	// is among its parameters.
+	Query string
 	// Limit caps the number of runs returned; 0 means 50.
 	Limit int
 	// Offset skips that many runs, newest first.
 	Offset int
 }
 
-// ErrNotFound is returned when a run does not exist.
+// ErrNotFound is returned when a run, batch or bookmark does not exist.
 var ErrNotFound = errors.New("not found")
+
+// ErrExists is returned when a bookmark with the same ID is stored already.
+var ErrExists = errors.New("already exists")
 
 // RunStore keeps runs and their step journal.
 type RunStore interface {
@@ -180,6 +190,9 @@ type EventStore interface {
 	// afterSeq, in order, at most limit of them (0 or less means 500; at
 	// most 1000). The result is empty, not nil, when there are none.
 	Events(ctx context.Context, runID string, afterSeq int64, limit int) ([]Event, error)
+	// LastEvent returns the latest event of run runID, or nil when it has
+	// none (or does not exist).
+	LastEvent(ctx context.Context, runID string) (*Event, error)
 }
 
 // Batch is a set of runs submitted together, such as the rows of a batch
@@ -274,10 +287,70 @@ type IdeaStore interface {
 	RememberedIdeas(ctx context.Context, memory string) ([]RememberedIdea, error)
 }
 
+// Bookmark is an idea a user kept: a candidate of a run, with the run's
+// topic and scores, or an idea imported from a bookmarks file (then without
+// a run).
+type Bookmark struct {
+	ID string `json:"id"`
+	// RunID and CandidateIndex locate the candidate the bookmark was made
+	// from; RunID is empty for an imported bookmark.
+	RunID          string  `json:"run_id"`
+	CandidateIndex int     `json:"candidate_index"`
+	IdeaText       string  `json:"idea_text"`
+	ImprovedIdea   string  `json:"improved_idea"`
+	Topic          string  `json:"topic"`
+	Context        string  `json:"context"`
+	Score          float64 `json:"score"`
+	ImprovedScore  float64 `json:"improved_score"`
+	// Tags are the bookmark's labels, in the order given, without
+	// repeats; empty, not nil, for none.
+	Tags      []string         `json:"tags"`
+	Notes     string           `json:"notes"`
+	CreatedAt time.Time        `json:"created_at"`
+	Metadata  BookmarkMetadata `json:"metadata"`
+}
+
+// BookmarkMetadata says how a bookmarked idea was made.
+type BookmarkMetadata struct {
+	ModelUsed   string  `json:"model_used"`
+	Temperature float64 `json:"temperature"`
+	TokenCount  int     `json:"token_count"`
+}
+
+// BookmarkFilter selects bookmarks to list. Zero fields do not filter.
+type BookmarkFilter struct {
+	// Tags keeps the bookmarks that have every one of them.
+	Tags []string
+	// Query keeps the bookmarks whose topic, context, idea text or
+	// improved idea contains it, ignoring the case of ASCII letters.
+	Query string
+	// Limit caps the number returned; 0 or less means 50, at most 1000.
+	Limit int
+	// Offset skips that many bookmarks, newest first.
+	Offset int
+}
+
+// BookmarkStore keeps bookmarks.
+type BookmarkStore interface {
+	// CreateBookmark stores a new bookmark; b.ID must be set. A zero
+	// b.CreatedAt is set to the current time and nil b.Tags to empty. A
+	// bookmark with the same ID gives an error wrapping ErrExists.
+	CreateBookmark(ctx context.Context, b *Bookmark) error
+	// Bookmark returns a bookmark by ID, or an error wrapping ErrNotFound.
+	Bookmark(ctx context.Context, id string) (*Bookmark, error)
+	// Bookmarks lists the bookmarks that match f, newest first (by
+	// creation time, then descending ID), and how many match in all. The
+	// list is empty, not nil, when nothing matches.
+	Bookmarks(ctx context.Context, f BookmarkFilter) ([]*Bookmark, int, error)
+	// DeleteBookmark removes a bookmark, or returns an error wrapping
+	// ErrNotFound.
+	DeleteBookmark(ctx context.Context, id string) error
+}
+
 // Store is everything a madspark process keeps: runs, their journal and
-// their events, the durable tier of the response cache, idea memory, and the
-// job queue's batches and worker leases. The store packages (store/sqlite,
-// store/postgres) implement it.
+// their events, the durable tier of the response cache, idea memory, the
+// job queue's batches and worker leases, and bookmarks. The store packages
+// (store/sqlite, store/postgres) implement it.
 type Store interface {
 	RunStore
 	CacheStore
@@ -285,5 +358,6 @@ type Store interface {
 	EventStore
 	BatchStore
 	LeaseStore
+	BookmarkStore
 	Close() error
 }

@@ -59,6 +59,8 @@ type RunInfo struct {
 	Model    string
 	// Params are the pipeline's parameters; they are stored as JSON.
 	Params any
+	// Tags label the run (madspark.Run.Tags); nil for none.
+	Tags []string
 }
 
 // Run is a run in progress. Its methods are safe for concurrent use by the
@@ -109,6 +111,7 @@ func (e *Engine) NewRecord(info RunInfo, status madspark.RunStatus) (*madspark.R
 		Provider:  info.Provider,
 		Model:     info.Model,
 		Params:    params,
+		Tags:      info.Tags,
 		CreatedAt: e.now(),
 	}, nil
 }

@@ -75,6 +75,7 @@ type RunArgs struct {
 	Provider  string          `json:"provider"`
 	Model     string          `json:"model"`
 	CreatedAt time.Time       `json:"created_at"`
+	Tags      []string        `json:"tags,omitempty"`
 	// Timeout bounds the run; 0 means Config.RunTimeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
 }
@@ -307,6 +308,8 @@ type Request struct {
 	Params json.RawMessage
 	// Timeout bounds the run; 0 means Config.RunTimeout.
 	Timeout time.Duration
+	// Tags label the run (madspark.Run.Tags).
+	Tags []string
 }
 
 // Enqueue records a run of req as queued, gives the queue a job for it, and
@@ -338,14 +341,14 @@ func (q *Queue) EnqueueMany(ctx context.Context, reqs []Request) ([]*madspark.Ru
 		if req.Timeout < 0 {
 			return nil, fmt.Errorf("jobs: request %d: timeout must not be negative", i)
 		}
-		rec, err := q.cfg.Engine.NewRecord(engine.RunInfo{Pipeline: req.Pipeline, Mode: q.cfg.Mode, Provider: q.cfg.Provider, Model: q.cfg.Model, Params: p}, madspark.RunQueued)
+		rec, err := q.cfg.Engine.NewRecord(engine.RunInfo{Pipeline: req.Pipeline, Mode: q.cfg.Mode, Provider: q.cfg.Provider, Model: q.cfg.Model, Params: p, Tags: req.Tags}, madspark.RunQueued)
 		if err != nil {
 			return nil, fmt.Errorf("jobs: %w", err)
 		}
 		recs[i] = rec
 		params[i] = river.InsertManyParams{
 			Args: RunArgs{RunID: rec.ID, Pipeline: rec.Pipeline, Params: rec.Params, Mode: rec.Mode, Provider: rec.Provider,
-				Model: rec.Model, CreatedAt: rec.CreatedAt, Timeout: req.Timeout},
+				Model: rec.Model, CreatedAt: rec.CreatedAt, Tags: rec.Tags, Timeout: req.Timeout},
 			InsertOpts: &river.InsertOpts{Queue: q.cfg.Provider},
 		}
 	}

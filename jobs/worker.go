@@ -39,7 +39,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	rec, err := q.cfg.Store.Run(ctx, a.RunID)
 	if errors.Is(err, madspark.ErrNotFound) {
 		rec = &madspark.Run{ID: a.RunID, Pipeline: a.Pipeline, Status: madspark.RunQueued, Mode: a.Mode,
-			Provider: a.Provider, Model: a.Model, Params: a.Params, CreatedAt: a.CreatedAt}
+			Provider: a.Provider, Model: a.Model, Params: a.Params, Tags: a.Tags, CreatedAt: a.CreatedAt}
 		if err := q.cfg.Store.CreateRun(ctx, rec); err != nil {
 			if rec, err = q.cfg.Store.Run(ctx, a.RunID); err != nil {
 				return fmt.Errorf("record run %s: %w", a.RunID, err)

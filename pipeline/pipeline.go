@@ -33,6 +33,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/engine"
 )
 
@@ -66,6 +67,43 @@ type Definition struct {
 	// slash-separated paths), from its record alone. Mock runs must say so
 	// in them.
 	Files func(run *madspark.Run) (map[string][]byte, error)
+	// Prepare, optional, completes decoded parameters before they are
+	// validated (Decode calls it): it fixes what a client may leave to
+	// chance but a replay must repeat, such as chaos's random seed. given
+	// reports whether the client set a top-level field.
+	Prepare func(p Params, given func(field string) bool)
+	// Document, optional, lays a succeeded run out as a document, from its
+	// record alone: the exports in Markdown and PDF are rendered from it.
+	// Mock runs must say so in its Notice.
+	Document func(run *madspark.Run) (*document.Document, error)
+	// Table, optional, flattens a succeeded run into rows under a header,
+	// for the CSV export: one row per idea, grade or handoff, with every
+	// score as its own column.
+	Table func(run *madspark.Run) (header []string, rows [][]string, err error)
+	// QueryParam, optional, names the top-level string parameter that one
+	// line of text fills (spark's topic, chaos's prompt, debate's query,
+	// assess's idea), the others taking their defaults, so that a chat
+	// client can run the pipeline.
+	QueryParam string
+	// Ideas, optional, lists the ideas of a succeeded run that a user can
+	// bookmark (spark's candidates, chaos's accepted ideas), in the order
+	// the run presents them, from its record alone.
+	Ideas func(run *madspark.Run) ([]Idea, error)
+}
+
+// Idea is an idea of a run, as a bookmark keeps it.
+type Idea struct {
+	Text string
+	// Improved is the improved version of the idea, if the pipeline
+	// improves ideas.
+	Improved      string
+	Score         float64
+	ImprovedScore float64
+	// Topic and Context are what the run was asked.
+	Topic   string
+	Context string
+	// Temperature is the temperature the idea was generated at.
+	Temperature float64
 }
 
 // ErrUnknown is wrapped by the errors for a pipeline that is not registered.
@@ -73,18 +111,23 @@ var ErrUnknown = errors.New("unknown pipeline")
 
 // ParamsError is a problem with a pipeline's parameters. Field names the
 // parameter in dotted form ("temperatures.generate") when the problem is
-// tied to one; the message of a Validate error names it itself.
+// tied to one. Malformed tells a request that is not well-formed (invalid
+// JSON, not an object, an unknown field, a value of the wrong type) from
+// one with a value out of range or inconsistent with another.
 type ParamsError struct {
-	Pipeline string
-	Field    string
-	Err      error
+	Pipeline  string
+	Field     string
+	Malformed bool
+	Err       error
 }
 
 func (e *ParamsError) Error() string {
-	if e.Field != "" {
-		return fmt.Sprintf("%s parameters: %s: %v", e.Pipeline, e.Field, e.Err)
+	msg := e.Err.Error()
+	// A Validate error names its field itself.
+	if e.Field != "" && !strings.HasPrefix(msg, e.Field+" ") && !strings.HasPrefix(msg, e.Field+":") {
+		return fmt.Sprintf("%s parameters: %s: %s", e.Pipeline, e.Field, msg)
 	}
-	return fmt.Sprintf("%s parameters: %v", e.Pipeline, e.Err)
+	return fmt.Sprintf("%s parameters: %s", e.Pipeline, msg)
 }
 
 func (e *ParamsError) Unwrap() error { return e.Err }
@@ -94,6 +137,8 @@ type entry struct {
 	def    Definition
 	schema json.RawMessage
 	v      *validator.Schema
+	// fields are the top-level parameters' names.
+	fields []string
 }
 
 // Registry holds the registered pipelines. It is safe for concurrent use.
@@ -124,12 +169,20 @@ func (r *Registry) Register(d Definition) error {
 	if err != nil {
 		return fmt.Errorf("pipeline: register %s: %w", d.Name, err)
 	}
+	var props struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(schema, &props)
+	fields := make([]string, 0, len(props.Properties))
+	for f := range props.Properties {
+		fields = append(fields, f)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.defs[d.Name]; ok {
 		return fmt.Errorf("pipeline: register %s: already registered", d.Name)
 	}
-	r.defs[d.Name] = &entry{def: d, schema: schema, v: v}
+	r.defs[d.Name] = &entry{def: d, schema: schema, v: v, fields: fields}
 	return nil
 }
 
@@ -184,10 +237,11 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 	if len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		inst, err := validator.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
-			return nil, &ParamsError{Pipeline: name, Err: fmt.Errorf("invalid JSON: %w", err)}
+			return nil, &ParamsError{Pipeline: name, Malformed: true, Err: fmt.Errorf("invalid JSON: %w", err)}
 		}
-		if _, ok := inst.(map[string]any); !ok {
-			return nil, &ParamsError{Pipeline: name, Err: errors.New("parameters must be a JSON object")}
+		obj, ok := inst.(map[string]any)
+		if !ok {
+			return nil, &ParamsError{Pipeline: name, Malformed: true, Err: errors.New("parameters must be a JSON object")}
 		}
 		if err := e.v.Validate(inst); err != nil {
 			return nil, fieldError(name, err)
@@ -197,15 +251,33 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 		if err := dec.Decode(p); err != nil {
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) {
-				return nil, &ParamsError{Pipeline: name, Field: te.Field, Err: fmt.Errorf("want %s, got %s", te.Type, te.Value)}
+				return nil, &ParamsError{Pipeline: name, Field: te.Field, Malformed: true, Err: fmt.Errorf("want %s, got %s", te.Type, te.Value)}
 			}
-			return nil, &ParamsError{Pipeline: name, Err: err}
+			return nil, &ParamsError{Pipeline: name, Malformed: true, Err: err}
 		}
+		if e.def.Prepare != nil {
+			e.def.Prepare(p, func(field string) bool { _, ok := obj[field]; return ok })
+		}
+	} else if e.def.Prepare != nil {
+		e.def.Prepare(p, func(string) bool { return false })
 	}
 	if err := p.Validate(); err != nil {
-		return nil, &ParamsError{Pipeline: name, Err: err}
+		return nil, &ParamsError{Pipeline: name, Field: leadingField(err.Error(), e.fields), Err: err}
 	}
 	return p, nil
+}
+
+// leadingField returns the parameter a Validate message starts with
+// ("num_top_candidates must be 1..5"), or "" when it starts with none.
+func leadingField(msg string, fields []string) string {
+	word, _, _ := strings.Cut(msg, " ")
+	word = strings.TrimRight(word, ":,")
+	for _, f := range fields {
+		if word == f {
+			return f
+		}
+	}
+	return ""
 }
 
 // ParamsSchema returns the JSON Schema of the pipeline's parameters, derived
@@ -299,11 +371,11 @@ func fieldError(pipeline string, err error) error {
 	}
 	switch k := leaf.ErrorKind.(type) {
 	case *kind.AdditionalProperties:
-		return &ParamsError{Pipeline: pipeline, Field: join(k.Properties[0]), Err: errors.New("unknown field")}
+		return &ParamsError{Pipeline: pipeline, Field: join(k.Properties[0]), Malformed: true, Err: errors.New("unknown field")}
 	case *kind.Required:
 		return &ParamsError{Pipeline: pipeline, Field: join(k.Missing[0]), Err: errors.New("is required")}
 	case *kind.Type:
-		return &ParamsError{Pipeline: pipeline, Field: field, Err: fmt.Errorf("want %s, got %s", strings.Join(k.Want, " or "), k.Got)}
+		return &ParamsError{Pipeline: pipeline, Field: field, Malformed: true, Err: fmt.Errorf("want %s, got %s", strings.Join(k.Want, " or "), k.Got)}
 	}
 	return &ParamsError{Pipeline: pipeline, Field: field, Err: errors.New(leaf.ErrorKind.LocalizedString(message.NewPrinter(language.English)))}
 }

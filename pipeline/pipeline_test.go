@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -109,6 +110,12 @@ func TestDecodeStrict(t *testing.T) {
 			if pe.Field != tc.field || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.field) {
 				t.Fatalf("err = %q (field %q), want field %q and %q", err, pe.Field, tc.field, tc.want)
 			}
+			// Not well-formed: an unknown field or a wrong type; the
+			// rest is a value out of range or missing.
+			malformed := strings.Contains(tc.want, "unknown") || strings.Contains(tc.want, "want ")
+			if pe.Malformed != malformed {
+				t.Fatalf("err = %q: Malformed = %v, want %v", err, pe.Malformed, malformed)
+			}
 		})
 	}
 	// Rules the schema cannot express come from Validate, naming the field.
@@ -126,6 +133,67 @@ func TestDecodeStrict(t *testing.T) {
 	}
 }
 
+// TestValidateErrorsNameTheirField: a rule only Validate knows names the
+// parameter its message starts with, once; the message is kept whole.
+func TestValidateErrorsNameTheirField(t *testing.T) {
+	reg := registry(t, nil)
+	for raw, field := range map[string]string{
+		`{"topic":"  "}`: "topic",
+		`{"topic":"x","num_candidates":2,"num_top_candidates":3}`: "num_top_candidates",
+		`{"topic":"x","novelty_threshold":0}`:                     "novelty_threshold",
+	} {
+		_, err := reg.Decode("spark", json.RawMessage(raw))
+		var pe *pipeline.ParamsError
+		if !errors.As(err, &pe) || pe.Field != field || pe.Malformed {
+			t.Errorf("Decode(%s) = %#v, want a ParamsError on %s, not malformed", raw, err, field)
+			continue
+		}
+		if strings.Contains(err.Error(), field+": "+field) || !strings.HasPrefix(err.Error(), "spark parameters: "+field) {
+			t.Errorf("Decode(%s): message %q names the field more than once or not first", raw, err)
+		}
+	}
+}
+
+// TestPrepare: Decode lets the pipeline complete what the client left out,
+// and only that.
+func TestPrepare(t *testing.T) {
+	reg := pipeline.NewRegistry()
+	var givens []bool
+	err := reg.Register(pipeline.Definition{
+		Name:      "seeded",
+		NewParams: func() pipeline.Params { return &seeded{} },
+		Run:       func(context.Context, *engine.Run, pipeline.Params) (any, error) { return nil, nil },
+		Prepare: func(p pipeline.Params, given func(string) bool) {
+			givens = append(givens, given("seed"))
+			if !given("seed") {
+				p.(*seeded).Seed = 42
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for raw, want := range map[string]uint64{``: 42, `{}`: 42, `{"seed":0}`: 0, `{"seed":7}`: 7, `{"name":"x"}`: 42} {
+		p, err := reg.Decode("seeded", json.RawMessage(raw))
+		if err != nil {
+			t.Fatalf("Decode(%s): %v", raw, err)
+		}
+		if got := p.(*seeded).Seed; got != want {
+			t.Errorf("Decode(%s).Seed = %d, want %d", raw, got, want)
+		}
+	}
+	if len(givens) != 5 {
+		t.Errorf("Prepare called %d times, want 5", len(givens))
+	}
+}
+
+type seeded struct {
+	Name string `json:"name"`
+	Seed uint64 `json:"seed"`
+}
+
+func (*seeded) Validate() error { return nil }
+
 func TestDecodeStartsFromDefaults(t *testing.T) {
 	reg := registry(t, nil)
 	p, err := reg.Decode("spark", json.RawMessage(`{"topic":"urban farming","num_candidates":7,"temperatures":{"generate":1.1}}`))
@@ -141,7 +209,7 @@ func TestDecodeStartsFromDefaults(t *testing.T) {
 	// The stored form of a run's params decodes to the same value.
 	stored, _ := json.Marshal(sp)
 	again, err := reg.Decode("spark", stored)
-	if err != nil || *again.(*spark.Params) != *sp {
+	if err != nil || !reflect.DeepEqual(again.(*spark.Params), sp) {
 		t.Fatalf("round trip: %+v, %v", again, err)
 	}
 	// No parameters at all: the defaults, which lack a topic.
@@ -270,4 +338,28 @@ func slicesKeys(m map[string][]byte) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestChaosSeedFixedAtDecode: a chaos run without a seed gets a random one
+// when its parameters are decoded, so that the stored parameters replay;
+// a seed the client gives, 0 included, is kept.
+func TestChaosSeedFixedAtDecode(t *testing.T) {
+	reg := registry(t, nil)
+	seeds := map[uint64]bool{}
+	for range 5 {
+		p, err := reg.Decode("chaos", json.RawMessage(`{"prompt":"x"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds[p.(*chaos.Params).Seed] = true
+	}
+	if len(seeds) < 4 {
+		t.Errorf("5 decodes without a seed gave seeds %v, want them random", seeds)
+	}
+	for raw, want := range map[string]uint64{`{"prompt":"x","seed":0}`: 0, `{"prompt":"x","seed":99}`: 99} {
+		p, err := reg.Decode("chaos", json.RawMessage(raw))
+		if err != nil || p.(*chaos.Params).Seed != want {
+			t.Errorf("Decode(%s) seed = %v, %v; want %d", raw, p, err, want)
+		}
+	}
 }

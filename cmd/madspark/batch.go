@@ -28,7 +28,10 @@ import (
 
 // batchItem is one row of a batch file, parsed.
 type batchItem struct {
-	line   int
+	line int
+	// item is the item's position (from 1) in a JSON array; 0 in a CSV
+	// file, where the line says it all.
+	item   int
 	topic  string
 	tags   []string
 	params json.RawMessage
@@ -221,7 +224,7 @@ func (c *cli) parseBatch(name string, data []byte, reg *pipeline.Registry, def p
 	}
 	for _, it := range items {
 		if it.err != nil {
-			fmt.Fprintf(c.stderr, "madspark: %s: line %d: %s\n", name, it.line, oneLine(it.err.Error()))
+			fmt.Fprintf(c.stderr, "madspark: %s: %s: %s\n", name, it.where(), oneLine(it.err.Error()))
 		}
 	}
 	return items, nil
@@ -306,7 +309,7 @@ func (c *cli) parseBatchJSON(name string, data []byte, reg *pipeline.Registry, d
 		return nil, usagef("%s: not a JSON array", name)
 	}
 	var items []batchItem
-	for dec.More() {
+	for n := 1; dec.More(); n++ {
 		line := 1 + bytes.Count(data[:dec.InputOffset()], []byte("\n"))
 		// The element starts after the separator and white space.
 		rest := data[dec.InputOffset():]
@@ -314,11 +317,11 @@ func (c *cli) parseBatchJSON(name string, data []byte, reg *pipeline.Registry, d
 		line += bytes.Count(rest[:skip], []byte("\n"))
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, usagef("%s: line %d: invalid JSON: %v", name, line, err)
+			return nil, usagef("%s: item %d (line %d): invalid JSON: %v", name, n, line, err)
 		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-			items = append(items, batchItem{line: line, err: errors.New("an item must be a JSON object")})
+			items = append(items, batchItem{line: line, item: n, err: errors.New("an item must be a JSON object")})
 			continue
 		}
 		if def.Name == "spark" {
@@ -330,10 +333,12 @@ func (c *cli) parseBatchJSON(name string, data []byte, reg *pipeline.Registry, d
 				_ = d.Decode(&s)
 				row[k] = s
 			}
-			items = append(items, sparkItem(reg, line, row))
+			it := sparkItem(reg, line, row)
+			it.item = n
+			items = append(items, it)
 			continue
 		}
-		it := batchItem{line: line}
+		it := batchItem{line: line, item: n}
 		if tags, ok := obj["tags"]; ok {
 			it.tags, it.err = parseTags(tags)
 			delete(obj, "tags")
@@ -411,6 +416,15 @@ func sparkItem(reg *pipeline.Registry, line int, row map[string]any) batchItem {
 	return it
 }
 
+// where locates an item for a message: its line, and its position in a
+// JSON array.
+func (it batchItem) where() string {
+	if it.item > 0 {
+		return fmt.Sprintf("item %d (line %d)", it.item, it.line)
+	}
+	return fmt.Sprintf("line %d", it.line)
+}
+
 func toInt(v any) (int, error) {
 	switch n := v.(type) {
 	case int:
@@ -464,6 +478,9 @@ func (c *cli) enqueueBatch(ctx context.Context, a *app, q *jobs.Queue, def pipel
 		bi := madspark.BatchItem{Line: it.line, Topic: it.topic, Tags: it.tags}
 		if it.err != nil {
 			bi.Error = oneLine(it.err.Error())
+			if it.item > 0 {
+				bi.Error = fmt.Sprintf("item %d: %s", it.item, bi.Error)
+			}
 		} else {
 			bi.RunID, bi.Status = runs[next].ID, madspark.RunQueued
 			next++

@@ -167,7 +167,7 @@ func TestBatchJSON(t *testing.T) {
 ]`)
 	out := filepath.Join(t.TempDir(), "r.json")
 	r := invoke(t, env, "batch", sparkJSON, "--output", out)
-	if r.code != 1 || !strings.Contains(r.stderr, "line 3: num_candidates: want an integer, got \"three\"") {
+	if r.code != 1 || !strings.Contains(r.stderr, "item 2 (line 3): num_candidates: want an integer, got \"three\"") {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	res := readResults(t, out)
@@ -182,10 +182,13 @@ func TestBatchJSON(t *testing.T) {
 	chaosJSON := writeTemp(t, "chaos.json", `[{"prompt": "food waste", "seed": 1, "tags": "x"}, {"prompt": "noise", "colour": "red"}]`)
 	out = filepath.Join(t.TempDir(), "c.json")
 	r = invoke(t, env, "batch", chaosJSON, "--pipeline", "chaos", "--output", out)
-	if r.code != 1 || !strings.Contains(r.stderr, "line 1: chaos parameters: colour: unknown field") {
+	if r.code != 1 || !strings.Contains(r.stderr, "item 2 (line 1): chaos parameters: colour: unknown field") {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	res = readResults(t, out)
+	if res.Items[1].Status != "rejected" || !strings.HasPrefix(res.Items[1].Error, "item 2: ") {
+		t.Errorf("the rejected JSON item's error does not name it: %+v", res.Items[1])
+	}
 	if res.Pipeline != "chaos" || res.Succeeded != 1 || res.Items[0].Topic != "food waste" || !bytes.Contains(res.Items[0].Result, []byte("iterations")) {
 		t.Fatalf("chaos results: %+v", res)
 	}
@@ -206,7 +209,7 @@ func TestBatchBadInput(t *testing.T) {
 		{[]string{"batch", empty}, "empty file"},
 		{[]string{"batch", onlyHeader}, "no items"},
 		{[]string{"batch", dup}, `column "topic" appears twice`},
-		{[]string{"batch", badJSON}, "line 1: invalid JSON"},
+		{[]string{"batch", badJSON}, "item 2 (line 1): invalid JSON"},
 		{[]string{"batch", filepath.Join(t.TempDir(), "missing.csv")}, "no such file"},
 		{[]string{"batch", onlyHeader, "--pipeline", "nosuch"}, `unknown pipeline "nosuch"`},
 		{[]string{"batch", noHeader, "--pipeline", "chaos"}, "CSV is spark's batch format"},

@@ -99,7 +99,11 @@ func Definition(cfg Config) (pipeline.Definition, error) {
 			}
 			return ""
 		},
-		Files: RunFiles,
+		Files:      RunFiles,
+		QueryParam: "idea",
+		Document:   Document,
+		Table:      Table,
+		Ideas:      Ideas,
 	}, nil
 }
 

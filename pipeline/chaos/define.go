@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"path"
 	"time"
 
@@ -41,7 +42,18 @@ func Definition(ideas madspark.IdeaStore) (pipeline.Definition, error) {
 			}
 			return ""
 		},
-		Files: Files,
+		Files:      Files,
+		QueryParam: "prompt",
+		Document:   Document,
+		Table:      Table,
+		Ideas:      Ideas,
+		// A run's seed is fixed when the run is recorded, so that a
+		// resumed run samples the same concepts.
+		Prepare: func(p pipeline.Params, given func(string) bool) {
+			if in, ok := p.(*Params); ok && !given("seed") {
+				in.Seed = rand.Uint64()
+			}
+		},
 	}, nil
 }
 

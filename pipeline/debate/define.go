@@ -59,5 +59,8 @@ func Definition(count func(string) int, searcher search.Provider, logger *slog.L
 			}
 			return map[string][]byte{"answer.md": []byte(answer), "result.json": envelope}, nil
 		},
+		QueryParam: "query",
+		Document:   Document,
+		Table:      Table,
 	}, nil
 }

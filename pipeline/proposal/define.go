@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/document"
@@ -69,7 +71,50 @@ func Definition(sources []search.Provider, logger *slog.Logger, font []byte) (pi
 			}
 			return map[string][]byte{"proposal.pdf": out.PDF, "proposal.md": out.Markdown, "proposal.json": append(js, '\n')}, nil
 		},
+		// No QueryParam: a proposal needs a whole profile, not one line.
+		Document: RunDocument,
+		Table:    Table,
 	}, nil
+}
+
+// RunDocument lays a succeeded run's proposal out, as its PDF shows it.
+func RunDocument(run *madspark.Run) (*document.Document, error) {
+	var res Result
+	if err := json.Unmarshal(run.Result, &res); err != nil {
+		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	}
+	return res.Document(Meta{RunID: run.ID, Mock: run.Mode == "mock", Provider: run.Provider, Model: run.Model, Date: run.FinishedAt}), nil
+}
+
+// Table flattens a succeeded run's proposal into rows: its research
+// questions, its objectives (with the question each answers, indicator and
+// due week), its methodology's phases and its literature.
+func Table(run *madspark.Run) ([]string, [][]string, error) {
+	var res Result
+	if err := json.Unmarshal(run.Result, &res); err != nil {
+		return nil, nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	}
+	header := []string{"kind", "id", "text", "research_question", "indicator", "due_week", "weeks", "year", "authors", "url"}
+	var rows [][]string
+	for _, q := range res.ProblemDefinition.Questions() {
+		rows = append(rows, []string{"research_question", q.ID, q.Text, "", "", "", "", "", "", ""})
+	}
+	o := res.ResearchObjectives
+	rows = append(rows, []string{"general_objective", "", o.GeneralObjective, "", "", "", "", "", "", ""})
+	for _, so := range o.SpecificObjectives {
+		rows = append(rows, []string{"specific_objective", so.ID, so.Objective, so.ResearchQuestion, so.Indicator, strconv.Itoa(so.DueWeek), "", "", "", ""})
+	}
+	for i, ph := range res.Methodology.TimelineFit.Phases {
+		rows = append(rows, []string{"phase", strconv.Itoa(i + 1), ph.Name, "", "", "", strconv.Itoa(ph.Weeks), "", "", ""})
+	}
+	for _, e := range res.ProblemDefinition.PreliminaryLiterature {
+		year := ""
+		if e.Year > 0 {
+			year = strconv.Itoa(e.Year)
+		}
+		rows = append(rows, []string{"literature", strconv.Itoa(e.Ref), e.Title, "", e.RelevanceNote, "", "", year, strings.Join(e.Authors, "; "), e.URL})
+	}
+	return header, rows, nil
 }
 
 // Rendered is a proposal laid out for reading.

@@ -52,7 +52,28 @@ func Definition() (pipeline.Definition, error) {
 			}
 			return map[string][]byte{"report.md": md.Bytes(), "result.json": js.Bytes()}, nil
 		},
+		QueryParam: "topic",
+		Ideas:      Ideas,
+		Document:   Document,
+		Table:      Table,
 	}, nil
+}
+
+// Ideas are a succeeded run's candidates, best first, as bookmarks keep
+// them.
+func Ideas(run *madspark.Run) ([]pipeline.Idea, error) {
+	var res Result
+	if err := json.Unmarshal(run.Result, &res); err != nil {
+		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	}
+	p := DefaultParams()
+	_ = json.Unmarshal(run.Params, &p)
+	out := make([]pipeline.Idea, len(res.Candidates))
+	for i, c := range res.Candidates {
+		out[i] = pipeline.Idea{Text: c.Idea, Improved: c.ImprovedIdea, Score: c.InitialScore, ImprovedScore: c.ImprovedScore,
+			Topic: res.Topic, Context: res.Context, Temperature: p.Temperatures.Generate}
+	}
+	return out, nil
 }
 
 // ReportOf is the report of a succeeded spark run, from its record.

@@ -15,6 +15,8 @@ const (
 	MaxContextLen = 5000
 	MaxCandidates = 20
 	MaxTop        = 5
+	MaxSeedIdeas  = 10
+	MaxSeedLen    = 2000
 )
 
 // Params are the inputs of a spark run, named as in the seed's canon.
@@ -36,6 +38,9 @@ type Params struct {
 	// AllowFallbacks lets a failed stage be replaced by the seed's fallback
 	// values, each marked in the result.
 	AllowFallbacks bool `json:"allow_fallbacks"`
+	// SeedIdeas are ideas the generation builds on, such as bookmarked
+	// ones in a remix.
+	SeedIdeas []string `json:"seed_ideas,omitempty" jsonschema:"maxItems=10,description=Ideas to build on (a remix of bookmarks)"`
 	// StageTimeout scales the per-stage timeouts; 0 means 1.
 	StageTimeout float64 `json:"-"`
 }
@@ -75,6 +80,18 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("novelty_threshold must be in (0, 1], got %g", p.NoveltyThreshold)
 	case p.StageTimeout < 0:
 		return fmt.Errorf("stage timeout scale must not be negative")
+	case len(p.SeedIdeas) > MaxSeedIdeas:
+		return fmt.Errorf("seed_ideas holds at most %d ideas, got %d", MaxSeedIdeas, len(p.SeedIdeas))
+	}
+	for i, s := range p.SeedIdeas {
+		switch {
+		case strings.TrimSpace(s) == "":
+			return fmt.Errorf("seed_ideas[%d] must not be empty", i)
+		case !utf8.ValidString(s):
+			return fmt.Errorf("seed_ideas[%d] is not valid UTF-8", i)
+		case utf8.RuneCountInString(s) > MaxSeedLen:
+			return fmt.Errorf("seed_ideas[%d] is %d characters; the limit is %d", i, utf8.RuneCountInString(s), MaxSeedLen)
+		}
 	}
 	return p.Temperatures.Validate()
 }

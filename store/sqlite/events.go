@@ -67,8 +67,22 @@ func (db *DB) Events(ctx context.Context, runID string, afterSeq int64, limit in
 		limit = defaultEventLimit
 	}
 	limit = min(limit, maxEventLimit)
+	return db.events(ctx, runID, `AND seq > ? ORDER BY seq LIMIT ?`, afterSeq, limit)
+}
+
+// LastEvent returns the latest event of run runID, or nil when it has none.
+func (db *DB) LastEvent(ctx context.Context, runID string) (*madspark.Event, error) {
+	evs, err := db.events(ctx, runID, `ORDER BY seq DESC LIMIT 1`)
+	if err != nil || len(evs) == 0 {
+		return nil, err
+	}
+	return &evs[0], nil
+}
+
+// events reads the events of run runID that the rest of the query selects.
+func (db *DB) events(ctx context.Context, runID, rest string, args ...any) ([]madspark.Event, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT run_id, seq, type, stage, progress, message, data, created_at
-FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, runID, afterSeq, limit)
+FROM run_events WHERE run_id = ? `+rest, append([]any{runID}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: events of run %q: %w", runID, err)
 	}

@@ -122,12 +122,16 @@ func (db *DB) CreateRun(ctx context.Context, run *madspark.Run) error {
 	if run.Status == "" {
 		run.Status = madspark.RunRunning
 	}
+	tags, err := tagsJSON(run.Tags)
+	if err != nil {
+		return fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
+	}
 	return db.write(ctx, op, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs
-    (id, pipeline, status, mode, provider, model, params, result, error, usage, created_at, finished_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.ID, run.Pipeline, string(run.Status), run.Mode, run.Provider, run.Model,
-			params, result, run.Error, usage, formatTime(run.CreatedAt), nullTime(run.FinishedAt))
+			params, result, run.Error, usage, tags, formatTime(run.CreatedAt), nullTime(run.FinishedAt))
 		if err != nil {
 			return fmt.Errorf("%q: %w", run.ID, err)
 		}
@@ -175,7 +179,7 @@ WHERE id = ?`,
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, created_at, finished_at`
+const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at`
 
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface {
@@ -187,13 +191,20 @@ func scanRun(s scanner) (*madspark.Run, error) {
 	var (
 		r                  madspark.Run
 		status, usage      string
+		tags               string
 		params, result     sql.NullString
 		created, finished  sql.NullString
 		errCreated, errFin error
 	)
 	if err := s.Scan(&r.ID, &r.Pipeline, &status, &r.Mode, &r.Provider, &r.Model,
-		&params, &result, &r.Error, &usage, &created, &finished); err != nil {
+		&params, &result, &r.Error, &usage, &tags, &created, &finished); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal([]byte(tags), &r.Tags); err != nil {
+		return nil, fmt.Errorf("run %q: tags: %w", r.ID, err)
+	}
+	if len(r.Tags) == 0 {
+		r.Tags = nil
 	}
 	r.Status = madspark.RunStatus(status)
 	r.Params = rawJSON(params)
@@ -240,6 +251,10 @@ func (db *DB) Runs(ctx context.Context, f madspark.RunFilter) ([]*madspark.Run, 
 	if f.Status != "" {
 		where = append(where, "status = ?")
 		args = append(args, string(f.Status))
+	}
+	if f.Query != "" {
+		where = append(where, `params LIKE ? ESCAPE '\'`)
+		args = append(args, "%"+likeEscape(f.Query)+"%")
 	}
 	limit := f.Limit
 	if limit <= 0 {
@@ -394,4 +409,10 @@ func (db *DB) SetRunStatus(ctx context.Context, id string, status madspark.RunSt
 		return nil
 	})
 	return changed, err
+}
+
+// likeEscape escapes the wildcards of LIKE in s, with \ as the escape
+// character.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }

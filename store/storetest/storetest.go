@@ -1,7 +1,7 @@
 // Package storetest is a conformance suite for implementations of the
 // storage contracts of package madspark: madspark.RunStore,
 // madspark.CacheStore, madspark.IdeaStore, madspark.EventStore,
-// madspark.BatchStore and madspark.LeaseStore.
+// madspark.BatchStore, madspark.LeaseStore and madspark.BookmarkStore.
 //
 // A store's tests call Run with a function that opens a fresh, empty store:
 //
@@ -48,6 +48,7 @@ type Store interface {
 	madspark.EventStore
 	madspark.BatchStore
 	madspark.LeaseStore
+	madspark.BookmarkStore
 }
 
 // test is one case of the suite.
@@ -91,6 +92,13 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"BatchRoundTrip", testBatchRoundTrip},
 		{"BatchRejects", testBatchRejects},
 		{"Leases", testLeases},
+		{"RunTags", testRunTags},
+		{"RunsQuery", testRunsQuery},
+		{"LastEvent", testLastEvent},
+		{"BookmarkRoundTrip", testBookmarkRoundTrip},
+		{"BookmarkRejects", testBookmarkRejects},
+		{"BookmarksFilter", testBookmarksFilter},
+		{"BookmarksOrder", testBookmarksOrder},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
