@@ -336,6 +336,10 @@ func TestServeWorksQueuedRuns(t *testing.T) {
 	// Without a worker, nothing is worked.
 	ctx, cancel := context.WithCancel(context.Background())
 	exit, errb := serve(ctx, "--no-worker")
+	// Give it time to take work, had it a worker, once it is serving.
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(errb.String(), "serving http://") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	time.Sleep(500 * time.Millisecond)
 	cancel()
 	if code := <-exit; code != 0 || strings.Contains(errb.String(), "worker") {
