@@ -34,7 +34,7 @@ func (s slowSearch) Search(ctx context.Context, q string, max int) ([]search.Res
 		return nil, ctx.Err()
 	case <-t.C:
 	}
-	h := mockHash(q)
+	h := mock.Hash(q)
 	return []search.Result{
 		{Title: q + " (1)", URL: fmt.Sprintf("https://sim.example/%08x/1", h), Snippet: "about " + q, Score: 1},
 		{Title: q + " (2)", URL: fmt.Sprintf("https://sim.example/%08x/2", h), Snippet: "about " + q, Score: 0.5},

@@ -2,7 +2,6 @@ package assess
 
 import (
 	"fmt"
-	"hash/fnv"
 	"regexp"
 	"strconv"
 	"strings"
@@ -38,15 +37,6 @@ func MockResponders() map[string]func(*llm.Request) (any, error) {
 	}
 }
 
-func mockHash(parts ...string) uint32 {
-	h := fnv.New32a()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return h.Sum32()
-}
-
 func mockAnalyst(req *llm.Request) (any, error) {
 	switch in := req.Input.(type) {
 	case researchInput:
@@ -74,7 +64,7 @@ type mockFigures struct {
 }
 
 func figuresOf(idea string) mockFigures {
-	h := mockHash(idea)
+	h := mock.Hash(idea)
 	return mockFigures{
 		customers: 20_000 + int(h%80)*1_000,
 		price:     19 + int(h>>8%18)*10,
@@ -172,7 +162,7 @@ func mockAnalysis(in analystInput) string {
 		if sec == "References" || len(body[sec]) == 0 {
 			continue
 		}
-		h := mockHash(in.Idea, strconv.Itoa(i))
+		h := mock.Hash(in.Idea, strconv.Itoa(i))
 		sentence := fmt.Sprintf("%s weighing %s %s.", mockSubjects[h%uint32(len(mockSubjects))], firstWords(in.Idea, 6), mockClaims[(h>>8)%uint32(len(mockClaims))])
 		last := len(body[sec]) - 1
 		body[sec][last] += " " + sentence
@@ -258,7 +248,7 @@ func mockReviewer(req *llm.Request) (any, error) {
 	}
 	fb.IterationRecommendation = Reject
 	fb.OverallAssessment = fmt.Sprintf("MOCK DATA — The analysis of %q is promising but not yet ready for the committee.", topic)
-	h := mockHash(in.Idea, strconv.Itoa(in.Iteration))
+	h := mock.Hash(in.Idea, strconv.Itoa(in.Iteration))
 	fb.CriticalIssues = []Issue{mockIssues[h%uint32(len(mockIssues))]}
 	for _, p := range problems {
 		fb.CriticalIssues = append(fb.CriticalIssues, Issue{"Structure", p, "Complete the analysis as the constraints ask"})
@@ -363,7 +353,7 @@ func mockJudge(req *llm.Request) (any, error) {
 	topic := mock.Short(in.Idea, 60)
 	letters := []string{"A", "B", "C", "D"}
 	grade := func(key, title string) Grade {
-		i := int(mockHash(in.Idea, key) % 4)
+		i := int(mock.Hash(in.Idea, key) % 4)
 		if key == "evidence_quality" && len(in.Sources) > 0 && i > 0 {
 			i--
 		}

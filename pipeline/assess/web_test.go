@@ -77,7 +77,7 @@ func newTavily(t *testing.T, fail string) *tavily {
 			w.Write([]byte(`{"detail":{"error":"upstream exploded (key ` + tavilyKey + `)"}}`))
 			return
 		}
-		page := fmt.Sprintf("%08x", mockHash(body.Query))
+		page := fmt.Sprintf("%08x", mock.Hash(body.Query))
 		var results []map[string]any
 		for i := 1; i <= min(body.MaxResults, 2); i++ {
 			results = append(results, map[string]any{

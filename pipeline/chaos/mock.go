@@ -2,11 +2,11 @@ package chaos
 
 import (
 	"fmt"
-	"hash/fnv"
 	"regexp"
 	"strings"
 
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/provider/mock"
 )
 
 // MockResponders returns deterministic answers for each of the pipeline's
@@ -22,15 +22,6 @@ func MockResponders() map[string]func(*llm.Request) (any, error) {
 		agentCompare:  mockCompare,
 		agentEvolve:   mockEvolve,
 	}
-}
-
-func mockHash(parts ...string) uint32 {
-	h := fnv.New32a()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return h.Sum32()
 }
 
 func shortPrompt(p string) string {
@@ -67,9 +58,9 @@ func mockCreative(req *llm.Request) (any, error) {
 	var b strings.Builder
 	// A code from the chaos text keeps names of different runs apart, as a
 	// model's ideas would differ with different tangents.
-	code := mockHash(in.Chaos) % 900
+	code := mock.Hash(in.Chaos) % 900
 	for i := 0; i < in.N; i++ {
-		h := mockHash(in.Prompt, in.Chaos, in.Track, fmt.Sprint(i))
+		h := mock.Hash(in.Prompt, in.Chaos, in.Track, fmt.Sprint(i))
 		name := fmt.Sprintf("%s %s %d%s%d", mockAdjectives[h%16], mockNouns[(h>>4)%16], 100+code, strings.ToUpper(in.Track), i+1)
 		if i == 0 && in.Track == "b" && len(in.Remembered) > 0 {
 			name = in.Remembered[0] + " Revisited"
@@ -86,7 +77,7 @@ func mockRefine(req *llm.Request) (any, error) {
 	}
 	var b strings.Builder
 	for i, m := range ideaName.FindAllStringSubmatch(in.Ideas, -1) {
-		h := mockHash(m[1])
+		h := mock.Hash(m[1])
 		fmt.Fprintf(&b, "%d. **%s** — originality %d/10, feasibility %d/10, impact %d/10, substance %d/10. Refinement: name one owner and one measurable first milestone.\n",
 			i+1, m[1], 4+h%6, 4+(h>>3)%6, 4+(h>>6)%6, 4+(h>>9)%6)
 	}
@@ -97,7 +88,7 @@ func mockQuality(name string) float64 {
 	if strings.HasSuffix(name, " Revisited") {
 		return 9
 	}
-	return 4 + float64(mockHash(name)%60)/10
+	return 4 + float64(mock.Hash(name)%60)/10
 }
 
 func mockJudge(req *llm.Request) (any, error) {
@@ -115,7 +106,7 @@ func mockJudge(req *llm.Request) (any, error) {
 	for _, m := range ideaName.FindAllStringSubmatch(in.RefinementA+"\n"+in.RefinementB, -1) {
 		name, q := m[1], mockQuality(m[1])
 		if q >= in.Threshold {
-			h := mockHash(name)
+			h := mock.Hash(name)
 			j.AcceptedIdeas = append(j.AcceptedIdeas, AcceptedIdea{
 				IdeaName: name, QualityScore: q,
 				FeasibilityScore: float64(5 + h%5), ImpactScore: float64(5 + (h>>3)%5), OriginalityScore: float64(5 + (h>>6)%5),
@@ -140,7 +131,7 @@ func mockCompare(req *llm.Request) (any, error) {
 	out := comparisons{}
 	for i, p := range in.Pairs {
 		w := "a"
-		if mockHash(p.A) < mockHash(p.B) {
+		if mock.Hash(p.A) < mock.Hash(p.B) {
 			w = "b"
 		}
 		out.Results = append(out.Results, comparison{Pair: i, Winner: w, Reason: "clearer first step"})

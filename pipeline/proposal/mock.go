@@ -2,12 +2,12 @@ package proposal
 
 import (
 	"fmt"
-	"hash/fnv"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/provider/mock"
 )
 
 // MockResponders returns deterministic answers for each of the pipeline's
@@ -39,15 +39,6 @@ const (
 	mockFirstSample   = 40
 	mockMinSample     = 8
 )
-
-func mockHash(parts ...string) uint32 {
-	h := fnv.New32a()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return h.Sum32()
-}
 
 func unexpected(req *llm.Request) error { return fmt.Errorf("unexpected input %T", req.Input) }
 
@@ -130,7 +121,7 @@ func mockMethodology(req *llm.Request) (any, error) {
 	}
 	w := in.Weeks
 	kinds := []MethodologyType{Mixed, Quantitative, Qualitative}
-	kind := kinds[mockHash(in.Profile.ResearchArea)%3]
+	kind := kinds[mock.Hash(in.Profile.ResearchArea)%3]
 	design := map[MethodologyType]string{
 		Mixed:        "An explanatory sequential mixed-methods design: a survey, then interviews with a subset",
 		Quantitative: "A pre-post quantitative study with validated questionnaires",
@@ -210,7 +201,7 @@ func mockQC(req *llm.Request) (any, error) {
 	have := in.Hours
 	feasibility := min(0.95, float64(have)/float64(need))
 	feasibility = float64(int(feasibility*100)) / 100
-	coherence := 0.8 + float64(mockHash(in.Problem.WorkingTitle)%10)/100
+	coherence := 0.8 + float64(mock.Hash(in.Problem.WorkingTitle)%10)/100
 	rep := qcReply{
 		CoherenceScore: coherence, FeasibilityScore: feasibility,
 		IssuesIdentified: []Issue{}, Recommendations: []string{}, RefinementTargets: []Stage{},

@@ -2,11 +2,11 @@ package spark
 
 import (
 	"fmt"
-	"hash/fnv"
 	"strings"
 	"unicode"
 
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/provider/mock"
 )
 
 // MockResponders returns deterministic answers for each of the pipeline's
@@ -57,15 +57,6 @@ func mockTopic(topic string) string {
 	return strings.Join(words, " ")
 }
 
-func mockHash(parts ...string) uint32 {
-	h := fnv.New32a()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return h.Sum32()
-}
-
 func mockGenerate(req *llm.Request) (any, error) {
 	in, ok := req.Input.(generateInput)
 	if !ok {
@@ -73,7 +64,7 @@ func mockGenerate(req *llm.Request) (any, error) {
 	}
 	t := mockTopic(in.Topic)
 	lower := strings.Join(strings.Fields(in.Topic), " ")
-	start := int(mockHash(in.Topic, in.Context) % uint32(len(mockIdeaShapes)))
+	start := int(mock.Hash(in.Topic, in.Context) % uint32(len(mockIdeaShapes)))
 	out := ideaList{}
 	for i := 0; i < in.N; i++ {
 		s := mockIdeaShapes[(start+i)%len(mockIdeaShapes)]
@@ -102,9 +93,9 @@ const refinedPrefix = "Refined "
 // idea scores 0.8-1.5 higher than its original.
 func mockScore(topic string, idea Idea) float64 {
 	base := strings.TrimPrefix(idea.Title, refinedPrefix)
-	score := 4 + float64(mockHash(topic, base)%45)/10
+	score := 4 + float64(mock.Hash(topic, base)%45)/10
 	if strings.HasPrefix(idea.Title, refinedPrefix) {
-		score += 0.8 + float64(mockHash(base)%8)/10
+		score += 0.8 + float64(mock.Hash(base)%8)/10
 	}
 	return min(round2(score), 10)
 }
@@ -138,7 +129,7 @@ func mockMultiDim(req *llm.Request) (any, error) {
 	for i, idea := range in.Ideas {
 		s := mockScore(in.Topic, idea)
 		d := func(salt string) float64 {
-			return min(max(round2(s-1.5+float64(mockHash(idea.Title, salt)%31)/10), 0), 10)
+			return min(max(round2(s-1.5+float64(mock.Hash(idea.Title, salt)%31)/10), 0), 10)
 		}
 		out.Evaluations = append(out.Evaluations, multiDimItem{
 			Index: i,

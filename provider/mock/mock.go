@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -139,6 +140,17 @@ func Pick(key string, salt int, options ...string) string {
 	}
 	h = (h ^ uint32(salt)) * 16777619
 	return options[int(h%uint32(len(options)))]
+}
+
+// Hash is a stable 32-bit hash (FNV-1a) of parts, each ended by a zero
+// byte, for choosing mock content deterministically from a request.
+func Hash(parts ...string) uint32 {
+	h := fnv.New32a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return h.Sum32()
 }
 
 // Short returns s cut to at most n runes at a word boundary, for weaving a
