@@ -12,6 +12,7 @@ import (
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/provider/llamaserver"
 	"github.com/madspark/madspark/server"
+	"github.com/madspark/madspark/web"
 )
 
 // version is reported by the server's /health.
@@ -124,6 +125,7 @@ MADSPARK_API_TOKEN; every request then needs "Authorization: Bearer TOKEN".`,
 			if err != nil {
 				return usageError{err}
 			}
+			srv.Mux().Handle("/", web.Handler()) // the web UI; every other route is more specific
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
