@@ -62,11 +62,14 @@ export function followRun(client: Client, runId: string, h: FollowHandlers, opts
         const res = await client.events(runId, lastSeq, abort.signal)
         if (!res.body) throw new Error('the event stream has no body')
         h.onConnected?.('sse')
-        attempt = 0
         const parser = createParser({
           onEvent(ev) {
             const m = parse(ev.data)
-            if (m) deliver(m)
+            if (m) {
+              // A stream that delivers earns a fresh set of retries.
+              attempt = 0
+              deliver(m)
+            }
           },
         })
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader()

@@ -180,7 +180,7 @@ function BookmarkItem(props: { bookmark: Bookmark; selected: boolean; onToggle(o
         </p>
         {b.notes && <p className="notes">{b.notes}</p>}
         {b.tags?.length > 0 && (
-          <ul className="tags" aria-label="Tags">
+          <ul className="tags" aria-label="Tags of this bookmark">
             {b.tags.map((t) => (
               <li key={t}>
                 <button type="button" className="tag" onClick={() => props.onTag(t)} aria-label={`Filter by tag ${t}`}>

@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest'
+import { sparkSchema } from '../test/fixtures'
+import { fieldOfError, fieldsOf, flatten, initialValues, toParams, validate, validateField, type Field } from './schema'
+
+const byPath = (fs: Field[], p: string) => flatten(fs).find((f) => f.path === p)!
+
+describe('fieldsOf', () => {
+  const fields = fieldsOf(sparkSchema, ['balanced', 'creative'])
+
+  it('derives a control per property, in order, following $ref', () => {
+    expect(fields.map((f) => [f.name, f.kind])).toEqual([
+      ['topic', 'text'],
+      ['context', 'textarea'],
+      ['num_candidates', 'integer'],
+      ['num_top_candidates', 'integer'],
+      ['temperature_preset', 'select'],
+      ['temperatures', 'object'],
+      ['enhanced_reasoning', 'boolean'],
+      ['novelty_threshold', 'number'],
+      ['output_format', 'select'],
+      ['tags', 'list'],
+    ])
+    expect(byPath(fields, 'temperatures.generate')).toMatchObject({ kind: 'number', min: 0, max: 2, label: 'Generate' })
+  })
+
+  it('reads labels, bounds, requiredness and options', () => {
+    expect(byPath(fields, 'topic')).toMatchObject({ label: 'Topic', required: true, minLength: 1, maxLength: 2000 })
+    expect(byPath(fields, 'num_candidates')).toMatchObject({ label: 'Ideas generated', min: 1, max: 20, step: 1, required: false })
+    expect(byPath(fields, 'num_top_candidates').label).toBe('Num top candidates')
+    expect(byPath(fields, 'novelty_threshold')).toMatchObject({ min: 0, exclusiveMin: true, max: 1 })
+    expect(byPath(fields, 'temperature_preset').options?.map((o) => o.value)).toEqual(['balanced', 'creative'])
+    expect(byPath(fields, 'output_format').options?.map((o) => o.value)).toEqual(['brief', 'detailed', 'json'])
+  })
+
+  it('keeps a free text preset field when no presets are known', () => {
+    expect(byPath(fieldsOf(sparkSchema), 'temperature_preset').kind).toBe('text')
+  })
+})
+
+describe('validation', () => {
+  const fields = fieldsOf(sparkSchema, ['balanced'])
+  const f = (p: string) => byPath(fields, p)
+
+  it('checks integer bounds and wholeness', () => {
+    expect(validateField(f('num_candidates'), '0')).toBe('Ideas generated must be at least 1')
+    expect(validateField(f('num_candidates'), '21')).toBe('Ideas generated must be at most 20')
+    expect(validateField(f('num_candidates'), '2.5')).toBe('Ideas generated must be a whole number')
+    expect(validateField(f('num_candidates'), 'many')).toBe('Ideas generated must be a number')
+    expect(validateField(f('num_candidates'), '20')).toBeUndefined()
+    expect(validateField(f('num_candidates'), '')).toBeUndefined()
+  })
+
+  it('checks exclusive bounds', () => {
+    expect(validateField(f('novelty_threshold'), '0')).toBe('Novelty threshold must be greater than 0')
+    expect(validateField(f('novelty_threshold'), '0.01')).toBeUndefined()
+    expect(validateField(f('novelty_threshold'), '1.01')).toBe('Novelty threshold must be at most 1')
+  })
+
+  it('checks enums, required text, lengths and list sizes', () => {
+    expect(validateField(f('output_format'), 'verbose')).toBe('Output format must be one of brief, detailed, json')
+    expect(validateField(f('output_format'), 'json')).toBeUndefined()
+    expect(validateField(f('topic'), '   ')).toBe('Topic is required')
+    expect(validateField(f('topic'), 'x'.repeat(2001))).toBe('Topic must be at most 2000 characters (it is 2001)')
+    expect(validateField(f('topic'), '🌱'.repeat(2000))).toBeUndefined()
+    expect(validateField(f('tags'), 'a, b, c, d')).toBe('Tags takes at most 3 items')
+    expect(validateField(f('enhanced_reasoning'), true)).toBeUndefined()
+  })
+
+  it('validates a whole form by path', () => {
+    const v = initialValues(fields, sparkSchema)
+    v['temperatures.generate'] = '3'
+    expect(validate(fields, v)).toEqual({
+      topic: 'Topic is required',
+      'temperatures.generate': 'Generate must be at most 2',
+    })
+  })
+})
+
+describe('values and params', () => {
+  const fields = fieldsOf(sparkSchema, ['balanced'])
+
+  it('starts from the pipeline defaults, then the schema defaults', () => {
+    const v = initialValues(fields, sparkSchema, { num_candidates: 8, enhanced_reasoning: true, temperatures: { generate: 0.9 } })
+    expect(v.num_candidates).toBe('8')
+    expect(v.num_top_candidates).toBe('3')
+    expect(v.novelty_threshold).toBe('0.8')
+    expect(v.enhanced_reasoning).toBe(true)
+    expect(v['temperatures.generate']).toBe('0.9')
+    expect(v['temperatures.evaluate']).toBe('')
+    expect(v.topic).toBe('')
+  })
+
+  it('sends typed values, nested objects, lists, and leaves out empty optional fields', () => {
+    const v = initialValues(fields, sparkSchema)
+    Object.assign(v, { topic: 'urban farming', num_candidates: '6', 'temperatures.generate': '1.1', tags: 'a, , b ', temperature_preset: 'balanced' })
+    expect(toParams(fields, v)).toEqual({
+      topic: 'urban farming',
+      num_candidates: 6,
+      num_top_candidates: 3,
+      temperature_preset: 'balanced',
+      temperatures: { generate: 1.1 },
+      enhanced_reasoning: false,
+      novelty_threshold: 0.8,
+      tags: ['a', 'b'],
+    })
+  })
+
+  it('sends enum values with their declared type', () => {
+    const fs = fieldsOf({ type: 'object', properties: { rounds: { type: 'integer', enum: [1, 2, 3] } } })
+    expect(toParams(fs, { rounds: '2' })).toEqual({ rounds: 2 })
+  })
+
+  it("maps the API's error field to a control", () => {
+    expect(fieldOfError(fields, 'params.num_top_candidates')).toBe('num_top_candidates')
+    expect(fieldOfError(fields, 'params.temperatures.generate')).toBe('temperatures.generate')
+    expect(fieldOfError(fields, 'params.tags[2]')).toBe('tags')
+    expect(fieldOfError(fields, 'params.unknown')).toBeUndefined()
+    expect(fieldOfError(fields, 'pipeline')).toBeUndefined()
+    expect(fieldOfError(fields, undefined)).toBeUndefined()
+  })
+})
