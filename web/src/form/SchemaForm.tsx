@@ -150,8 +150,10 @@ function hintText(f: Field, presets: Record<string, RoleTemperatures> | undefine
   if (f.kind === 'object') return undefined
   const parts: string[] = []
   if (f.description) parts.push(f.description)
-  if (f.min !== undefined && f.max !== undefined) parts.push(`${f.min}–${f.max}`)
-  else if (f.min !== undefined) parts.push(`${f.exclusiveMin ? 'more than' : 'at least'} ${f.min}`)
+  if (f.min !== undefined && f.max !== undefined && !f.exclusiveMin && !f.exclusiveMax) parts.push(`${f.min}–${f.max}`)
+  else if (f.min !== undefined && f.max !== undefined) {
+    parts.push(`${f.exclusiveMin ? 'more than' : 'at least'} ${f.min} and ${f.exclusiveMax ? 'less than' : 'at most'} ${f.max}`)
+  } else if (f.min !== undefined) parts.push(`${f.exclusiveMin ? 'more than' : 'at least'} ${f.min}`)
   else if (f.max !== undefined) parts.push(`${f.exclusiveMax ? 'less than' : 'at most'} ${f.max}`)
   if (f.kind === 'list') parts.push('comma-separated')
   if (f.name === presetField && presets && value && presets[value]) {

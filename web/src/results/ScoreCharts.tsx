@@ -67,11 +67,18 @@ export function ScoreComparison({ candidates }: { candidates: SparkCandidate[] }
   )
 }
 
+/** Short names of spark's dimensions, for the radar's axes on a narrow screen. */
+const shortNames: Record<string, string> = {
+  cost_effectiveness: 'Cost',
+  risk_assessment: 'Low risk',
+}
+
 /** dimensionRows pairs the initial and improved score of each dimension. */
 export function dimensionRows(initial?: MultiDimensional, improved?: MultiDimensional) {
   const names = Object.keys(initial?.dimensions ?? improved?.dimensions ?? {})
   return names.map((n) => ({
     dimension: humanize(n),
+    axis: shortNames[n] ?? humanize(n),
     initial: initial?.dimensions?.[n] ?? null,
     improved: improved?.dimensions?.[n] ?? null,
   }))
@@ -91,10 +98,10 @@ export function DimensionRadar({ id, candidate }: { id: string; candidate: Spark
         {initial?.weighted_score !== undefined && ` · weighted ${score(initial.weighted_score)}`}
         {improved?.weighted_score !== undefined && ` → ${score(improved.weighted_score)}`}
       </figcaption>
-      <ResponsiveContainer width="100%" height={280} initialDimension={{ width: 320, height: 280 }}>
-        <RadarChart data={rows} outerRadius="68%" margin={{ top: 8, right: 24, bottom: 8, left: 24 }}>
+      <ResponsiveContainer width="100%" height={300} initialDimension={{ width: 320, height: 300 }}>
+        <RadarChart data={rows} outerRadius="70%" margin={{ top: 4, right: 28, bottom: 4, left: 28 }}>
           <PolarGrid />
-          <PolarAngleAxis dataKey="dimension" tick={{ fontSize: 11 }} />
+          <PolarAngleAxis dataKey="axis" tick={{ fontSize: 11 }} />
           <PolarRadiusAxis domain={[0, 10]} tickCount={6} angle={90} tick={{ fontSize: 10 }} />
           {initial && <Radar name="Initial" dataKey="initial" stroke={initialColor} fill={initialColor} fillOpacity={0.25} isAnimationActive={false} />}
           {improved && <Radar name="Improved" dataKey="improved" stroke={improvedColor} fill={improvedColor} fillOpacity={0.3} isAnimationActive={false} />}

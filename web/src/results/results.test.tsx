@@ -65,7 +65,7 @@ describe('spark results', () => {
   })
 
   it('pairs dimensions by name', () => {
-    expect(dimensionRows({ dimensions: { impact: 4 } }, { dimensions: { impact: 6 } })).toEqual([{ dimension: 'Impact', initial: 4, improved: 6 }])
+    expect(dimensionRows({ dimensions: { impact: 4 } }, { dimensions: { impact: 6 } })).toEqual([{ dimension: 'Impact', axis: 'Impact', initial: 4, improved: 6 }])
     expect(dimensionRows(undefined, undefined)).toEqual([])
   })
 
