@@ -214,6 +214,9 @@ try {
     for (const h of ['Idea', 'Critique', 'Advocacy', 'Skepticism', 'Improved idea']) {
       check(await first.getByRole('heading', { name: h, exact: true }).isVisible(), `candidate has no ${h}`)
     }
+    // The charts are loaded with the first results.
+    await page.locator('[data-testid=score-comparison] .recharts-bar-rectangle').first().waitFor()
+    await page.locator('[data-testid=dimension-radar] .recharts-radar-polygon').first().waitFor()
     const bars = await page.locator('[data-testid=score-comparison] .recharts-bar-rectangle').count()
     check(bars === 4, `the score comparison has ${bars} bars, want 4 (2 candidates × initial, improved)`)
     const box = await page.locator('[data-testid=score-comparison] .recharts-wrapper > svg').first().boundingBox()
@@ -285,6 +288,7 @@ try {
     await shot(narrow, 'narrow-form')
     await narrow.goto(runURL)
     await narrow.getByTestId('candidate').first().waitFor()
+    await narrow.locator('[data-testid=score-comparison] .recharts-bar-rectangle').first().waitFor()
     await noHorizontalScroll(narrow, 375)
     const box = await narrow.locator('[data-testid=score-comparison] .recharts-wrapper > svg').first().boundingBox()
     check(box && box.width <= 375 && box.width > 150, `the chart is ${box?.width}px wide on a 375px screen`)

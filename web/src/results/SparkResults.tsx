@@ -1,7 +1,16 @@
+import { lazy, Suspense } from 'react'
 import type { SparkCandidate, SparkResult } from '../api/types'
 import { score, signed } from '../components/format'
 import { BookmarkControl } from './BookmarkControl'
-import { DimensionRadar, ScoreComparison } from './ScoreCharts'
+
+// The charts' library is the largest part of the UI: it is loaded with the
+// first results, not with the page.
+const ScoreComparison = lazy(() => import('./ScoreCharts').then((m) => ({ default: m.ScoreComparison })))
+const DimensionRadar = lazy(() => import('./ScoreCharts').then((m) => ({ default: m.DimensionRadar })))
+
+function ChartLoading() {
+  return <p className="muted chart-loading">Loading the chart…</p>
+}
 
 /** isSparkResult tells whether a run's result has spark's shape. */
 export function isSparkResult(r: unknown): r is SparkResult {
@@ -44,7 +53,13 @@ export function SparkResults({ runId, result, bookmarkable }: { runId: string; r
           )}
         </dl>
       )}
-      {cs.length === 0 ? <p>No candidates.</p> : <ScoreComparison candidates={cs} />}
+      {cs.length === 0 ? (
+        <p>No candidates.</p>
+      ) : (
+        <Suspense fallback={<ChartLoading />}>
+          <ScoreComparison candidates={cs} />
+        </Suspense>
+      )}
       <ol className="candidates">
         {cs.map((c, i) => (
           <li key={i}>
@@ -106,7 +121,11 @@ function CandidateCard({ runId, index, candidate: c, bookmarkable }: { runId: st
           )}
         </section>
       )}
-      <DimensionRadar id={id} candidate={c} />
+      {(c.multi_dimensional_evaluation || c.improved_multi_dimensional_evaluation) && (
+        <Suspense fallback={<ChartLoading />}>
+          <DimensionRadar id={id} candidate={c} />
+        </Suspense>
+      )}
       {bookmarkable && <BookmarkControl runId={runId} candidateIndex={index} />}
     </article>
   )

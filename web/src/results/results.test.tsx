@@ -45,16 +45,16 @@ describe('spark results', () => {
     expect(screen.getByText(/5 generated, 1 near-duplicates dropped, 2 carried through/)).toBeTruthy()
   })
 
-  it('draws the score comparison as a bar chart and the dimensions as a radar chart', () => {
+  it('draws the score comparison as a bar chart and the dimensions as a radar chart', async () => {
     show(<SparkResults runId="run-1" result={sparkResult as SparkResult} bookmarkable={false} />)
-    const bars = screen.getByTestId('score-comparison')
+    const bars = await screen.findByTestId('score-comparison')
     // Two series (initial, improved) of two candidates.
     expect(bars.querySelectorAll('.recharts-bar-rectangle path, .recharts-bar-rectangle rect').length).toBe(4)
     const table = within(bars).getByRole('table')
     expect(within(table).getAllByRole('row').map((r) => r.textContent)).toEqual(['CandidateInitialImproved', '#16.17.4', '#25.55.2'])
 
     // Only the first candidate has multi-dimensional scores.
-    const radars = screen.getAllByTestId('dimension-radar')
+    const radars = await screen.findAllByTestId('dimension-radar')
     expect(radars).toHaveLength(1)
     expect(within(screen.getAllByTestId('candidate')[0]).getByTestId('dimension-radar')).toBe(radars[0])
     expect(radars[0].querySelectorAll('.recharts-radar-polygon').length).toBe(2)

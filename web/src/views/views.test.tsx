@@ -98,7 +98,7 @@ describe('a run', () => {
     expect(screen.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('100')
     expect(screen.queryByRole('button', { name: 'Cancel run' })).toBeNull()
     expect(screen.getByText('8 LLM calls')).toBeTruthy()
-    expect(screen.getByTestId('score-comparison')).toBeTruthy()
+    expect(await screen.findByTestId('score-comparison')).toBeTruthy()
   })
 
   it('cancels a running run, and shows why when it cannot', async () => {
