@@ -264,3 +264,46 @@ describe('run history', () => {
     expect((screen.getByRole('button', { name: 'Next' }) as HTMLButtonElement).disabled).toBe(true)
   })
 })
+
+describe('the page', () => {
+  it('has the navigation, names the page, and shows a mock-mode banner when the server is in mock mode', async () => {
+    const { App } = await import('../App')
+    const s = fakeServer({
+      'GET /health/detailed': () => json(200, { status: 'ok', mode: 'mock' }),
+      'GET /api/runs': () => json(200, { runs: [], limit: 20, offset: 0, next_offset: null }),
+      'GET /api/pipelines': () => json(200, { pipelines: [] }),
+      'GET /api/bookmarks': () => json(200, { bookmarks: [], total: 0, next_offset: null }),
+    })
+    render(
+      <ApiProvider value={s.client()}>
+        <MemoryRouter initialEntries={['/runs']}>
+          <App />
+        </MemoryRouter>
+      </ApiProvider>,
+    )
+    const nav = screen.getByRole('navigation', { name: 'Main' })
+    expect(within(nav).getAllByRole('link').map((a) => a.textContent)).toEqual(['New run', 'Runs', 'Bookmarks', 'Settings'])
+    expect(within(nav).getByRole('link', { name: 'Runs' }).getAttribute('aria-current')).toBe('page')
+    expect((await screen.findByRole('note')).textContent).toMatch(/Mock mode/)
+    expect(document.title).toBe('Runs · madspark')
+    await userEvent.setup().click(within(nav).getByRole('link', { name: 'Bookmarks' }))
+    expect(await screen.findByRole('heading', { name: 'Bookmarks', level: 1 })).toBeTruthy()
+    expect(document.title).toBe('Bookmarks · madspark')
+    expect(document.activeElement?.id).toBe('main')
+  })
+
+  it('shows no banner in live mode', async () => {
+    const { App } = await import('../App')
+    const s = fakeServer({ 'GET /health/detailed': () => json(200, { status: 'ok', mode: 'live' }), 'GET /api/pipelines': () => json(200, { pipelines: [] }) })
+    render(
+      <ApiProvider value={s.client()}>
+        <MemoryRouter initialEntries={['/settings']}>
+          <App />
+        </MemoryRouter>
+      </ApiProvider>,
+    )
+    await waitFor(() => expect(s.calls.some((c) => c.url.pathname === '/health/detailed')).toBe(true))
+    await screen.findByLabelText('API token')
+    expect(screen.queryByRole('note')).toBeNull()
+  })
+})
