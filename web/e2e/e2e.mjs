@@ -161,9 +161,13 @@ try {
     await page.locator('#run-form-num_top_candidates').fill('2')
     const er = page.locator('#run-form-enhanced_reasoning')
     if ((await er.count()) > 0 && !(await er.isChecked())) await er.check()
-    const preset = page.locator('#run-form-temperature_preset')
-    if ((await preset.count()) > 0 && (await preset.evaluate((el) => el.tagName)) === 'SELECT') {
-      await preset.selectOption('balanced').catch(() => {})
+    // A temperature preset, when the form offers one (a parameter, or a
+    // chooser over the temperatures group).
+    const preset = page.getByLabel('Temperature preset')
+    if ((await preset.count()) > 0) {
+      const names = await preset.locator('option').evaluateAll((os) => os.map((o) => o.value).filter(Boolean))
+      check(names.length > 0, 'the temperature preset list is empty')
+      await preset.selectOption(names.includes('balanced') ? 'balanced' : names[0])
     }
     check((await page.locator('#run-form-num_candidates-error').count()) === 0, 'the error stayed after fixing the value')
     await shot(page, 'form')

@@ -1,6 +1,6 @@
 import type { RoleTemperatures } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
-import { presetField, type Errors, type Field, type RawValue, type Values } from './schema'
+import { isTemperatureGroup, presetField, presetOf, presetValue, type Errors, type Field, type RawValue, type Values } from './schema'
 
 export interface SchemaFormProps {
   /** Prefix of the controls' ids, unique on the page. */
@@ -61,10 +61,37 @@ function FieldControl(props: SchemaFormProps & { field: Field }) {
   ) : null
 
   if (f.kind === 'object') {
+    const presets = props.presets && Object.keys(props.presets).length > 0 && isTemperatureGroup(f) && !props.fields.some((x) => x.name === presetField) ? props.presets : undefined
+    const presetId = `${id}-preset`
     return (
       <fieldset className="field-group">
         <legend>{f.label}</legend>
         {f.description && <p className="hint">{f.description}</p>}
+        {presets && (
+          <div className="field">
+            <label htmlFor={presetId}>Temperature preset</label>
+            <select
+              id={presetId}
+              value={presetOf(f, values, presets)}
+              disabled={disabled}
+              onChange={(e) => {
+                const p = presets[e.target.value]
+                if (!p) return
+                for (const c of f.children ?? []) {
+                  const t = presetValue(p, c.name)
+                  if (t !== undefined) onChange(c.path, String(t))
+                }
+              }}
+            >
+              <option value="">(custom)</option>
+              {Object.keys(presets).map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
         {(f.children ?? []).map((c) => (
           <FieldControl key={c.path} {...props} field={c} />
         ))}

@@ -6,10 +6,11 @@ import { ApiProvider } from '../api/context'
 import type { PipelineInfo } from '../api/types'
 import { apiError, fakeServer, json, type Route as FakeRoute } from '../test/fake'
 import { NewRun } from '../views/NewRun'
-import { sparkSchema } from '../test/fixtures'
+import { registrySparkSchema, sparkSchema } from '../test/fixtures'
 
 const pipelines: PipelineInfo[] = [
   { name: 'chaos', title: 'Chaos', description: 'a creativity workflow', params_schema: { type: 'object', required: ['prompt'], properties: { prompt: { type: 'string' }, iterations: { type: 'integer', minimum: 1, maximum: 10 } } }, defaults: { iterations: 1 } },
+  { name: 'spark2', title: 'Spark (registry schema)', params_schema: registrySparkSchema },
   { name: 'spark', title: 'Spark', description: 'ideas, critiqued and improved', params_schema: sparkSchema, defaults: { num_candidates: 5, num_top_candidates: 3 } },
 ]
 
@@ -22,7 +23,7 @@ function setup(runs: FakeRoute = () => json(202, { run_id: 'run-42', status: 'qu
   const s = fakeServer({
     'GET /api/pipelines': () => json(200, { pipelines }),
     'GET /api/temperature-presets': () =>
-      json(200, { presets: { balanced: { idea_generation: 0.9, evaluation: 0.3 }, wild: { idea_generation: 1.5, evaluation: 0.5 } }, default: 'balanced' }),
+      json(200, { presets: { balanced: { idea_generation: 0.9, evaluation: 0.3 }, wild: { idea_generation: 1.5, evaluation: 0.5, advocacy: 0.7, skepticism: 0.7 } }, default: 'balanced' }),
     'POST /api/runs': runs,
   })
   render(
@@ -136,5 +137,27 @@ describe('the run form', () => {
     await user.click(screen.getByRole('button', { name: 'Start run' }))
     await screen.findByText('run page run-42')
     expect(posts(s)[0].body).toEqual({ pipeline: 'chaos', params: { prompt: 'food waste', iterations: 1 } })
+  })
+
+  it('sets the temperatures from a preset, and shows custom values as custom', async () => {
+    const { s, user } = setup(() => apiError(422, 'spark parameters: num_top_candidates (5) must not exceed num_candidates (4)', 'validation'))
+    await user.selectOptions(await screen.findByLabelText('Pipeline'), 'spark2')
+    const preset = (await screen.findByLabelText('Temperature preset')) as HTMLSelectElement
+    const generate = screen.getByLabelText(/^Generate/) as HTMLInputElement
+    expect([preset.value, generate.value]).toEqual(['', '0.9'])
+    await user.selectOptions(preset, 'wild')
+    expect(generate.value).toBe('1.5')
+    expect((screen.getByLabelText(/^Improve/) as HTMLInputElement).value).toBe('1.5')
+    expect((screen.getByLabelText(/^Evaluate/) as HTMLInputElement).value).toBe('0.5')
+    expect(preset.value).toBe('wild')
+    await user.clear(generate)
+    await user.type(generate, '1.4')
+    expect(preset.value).toBe('')
+    // A message that names a field but no field property lands under that field.
+    await user.type(screen.getByLabelText(/^Topic/), 'x')
+    await user.click(screen.getByRole('button', { name: 'Start run' }))
+    const err = await screen.findByText(/must not exceed/)
+    expect(screen.getByLabelText('Num top candidates').getAttribute('aria-describedby')).toContain(err.id)
+    expect((posts(s)[0].body as { params: { temperatures: unknown } }).params.temperatures).toEqual({ generate: 1.4, evaluate: 0.5, advocate: 0.7, skeptic: 0.7, improve: 1.5 })
   })
 })

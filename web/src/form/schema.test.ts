@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { sparkSchema } from '../test/fixtures'
-import { fieldOfError, fieldsOf, flatten, initialValues, toParams, validate, validateField, type Field } from './schema'
+import { registrySparkSchema, sparkSchema } from '../test/fixtures'
+import { fieldInMessage, fieldOfError, fieldsOf, flatten, initialValues, presetOf, presetValue, toParams, validate, validateField, type Field } from './schema'
 
 const byPath = (fs: Field[], p: string) => flatten(fs).find((f) => f.path === p)!
 
@@ -117,5 +117,39 @@ describe('values and params', () => {
     expect(fieldOfError(fields, 'params.unknown')).toBeUndefined()
     expect(fieldOfError(fields, 'pipeline')).toBeUndefined()
     expect(fieldOfError(fields, undefined)).toBeUndefined()
+  })
+})
+
+describe('the registry\'s schema', () => {
+  const fields = fieldsOf(registrySparkSchema)
+  const group = fields.find((f) => f.name === 'temperatures')!
+
+  it("takes a nested field's default from its object's default", () => {
+    const v = initialValues(fields, registrySparkSchema)
+    expect([v['temperatures.generate'], v['temperatures.evaluate'], v['temperatures.improve']]).toEqual(['0.9', '0.3', '0.9'])
+    expect(v.novelty_filter).toBe(true)
+    expect(toParams(fields, v).temperatures).toEqual({ generate: 0.9, evaluate: 0.3, advocate: 0.5, skeptic: 0.5, improve: 0.9 })
+  })
+
+  it('matches temperatures to presets by role, under the seed\'s or the pipeline\'s names', () => {
+    const presets = {
+      balanced: { idea_generation: 0.7, evaluation: 0.3, advocacy: 0.5, skepticism: 0.5 },
+      creative: { generate: 0.9, evaluate: 0.3, advocate: 0.5, skeptic: 0.5, improve: 0.9 },
+    }
+    expect(presetValue(presets.balanced, 'improve')).toBe(0.7)
+    expect(presetValue(presets.balanced, 'skeptic')).toBe(0.5)
+    expect(presetValue(presets.creative, 'improve')).toBe(0.9)
+    expect(presetValue(presets.balanced, 'unknown')).toBeUndefined()
+    const v = initialValues(fields, registrySparkSchema)
+    expect(presetOf(group, v, presets)).toBe('creative')
+    v['temperatures.skeptic'] = '0.6'
+    expect(presetOf(group, v, presets)).toBe('')
+  })
+
+  it('finds the field a message is about when the API names none', () => {
+    expect(fieldInMessage(fields, 'spark parameters: num_top_candidates (4) must not exceed num_candidates (3)')).toBe('num_top_candidates')
+    expect(fieldInMessage(fields, 'topic must not be empty')).toBe('topic')
+    expect(fieldInMessage(fields, 'temperatures.generate must be 0..2, got 3')).toBe('temperatures.generate')
+    expect(fieldInMessage(fields, 'the provider is down')).toBeUndefined()
   })
 })

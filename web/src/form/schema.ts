@@ -172,19 +172,64 @@ export function initialValues(fields: Field[], schema: JSONSchema, defaults: Rec
   return v
 }
 
+/**
+ * collectDefaults maps each property's path to its default: its own, else
+ * the member of an enclosing object's default (a schema may give
+ * "temperatures" one default object rather than a default per role).
+ */
 function collectDefaults(root: JSONSchema): Record<string, unknown> {
   const out: Record<string, unknown> = {}
-  const walk = (s: JSONSchema, prefix: string, depth: number) => {
+  const walk = (s: JSONSchema, prefix: string, inherited: unknown, depth: number) => {
     s = resolve(root, s)
     for (const [name, p0] of Object.entries(s.properties ?? {})) {
       const p = resolve(root, p0)
       const path = prefix ? `${prefix}.${name}` : name
-      if (p.default !== undefined) out[path] = p.default
-      if (p.properties && depth < 8) walk(p, path, depth + 1)
+      const fromParent = inherited !== null && typeof inherited === 'object' ? (inherited as Record<string, unknown>)[name] : undefined
+      const d = p.default !== undefined ? p.default : fromParent
+      if (d !== undefined) out[path] = d
+      if (p.properties && depth < 8) walk(p, path, d, depth + 1)
     }
   }
-  walk(root, '', 0)
+  walk(root, '', undefined, 0)
   return out
+}
+
+/** Preset roles that stand for a temperature parameter of another name. */
+const presetAliases: Record<string, string[]> = {
+  generate: ['idea_generation', 'generation'],
+  improve: ['improvement', 'idea_generation', 'generation'],
+  evaluate: ['evaluation'],
+  advocate: ['advocacy'],
+  skeptic: ['skepticism'],
+}
+
+/** presetValue is a preset's temperature for a parameter, by its name or an alias. */
+export function presetValue(preset: Record<string, number | undefined>, name: string): number | undefined {
+  for (const k of [name, ...(presetAliases[name] ?? [])]) {
+    if (typeof preset[k] === 'number') return preset[k]
+  }
+  return undefined
+}
+
+/**
+ * presetOf returns the name of the preset whose temperatures the group's
+ * fields hold, or '' when they match none (custom values).
+ */
+export function presetOf(group: Field, values: Values, presets: Record<string, Record<string, number | undefined>>): string {
+  const kids = group.children ?? []
+  for (const [name, p] of Object.entries(presets)) {
+    const all = kids.every((k) => {
+      const want = presetValue(p, k.name)
+      return want !== undefined && Number(values[k.path]) === want && values[k.path] !== ''
+    })
+    if (kids.length > 0 && all) return name
+  }
+  return ''
+}
+
+/** isTemperatureGroup tells whether a field is a group of temperatures that presets can set. */
+export function isTemperatureGroup(f: Field): boolean {
+  return f.kind === 'object' && /temperature/.test(f.name) && (f.children ?? []).length > 0 && (f.children ?? []).every((c) => c.kind === 'number')
 }
 
 function get(obj: Record<string, unknown>, path: string): unknown {
@@ -339,4 +384,23 @@ export function fieldOfError(fields: Field[], apiField: string | undefined): str
     if (leaves.some((f) => f.path === p)) return p
   }
   return undefined
+}
+
+/**
+ * fieldInMessage finds the form field an error message is about when the
+ * API names none: the parameter mentioned first, as a whole word ("spark
+ * parameters: num_top_candidates (4) must not exceed num_candidates (3)").
+ */
+export function fieldInMessage(fields: Field[], message: string): string | undefined {
+  let best: { at: number; len: number; path: string } | undefined
+  for (const f of flatten(fields)) {
+    for (const key of new Set([f.path, f.name])) {
+      const re = new RegExp(`(^|[^A-Za-z0-9_.])${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_])`)
+      const m = re.exec(message)
+      if (!m) continue
+      const at = m.index + m[1].length
+      if (!best || at < best.at || (at === best.at && key.length > best.len)) best = { at, len: key.length, path: f.path }
+    }
+  }
+  return best?.path
 }

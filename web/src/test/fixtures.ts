@@ -74,3 +74,30 @@ export const sparkResult = {
     },
   ],
 }
+
+/** Spark's params_schema as the pipeline registry derives it: no $ref, one default object for the temperatures. */
+export const registrySparkSchema: JSONSchema = {
+  type: 'object',
+  required: ['topic'],
+  properties: {
+    topic: { type: 'string', description: 'Main subject or theme' },
+    context: { type: 'string', description: 'Additional criteria or constraints', default: '' },
+    num_candidates: { type: 'integer', minimum: 1, maximum: 20, description: 'Number of ideas to generate', default: 5 },
+    num_top_candidates: { type: 'integer', minimum: 1, maximum: 5, description: 'Best ideas argued over and improved', default: 3 },
+    temperatures: {
+      type: 'object',
+      properties: {
+        generate: { type: 'number', minimum: 0, maximum: 2 },
+        evaluate: { type: 'number', minimum: 0, maximum: 2 },
+        advocate: { type: 'number', minimum: 0, maximum: 2 },
+        skeptic: { type: 'number', minimum: 0, maximum: 2 },
+        improve: { type: 'number', minimum: 0, maximum: 2 },
+      },
+      required: ['generate', 'evaluate', 'advocate', 'skeptic', 'improve'],
+      default: { generate: 0.9, evaluate: 0.3, advocate: 0.5, skeptic: 0.5, improve: 0.9 },
+    },
+    enhanced_reasoning: { type: 'boolean', description: 'Multi-dimensional evaluation (+2 calls)', default: false },
+    novelty_filter: { type: 'boolean', default: true },
+    novelty_threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1, default: 0.8 },
+  },
+}

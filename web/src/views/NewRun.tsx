@@ -6,6 +6,7 @@ import type { PipelineInfo, TemperaturePresets } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
 import { SchemaForm, controlId } from '../form/SchemaForm'
 import {
+  fieldInMessage,
   fieldOfError,
   fieldsOf,
   flatten,
@@ -140,7 +141,9 @@ export function NewRun() {
       setSubmitting(false)
       const message = errorMessage(err)
       const field = err instanceof ApiError ? err.field : undefined
-      const path = fieldOfError(fields, field)
+      // A check across fields may name no field: its message does.
+      const named = err instanceof ApiError && !field && (err.status === 400 || err.status === 422) ? fieldInMessage(fields, message) : undefined
+      const path = fieldOfError(fields, field) ?? named
       if (path) {
         update((s) => ({ ...s, errors: { ...s.errors, [path]: message } }))
         focus(controlId(formId, path))
