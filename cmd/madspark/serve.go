@@ -125,7 +125,7 @@ MADSPARK_API_TOKEN; every request then needs "Authorization: Bearer TOKEN".`,
 			if err != nil {
 				return usageError{err}
 			}
-			srv.Mux().Handle("/", web.Handler()) // the web UI; every other route is more specific
+			srv.Mux().Handle("GET /", web.Handler()) // the web UI; every other route is more specific
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
