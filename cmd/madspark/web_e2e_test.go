@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,8 +62,30 @@ func TestWebUIEndToEnd(t *testing.T) {
 
 	env := mockEnv(t)
 	env["MADSPARK_MOCK_LATENCY"] = "300ms" // slow enough to watch the stages go by
+	base, stop := startWebServe(t, env)
+	defer stop()
+
+	e2eCtx, e2eCancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer e2eCancel()
+	cmd := exec.CommandContext(e2eCtx, node, filepath.Join("e2e", "e2e.mjs"), "--url", base, "--screenshots", shots, "--chromium", chromium)
+	cmd.Dir = webDir
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("e2e.mjs:\n%s", out)
+	if err != nil {
+		t.Errorf("the browser test failed: %v", err)
+	}
+	if !regexp.MustCompile(`(?m)^e2e: [1-9][0-9]* passed, 0 failed$`).Match(out) {
+		t.Errorf("the browser test did not report its steps as passed")
+	}
+}
+
+// startWebServe starts `madspark serve` in this process on a free port with
+// env, and returns its base URL and a function that stops it and checks its
+// exit (the server's log is reported on failure).
+func startWebServe(t *testing.T, env map[string]string) (string, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
@@ -76,35 +99,69 @@ func TestWebUIEndToEnd(t *testing.T) {
 		}
 		select {
 		case code := <-done:
+			cancel()
 			t.Fatalf("serve exited with %d: %s", code, errb.String())
 		default:
 		}
 		if time.Now().After(deadline) {
+			cancel()
 			t.Fatalf("the server did not start: %s", errb.String())
 		}
 	}
-
-	e2eCtx, e2eCancel := context.WithTimeout(ctx, 4*time.Minute)
-	defer e2eCancel()
-	cmd := exec.CommandContext(e2eCtx, node, filepath.Join("e2e", "e2e.mjs"), "--url", base, "--screenshots", shots, "--chromium", chromium)
-	cmd.Dir = webDir
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
-	t.Logf("e2e.mjs:\n%s", out)
-	if err != nil {
-		t.Errorf("the browser test failed (%v); server log:\n%s", err, errb.String())
-	}
-	if !regexp.MustCompile(`(?m)^e2e: [1-9][0-9]* passed, 0 failed$`).Match(out) {
-		t.Errorf("the browser test did not report its steps as passed")
-	}
-
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("serve exited with %d: %s", code, errb.String())
+	return base, func() {
+		t.Helper()
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("serve exited with %d: %s", code, errb.String())
+			}
+		case <-time.After(40 * time.Second):
+			t.Errorf("serve did not stop: %s", errb.String())
 		}
-	case <-time.After(40 * time.Second):
-		t.Errorf("serve did not stop")
+		if t.Failed() {
+			t.Logf("server log:\n%s", errb.String())
+		}
+	}
+}
+
+// TestServeWebUI checks that `madspark serve` serves the embedded UI at its
+// root, its client routes and its assets, beside the API.
+func TestServeWebUI(t *testing.T) {
+	base, stop := startWebServe(t, mockEnv(t))
+	defer stop()
+	get := func(method, path string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	res, index := get("GET", "/")
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") || !strings.Contains(index, `<div id="root">`) {
+		t.Fatalf("GET /: %d %s %.200q", res.StatusCode, res.Header.Get("Content-Type"), index)
+	}
+	if res, b := get("GET", "/runs/0123456789abcdef"); res.StatusCode != 200 || b != index {
+		t.Errorf("a client route is not the application: %d", res.StatusCode)
+	}
+	script := regexp.MustCompile(`src="(/assets/[^"]+\.js)"`).FindStringSubmatch(index)
+	if script == nil {
+		t.Fatalf("index.html loads no script: %q", index)
+	}
+	if res, b := get("GET", script[1]); res.StatusCode != 200 || !strings.Contains(res.Header.Get("Cache-Control"), "immutable") || len(b) < 1000 {
+		t.Errorf("GET %s: %d %q, %d bytes", script[1], res.StatusCode, res.Header.Get("Cache-Control"), len(b))
+	}
+	if res, b := get("GET", "/api/no-such-endpoint"); res.StatusCode != 404 || !strings.Contains(b, `"type":"not_found"`) {
+		t.Errorf("an unknown API path: %d %s", res.StatusCode, b)
+	}
+	if res, _ := get("POST", "/bookmarks"); res.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST to a page: %d", res.StatusCode)
+	}
+	if res, b := get("GET", "/health"); res.StatusCode != 200 || !strings.Contains(b, `"status"`) {
+		t.Errorf("the UI hides /health: %d %s", res.StatusCode, b)
 	}
 }
