@@ -14,14 +14,31 @@ import (
 )
 
 // RunStatus is the state of a run.
+//
+// A run started by a command is running until it succeeds or fails. A run
+// given to the job queue is queued until a worker takes it; a worker that is
+// stopped or lost puts it back to queued, and the next worker resumes it.
+// Succeeded, failed and cancelled are final, although a failed run can be
+// resumed.
 type RunStatus string
 
 // The states of a run.
 const (
+	RunQueued    RunStatus = "queued"
 	RunRunning   RunStatus = "running"
 	RunSucceeded RunStatus = "succeeded"
 	RunFailed    RunStatus = "failed"
+	RunCancelled RunStatus = "cancelled"
 )
+
+// Final reports whether s is a final state: succeeded, failed or cancelled.
+func (s RunStatus) Final() bool {
+	return s == RunSucceeded || s == RunFailed || s == RunCancelled
+}
+
+// ErrCancelled is wrapped by the error of a run that was cancelled on
+// request; such a run ends with status RunCancelled.
+var ErrCancelled = errors.New("cancelled")
 
 // Run is one execution of a pipeline.
 type Run struct {
@@ -37,8 +54,11 @@ type Run struct {
 	// Result is the pipeline's result as JSON, once it succeeded.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is the one-line reason a failed run failed.
-	Error      string    `json:"error,omitempty"`
-	Usage      llm.Usage `json:"usage"`
+	Error string    `json:"error,omitempty"`
+	Usage llm.Usage `json:"usage"`
+	// Tags are labels the run was started with, such as the tags of an
+	// API request; nil for none.
+	Tags       []string  `json:"tags,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 }
@@ -75,14 +95,21 @@ type Step struct {
 type RunFilter struct {
 	Pipeline string
 	Status   RunStatus
+	// Query keeps the runs whose parameters contain it as text, ignoring
+	// the case of ASCII letters: the topic, prompt, query or idea of a run
+	// is among its parameters.
+	Query string
 	// Limit caps the number of runs returned; 0 means 50.
 	Limit int
 	// Offset skips that many runs, newest first.
 	Offset int
 }
 
-// ErrNotFound is returned when a run does not exist.
+// ErrNotFound is returned when a run, batch or bookmark does not exist.
 var ErrNotFound = errors.New("not found")
+
+// ErrExists is returned when a bookmark with the same ID is stored already.
+var ErrExists = errors.New("already exists")
 
 // RunStore keeps runs and their step journal.
 type RunStore interface {
@@ -95,6 +122,12 @@ type RunStore interface {
 	Run(ctx context.Context, id string) (*Run, error)
 	// Runs lists runs, newest first.
 	Runs(ctx context.Context, f RunFilter) ([]*Run, error)
+	// SetRunStatus moves run id to the unfinished status (queued or
+	// running), clearing its error and finish time, provided its current
+	// status is one of from (any status when from is empty). It reports
+	// whether it did, and returns an error wrapping ErrNotFound when there
+	// is no such run. Final states are recorded by FinishRun.
+	SetRunStatus(ctx context.Context, id string, status RunStatus, from ...RunStatus) (bool, error)
 	// SaveStep writes a step, replacing any earlier entry with the same
 	// run ID and key.
 	SaveStep(ctx context.Context, step *Step) error
@@ -110,16 +143,123 @@ type CacheStore interface {
 	PutCache(ctx context.Context, key string, value []byte) error
 }
 
-// Event is a progress report from a running pipeline. The CLI renders events
-// as a progress display; the server forwards them to clients.
+// EventType is the kind of an event: the seed's progress message types.
+type EventType string
+
+// The kinds of event. A run's last event is its one result or error event.
+const (
+	EventProgress EventType = "progress"
+	EventResult   EventType = "result"
+	EventError    EventType = "error"
+)
+
+// Event is a progress report from a run, in the shape of the seed's progress
+// message ({type, stage, progress, message, data}) plus the run and a
+// sequence number. Events are stored, so that a client that connects late,
+// or reconnects, replays what it missed (see EventStore). The CLI renders
+// them as a progress display; the server forwards them to clients.
 type Event struct {
 	RunID string `json:"run_id"`
+	// Seq numbers the events of a run from 1, in the order they were
+	// stored; the store assigns it.
+	Seq  int64     `json:"seq"`
+	Type EventType `json:"type"`
 	// Stage names the stage the event is about, such as "evaluate".
 	Stage string `json:"stage"`
 	// Progress is the run's overall completion, 0-100.
 	Progress int    `json:"progress"`
 	Message  string `json:"message,omitempty"`
-	Data     any    `json:"data,omitempty"`
+	// Data is JSON: the result of a result event, the final status of an
+	// error event.
+	Data json.RawMessage `json:"data,omitempty"`
+	// Time is when the event happened; the store sets it when zero.
+	Time time.Time `json:"time"`
+}
+
+// Final reports whether e is a run's last event: its result or its error.
+func (e *Event) Final() bool { return e.Type == EventResult || e.Type == EventError }
+
+// EventStore keeps the events of runs.
+type EventStore interface {
+	// AppendEvent stores e as the next event of run e.RunID: it sets e.Seq
+	// to one more than the run's last event (1 for the first) and e.Time
+	// to the current time when it is zero. It returns an error wrapping
+	// ErrNotFound when the run does not exist.
+	AppendEvent(ctx context.Context, e *Event) error
+	// Events returns the events of run runID with a sequence number above
+	// afterSeq, in order, at most limit of them (0 or less means 500; at
+	// most 1000). The result is empty, not nil, when there are none.
+	Events(ctx context.Context, runID string, afterSeq int64, limit int) ([]Event, error)
+	// LastEvent returns the latest event of run runID, or nil when it has
+	// none (or does not exist).
+	LastEvent(ctx context.Context, runID string) (*Event, error)
+}
+
+// Batch is a set of runs submitted together, such as the rows of a batch
+// file, so that their progress and results can be followed from anywhere.
+type Batch struct {
+	ID       string `json:"batch_id"`
+	Pipeline string `json:"pipeline"`
+	// Source names where the items came from, such as the input file.
+	Source    string      `json:"source"`
+	CreatedAt time.Time   `json:"created_at"`
+	Items     []BatchItem `json:"items"`
+}
+
+// BatchItem is one item of a batch.
+type BatchItem struct {
+	// Line locates the item in its source: the line of a CSV file, or the
+	// position (from 1) in a JSON array.
+	Line  int    `json:"line"`
+	Topic string `json:"topic"`
+	// Tags are the item's labels, as given.
+	Tags []string `json:"tags,omitempty"`
+	// RunID is the item's run; empty when the item was rejected.
+	RunID string `json:"run_id,omitempty"`
+	// Error says why a rejected item was not run.
+	Error string `json:"error,omitempty"`
+	// Status is the status of the item's run when the batch was read; it
+	// is not stored with the batch.
+	Status RunStatus `json:"status,omitempty"`
+}
+
+// BatchStore keeps batches.
+type BatchStore interface {
+	// CreateBatch stores a new batch and its items, in order; b.ID must be
+	// set and unique. A zero b.CreatedAt is set to the current time.
+	CreateBatch(ctx context.Context, b *Batch) error
+	// Batch returns a batch with its items in order, each with the current
+	// status of its run, or an error wrapping ErrNotFound.
+	Batch(ctx context.Context, id string) (*Batch, error)
+}
+
+// WorkerLease says that a queue worker is alive. A worker renews its lease
+// well before it expires; the jobs of a worker whose lease expired are given
+// to other workers.
+type WorkerLease struct {
+	// ID is the worker's ID, as recorded on the jobs it works.
+	ID string `json:"id"`
+	// Host identifies the machine and process namespace the worker runs in;
+	// PID is its process ID there.
+	Host      string    `json:"host"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// Expired is computed when the lease is read, by the store's clock.
+	Expired bool `json:"expired"`
+}
+
+// LeaseStore keeps the leases of queue workers.
+type LeaseStore interface {
+	// RenewLease records that worker l.ID is alive for ttl from now, by
+	// the store's clock, creating its lease if needed. It sets
+	// l.ExpiresAt, and l.StartedAt when the lease is new.
+	RenewLease(ctx context.Context, l *WorkerLease, ttl time.Duration) error
+	// Leases returns every lease, oldest first.
+	Leases(ctx context.Context) ([]WorkerLease, error)
+	// DropLease removes a worker's lease; dropping a missing lease is no
+	// error.
+	DropLease(ctx context.Context, id string) error
 }
 
 // RememberedIdea is an idea a pipeline accepted and keeps, so that later
@@ -147,12 +287,77 @@ type IdeaStore interface {
 	RememberedIdeas(ctx context.Context, memory string) ([]RememberedIdea, error)
 }
 
-// Store is everything a madspark process keeps: runs and their journal, the
-// durable tier of the response cache, and idea memory. The store packages
+// Bookmark is an idea a user kept: a candidate of a run, with the run's
+// topic and scores, or an idea imported from a bookmarks file (then without
+// a run).
+type Bookmark struct {
+	ID string `json:"id"`
+	// RunID and CandidateIndex locate the candidate the bookmark was made
+	// from; RunID is empty for an imported bookmark.
+	RunID          string  `json:"run_id"`
+	CandidateIndex int     `json:"candidate_index"`
+	IdeaText       string  `json:"idea_text"`
+	ImprovedIdea   string  `json:"improved_idea"`
+	Topic          string  `json:"topic"`
+	Context        string  `json:"context"`
+	Score          float64 `json:"score"`
+	ImprovedScore  float64 `json:"improved_score"`
+	// Tags are the bookmark's labels, in the order given, without
+	// repeats; empty, not nil, for none.
+	Tags      []string         `json:"tags"`
+	Notes     string           `json:"notes"`
+	CreatedAt time.Time        `json:"created_at"`
+	Metadata  BookmarkMetadata `json:"metadata"`
+}
+
+// BookmarkMetadata says how a bookmarked idea was made.
+type BookmarkMetadata struct {
+	ModelUsed   string  `json:"model_used"`
+	Temperature float64 `json:"temperature"`
+	TokenCount  int     `json:"token_count"`
+}
+
+// BookmarkFilter selects bookmarks to list. Zero fields do not filter.
+type BookmarkFilter struct {
+	// Tags keeps the bookmarks that have every one of them.
+	Tags []string
+	// Query keeps the bookmarks whose topic, context, idea text or
+	// improved idea contains it, ignoring the case of ASCII letters.
+	Query string
+	// Limit caps the number returned; 0 or less means 50, at most 1000.
+	Limit int
+	// Offset skips that many bookmarks, newest first.
+	Offset int
+}
+
+// BookmarkStore keeps bookmarks.
+type BookmarkStore interface {
+	// CreateBookmark stores a new bookmark; b.ID must be set. A zero
+	// b.CreatedAt is set to the current time and nil b.Tags to empty. A
+	// bookmark with the same ID gives an error wrapping ErrExists.
+	CreateBookmark(ctx context.Context, b *Bookmark) error
+	// Bookmark returns a bookmark by ID, or an error wrapping ErrNotFound.
+	Bookmark(ctx context.Context, id string) (*Bookmark, error)
+	// Bookmarks lists the bookmarks that match f, newest first (by
+	// creation time, then descending ID), and how many match in all. The
+	// list is empty, not nil, when nothing matches.
+	Bookmarks(ctx context.Context, f BookmarkFilter) ([]*Bookmark, int, error)
+	// DeleteBookmark removes a bookmark, or returns an error wrapping
+	// ErrNotFound.
+	DeleteBookmark(ctx context.Context, id string) error
+}
+
+// Store is everything a madspark process keeps: runs, their journal and
+// their events, the durable tier of the response cache, idea memory, the
+// job queue's batches and worker leases, and bookmarks. The store packages
 // (store/sqlite, store/postgres) implement it.
 type Store interface {
 	RunStore
 	CacheStore
 	IdeaStore
+	EventStore
+	BatchStore
+	LeaseStore
+	BookmarkStore
 	Close() error
 }

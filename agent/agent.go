@@ -2,12 +2,15 @@
 // language model: one LLM role, as the seeds describe them.
 //
 // A prompt file defines two templates, "system" and "user", rendered from
-// the agent's input with missing keys as errors. An agent answers in plain
-// text (Agent.Text) or as a validated Go value (JSON).
+// the agent's input with missing keys as errors; FromText builds the same
+// from the two texts, as package prompt loads them. An agent answers in
+// plain text (Agent.Text, or Agent.CheckedText with a rule the reply must
+// meet) or as a validated Go value (JSON).
 package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -41,6 +44,18 @@ func New(fsys fs.FS, name, file string) (*Agent, error) {
 	for _, section := range []string{"system", "user"} {
 		if t.Lookup(section) == nil {
 			return nil, fmt.Errorf("prompt %s: no %q template", file, section)
+		}
+	}
+	return &Agent{name: name, prompt: t}, nil
+}
+
+// FromText builds the agent called name from the text of its "system" and
+// "user" templates.
+func FromText(name, system, user string) (*Agent, error) {
+	t := template.New(name).Funcs(funcs).Option("missingkey=error")
+	for _, part := range []struct{ section, text string }{{"system", system}, {"user", user}} {
+		if _, err := t.New(part.section).Parse(part.text); err != nil {
+			return nil, fmt.Errorf("%s: %s prompt: %w", name, part.section, err)
 		}
 	}
 	return &Agent{name: name, prompt: t}, nil
@@ -96,6 +111,44 @@ func (a *Agent) Text(ctx context.Context, c llm.Client, input any, o Options) (s
 		return "", fmt.Errorf("%s: empty reply", a.name)
 	}
 	return text, nil
+}
+
+// CheckedText asks for a plain-text reply that check accepts. A reply that
+// is empty, cut off at the token limit or rejected by check is sent back
+// once, with the problem; a second failure is a *structured.ReplyError
+// naming the agent and keeping the reply.
+func (a *Agent) CheckedText(ctx context.Context, c llm.Client, input any, o Options, check func(string) error) (string, error) {
+	req, err := a.Request(input, o)
+	if err != nil {
+		return "", err
+	}
+	for attempt := 0; ; attempt++ {
+		resp, err := c.Generate(ctx, &req)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", a.name, err)
+		}
+		text := strings.TrimSpace(resp.Text)
+		var problem error
+		switch {
+		case text == "":
+			problem = errors.New("the reply was empty")
+		case resp.Truncated():
+			problem = errors.New("the reply was cut off at the length limit; write it more concisely")
+		case check != nil:
+			problem = check(text)
+		}
+		if problem == nil {
+			return text, nil
+		}
+		if attempt == 1 || ctx.Err() != nil {
+			return "", &structured.ReplyError{Agent: a.name, Problem: problem, Raw: resp.Text}
+		}
+		req.Messages = append(append([]llm.Message(nil), req.Messages...),
+			llm.Message{Role: llm.RoleAssistant, Content: resp.Text},
+			llm.Message{Role: llm.RoleUser, Content: "Your reply was not acceptable: " + problem.Error() +
+				"\nReply again with the whole corrected text."},
+		)
+	}
 }
 
 // JSON asks agent a for a reply of spec's type; see structured.Spec.Generate.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -67,5 +68,79 @@ func TestTextAndJSON(t *testing.T) {
 	reply = "```json\n{\"score\": 7}\n```"
 	if v, err := JSON(context.Background(), c, a, spec, in, Options{}, nil); err != nil || v.Score != 7 {
 		t.Fatalf("%+v %v", v, err)
+	}
+}
+
+func TestFromText(t *testing.T) {
+	a, err := FromText("test.text", "You judge {{.Topic}}.", "Items: {{join .Items \"; \"}}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := a.Request(input{"tea", []string{"a", "b"}}, Options{})
+	if err != nil || req.System != "You judge tea." || req.Prompt() != "Items: a; b" || req.Agent != "test.text" {
+		t.Fatalf("%+v %v", req, err)
+	}
+	if _, err := FromText("test.bad", "ok", "{{.X"); err == nil || !strings.Contains(err.Error(), "test.bad: user prompt") {
+		t.Fatalf("bad user template: %v", err)
+	}
+	if _, err := a.Request(struct{ Other string }{}, Options{}); err == nil {
+		t.Fatal("missing field rendered")
+	}
+}
+
+func TestCheckedText(t *testing.T) {
+	a, _ := FromText("test.writer", "Write.", "About {{.Topic}}.")
+	in := input{Topic: "tea"}
+	check := func(s string) error {
+		if !strings.Contains(s, "tea") {
+			return errors.New("the text does not mention tea")
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		name    string
+		replies []llm.Response
+		want    string
+		wantErr string
+		calls   int
+	}{
+		{"first reply good", []llm.Response{{Text: " tea time "}}, "tea time", "", 1},
+		{"repaired", []llm.Response{{Text: "coffee"}, {Text: "tea"}}, "tea", "", 2},
+		{"empty then good", []llm.Response{{Text: " "}, {Text: "tea"}}, "tea", "", 2},
+		{"truncated then good", []llm.Response{{Text: "tea and", FinishReason: "length"}, {Text: "tea"}}, "tea", "", 2},
+		{"fails twice", []llm.Response{{Text: "coffee"}, {Text: "cocoa"}}, "", "does not mention tea", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen []*llm.Request
+			c := llm.ClientFunc(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+				cp := *req
+				seen = append(seen, &cp)
+				r := tc.replies[len(seen)-1]
+				return &r, nil
+			})
+			got, err := a.CheckedText(context.Background(), c, in, Options{}, check)
+			if len(seen) != tc.calls {
+				t.Fatalf("%d calls, want %d", len(seen), tc.calls)
+			}
+			if tc.wantErr != "" {
+				var re *structured.ReplyError
+				if !errors.As(err, &re) || re.Agent != "test.writer" || re.Raw != "cocoa" || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %q, %v", got, err)
+			}
+			if tc.calls == 2 {
+				msgs := seen[1].Messages
+				if len(msgs) != 3 || msgs[1].Role != llm.RoleAssistant || msgs[1].Content != tc.replies[0].Text || !strings.Contains(msgs[2].Content, "not acceptable") {
+					t.Fatalf("repair turn = %+v", msgs)
+				}
+				if len(seen[0].Messages) != 1 {
+					t.Fatal("the first request was modified")
+				}
+			}
+		})
 	}
 }

@@ -36,6 +36,18 @@ type Engine struct {
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Events, if set, receives every event of every run: its progress
+	// events and, from Finish, its final result or error event. Package
+	// events stores them and delivers them to subscribers. A failure to
+	// publish is logged; it never fails the run.
+	Events Publisher
+}
+
+// Publisher receives the events of runs.
+type Publisher interface {
+	// Publish records e as the next event of run e.RunID (setting e.Seq)
+	// and delivers it.
+	Publish(ctx context.Context, e *madspark.Event) error
 }
 
 // RunInfo describes a run to start.
@@ -47,6 +59,8 @@ type RunInfo struct {
 	Model    string
 	// Params are the pipeline's parameters; they are stored as JSON.
 	Params any
+	// Tags label the run (madspark.Run.Tags); nil for none.
+	Tags []string
 }
 
 // Run is a run in progress. Its methods are safe for concurrent use by the
@@ -55,9 +69,11 @@ type Run struct {
 	e    *Engine
 	sink func(madspark.Event)
 
-	mu      sync.Mutex
-	rec     madspark.Run
-	journal map[string]*madspark.Step
+	mu       sync.Mutex
+	rec      madspark.Run
+	journal  map[string]*madspark.Step
+	stage    string
+	progress int
 }
 
 func (e *Engine) now() time.Time {
@@ -74,9 +90,11 @@ func (e *Engine) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// Start records a new run as running and returns it. sink, if not nil,
-// receives the run's progress events.
-func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Event)) (*Run, error) {
+// NewRecord returns the record of a new run of info with the given status
+// and a fresh ID (a UUIDv7, so IDs sort by creation time), not yet stored.
+// Start stores one as running; the job queue stores one as queued and a
+// worker later opens it with Resume.
+func (e *Engine) NewRecord(info RunInfo, status madspark.RunStatus) (*madspark.Run, error) {
 	params, err := json.Marshal(info.Params)
 	if err != nil {
 		return nil, fmt.Errorf("engine: encode params: %w", err)
@@ -85,39 +103,67 @@ func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Eve
 	if err != nil {
 		return nil, fmt.Errorf("engine: new run id: %w", err)
 	}
-	r := &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, rec: madspark.Run{
+	return &madspark.Run{
 		ID:        id.String(),
 		Pipeline:  info.Pipeline,
-		Status:    madspark.RunRunning,
+		Status:    status,
 		Mode:      info.Mode,
 		Provider:  info.Provider,
 		Model:     info.Model,
 		Params:    params,
+		Tags:      info.Tags,
 		CreatedAt: e.now(),
-	}}
-	if err := e.Store.CreateRun(ctx, &r.rec); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	return r, nil
+	}, nil
 }
 
-// Resume reopens a run that did not finish. Its finished steps are replayed
-// from the journal by Step, with no model call; the usage already paid is
-// kept.
+// Start records a new run as running and returns it. sink, if not nil,
+// receives the run's progress events.
+func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Event)) (*Run, error) {
+	rec, err := e.NewRecord(info, madspark.RunRunning)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Store.CreateRun(ctx, rec); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, rec: *rec}, nil
+}
+
+// ErrNotResumable is wrapped by Resume's error for a run that succeeded or
+// was cancelled.
+var ErrNotResumable = errors.New("not resumable")
+
+// Resume reopens a run that is queued, or that did not finish (running when
+// its process died, or failed), and records it as running. Its finished
+// steps are replayed from the journal by Step, with no model call; the usage
+// already paid is kept. A run that succeeded or was cancelled is not
+// resumed: the error wraps ErrNotResumable.
 func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event)) (*Run, error) {
 	rec, err := e.Store.Run(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	if rec.Status == madspark.RunSucceeded {
-		return nil, fmt.Errorf("engine: run %s already succeeded", id)
+	switch rec.Status {
+	case madspark.RunSucceeded:
+		return nil, fmt.Errorf("engine: run %s already succeeded: %w", id, ErrNotResumable)
+	case madspark.RunCancelled:
+		return nil, fmt.Errorf("engine: run %s was cancelled: %w", id, ErrNotResumable)
 	}
 	steps, err := e.Store.Steps(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	// The status changes only if nobody finished or cancelled the run in
+	// the meantime.
+	ok, err := e.Store.SetRunStatus(ctx, id, madspark.RunRunning, madspark.RunQueued, madspark.RunRunning, madspark.RunFailed)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("engine: run %s finished meanwhile: %w", id, ErrNotResumable)
+	}
 	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}}
-	r.rec.Status, r.rec.Error, r.rec.Usage = madspark.RunRunning, "", llm.Usage{}
+	r.rec.Status, r.rec.Error, r.rec.Usage, r.rec.FinishedAt = madspark.RunRunning, "", llm.Usage{}, time.Time{}
 	for _, s := range steps {
 		if s.Status == madspark.StepDone {
 			r.journal[s.Key] = s
@@ -125,6 +171,19 @@ func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event
 		}
 	}
 	return r, nil
+}
+
+// Fail records run id, which nobody is running (a queued run that is
+// cancelled, or whose job cannot be worked), as failed with err, or
+// cancelled when err wraps madspark.ErrCancelled, and publishes its final
+// event, as Finish does.
+func (e *Engine) Fail(ctx context.Context, id string, err error) error {
+	rec, rerr := e.Store.Run(ctx, id)
+	if rerr != nil {
+		return fmt.Errorf("engine: %w", rerr)
+	}
+	r := &Run{e: e, rec: *rec, journal: map[string]*madspark.Step{}}
+	return r.Finish(ctx, nil, err)
 }
 
 // ID returns the run's ID.
@@ -140,35 +199,84 @@ func (r *Run) Usage() llm.Usage {
 	return r.rec.Usage
 }
 
-// Emit sends a progress event for stage at overall progress 0-100.
+// Record returns a copy of the run's record as it stands.
+func (r *Run) Record() madspark.Run {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rec
+}
+
+// Emit sends a progress event for stage at overall progress 0-100; a
+// negative progress keeps the last one (for a notice that is not a step
+// forward). The event goes to the run's sink and to Engine.Events; the
+// final event that Finish publishes goes to Engine.Events only.
 func (r *Run) Emit(stage string, progress int, message string) {
+	r.mu.Lock()
+	if progress < 0 {
+		progress = r.progress
+	}
+	r.stage, r.progress = stage, progress
+	r.mu.Unlock()
+	e := &madspark.Event{RunID: r.rec.ID, Type: madspark.EventProgress, Stage: stage, Progress: progress, Message: message, Time: r.e.now()}
 	if r.sink != nil {
-		r.sink(madspark.Event{RunID: r.rec.ID, Stage: stage, Progress: progress, Message: message})
+		r.sink(*e)
+	}
+	r.publish(context.Background(), e)
+}
+
+// publish hands e to Engine.Events.
+func (r *Run) publish(ctx context.Context, e *madspark.Event) {
+	if e.Time.IsZero() {
+		e.Time = r.e.now()
+	}
+	if r.e.Events == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.e.Events.Publish(ctx, e); err != nil {
+		r.e.logger().Warn("could not publish a run event", "run", r.rec.ID, "stage", e.Stage, "err", err)
 	}
 }
 
 // Finish records the run's outcome: succeeded with result when err is nil,
-// failed with err's message otherwise. It uses a context that is not
-// cancelled with ctx, so that an interrupted run is still recorded.
+// cancelled when err wraps madspark.ErrCancelled, failed with err's message
+// otherwise; then it publishes the run's final event (a result event whose
+// data is the result, or an error event whose data is the status). It uses
+// a context that is not cancelled with ctx, so that an interrupted run is
+// still recorded.
 func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 	r.mu.Lock()
-	rec := r.rec
+	rec, stage := r.rec, r.stage
 	r.mu.Unlock()
 	rec.FinishedAt = r.e.now()
-	if runErr != nil {
-		rec.Status, rec.Error = madspark.RunFailed, runErr.Error()
-	} else {
+	final := &madspark.Event{RunID: rec.ID, Stage: stage, Progress: 100}
+	switch {
+	case runErr == nil:
 		b, err := json.Marshal(result)
 		if err != nil {
 			return fmt.Errorf("engine: encode result: %w", err)
 		}
 		rec.Status, rec.Result = madspark.RunSucceeded, b
+		final.Type, final.Stage, final.Message, final.Data = madspark.EventResult, "done", "succeeded", b
+	case errors.Is(runErr, madspark.ErrCancelled):
+		rec.Status, rec.Error = madspark.RunCancelled, runErr.Error()
+	default:
+		rec.Status, rec.Error = madspark.RunFailed, runErr.Error()
+	}
+	if runErr != nil {
+		final.Type, final.Message = madspark.EventError, rec.Error
+		final.Data, _ = json.Marshal(map[string]madspark.RunStatus{"status": rec.Status})
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := r.e.Store.FinishRun(ctx, &rec); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
+	r.mu.Lock()
+	r.rec.Status, r.rec.Result, r.rec.Error, r.rec.FinishedAt = rec.Status, rec.Result, rec.Error, rec.FinishedAt
+	r.mu.Unlock()
+	r.publish(ctx, final)
 	return nil
 }
 

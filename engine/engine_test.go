@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -90,5 +92,117 @@ func TestStepJournalAndReplay(t *testing.T) {
 	}
 	if _, err := e.Resume(ctx, r.ID(), nil); err == nil {
 		t.Fatal("a succeeded run must not resume")
+	}
+}
+
+// recorder is a Publisher that keeps what it is given.
+type recorder struct {
+	mu     sync.Mutex
+	events []madspark.Event
+}
+
+func (p *recorder) Publish(_ context.Context, e *madspark.Event) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e.Seq = int64(len(p.events) + 1)
+	p.events = append(p.events, *e)
+	return nil
+}
+
+func TestEventsAndFinalStates(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	pub := &recorder{}
+	e := &Engine{Store: db, Client: &countingClient{}, Events: pub}
+
+	for _, tc := range []struct {
+		name   string
+		result any
+		err    error
+		status madspark.RunStatus
+		typ    madspark.EventType
+		data   string
+	}{
+		{"succeeded", map[string]int{"ideas": 3}, nil, madspark.RunSucceeded, madspark.EventResult, `{"ideas":3}`},
+		{"failed", nil, errors.New("stage evaluate: 401"), madspark.RunFailed, madspark.EventError, `{"status":"failed"}`},
+		{"cancelled", nil, fmt.Errorf("run x: %w", madspark.ErrCancelled), madspark.RunCancelled, madspark.EventError, `{"status":"cancelled"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pub.events = nil
+			r, err := e.Start(ctx, RunInfo{Pipeline: "test"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Emit("generate", 10, "generating")
+			r.Emit("generate", -1, "a notice keeps the percentage")
+			if err := r.Finish(ctx, tc.result, tc.err); err != nil {
+				t.Fatal(err)
+			}
+			rec, _ := db.Run(ctx, r.ID())
+			if rec.Status != tc.status || r.Record().Status != tc.status {
+				t.Fatalf("status = %s (in memory %s), want %s", rec.Status, r.Record().Status, tc.status)
+			}
+			if len(pub.events) != 3 {
+				t.Fatalf("events = %+v", pub.events)
+			}
+			if p := pub.events[1]; p.Type != madspark.EventProgress || p.Progress != 10 || p.RunID != r.ID() || p.Time.IsZero() {
+				t.Fatalf("notice = %+v, want progress 10", p)
+			}
+			last := pub.events[2]
+			if last.Type != tc.typ || last.Progress != 100 || !last.Final() || string(last.Data) != tc.data {
+				t.Fatalf("final event = %+v (data %s), want %s with %s", last, last.Data, tc.typ, tc.data)
+			}
+			if tc.err != nil && (last.Message != tc.err.Error() || last.Stage != "generate") {
+				t.Fatalf("error event = %+v, want the error and the stage it happened in", last)
+			}
+			// Neither a finished nor a cancelled run is reopened; a failed
+			// one is, as running.
+			r2, err := e.Resume(ctx, r.ID(), nil)
+			if tc.status == madspark.RunFailed {
+				if err != nil {
+					t.Fatalf("resume failed run: %v", err)
+				}
+				if rec, _ := db.Run(ctx, r.ID()); rec.Status != madspark.RunRunning || rec.Error != "" || !rec.FinishedAt.IsZero() {
+					t.Fatalf("resumed record = %+v, want running without error", rec)
+				}
+				if r2.Record().Status != madspark.RunRunning {
+					t.Fatal("resumed run not running")
+				}
+			} else if !errors.Is(err, ErrNotResumable) {
+				t.Fatalf("resume %s run: err = %v, want ErrNotResumable", tc.status, err)
+			}
+		})
+	}
+}
+
+func TestQueuedRecordResumes(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e := &Engine{Store: db, Client: &countingClient{}}
+	rec, err := e.NewRecord(RunInfo{Pipeline: "spark", Mode: "mock", Params: map[string]string{"topic": "x"}}, madspark.RunQueued)
+	if err != nil || rec.ID == "" || rec.Status != madspark.RunQueued || string(rec.Params) != `{"topic":"x"}` {
+		t.Fatalf("NewRecord = %+v, %v", rec, err)
+	}
+	other, _ := e.NewRecord(RunInfo{Pipeline: "spark"}, madspark.RunQueued)
+	if other.ID == rec.ID {
+		t.Fatal("two records with one ID")
+	}
+	if err := db.CreateRun(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Resume(ctx, rec.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.Run(ctx, rec.ID); got.Status != madspark.RunRunning || r.Record().Pipeline != "spark" {
+		t.Fatalf("after Resume: %+v", got)
 	}
 }

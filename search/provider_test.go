@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -388,7 +389,7 @@ func checkResults(t *testing.T, got, want []Result) {
 		t.Fatalf("%d results, want %d: %+v", len(got), len(want), got)
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("result %d:\n got %+v\nwant %+v", i, got[i], want[i])
 		}
 	}

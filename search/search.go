@@ -18,6 +18,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,6 +42,14 @@ type Result struct {
 	Score float64 `json:"score"`
 	// Published is the page's date as the provider gives it, if any.
 	Published string `json:"published,omitempty"`
+
+	// Scholarly sources (package scholar) also fill in what they know of
+	// the work: its authors, year of publication, venue (journal,
+	// conference or repository) and DOI. Web providers leave them empty.
+	Authors []string `json:"authors,omitempty"`
+	Year    int      `json:"year,omitempty"`
+	Venue   string   `json:"venue,omitempty"`
+	DOI     string   `json:"doi,omitempty"`
 }
 
 // Provider searches the web.
@@ -137,28 +146,48 @@ func checkQuery(provider, query string) error {
 	return nil
 }
 
-// send sends req and decodes a 2xx JSON reply into out. Any failure is an
-// *llm.Error for provider whose message has key redacted; retryAfter, if
-// not nil, reads the delay from the headers of a 429 reply without
-// Retry-After.
+// send sends req and decodes a 2xx JSON reply into out; see Fetch.
 func send(c *http.Client, req *http.Request, provider, key string, retryAfter func(http.Header) time.Duration, out any) error {
+	body, err := Fetch(c, req, provider, key, retryAfter)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return &llm.Error{Provider: provider, Message: "malformed reply: " + oneLine(err.Error(), key)}
+	}
+	return nil
+}
+
+// Fetch sends req with c and returns the body of a 2xx reply, read up to
+// 4 MiB. Any failure is an *llm.Error for provider: transport failures and
+// 429 and 5xx replies are retryable, with the delay a 429 or 503 asked for
+// in Retry-After, or that retryAfter, if not nil, reads from the headers of
+// a 429 without one; the message is one line taken from the reply (the
+// usual JSON error fields, or the text with HTML tags stripped) with key,
+// and anything shaped like a key, redacted. Providers in other packages
+// (package scholar) share it.
+func Fetch(c *http.Client, req *http.Request, provider, key string, retryAfter func(http.Header) time.Duration) ([]byte, error) {
 	ctx := req.Context()
 	resp, err := c.Do(req)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return cancelled(provider, cerr)
+			return nil, cancelled(provider, cerr)
 		}
-		// The key travels in a header, which transport errors never
-		// show; redact anyway.
-		return &llm.Error{Provider: provider, Message: oneLine(err.Error(), key), Retryable: true, Err: err}
+		// The key may travel in the URL, which transport errors show;
+		// redact it, also in the error kept for errors.As.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = llm.Redact(ue.URL, key)
+		}
+		return nil, &llm.Error{Provider: provider, Message: oneLine(err.Error(), key), Retryable: true, Err: err}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReply))
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return cancelled(provider, cerr)
+			return nil, cancelled(provider, cerr)
 		}
-		return &llm.Error{Provider: provider, Status: resp.StatusCode,
+		return nil, &llm.Error{Provider: provider, Status: resp.StatusCode,
 			Message: "reading reply: " + oneLine(err.Error(), key), Retryable: true, Err: err}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -171,13 +200,9 @@ func send(c *http.Client, req *http.Request, provider, key string, retryAfter fu
 		if e.RetryAfter == 0 && retryAfter != nil && resp.StatusCode == http.StatusTooManyRequests {
 			e.RetryAfter = retryAfter(resp.Header)
 		}
-		return e
+		return nil, e
 	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return &llm.Error{Provider: provider, Status: resp.StatusCode,
-			Message: "malformed reply: " + oneLine(err.Error(), key)}
-	}
-	return nil
+	return body, nil
 }
 
 // cancelled is the error of a search whose context ended. Like
@@ -247,6 +272,14 @@ func stripTags(s string) string {
 	}
 	return tagRE.ReplaceAllString(s, "")
 }
+
+// CleanTitle turns a title from a provider into plain text of at most 200
+// runes: tags stripped, entities unescaped and white space collapsed.
+func CleanTitle(s string) string { return clean(s, titleRunes) }
+
+// CleanSnippet turns an extract from a provider into plain text of at most
+// 500 runes, as CleanTitle does.
+func CleanSnippet(s string) string { return clean(s, snippetRunes) }
 
 // clean turns a title or snippet from a provider into plain text of at most
 // n runes: tags stripped, entities unescaped and white space collapsed.

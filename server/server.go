@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -45,6 +46,11 @@ type Config struct {
 	// Registry holds the server's metrics, which are served at /metrics;
 	// nil means a new registry.
 	Registry *prometheus.Registry
+	// CORSOrigins are the origins (scheme://host[:port]) whose pages may
+	// call the server from a browser: their requests get the CORS headers
+	// and their preflight requests are answered before authentication.
+	// Empty means none (a page served by the server itself needs none).
+	CORSOrigins []string
 }
 
 // Server is madspark's HTTP API: an OpenAI-compatible chat completions
@@ -119,8 +125,74 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/models/{model}", s.getModel)
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
-	s.handler = s.logged(s.authorized(http.HandlerFunc(s.route)))
+	for _, o := range cfg.CORSOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.TrimSuffix(u.Path, "/") != "" {
+			return nil, fmt.Errorf("server: CORS origin %q: want scheme://host[:port], such as https://ui.example.org", o)
+		}
+	}
+	s.handler = s.logged(s.cors(s.authorized(http.HandlerFunc(s.route))))
 	return s, nil
+}
+
+// Routes lists the routes the server serves itself, as ServeMux patterns;
+// more are registered on Mux by others.
+func (s *Server) Routes() []string {
+	return []string{"GET /health", "GET /v1/models", "GET /v1/models/{model}", "POST /v1/chat/completions", "GET /metrics"}
+}
+
+// openAIPath reports whether path is one of the OpenAI-compatible
+// endpoints, whose errors are OpenAI's; others get {"error": {"message",
+// "type"}} with the REST API's types.
+func openAIPath(path string) bool { return path == "/v1" || strings.HasPrefix(path, "/v1/") }
+
+// writeRouteError answers a request that the routing or the
+// authentication refused, in the error shape of its path.
+func writeRouteError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	if openAIPath(r.URL.Path) {
+		writeError(w, status, code, msg)
+		return
+	}
+	typ := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusNotFound: "not_found"}[status]
+	if typ == "" {
+		typ = "invalid_request"
+	}
+	writeJSON(w, status, map[string]any{"error": map[string]string{"message": msg, "type": typ}})
+}
+
+// cors adds the CORS headers to the requests of allowed origins and
+// answers their preflight requests.
+func (s *Server) cors(next http.Handler) http.Handler {
+	if len(s.cfg.CORSOrigins) == 0 {
+		return next
+	}
+	allowed := map[string]bool{}
+	for _, o := range s.cfg.CORSOrigins {
+		allowed[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Add("Vary", "Origin")
+		if !allowed[strings.ToLower(origin)] {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Set("Access-Control-Expose-Headers", "Retry-After, Content-Disposition, Location")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Mux returns the ServeMux that routes the server's requests, so that more
@@ -215,10 +287,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(cw, r)
 	switch cw.status {
 	case http.StatusNotFound:
-		writeError(w, http.StatusNotFound, "unknown_url", fmt.Sprintf("unknown URL: %s %s", r.Method, r.URL.Path))
+		writeRouteError(w, r, http.StatusNotFound, "unknown_url", fmt.Sprintf("unknown URL: %s %s", r.Method, r.URL.Path))
 	case http.StatusMethodNotAllowed:
 		w.Header().Set("Allow", cw.header.Get("Allow"))
-		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+		writeRouteError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
 	default:
 		for k, v := range cw.header {
 			w.Header()[k] = v
@@ -266,7 +338,7 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
 		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="madspark"`)
-			writeError(w, http.StatusUnauthorized, "invalid_api_key", "missing or invalid API key: send Authorization: Bearer <MADSPARK_API_TOKEN>")
+			writeRouteError(w, r, http.StatusUnauthorized, "invalid_api_key", "missing or invalid API key: send Authorization: Bearer <MADSPARK_API_TOKEN>")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -1106,3 +1106,72 @@ func TestSSEWriterKeepsBuffersApart(t *testing.T) {
 		t.Fatalf("events changed while being written (%v) or garbled: %d bytes, want %d", w.changed, w.out.Len(), want.Len())
 	}
 }
+
+// TestCORS: an allowed origin's preflight is answered before
+// authentication, and its requests get the CORS headers; another origin
+// gets none; a bad origin in the configuration is refused.
+func TestCORS(t *testing.T) {
+	const token = "tok-CORS-1"
+	s, err := New(Config{Models: []Model{newFake("madspark-debate")}, Token: token, CORSOrigins: []string{"https://ui.example.org"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	preflight := func(origin string) *http.Response {
+		req, _ := http.NewRequest(http.MethodOptions, srv.URL+"/api/runs", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	resp := preflight("https://ui.example.org")
+	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "https://ui.example.org" ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "DELETE") {
+		t.Errorf("allowed preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	if resp := preflight("https://evil.example"); resp.StatusCode == 204 || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("other origin's preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/models", nil)
+	req.Header.Set("Origin", "https://ui.example.org")
+	req.Header.Set("Authorization", "Bearer "+token)
+	got, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Body.Close()
+	if got.StatusCode != 200 || got.Header.Get("Access-Control-Allow-Origin") != "https://ui.example.org" ||
+		!strings.Contains(got.Header.Get("Access-Control-Expose-Headers"), "Retry-After") || !strings.Contains(got.Header.Get("Vary"), "Origin") {
+		t.Errorf("allowed request: %d %v", got.StatusCode, got.Header)
+	}
+	for _, bad := range []string{"ui.example.org", "https://ui.example.org/app", "ftp://x"} {
+		if _, err := New(Config{Models: []Model{newFake("m")}, CORSOrigins: []string{bad}}); err == nil {
+			t.Errorf("CORS origin %q accepted", bad)
+		}
+	}
+}
+
+// TestRouteErrorsOutsideV1: outside /v1 the authentication and routing
+// errors are the REST API's {"error": {"message", "type"}}.
+func TestRouteErrorsOutsideV1(t *testing.T) {
+	srv := newTestServer(t, "tok", newFake("madspark-debate"))
+	resp, body := do(t, http.MethodGet, srv.URL+"/api/runs", "", "")
+	if e := jsonMap(t, body)["error"].(map[string]any); resp.StatusCode != 401 || e["type"] != "unauthorized" || e["code"] != nil {
+		t.Errorf("401 outside /v1: %d %s", resp.StatusCode, body)
+	}
+	resp, body = do(t, http.MethodGet, srv.URL+"/api/nothing", "tok", "")
+	if e := jsonMap(t, body)["error"].(map[string]any); resp.StatusCode != 404 || e["type"] != "not_found" {
+		t.Errorf("404 outside /v1: %d %s", resp.StatusCode, body)
+	}
+	resp, body = do(t, http.MethodDelete, srv.URL+"/metrics", "tok", "")
+	if e := jsonMap(t, body)["error"].(map[string]any); resp.StatusCode != 405 || e["type"] != "invalid_request" || resp.Header.Get("Allow") == "" {
+		t.Errorf("405 outside /v1: %d %s", resp.StatusCode, body)
+	}
+}

@@ -212,6 +212,15 @@ func (c *Cache) PutCache(ctx context.Context, key string, value []byte) error {
 
 // try reports whether to send a command to Redis: always, unless Redis
 // failed less than retryAfter ago.
+// Ping reports whether Redis answers, for health checks: nil when it does,
+// else the error (which names no password).
+func (c *Cache) Ping(ctx context.Context) error {
+	if err := c.client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis %s: %w", c.addr, err)
+	}
+	return nil
+}
+
 func (c *Cache) try() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

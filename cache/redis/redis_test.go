@@ -467,3 +467,20 @@ func TestOutageAndRecovery(t *testing.T) {
 		t.Errorf("second outage: %d info lines in all, want 1", n)
 	}
 }
+
+// TestPing: a server that answers is healthy, one that does not is not,
+// and the error does not give the password away.
+func TestPing(t *testing.T) {
+	ctx := context.Background()
+	down := open(t, Config{URL: "redis://user:s3cret@127.0.0.1:1/0"})
+	err := down.Ping(ctx)
+	if err == nil {
+		t.Fatal("Ping of an unreachable server succeeded")
+	}
+	if strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Errorf("Ping error = %q, want the address and no password", err)
+	}
+	if err := openTest(t, Config{}).Ping(ctx); err != nil {
+		t.Errorf("Ping of the test server: %v", err)
+	}
+}

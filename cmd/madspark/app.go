@@ -11,10 +11,13 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/cache/redis"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/events"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
+	"github.com/madspark/madspark/pipeline/assess"
 	"github.com/madspark/madspark/pipeline/chaos"
 	"github.com/madspark/madspark/pipeline/debate"
+	"github.com/madspark/madspark/pipeline/proposal"
 	"github.com/madspark/madspark/pipeline/spark"
 	"github.com/madspark/madspark/provider"
 	"github.com/madspark/madspark/provider/mock"
@@ -22,16 +25,18 @@ import (
 	"github.com/madspark/madspark/store/sqlite"
 )
 
-// app is the composed system: the store, the decorated client and the
-// engine, assembled once per command.
+// app is the composed system: the store, the decorated client, the event
+// hub and the engine, assembled once per command.
 type app struct {
 	db     madspark.Store
 	cache  madspark.CacheStore
 	info   provider.Info
+	events *events.Hub
 	engine *engine.Engine
 }
 
 func (a *app) Close() error {
+	a.events.Close()
 	if c, ok := a.cache.(io.Closer); ok && a.cache != madspark.CacheStore(a.db) {
 		c.Close()
 	}
@@ -116,11 +121,14 @@ func (c *cli) openApp(ctx context.Context, useCache bool) (*app, error) {
 		middleware.Breaker(middleware.BreakerConfig{Logger: c.logger}),
 		middleware.Timeout(0),
 	)
+	// Every run's events are stored, so that anyone can follow it.
+	hub := events.New(db, events.Options{Logger: c.logger})
 	return &app{
 		db:     db,
 		cache:  cache,
 		info:   info,
-		engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: c.logger},
+		events: hub,
+		engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: c.logger, Events: hub},
 	}, nil
 }
 
@@ -182,7 +190,7 @@ func (c *cli) executeRun(ctx context.Context, a *app, resumeID, pipeline string,
 // mockResponders answers every pipeline's agents in mock mode.
 func mockResponders() map[string]mock.Responder {
 	all := map[string]mock.Responder{}
-	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders(), debate.MockResponders()} {
+	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders(), debate.MockResponders(), assess.MockResponders(), proposal.MockResponders()} {
 		maps.Copy(all, m)
 	}
 	return all

@@ -92,22 +92,12 @@ func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format strin
 	memory := p.MemoryName()
 	// Each iteration's outputs are written as soon as it is judged.
 	written := func(it chaos.Iteration, remembered []madspark.RememberedIdea) error {
-		sub := filepath.Join(dir, fmt.Sprintf("iteration_%d", it.Number))
-		judge, err := json.MarshalIndent(it.Judgement, "", "  ")
+		files, err := chaos.IterationFiles(it)
 		if err != nil {
 			return err
 		}
-		files := map[string][]byte{
-			"creative_a.txt": []byte(it.CreativeA), "refinement_a.txt": []byte(it.RefinementA), "judge.json": judge,
-		}
-		if it.Chaos != "" {
-			files["chaos.txt"] = []byte(it.Chaos)
-		}
-		if it.CreativeB != "" {
-			files["creative_b.txt"], files["refinement_b.txt"] = []byte(it.CreativeB), []byte(it.RefinementB)
-		}
 		for name, data := range files {
-			if err := writeFile(filepath.Join(sub, name), data); err != nil {
+			if err := writeFile(filepath.Join(dir, filepath.FromSlash(name)), data); err != nil {
 				return err
 			}
 		}
@@ -126,11 +116,7 @@ func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format strin
 	if err != nil {
 		return fmt.Errorf("%w (outputs so far in %s)", err, dir)
 	}
-	header := fmt.Sprintf("run %s · %s/%s · seed %d · %s\n", run.ID(), a.info.Name, a.info.Model, p.Seed, usageLine(run, elapsed))
-	if a.info.Mock {
-		header = "MOCK DATA: generated offline by the mock provider, not by a language model.\n" + header
-	}
-	summary := header + "\n" + res.Report()
+	summary := chaos.Summary(res, run.ID(), a.info.Mode(), a.info.Name, a.info.Model, p.Seed, usageLine(run, elapsed))
 	envelope := map[string]any{
 		"run_id": run.ID(), "pipeline": "chaos", "mode": a.info.Mode(), "provider": a.info.Name, "model": a.info.Model,
 		"seed": p.Seed, "output_dir": dir, "result": res, "usage": run.Usage(), "duration_ms": elapsed.Milliseconds(),

@@ -104,7 +104,7 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
+			if len(args) == 0 && len(sf.remix) == 0 {
 				cmd.SetOut(c.stderr)
 				_ = cmd.Usage()
 				return usagef("a topic is required: madspark TOPIC [CONTEXT]")
@@ -114,7 +114,7 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 	}
 	sf.register(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.serveCmd(), c.runsCmd(), c.resumeCmd())
+	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.workerCmd(), c.batchCmd(), c.runsCmd(), c.resumeCmd(), c.exportCmd(), c.bookmarksCmd())
 	for _, sub := range root.Commands() {
 		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	}

@@ -22,7 +22,7 @@ type result struct {
 }
 
 // invoke runs the CLI in-process with exactly the environment vars.
-func invoke(t *testing.T, vars map[string]string, args ...string) result {
+func invoke(t testing.TB, vars map[string]string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	getenv := func(k string) string { return vars[k] }

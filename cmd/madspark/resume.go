@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,29 +18,37 @@ import (
 
 func (c *cli) resumeCmd() *cobra.Command {
 	var (
-		format  string
-		timeout time.Duration
+		format, outDir string
+		timeout        time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "resume RUN_ID",
 		Short: "Finish a run that was interrupted or failed, without paying again for its finished steps",
-		Long: `Resumes a spark run that did not finish (a crash, kill -9, Ctrl-C, a provider
-outage): every step that had finished is replayed from the run's journal with
-no LLM call, and only the unfinished steps call the model.`,
+		Long: `Resumes a run of any pipeline that did not finish (a crash, kill -9, Ctrl-C, a
+provider outage): every step that had finished is replayed from the run's
+journal with no LLM call, and only the unfinished steps call the model.
+
+A spark run prints its report (--output-format); other pipelines print the
+run's result as JSON. --output-dir writes the run's files. Runs of the job
+queue are resumed by workers, not by this command.`,
 		Args: argsError(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout <= 0 {
 				return usagef("--timeout must be positive, got %s", timeout)
 			}
-			return c.resume(cmd.Context(), args[0], format, timeout)
+			if !slices.Contains(spark.Formats, format) {
+				return usagef("unknown output format %q (want %s)", format, strings.Join(spark.Formats, ", "))
+			}
+			return c.resume(cmd.Context(), args[0], format, outDir, timeout)
 		},
 	}
-	cmd.Flags().StringVar(&format, "output-format", "detailed", "brief|detailed|json|markdown")
+	cmd.Flags().StringVar(&format, "output-format", "detailed", "spark runs: brief|detailed|json|markdown; other pipelines print JSON")
+	cmd.Flags().StringVar(&outDir, "output-dir", "", "also write the finished run's files to this directory")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up on the run after this long")
 	return cmd
 }
 
-func (c *cli) resume(ctx context.Context, id, format string, timeout time.Duration) error {
+func (c *cli) resume(ctx context.Context, id, format, outDir string, timeout time.Duration) error {
 	a, err := c.openApp(ctx, true)
 	if err != nil {
 		return err
@@ -51,33 +61,70 @@ func (c *cli) resume(ctx context.Context, id, format string, timeout time.Durati
 	if err != nil {
 		return err
 	}
-	if rec.Status == madspark.RunSucceeded {
+	switch rec.Status {
+	case madspark.RunSucceeded:
 		return usagef("run %s already succeeded; see madspark runs show %s", id, id)
+	case madspark.RunCancelled:
+		return usagef("run %s was cancelled", id)
+	case madspark.RunQueued:
+		return usagef("run %s is queued: a worker runs it (madspark worker)", id)
 	}
-	if rec.Pipeline != "spark" {
-		return usagef("run %s is a %s run; resume supports spark runs", id, rec.Pipeline)
+	reg, err := c.registry(a)
+	if err != nil {
+		return err
+	}
+	def, err := reg.Get(rec.Pipeline)
+	if err != nil {
+		return usagef("run %s: %v", id, err)
+	}
+	params, err := reg.Decode(rec.Pipeline, rec.Params)
+	if err != nil {
+		return fmt.Errorf("run %s: stored %w", id, err)
+	}
+	// A run that the queue still holds is a worker's to resume; running it
+	// here too would pay twice.
+	q, err := c.openQueue(ctx, a, reg, queueOptions{})
+	if err != nil {
+		return err
+	}
+	if owned, err := q.Owned(ctx, id); err != nil {
+		return err
+	} else if owned {
+		return usagef("run %s belongs to the job queue: a worker resumes it (madspark worker)", id)
 	}
 	if rec.Provider != a.info.Name || rec.Model != a.info.Model {
 		c.logger.Warn("resuming with another provider or model than the run started with", "run", id,
 			"was", rec.Provider+"/"+rec.Model, "now", a.info.Name+"/"+a.info.Model)
 	}
-	var params spark.Params
-	if err := json.Unmarshal(rec.Params, &params); err != nil {
-		return fmt.Errorf("run %s: stored parameters: %w", id, err)
-	}
-	pipe, err := spark.New()
-	if err != nil {
-		return err
-	}
-	var res *spark.Result
-	run, elapsed, err := c.executeRun(ctx, a, id, "spark", params, timeout, func(ctx context.Context, r *engine.Run) (any, error) {
-		var err error
-		res, err = pipe.Run(ctx, r, params)
-		return res, err
+	run, elapsed, err := c.executeRun(ctx, a, id, rec.Pipeline, params, timeout, func(ctx context.Context, r *engine.Run) (any, error) {
+		return def.Run(ctx, r, params)
 	})
 	if err != nil {
 		return err
 	}
-	report := spark.NewReport(res, run.ID(), a.info.Mode(), a.info.Name, a.info.Model, run.Usage(), elapsed)
-	return c.writeReport(report, format, "")
+	done := run.Record()
+	if outDir != "" && def.Files != nil {
+		files, err := def.Files(&done)
+		if err != nil {
+			return err
+		}
+		for name, data := range files {
+			if err := writeFile(filepath.Join(outDir, filepath.FromSlash(name)), data); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(c.stderr, "madspark: wrote the run's files to %s\n", outDir)
+	}
+	if rec.Pipeline == "spark" {
+		rep, err := spark.ReportOf(&done)
+		if err != nil {
+			return err
+		}
+		rep.DurationMS = elapsed.Milliseconds()
+		return c.writeReport(rep, format, "")
+	}
+	return writeJSON(c, map[string]any{
+		"run_id": done.ID, "pipeline": done.Pipeline, "mode": done.Mode, "provider": done.Provider, "model": done.Model,
+		"result": done.Result, "usage": done.Usage, "duration_ms": elapsed.Milliseconds(),
+	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/events"
+	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/pipeline/spark"
 )
 
@@ -54,7 +57,7 @@ func (c *cli) runsCmd() *cobra.Command {
 	}
 	list.Flags().StringVar(&format, "output-format", "table", "table|json")
 	list.Flags().StringVar(&pipeline, "pipeline", "", "only runs of this pipeline")
-	list.Flags().StringVar(&status, "status", "", "only runs with this status: running|succeeded|failed")
+	list.Flags().StringVar(&status, "status", "", "only runs with this status: queued|running|succeeded|failed|cancelled")
 	list.Flags().IntVar(&limit, "limit", 20, "at most this many runs")
 	list.Flags().IntVar(&offset, "offset", 0, "skip this many runs")
 
@@ -96,7 +99,89 @@ func (c *cli) runsCmd() *cobra.Command {
 		},
 	}
 	show.Flags().StringVar(&showFormat, "output-format", "detailed", "record|"+strings.Join(spark.Formats, "|"))
-	cmd.AddCommand(list, show)
+	cmd.AddCommand(list, show, c.runsCancelCmd(), c.runsWatchCmd())
+	for _, sub := range cmd.Commands() {
+		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	}
+	return cmd
+}
+
+func (c *cli) runsCancelCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel RUN_ID",
+		Short: "Cancel a queued or running run of the job queue",
+		Args:  argsError(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			a, err := c.openApp(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			reg, err := c.registry(a)
+			if err != nil {
+				return err
+			}
+			q, err := c.openQueue(ctx, a, reg, queueOptions{})
+			if err != nil {
+				return err
+			}
+			status, err := q.Cancel(ctx, args[0])
+			switch {
+			case errors.Is(err, madspark.ErrNotFound):
+				return usagef("no run %s", args[0])
+			case errors.Is(err, jobs.ErrFinished), errors.Is(err, jobs.ErrNotQueued):
+				return usageError{err}
+			case err != nil:
+				return err
+			}
+			if status == madspark.RunRunning {
+				fmt.Fprintf(c.stderr, "madspark: run %s is stopping; its worker records it as cancelled\n", args[0])
+			} else {
+				fmt.Fprintf(c.stderr, "madspark: run %s cancelled\n", args[0])
+			}
+			return nil
+		},
+	}
+}
+
+func (c *cli) runsWatchCmd() *cobra.Command {
+	var after int64
+	cmd := &cobra.Command{
+		Use:   "watch RUN_ID",
+		Short: "Print a run's events as JSON lines, from the start (or --after SEQ), until it finishes",
+		Long: `Prints the run's stored events, then its new ones as they happen (wherever the
+run executes), one JSON object per line in the seed's progress message shape
+({type, stage, progress, message, data} with run_id and seq), and exits after
+the final result or error event.`,
+		Args: argsError(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			db, err := c.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			hub := events.New(db, events.Options{Logger: c.logger})
+			defer hub.Close()
+			ch, err := hub.Subscribe(ctx, args[0], after)
+			if errors.Is(err, madspark.ErrNotFound) {
+				return usagef("no run %s", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(c.stdout)
+			enc.SetEscapeHTML(false)
+			for e := range ch {
+				if err := enc.Encode(e); err != nil {
+					return err
+				}
+			}
+			return ctx.Err()
+		},
+	}
+	cmd.Flags().Int64Var(&after, "after", 0, "start after this sequence number")
 	return cmd
 }
 

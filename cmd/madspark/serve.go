@@ -4,14 +4,21 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/madspark/madspark/api"
+	"github.com/madspark/madspark/cache/redis"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/jobs"
+	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/provider/llamaserver"
 	"github.com/madspark/madspark/server"
+	"github.com/madspark/madspark/store/postgres"
 	"github.com/madspark/madspark/web"
 )
 
@@ -89,21 +96,38 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta fun
 
 func (c *cli) serveCmd() *cobra.Command {
 	f := &debateFlags{}
+	wf := &workerFlags{}
 	var (
-		addr    string
-		noCache bool
+		addr     string
+		noCache  bool
+		noWorker bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the HTTP API: OpenAI-compatible chat completions with models madspark-debate and madspark-direct",
-		Long: `Serves an OpenAI-compatible API at http://ADDR/v1 (GET /v1/models,
-POST /v1/chat/completions, streaming included), GET /health and GET /metrics.
+		Short: "Serve the HTTP API: the REST API of runs and bookmarks, and OpenAI-compatible chat completions",
+		Long: `Serves the REST API at http://ADDR/api (runs of every pipeline, their live
+progress over SSE and WebSocket, exports, bookmarks; its OpenAPI document is
+/api/openapi.json), an OpenAI-compatible API at http://ADDR/v1 (GET
+/v1/models, POST /v1/chat/completions, streaming included), GET /health,
+GET /health/detailed and GET /metrics.
+
+MADSPARK_CORS_ORIGINS (comma-separated origins) lets other sites' pages call
+it; MADSPARK_RATE_LIMIT (requests per second per client, default 20, "off"
+for none) and MADSPARK_RATE_BURST (default 120) bound each client of /api.
 
 Binds 127.0.0.1:8080 by default. Binding any other address requires
-MADSPARK_API_TOKEN; every request then needs "Authorization: Bearer TOKEN".`,
+MADSPARK_API_TOKEN; every request then needs "Authorization: Bearer TOKEN".
+
+Unless --no-worker, the server also works queued runs as madspark worker
+does (--max-concurrent, --lease, --drain-timeout), resuming at start the
+runs it was working when it stopped; on Ctrl-C it drains them after the
+HTTP server.`,
 		Args: argsError(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := f.params("probe"); err != nil {
+				return err
+			}
+			if err := wf.check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -112,26 +136,62 @@ MADSPARK_API_TOKEN; every request then needs "Authorization: Bearer TOKEN".`,
 				return err
 			}
 			defer closeAll()
+			reg, err := c.registry(d.app)
+			if err != nil {
+				return err
+			}
+			var q *jobs.Queue
+			if noWorker {
+				if q, err = c.openQueue(ctx, d.app, reg, queueOptions{}); err != nil {
+					return err
+				}
+			} else {
+				var stopWorker func()
+				if q, stopWorker, err = c.startWorker(ctx, d.app, reg, wf); err != nil {
+					return err
+				}
+				// Deferred after closeAll, so it runs first: the worker
+				// drains before the store closes.
+				defer stopWorker()
+			}
+			origins := splitList(c.env("MADSPARK_CORS_ORIGINS"))
+			rest, err := c.restAPI(d.app, reg, q, origins)
+			if err != nil {
+				return err
+			}
+			models := []server.Model{
+				&debateModel{id: "madspark-debate", mode: "auto", c: c, d: d, flags: f},
+				&debateModel{id: "madspark-direct", mode: "simple", c: c, d: d, flags: f},
+			}
+			models = append(models, api.PipelineModels(reg, d.app.engine, apiInfo(d.app), "debate")...)
 			srv, err := server.New(server.Config{
-				Addr:    addr,
-				Token:   c.env("MADSPARK_API_TOKEN"),
-				Logger:  c.logger,
-				Version: version,
-				Models: []server.Model{
-					&debateModel{id: "madspark-debate", mode: "auto", c: c, d: d, flags: f},
-					&debateModel{id: "madspark-direct", mode: "simple", c: c, d: d, flags: f},
-				},
+				Addr:        addr,
+				Token:       c.env("MADSPARK_API_TOKEN"),
+				Logger:      c.logger,
+				Version:     version,
+				Models:      models,
+				CORSOrigins: origins,
 			})
 			if err != nil {
 				return usageError{err}
 			}
+			rest.Register(srv.Mux())
 			srv.Mux().Handle("GET /", web.Handler()) // the web UI; every other route is more specific
+			// Progress streams end when the server stops; their clients
+			// reconnect to the next one and resume.
+			stopStreams := context.AfterFunc(ctx, rest.Close)
+			defer stopStreams()
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
 			mode := d.app.info.Mode()
-			fmt.Fprintf(c.stderr, "madspark: serving http://%s/v1 (models madspark-debate, madspark-direct; provider %s/%s, %s)\n", ln.Addr(), d.app.info.Name, d.app.info.Model, mode)
+			ids := make([]string, len(models))
+			for i, m := range models {
+				ids[i] = m.ID()
+			}
+			fmt.Fprintf(c.stderr, "madspark: serving http://%s/v1 (models %s; provider %s/%s, %s) and the REST API at http://%s/api\n",
+				ln.Addr(), strings.Join(ids, ", "), d.app.info.Name, d.app.info.Model, mode, ln.Addr())
 			start := time.Now()
 			err = srv.Serve(ctx, ln)
 			fmt.Fprintf(c.stderr, "madspark: server stopped after %s\n", time.Since(start).Round(time.Second))
@@ -141,6 +201,61 @@ MADSPARK_API_TOKEN; every request then needs "Authorization: Bearer TOKEN".`,
 	f.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().BoolVar(&noCache, "no-cache", false, "do not use the response cache")
+	cmd.Flags().BoolVar(&noWorker, "no-worker", false, "do not work queued runs in this process (madspark worker processes do)")
+	wf.register(cmd)
 	f.mode = "auto"
 	return cmd
+}
+
+// apiInfo describes the app to the REST API.
+func apiInfo(a *app) api.Info {
+	i := api.Info{Version: version, Mode: a.info.Mode(), Provider: a.info.Name, Model: a.info.Model,
+		ProviderConfigured: !a.info.Mock, Database: "sqlite", Cache: "database"}
+	if _, ok := a.db.(*postgres.DB); ok {
+		i.Database = "postgres"
+	}
+	if rc, ok := a.cache.(*redis.Cache); ok {
+		i.Cache, i.CachePing = "redis", rc.Ping
+	}
+	return i
+}
+
+// restAPI builds the REST API over the app, its registry and its queue.
+func (c *cli) restAPI(a *app, reg *pipeline.Registry, q *jobs.Queue, origins []string) (*api.Handler, error) {
+	font, err := c.pdfFont()
+	if err != nil {
+		return nil, err
+	}
+	rate, burst := 0.0, 0
+	if s := strings.TrimSpace(c.env("MADSPARK_RATE_LIMIT")); s != "" {
+		if s == "off" || s == "0" {
+			rate = -1
+		} else if rate, err = strconv.ParseFloat(s, 64); err != nil || rate <= 0 {
+			return nil, usagef(`MADSPARK_RATE_LIMIT must be requests per second per client (such as 20) or "off", got %q`, s)
+		}
+	}
+	if s := strings.TrimSpace(c.env("MADSPARK_RATE_BURST")); s != "" {
+		if burst, err = strconv.Atoi(s); err != nil || burst < 1 {
+			return nil, usagef("MADSPARK_RATE_BURST must be a positive number of requests, got %q", s)
+		}
+	}
+	h, err := api.New(api.Config{
+		Registry: reg, Queue: q, Store: a.db, Events: a.events, Engine: a.engine, Info: apiInfo(a),
+		Logger: c.logger, RateLimit: rate, RateBurst: burst, AllowedOrigins: origins, PDFFont: font,
+	})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return h, nil
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
 }

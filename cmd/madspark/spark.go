@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/bookmark"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/spark"
 )
 
@@ -30,6 +34,8 @@ type sparkFlags struct {
 	timeout          time.Duration
 	noCache          bool
 	allowFallbacks   bool
+	remix            []string
+	bookmarkTags     []string
 	changed          func(string) bool
 }
 
@@ -49,16 +55,20 @@ func (f *sparkFlags) register(cmd *cobra.Command) {
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "give up on the whole run after this long")
 	fs.BoolVar(&f.noCache, "no-cache", false, "do not use the response cache")
 	fs.BoolVar(&f.allowFallbacks, "allow-fallbacks", false, "on a failed stage use marked default values instead of failing")
+	fs.StringSliceVar(&f.remix, "remix", nil, "build on these bookmarks (IDs, repeated or comma-separated); TOPIC and CONTEXT default to the first one's")
+	fs.StringSliceVar(&f.bookmarkTags, "bookmark-tags", nil, "bookmark the run's candidates with these tags (near-duplicates of kept bookmarks are reported, not saved)")
 	f.changed = fs.Changed
 }
 
-// params turns the flags and arguments into validated parameters.
-func (f *sparkFlags) params(args []string) (spark.Params, error) {
+// params turns the flags and arguments into validated parameters; seeds
+// are the ideas of a remix.
+func (f *sparkFlags) params(args []string, seeds []string) (spark.Params, error) {
 	p := spark.DefaultParams()
 	p.Topic = args[0]
 	if len(args) > 1 {
 		p.Context = args[1]
 	}
+	p.SeedIdeas = seeds
 	p.NumCandidates, p.NumTopCandidates = f.numCandidates, f.numTop
 	p.EnhancedReasoning, p.LogicalInference = f.enhanced, f.logical
 	p.NoveltyFilter, p.NoveltyThreshold = !f.noNovelty, f.noveltyThreshold
@@ -96,7 +106,14 @@ func (c *cli) sparkCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "spark TOPIC [CONTEXT]",
 		Short: "Generate ideas, critique them, argue for and against, improve and re-score",
-		Args:  argsError(cobra.RangeArgs(1, 2)),
+		Long: `Generates ideas for TOPIC within CONTEXT, critiques them, argues for and
+against the best, improves them and scores the improvements.
+
+--remix ID... builds on bookmarked ideas (madspark bookmarks list): they
+become the run's seed ideas, and TOPIC and CONTEXT default to the first
+bookmark's. --bookmark-tags T... bookmarks the run's candidates with those
+tags; one near-identical to a kept bookmark is reported and not saved.`,
+		Args: argsError(cobra.RangeArgs(0, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.runSpark(cmd.Context(), args, f)
 		},
@@ -106,8 +123,19 @@ func (c *cli) sparkCmd() *cobra.Command {
 }
 
 func (c *cli) runSpark(ctx context.Context, args []string, f *sparkFlags) error {
-	params, err := f.params(args)
+	if len(args) == 0 && len(f.remix) == 0 {
+		return usagef("a topic is required: madspark spark TOPIC [CONTEXT], or --remix BOOKMARK_ID…")
+	}
+	if len(f.remix) > bookmark.MaxRemix {
+		return usagef("--remix builds on at most %d bookmarks, got %d", bookmark.MaxRemix, len(f.remix))
+	}
+	tags, err := checkTags("--bookmark-tags", f.bookmarkTags)
 	if err != nil {
+		return err
+	}
+	// Everything but the topic is checked before the database is opened.
+	probe := append([]string{"probe"}, args[min(1, len(args)):]...)
+	if _, err := f.params(probe, nil); err != nil {
 		return err
 	}
 	pipe, err := spark.New()
@@ -119,6 +147,31 @@ func (c *cli) runSpark(ctx context.Context, args []string, f *sparkFlags) error 
 		return err
 	}
 	defer a.Close()
+	var seeds []string
+	if len(f.remix) > 0 {
+		var bs []*madspark.Bookmark
+		for _, id := range f.remix {
+			b, err := a.db.Bookmark(ctx, id)
+			if errors.Is(err, madspark.ErrNotFound) {
+				return usagef("--remix: no bookmark %s (madspark bookmarks list)", id)
+			}
+			if err != nil {
+				return err
+			}
+			bs = append(bs, b)
+		}
+		seeds = bookmark.SeedIdeas(bs)
+		switch len(args) {
+		case 0:
+			args = []string{bs[0].Topic, bs[0].Context}
+		case 1:
+			args = append(args, bs[0].Context)
+		}
+	}
+	params, err := f.params(args, seeds)
+	if err != nil {
+		return err
+	}
 	var res *spark.Result
 	run, elapsed, err := c.execute(ctx, a, "spark", params, f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
 		var err error
@@ -129,7 +182,45 @@ func (c *cli) runSpark(ctx context.Context, args []string, f *sparkFlags) error 
 		return err
 	}
 	report := spark.NewReport(res, run.ID(), a.info.Mode(), a.info.Name, a.info.Model, run.Usage(), elapsed)
-	return c.writeReport(report, f.format, f.output)
+	if err := c.writeReport(report, f.format, f.output); err != nil {
+		return err
+	}
+	if f.changed("bookmark-tags") {
+		rec := run.Record()
+		return c.bookmarkCandidates(ctx, a, &rec, tags)
+	}
+	return nil
+}
+
+// bookmarkCandidates bookmarks every candidate of a succeeded spark run
+// with tags, reporting on stderr each one kept and each one refused as a
+// near-duplicate of a kept bookmark.
+func (c *cli) bookmarkCandidates(ctx context.Context, a *app, rec *madspark.Run, tags []string) error {
+	def := pipeline.Definition{Name: "spark", Ideas: spark.Ideas}
+	ideas, err := spark.Ideas(rec)
+	if err != nil {
+		return err
+	}
+	for i := range ideas {
+		b, err := bookmark.FromRun(def, rec, i, tags, "")
+		if err != nil {
+			return err
+		}
+		dups, err := bookmark.Save(ctx, a.db, b, false)
+		if de, ok := errors.AsType[*bookmark.DuplicateError](err); ok {
+			fmt.Fprintf(c.stderr, "madspark: candidate %d not bookmarked: %v\n", i+1, de)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		note := ""
+		if dups.Recommendation == bookmark.Warn {
+			note = fmt.Sprintf(" (similar to bookmark %s, %.2f)", dups.Similar[0].Bookmark.ID, dups.Similar[0].Similarity)
+		}
+		fmt.Fprintf(c.stderr, "madspark: candidate %d bookmarked as %s%s\n", i+1, b.ID, note)
+	}
+	return nil
 }
 
 // writeReport writes the report to path atomically, or to standard output.

@@ -354,3 +354,44 @@ func TestParamsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeReplaysWithTheSameMemory resumes a run that had already
+// remembered the ideas of its first iteration: the replay must see the
+// memory as it was before the run, or the creative prompts would change
+// (and be paid for again) and the run's own ideas would be rejected as
+// repeats of themselves.
+func TestResumeReplaysWithTheSameMemory(t *testing.T) {
+	ctx := context.Background()
+	db := newDB(t)
+	rec := &recorder{next: mock.New(MockResponders())}
+	p := params(func(p *Params) { p.Iterations = 2 })
+	first, r, err := runChaos(t, db, rec, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := len(rec.reqs)
+	// Make the run resumable as if it had failed at the end.
+	failed := r.Record()
+	failed.Status, failed.Result, failed.Error = madspark.RunFailed, nil, "crashed"
+	if err := db.FinishRun(ctx, &failed); err != nil {
+		t.Fatal(err)
+	}
+	pipe, _ := New(db)
+	e := &engine.Engine{Store: db, Client: rec}
+	r2, err := e.Resume(ctx, r.ID(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := pipe.Run(ctx, r2, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.reqs) != calls {
+		t.Fatalf("the resumed run made %d calls, want 0: %v", len(rec.reqs)-calls, rec.count())
+	}
+	a, _ := json.Marshal(first.Accepted)
+	b, _ := json.Marshal(again.Accepted)
+	if len(first.Accepted) == 0 || string(a) != string(b) {
+		t.Fatalf("accepted ideas differ after resume:\n%s\n%s", a, b)
+	}
+}

@@ -26,13 +26,22 @@ type memory struct {
 	vecs  []similarity.Vector
 }
 
+// load reads the memory as it was before this run. Ideas the run itself
+// remembered (a resumed run did, before it was interrupted) are left out:
+// the replayed iterations remember them again, in the same order, so every
+// prompt and every judgement is the same as the first time and the journal
+// replays it.
 func (m *memory) load(ctx context.Context) error {
 	ideas, err := m.store.RememberedIdeas(ctx, m.name)
 	if err != nil {
 		return fmt.Errorf("load idea memory: %w", err)
 	}
-	m.ideas = ideas
+	m.ideas = ideas[:0:0]
 	for _, it := range ideas {
+		if it.RunID == m.runID {
+			continue
+		}
+		m.ideas = append(m.ideas, it)
 		var a AcceptedIdea
 		_ = json.Unmarshal(it.Data, &a)
 		a.IdeaName = it.Name

@@ -16,25 +16,25 @@ const (
 
 // Params are the inputs of a chaos run.
 type Params struct {
-	Prompt string `json:"prompt"`
+	Prompt string `json:"prompt" jsonschema:"required"`
 	// Iterations is how many times the workflow runs, each building on the
 	// ideas accepted before.
-	Iterations int `json:"iterations"`
+	Iterations int `json:"iterations" jsonschema:"minimum=1,maximum=10"`
 	// ChaosSeeds is how many random concepts seed the chaos generator.
-	ChaosSeeds int `json:"chaos_seeds"`
+	ChaosSeeds int `json:"chaos_seeds" jsonschema:"minimum=1,maximum=50"`
 	// Seed makes the sampling of seed concepts reproducible.
 	Seed uint64 `json:"seed"`
 	// IdeasPerTrack is how many ideas each creative track is asked for (5-20).
-	IdeasPerTrack int `json:"ideas_per_track"`
+	IdeasPerTrack int `json:"ideas_per_track" jsonschema:"minimum=5,maximum=20"`
 	// ModelA and ModelB override the provider's model for each creative
 	// track; TempA and TempB are their temperatures (A hot, B cooler).
 	ModelA string  `json:"model_a,omitempty"`
 	ModelB string  `json:"model_b,omitempty"`
-	TempA  float64 `json:"temp_a"`
-	TempB  float64 `json:"temp_b"`
+	TempA  float64 `json:"temp_a" jsonschema:"minimum=0,maximum=2"`
+	TempB  float64 `json:"temp_b" jsonschema:"minimum=0,maximum=2"`
 	// AcceptThreshold is the lowest quality_score of an accepted idea; the
 	// judge's prompt and its validation use the same number.
-	AcceptThreshold float64 `json:"accept_threshold"`
+	AcceptThreshold float64 `json:"accept_threshold" jsonschema:"minimum=0,maximum=10"`
 	// Memory names the idea memory; empty means one per prompt.
 	Memory string `json:"memory"`
 	// Tournament ranks the accepted ideas by pairwise comparison into Elo

@@ -51,14 +51,14 @@ const MaxSearchResults = 3
 
 // Params are the inputs of a debate.
 type Params struct {
-	Query string `json:"query"`
+	Query string `json:"query" jsonschema:"required"`
 	// History is the conversation before the query, oldest first.
 	History []llm.Message `json:"history,omitempty"`
 	// Mode is auto (route by complexity), simple or complex.
-	Mode string `json:"mode"`
+	Mode string `json:"mode" jsonschema:"enum=auto,enum=simple,enum=complex"`
 	// Rounds of proposing, 1-5; from round 2 proposers revise after
 	// reading each other's handoffs.
-	Rounds int `json:"rounds"`
+	Rounds int `json:"rounds" jsonschema:"minimum=1,maximum=5"`
 	// PeerReview has each proposer rank the others' anonymised handoffs;
 	// the aggregator sees the aggregate ranking.
 	PeerReview bool                `json:"peer_review"`

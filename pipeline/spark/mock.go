@@ -85,6 +85,12 @@ func mockGenerate(req *llm.Request) (any, error) {
 		if i >= len(mockIdeaShapes) {
 			title += fmt.Sprintf(" (variant %d)", i/len(mockIdeaShapes)+1)
 		}
+		if len(in.SeedIdeas) > 0 {
+			// A remix: each idea carries one of the kept ideas further.
+			seed := seedTitle(in.SeedIdeas[i%len(in.SeedIdeas)])
+			title += " × " + seed
+			desc += fmt.Sprintf(" It builds on the kept idea %q, taking it to a new audience.", seed)
+		}
 		out.Ideas = append(out.Ideas, Idea{Title: title, Description: desc})
 	}
 	return out, nil
@@ -228,4 +234,15 @@ func mockImprove(req *llm.Request) (any, error) {
 		})
 	}
 	return out, nil
+}
+
+// seedTitle is a seed idea's title: the text before ": ", without the
+// "Refined " of an improved idea, at most 60 characters.
+func seedTitle(s string) string {
+	title, _, _ := strings.Cut(s, ": ")
+	title = strings.TrimPrefix(strings.TrimSpace(title), refinedPrefix)
+	if r := []rune(title); len(r) > 60 {
+		title = string(r[:59]) + "…"
+	}
+	return title
 }

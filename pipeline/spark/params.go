@@ -15,27 +15,32 @@ const (
 	MaxContextLen = 5000
 	MaxCandidates = 20
 	MaxTop        = 5
+	MaxSeedIdeas  = 10
+	MaxSeedLen    = 2000
 )
 
 // Params are the inputs of a spark run, named as in the seed's canon.
 type Params struct {
-	Topic   string `json:"topic"`
-	Context string `json:"context"`
+	Topic   string `json:"topic" jsonschema:"required,description=Main subject or theme"`
+	Context string `json:"context" jsonschema:"description=Additional criteria or constraints"`
 	// NumCandidates is how many ideas are generated.
-	NumCandidates int `json:"num_candidates"`
+	NumCandidates int `json:"num_candidates" jsonschema:"minimum=1,maximum=20,description=Number of ideas to generate"`
 	// NumTopCandidates is how many of the best are argued over and improved.
-	NumTopCandidates int          `json:"num_top_candidates"`
+	NumTopCandidates int          `json:"num_top_candidates" jsonschema:"minimum=1,maximum=5,description=Best ideas argued over and improved"`
 	Temperatures     Temperatures `json:"temperatures"`
 	// EnhancedReasoning adds the multi-dimensional evaluation.
-	EnhancedReasoning bool `json:"enhanced_reasoning"`
+	EnhancedReasoning bool `json:"enhanced_reasoning" jsonschema:"description=Multi-dimensional evaluation (+2 calls)"`
 	// LogicalInference adds a logical analysis of each top candidate.
-	LogicalInference bool `json:"logical_inference"`
+	LogicalInference bool `json:"logical_inference" jsonschema:"description=Logical analysis of each top idea (+1 call)"`
 	// NoveltyFilter drops near-duplicate ideas before evaluation.
 	NoveltyFilter    bool    `json:"novelty_filter"`
-	NoveltyThreshold float64 `json:"novelty_threshold"`
+	NoveltyThreshold float64 `json:"novelty_threshold" jsonschema:"exclusiveMinimum=0,maximum=1"`
 	// AllowFallbacks lets a failed stage be replaced by the seed's fallback
 	// values, each marked in the result.
 	AllowFallbacks bool `json:"allow_fallbacks"`
+	// SeedIdeas are ideas the generation builds on, such as bookmarked
+	// ones in a remix.
+	SeedIdeas []string `json:"seed_ideas,omitempty" jsonschema:"maxItems=10,description=Ideas to build on (a remix of bookmarks)"`
 	// StageTimeout scales the per-stage timeouts; 0 means 1.
 	StageTimeout float64 `json:"-"`
 }
@@ -75,17 +80,29 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("novelty_threshold must be in (0, 1], got %g", p.NoveltyThreshold)
 	case p.StageTimeout < 0:
 		return fmt.Errorf("stage timeout scale must not be negative")
+	case len(p.SeedIdeas) > MaxSeedIdeas:
+		return fmt.Errorf("seed_ideas holds at most %d ideas, got %d", MaxSeedIdeas, len(p.SeedIdeas))
+	}
+	for i, s := range p.SeedIdeas {
+		switch {
+		case strings.TrimSpace(s) == "":
+			return fmt.Errorf("seed_ideas[%d] must not be empty", i)
+		case !utf8.ValidString(s):
+			return fmt.Errorf("seed_ideas[%d] is not valid UTF-8", i)
+		case utf8.RuneCountInString(s) > MaxSeedLen:
+			return fmt.Errorf("seed_ideas[%d] is %d characters; the limit is %d", i, utf8.RuneCountInString(s), MaxSeedLen)
+		}
 	}
 	return p.Temperatures.Validate()
 }
 
 // Temperatures are the sampling temperatures of each role.
 type Temperatures struct {
-	Generate float64 `json:"generate"`
-	Evaluate float64 `json:"evaluate"`
-	Advocate float64 `json:"advocate"`
-	Skeptic  float64 `json:"skeptic"`
-	Improve  float64 `json:"improve"`
+	Generate float64 `json:"generate" jsonschema:"minimum=0,maximum=2"`
+	Evaluate float64 `json:"evaluate" jsonschema:"minimum=0,maximum=2"`
+	Advocate float64 `json:"advocate" jsonschema:"minimum=0,maximum=2"`
+	Skeptic  float64 `json:"skeptic" jsonschema:"minimum=0,maximum=2"`
+	Improve  float64 `json:"improve" jsonschema:"minimum=0,maximum=2"`
 }
 
 // DefaultTemperatures are the seed's: generate and improve 0.9, evaluate 0.3,

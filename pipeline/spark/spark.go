@@ -63,6 +63,9 @@ type (
 	generateInput struct {
 		Topic, Context string
 		N              int
+		// SeedIdeas are left out of the journal's hash when empty, so
+		// that runs without them hash as before.
+		SeedIdeas []string `json:",omitempty"`
 	}
 	ideasInput struct {
 		Topic, Context string
@@ -89,8 +92,12 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 	fb := &fallbacks{allowed: in.AllowFallbacks}
 
 	// 1. IdeaGenerator: num_candidates ideas, near-duplicates dropped.
-	r.Emit("generate", 5, fmt.Sprintf("generating %d ideas", in.NumCandidates))
-	gen := generateInput{in.Topic, in.Context, in.NumCandidates}
+	msg := fmt.Sprintf("generating %d ideas", in.NumCandidates)
+	if len(in.SeedIdeas) > 0 {
+		msg += fmt.Sprintf(" from %d seed ideas", len(in.SeedIdeas))
+	}
+	r.Emit("generate", 5, msg)
+	gen := generateInput{Topic: in.Topic, Context: in.Context, N: in.NumCandidates, SeedIdeas: in.SeedIdeas}
 	ideas, err := engine.Step(ctx, r, "generate", gen, func(ctx context.Context, c llm.Client) ([]Idea, error) {
 		out, err := p.generate.ask(ctx, c, in, t.Generate, gen, func(v *ideaList) error {
 			if len(v.Ideas) < in.NumCandidates {

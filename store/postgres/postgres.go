@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,6 +46,10 @@ var (
 // set connect_timeout.
 const defaultConnectTimeout = 10 * time.Second
 
+// defaultMaxConns is the pool's size when the URL does not set
+// pool_max_conns.
+const defaultMaxConns = 16
+
 // DB is a store backed by a PostgreSQL database. It implements
 // madspark.RunStore, madspark.CacheStore and madspark.IdeaStore. Create one
 // with Open and release it with Close.
@@ -58,7 +63,8 @@ type DB struct {
 // as pool_max_conns, connect_timeout and search_path). It checks the
 // connection and applies any migrations not applied yet. Without
 // connect_timeout in url, each connection attempt gives up after 10 seconds;
-// ctx bounds the whole of Open.
+// without pool_max_conns, the pool holds up to 16 connections (or one per
+// CPU if more); ctx bounds the whole of Open.
 func Open(ctx context.Context, url string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -66,6 +72,12 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	// pgxpool's default (the number of CPUs, at least 4) is too few for a
+	// worker: the job queue holds one connection to listen, and each of its
+	// concurrent runs writes its journal and events.
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = max(cfg.MaxConns, defaultMaxConns)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -102,3 +114,8 @@ func (db *DB) inTx(ctx context.Context, op string, fn func(tx pgx.Tx) error) err
 	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
 }
+
+// Pool returns the store's connection pool, for a component that works on
+// the same database, such as the job queue (River's pgx driver). Do not
+// close it: Close does.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }

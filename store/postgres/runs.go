@@ -92,11 +92,15 @@ func (db *DB) CreateRun(ctx context.Context, run *madspark.Run) error {
 	if run.Status == "" {
 		run.Status = madspark.RunRunning
 	}
+	tags, err := json.Marshal(run.Tags)
+	if err != nil {
+		return fmt.Errorf("postgres: %s %q: %w", op, run.ID, err)
+	}
 	_, err = db.pool.Exec(ctx, `INSERT INTO runs
-    (id, pipeline, status, mode, provider, model, params, result, error, usage, created_at, finished_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		run.ID, run.Pipeline, string(run.Status), run.Mode, run.Provider, run.Model,
-		params, result, run.Error, run.Usage, dbTime(run.CreatedAt), nullTime(run.FinishedAt))
+		params, result, run.Error, run.Usage, string(tags), dbTime(run.CreatedAt), nullTime(run.FinishedAt))
 	if err != nil {
 		return fmt.Errorf("postgres: %s %q: %w", op, run.ID, err)
 	}
@@ -134,19 +138,25 @@ WHERE id = $6`,
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, created_at, finished_at`
+const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at`
 
 // scanRun reads a row of runColumns.
 func scanRun(row pgx.Row) (*madspark.Run, error) {
 	var (
 		r                 madspark.Run
-		status            string
+		status, tags      string
 		params, result    *string
 		created, finished pgtype.Timestamptz
 	)
 	if err := row.Scan(&r.ID, &r.Pipeline, &status, &r.Mode, &r.Provider, &r.Model,
-		&params, &result, &r.Error, &r.Usage, &created, &finished); err != nil {
+		&params, &result, &r.Error, &r.Usage, &tags, &created, &finished); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal([]byte(tags), &r.Tags); err != nil {
+		return nil, fmt.Errorf("run %q: tags: %w", r.ID, err)
+	}
+	if len(r.Tags) == 0 {
+		r.Tags = nil
 	}
 	r.Status = madspark.RunStatus(status)
 	r.Params = rawJSON(params)
@@ -187,6 +197,11 @@ func (db *DB) Runs(ctx context.Context, f madspark.RunFilter) ([]*madspark.Run, 
 	}
 	if f.Status != "" {
 		where = append(where, "status = "+arg(string(f.Status)))
+	}
+	if f.Query != "" {
+		// ILIKE would fold more than ASCII; LIKE on lower() of both sides
+		// folds what SQLite's LIKE folds, and more.
+		where = append(where, `lower(params) LIKE lower(`+arg("%"+likeEscape(f.Query)+"%")+`) ESCAPE '\'`)
 	}
 	limit := f.Limit
 	if limit <= 0 {
@@ -302,4 +317,45 @@ FROM steps WHERE run_id = $1 ORDER BY seq`, runID)
 		return nil, fmt.Errorf("postgres: steps of run %q: %w", runID, err)
 	}
 	return steps, nil
+}
+
+// SetRunStatus moves run id to status, which must be queued or running,
+// clearing its error and finish time, provided its current status is one of
+// from (any status when from is empty). It reports whether it did, and
+// returns an error wrapping madspark.ErrNotFound when there is no such run.
+func (db *DB) SetRunStatus(ctx context.Context, id string, status madspark.RunStatus, from ...madspark.RunStatus) (bool, error) {
+	const op = "set run status"
+	if status != madspark.RunQueued && status != madspark.RunRunning {
+		return false, fmt.Errorf("postgres: %s %q: %q is not an unfinished status", op, id, status)
+	}
+	allowed := make([]string, 0, len(from))
+	for _, s := range from {
+		allowed = append(allowed, string(s))
+	}
+	var (
+		cur     string
+		changed bool
+	)
+	// One statement: the row is locked by the UPDATE, and the status
+	// compared under the lock; cur is the status before the update.
+	err := db.pool.QueryRow(ctx, `WITH old AS (SELECT id, status FROM runs WHERE id = $1 FOR NO KEY UPDATE),
+upd AS (
+    UPDATE runs SET status = $2, error = '', finished_at = NULL
+    FROM old WHERE runs.id = old.id AND (cardinality($3::text[]) = 0 OR old.status = ANY($3::text[]))
+    RETURNING runs.id
+)
+SELECT old.status, EXISTS (SELECT 1 FROM upd) FROM old`, id, string(status), allowed).Scan(&cur, &changed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, notFound(id)
+	}
+	if err != nil {
+		return false, fmt.Errorf("postgres: %s %q: %w", op, id, err)
+	}
+	return changed, nil
+}
+
+// likeEscape escapes the wildcards of LIKE in s, with \ as the escape
+// character.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }

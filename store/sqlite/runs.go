@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,12 +122,16 @@ func (db *DB) CreateRun(ctx context.Context, run *madspark.Run) error {
 	if run.Status == "" {
 		run.Status = madspark.RunRunning
 	}
+	tags, err := tagsJSON(run.Tags)
+	if err != nil {
+		return fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
+	}
 	return db.write(ctx, op, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs
-    (id, pipeline, status, mode, provider, model, params, result, error, usage, created_at, finished_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.ID, run.Pipeline, string(run.Status), run.Mode, run.Provider, run.Model,
-			params, result, run.Error, usage, formatTime(run.CreatedAt), nullTime(run.FinishedAt))
+			params, result, run.Error, usage, tags, formatTime(run.CreatedAt), nullTime(run.FinishedAt))
 		if err != nil {
 			return fmt.Errorf("%q: %w", run.ID, err)
 		}
@@ -174,7 +179,7 @@ WHERE id = ?`,
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, created_at, finished_at`
+const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at`
 
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface {
@@ -186,13 +191,20 @@ func scanRun(s scanner) (*madspark.Run, error) {
 	var (
 		r                  madspark.Run
 		status, usage      string
+		tags               string
 		params, result     sql.NullString
 		created, finished  sql.NullString
 		errCreated, errFin error
 	)
 	if err := s.Scan(&r.ID, &r.Pipeline, &status, &r.Mode, &r.Provider, &r.Model,
-		&params, &result, &r.Error, &usage, &created, &finished); err != nil {
+		&params, &result, &r.Error, &usage, &tags, &created, &finished); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal([]byte(tags), &r.Tags); err != nil {
+		return nil, fmt.Errorf("run %q: tags: %w", r.ID, err)
+	}
+	if len(r.Tags) == 0 {
+		r.Tags = nil
 	}
 	r.Status = madspark.RunStatus(status)
 	r.Params = rawJSON(params)
@@ -239,6 +251,10 @@ func (db *DB) Runs(ctx context.Context, f madspark.RunFilter) ([]*madspark.Run, 
 	if f.Status != "" {
 		where = append(where, "status = ?")
 		args = append(args, string(f.Status))
+	}
+	if f.Query != "" {
+		where = append(where, `params LIKE ? ESCAPE '\'`)
+		args = append(args, "%"+likeEscape(f.Query)+"%")
 	}
 	limit := f.Limit
 	if limit <= 0 {
@@ -361,4 +377,42 @@ FROM steps WHERE run_id = ? ORDER BY seq`, runID)
 		return nil, fmt.Errorf("sqlite: steps of run %q: %w", runID, err)
 	}
 	return steps, nil
+}
+
+// SetRunStatus moves run id to status, which must be queued or running,
+// clearing its error and finish time, provided its current status is one of
+// from (any status when from is empty). It reports whether it did, and
+// returns an error wrapping madspark.ErrNotFound when there is no such run.
+func (db *DB) SetRunStatus(ctx context.Context, id string, status madspark.RunStatus, from ...madspark.RunStatus) (bool, error) {
+	const op = "set run status"
+	if status != madspark.RunQueued && status != madspark.RunRunning {
+		return false, fmt.Errorf("sqlite: %s %q: %q is not an unfinished status", op, id, status)
+	}
+	changed := false
+	err := db.write(ctx, op, func(tx *sql.Tx) error {
+		var cur string
+		err := tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, id).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound(id)
+		}
+		if err != nil {
+			return fmt.Errorf("%q: %w", id, err)
+		}
+		if len(from) > 0 && !slices.Contains(from, madspark.RunStatus(cur)) {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = '', finished_at = NULL WHERE id = ?`,
+			string(status), id); err != nil {
+			return fmt.Errorf("%q: %w", id, err)
+		}
+		changed = true
+		return nil
+	})
+	return changed, err
+}
+
+// likeEscape escapes the wildcards of LIKE in s, with \ as the escape
+// character.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }

@@ -264,3 +264,10 @@ func (db *DB) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) e
 	}
 	return nil
 }
+
+// WritePool returns the pool of the single write connection, for a component
+// that must take turns with the store's own writes on the file, such as the
+// job queue (River's SQLite driver, which asks for a one-connection pool).
+// Its transactions begin IMMEDIATE. Keep what runs on it short, and do not
+// close it: Close does.
+func (db *DB) WritePool() *sql.DB { return db.w }

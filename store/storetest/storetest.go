@@ -1,6 +1,7 @@
 // Package storetest is a conformance suite for implementations of the
 // storage contracts of package madspark: madspark.RunStore,
-// madspark.CacheStore and madspark.IdeaStore.
+// madspark.CacheStore, madspark.IdeaStore, madspark.EventStore,
+// madspark.BatchStore, madspark.LeaseStore and madspark.BookmarkStore.
 //
 // A store's tests call Run with a function that opens a fresh, empty store:
 //
@@ -38,12 +39,16 @@ import (
 	"github.com/madspark/madspark/llm"
 )
 
-// Store is what a full store implements: runs and their steps, the response
-// cache and remembered ideas.
+// Store is what a full store implements: runs, their steps and events, the
+// response cache, remembered ideas, batches and worker leases.
 type Store interface {
 	madspark.RunStore
 	madspark.CacheStore
 	madspark.IdeaStore
+	madspark.EventStore
+	madspark.BatchStore
+	madspark.LeaseStore
+	madspark.BookmarkStore
 }
 
 // test is one case of the suite.
@@ -79,6 +84,21 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"IdeasKeepFirst", testIdeasKeepFirst},
 		{"IdeasPerMemory", testIdeasPerMemory},
 		{"IdeasRejectInvalidJSON", testIdeasRejectInvalidJSON},
+		{"SetRunStatus", testSetRunStatus},
+		{"EventsRoundTrip", testEventsRoundTrip},
+		{"EventsPaging", testEventsPaging},
+		{"EventsRejects", testEventsRejects},
+		{"ConcurrentAppendEvent", testConcurrentAppendEvent},
+		{"BatchRoundTrip", testBatchRoundTrip},
+		{"BatchRejects", testBatchRejects},
+		{"Leases", testLeases},
+		{"RunTags", testRunTags},
+		{"RunsQuery", testRunsQuery},
+		{"LastEvent", testLastEvent},
+		{"BookmarkRoundTrip", testBookmarkRoundTrip},
+		{"BookmarkRejects", testBookmarkRejects},
+		{"BookmarksFilter", testBookmarksFilter},
+		{"BookmarksOrder", testBookmarksOrder},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

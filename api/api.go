@@ -1,0 +1,226 @@
+// Package api is madspark's REST API for runs, their progress, their
+// exports and bookmarks: the JSON endpoints under /api/, the progress
+// WebSocket under /ws/, and GET /health/detailed, with an OpenAPI 3.1
+// document of them all at /api/openapi.json.
+//
+// It knows pipelines only through the registry (package pipeline): a
+// registered pipeline appears in GET /api/pipelines with its parameters'
+// JSON Schema and defaults, and can be started, followed, exported and
+// bookmarked with no change here. Runs go through the job queue (package
+// jobs); their progress comes from the event hub (package events), so a
+// client sees the events of the runs it asks for and of no other, and a
+// client that connects late first receives what it missed.
+//
+// The handlers are mounted on the server's mux (server.Server.Mux), behind
+// its authentication, request logs and metrics; this package adds per-client
+// rate limits and body size limits. Errors are JSON: {"error": {"message",
+// "type", "field"}}.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/jobs"
+	"github.com/madspark/madspark/pipeline"
+)
+
+// Queue is what the API needs of the job queue (*jobs.Queue).
+type Queue interface {
+	Enqueue(ctx context.Context, req jobs.Request) (*madspark.Run, error)
+	// Cancel returns jobs.ErrFinished, jobs.ErrNotQueued or
+	// madspark.ErrNotFound (wrapped) when the run cannot be cancelled.
+	Cancel(ctx context.Context, runID string) (madspark.RunStatus, error)
+}
+
+// Events is what the API needs of the event hub (*events.Hub).
+type Events interface {
+	Subscribe(ctx context.Context, runID string, afterSeq int64) (<-chan madspark.Event, error)
+}
+
+// Store is what the API reads and writes: runs, their events, bookmarks,
+// and the workers' leases (for health).
+type Store interface {
+	madspark.RunStore
+	madspark.EventStore
+	madspark.BookmarkStore
+	madspark.LeaseStore
+}
+
+// Info describes the serving process, for GET /health/detailed.
+type Info struct {
+	Version string
+	// Mode is "mock" or "live"; Provider and Model are those of the runs
+	// this process starts.
+	Mode, Provider, Model string
+	// ProviderConfigured reports whether credentials for a model provider
+	// are set (false in mock mode for want of them).
+	ProviderConfigured bool
+	// Database names the store's driver: "sqlite" or "postgres".
+	Database string
+	// Cache names the response cache's durable tier ("redis", or
+	// "database" when it is the store), and CachePing checks it; nil means
+	// the cache is the database.
+	Cache     string
+	CachePing func(ctx context.Context) error
+}
+
+// Defaults of Config.
+const (
+	DefaultMaxBodyBytes   = 1 << 20
+	DefaultMaxImportBytes = 16 << 20
+	DefaultRateLimit      = 20
+	DefaultRateBurst      = 120
+	DefaultSyncTimeout    = 10 * time.Minute
+)
+
+// Config configures a Handler.
+type Config struct {
+	// Registry, Queue, Store and Events are required.
+	Registry *pipeline.Registry
+	Queue    Queue
+	Store    Store
+	Events   Events
+	// Engine runs the synchronous POST /api/generate-ideas in the
+	// request; required.
+	Engine *engine.Engine
+	Info   Info
+	// Logger receives problems; nil discards.
+	Logger *slog.Logger
+	// MaxBodyBytes bounds a JSON request body (413 beyond); 0 means
+	// DefaultMaxBodyBytes. MaxImportBytes bounds a bookmarks import; 0
+	// means DefaultMaxImportBytes.
+	MaxBodyBytes, MaxImportBytes int64
+	// RateLimit is each client's sustained rate of requests per second
+	// (a token bucket per bearer token, or per IP address without one),
+	// and RateBurst the bucket's size; 0 means the defaults, a negative
+	// RateLimit no limit.
+	RateLimit float64
+	RateBurst int
+	// AllowedOrigins are the origins (scheme://host[:port]) of other
+	// sites whose pages may open the progress WebSocket, as
+	// MADSPARK_CORS_ORIGINS allows them the rest of the API; the page's
+	// own origin always may.
+	AllowedOrigins []string
+	// PDFFont is the fallback TrueType font of PDF exports; nil for none.
+	PDFFont []byte
+	// SyncTimeout bounds a synchronous run; 0 means DefaultSyncTimeout.
+	SyncTimeout time.Duration
+	// Heartbeat is how often an idle progress stream sends a keep-alive;
+	// 0 means 15s.
+	Heartbeat time.Duration
+}
+
+// Handler serves the API. Create one with New, mount it with Register,
+// and call Close when the server stops.
+type Handler struct {
+	cfg     Config
+	log     *slog.Logger
+	routes  []route
+	limiter *limiter
+
+	docOnce sync.Once
+	doc     []byte
+	docErr  error
+
+	// base is cancelled by Close; progress streams end with it.
+	base    context.Context
+	stopAll context.CancelFunc
+}
+
+// route is one endpoint: its method and path (a ServeMux pattern, which is
+// also its OpenAPI path), its handler and its documentation.
+type route struct {
+	method, path string
+	handle       func(w http.ResponseWriter, r *http.Request) error
+	doc          operation
+}
+
+// New checks cfg and returns a Handler.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Registry == nil || cfg.Queue == nil || cfg.Store == nil || cfg.Events == nil || cfg.Engine == nil {
+		return nil, errors.New("api: Registry, Queue, Store, Events and Engine are required")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxImportBytes <= 0 {
+		cfg.MaxImportBytes = DefaultMaxImportBytes
+	}
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = DefaultRateLimit
+	}
+	if cfg.RateBurst <= 0 {
+		cfg.RateBurst = DefaultRateBurst
+	}
+	if cfg.SyncTimeout <= 0 {
+		cfg.SyncTimeout = DefaultSyncTimeout
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	for _, o := range cfg.AllowedOrigins {
+		if _, err := originHost(o); err != nil {
+			return nil, fmt.Errorf("api: allowed origin %q: %w", o, err)
+		}
+	}
+	h := &Handler{cfg: cfg, log: cfg.Logger}
+	h.base, h.stopAll = context.WithCancel(context.Background())
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RateLimit > 0 {
+		h.limiter = newLimiter(cfg.RateLimit, cfg.RateBurst)
+	}
+	h.routes = h.table()
+	return h, nil
+}
+
+// Register adds the API's routes to mux.
+func (h *Handler) Register(mux *http.ServeMux) {
+	for _, rt := range h.routes {
+		mux.Handle(rt.method+" "+rt.path, h.serve(rt))
+	}
+}
+
+// Route is an endpoint of the API.
+type Route struct{ Method, Path string }
+
+// Routes lists the API's endpoints, as Register adds them.
+func (h *Handler) Routes() []Route {
+	out := make([]Route, len(h.routes))
+	for i, rt := range h.routes {
+		out[i] = Route{rt.method, rt.path}
+	}
+	return out
+}
+
+// Close ends the progress streams in progress, so that a server can shut
+// down without waiting for the runs they follow; their clients reconnect
+// and resume where they were.
+func (h *Handler) Close() { h.stopAll() }
+
+// serve runs a route behind the rate limit and answers its error.
+func (h *Handler) serve(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.limiter != nil {
+			if wait, ok := h.limiter.allow(r); !ok {
+				secs := max(1, int((wait+time.Second-1)/time.Second))
+				w.Header().Set("Retry-After", fmt.Sprint(secs))
+				h.writeError(w, r, errorf(http.StatusTooManyRequests, typeRateLimited, "",
+					"too many requests from this client; retry in %d s", secs))
+				return
+			}
+		}
+		if err := rt.handle(w, r); err != nil {
+			h.writeError(w, r, err)
+		}
+	})
+}

@@ -1,0 +1,193 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// The error types of ErrorBody.
+const (
+	typeInvalid      = "invalid_request"
+	typeValidation   = "validation"
+	typeNotFound     = "not_found"
+	typeConflict     = "conflict"
+	typeRateLimited  = "rate_limited"
+	typeUnauthorized = "unauthorized"
+	typeTooLarge     = "too_large"
+	typeInternal     = "internal"
+)
+
+// ErrorBody is the body of every 4xx and 5xx answer.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+	// Duplicates are the near-identical bookmarks that made a bookmark
+	// be refused (409).
+	Duplicates *Duplicates `json:"duplicates,omitempty"`
+}
+
+// ErrorDetail says what went wrong, in one line.
+type ErrorDetail struct {
+	Message string `json:"message"`
+	Type    string `json:"type" jsonschema:"enum=invalid_request,enum=validation,enum=not_found,enum=conflict,enum=rate_limited,enum=unauthorized,enum=too_large,enum=internal"`
+	// Field names the field at fault, in dotted form
+	// ("params.num_top_candidates"), when there is one.
+	Field string `json:"field,omitempty"`
+}
+
+// apiError is an error answered with a status and an ErrorBody.
+type apiError struct {
+	status int
+	typ    string
+	field  string
+	msg    string
+	dups   *Duplicates
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errorf(status int, typ, field, format string, a ...any) *apiError {
+	return &apiError{status: status, typ: typ, field: field, msg: oneLine(fmt.Sprintf(format, a...))}
+}
+
+// invalid is a 400: the request is not well-formed.
+func invalid(field, format string, a ...any) *apiError {
+	return errorf(http.StatusBadRequest, typeInvalid, field, format, a...)
+}
+
+// unprocessable is a 422: a value is out of range or inconsistent.
+func unprocessable(field, format string, a ...any) *apiError {
+	return errorf(http.StatusUnprocessableEntity, typeValidation, field, format, a...)
+}
+
+func notFound(format string, a ...any) *apiError {
+	return errorf(http.StatusNotFound, typeNotFound, "", format, a...)
+}
+
+func conflict(format string, a ...any) *apiError {
+	return errorf(http.StatusConflict, typeConflict, "", format, a...)
+}
+
+// writeError answers err: an *apiError as it says, anything else as a 500
+// whose message is logged but not shown.
+func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ae, ok := errors.AsType[*apiError](err)
+	if !ok {
+		h.log.Warn("api request failed", "method", r.Method, "path", r.URL.Path, "err", oneLine(err.Error()))
+		ae = errorf(http.StatusInternalServerError, typeInternal, "", "internal error; the server log says more")
+	}
+	writeJSON(w, ae.status, &ErrorBody{Error: ErrorDetail{Message: ae.msg, Type: ae.typ, Field: ae.field}, Duplicates: ae.dups})
+}
+
+// writeJSON answers v as JSON with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"message":"could not encode the response","type":"internal"}}` + "\n")
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// decodeBody reads r's JSON body, at most limit bytes, strictly into v: an
+// unknown field, a value of the wrong type, invalid JSON, an empty body or
+// data after the object is a 400 naming the field when there is one; a
+// larger body is a 413.
+func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return errorf(http.StatusRequestEntityTooLarge, typeTooLarge, "", "request body is larger than %d bytes", limit)
+		}
+		return invalid("", "could not read the request body")
+	}
+	return decodeJSON(body, v)
+}
+
+// decodeJSON decodes body strictly into v (see decodeBody).
+func decodeJSON(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			if te.Field == "" {
+				return invalid("", "request body must be %s, not %s", jsonKind(te.Type), te.Value)
+			}
+			return invalid(te.Field, "%s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return invalid(strings.Trim(f, `"`), "unknown field %s", f)
+		}
+		if errors.Is(err, io.EOF) {
+			return invalid("", "request body is empty; want a JSON object")
+		}
+		return invalid("", "request body is not valid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return invalid("", "request body has data after the JSON value")
+	}
+	return nil
+}
+
+// jsonKind names the JSON type that decodes into t.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a different type"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 && t.Name() == "RawMessage" {
+			return "JSON"
+		}
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a different type"
+}
+
+// queryInt reads the integer query parameter name, def when absent; it
+// must lie within lo..hi (a 422 otherwise) and be an integer (a 400).
+func queryInt(r *http.Request, name string, def, lo, hi int) (int, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, invalid(name, "%s must be an integer, not %q", name, s)
+	}
+	if n < lo || n > hi {
+		return 0, unprocessable(name, "%s must be %d..%d, got %d", name, lo, hi, n)
+	}
+	return n, nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

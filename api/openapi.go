@@ -1,0 +1,436 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/bookmark"
+	"github.com/madspark/madspark/export"
+	"github.com/madspark/madspark/pipeline/spark"
+)
+
+// operation documents a route.
+type operation struct {
+	summary, desc string
+	tag           string
+	params        []param
+	// body is a value of the request body's type (JSON), or nil.
+	body any
+	// responses, by status; common errors are added by errs.
+	responses []response
+}
+
+// param is a path, query or header parameter.
+type param struct {
+	name, in, desc string
+	required       bool
+	schema         map[string]any
+}
+
+// response is one documented answer.
+type response struct {
+	status int
+	desc   string
+	// body is a value of the JSON body's type; or content gives the
+	// schema of each non-JSON content type.
+	body    any
+	content map[string]map[string]any
+	headers map[string]string
+}
+
+func pathID(what string) param {
+	return param{name: "id", in: "path", required: true, desc: "the " + what + "'s ID", schema: map[string]any{"type": "string"}}
+}
+
+func queryParam(name, desc string, schema map[string]any) param {
+	return param{name: name, in: "query", desc: desc, schema: schema}
+}
+
+var (
+	limitParam  = queryParam("limit", "page size", map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 20})
+	offsetParam = queryParam("offset", "items to skip", map[string]any{"type": "integer", "minimum": 0, "maximum": 1000000, "default": 0})
+	tagParam    = param{name: "tag", in: "query", desc: "keep the bookmarks with every one of these tags (repeat for more)",
+		schema: map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}
+	afterParam = queryParam("after", "replay the events after this sequence number (default: all)", map[string]any{"type": "integer", "minimum": 0})
+)
+
+// errs documents the error answers with the given statuses.
+func errs(statuses ...int) []response {
+	desc := map[int]string{
+		400: "malformed: invalid JSON, an unknown field, a value of the wrong type (the field is named)",
+		404: "no such resource",
+		409: "conflict with the resource's state",
+		413: "request body too large",
+		422: "a value out of range or inconsistent (the field is named)",
+		502: "the run failed at its model provider",
+	}
+	out := make([]response, 0, len(statuses))
+	for _, s := range statuses {
+		out = append(out, response{status: s, desc: desc[s], body: ErrorBody{}})
+	}
+	return out
+}
+
+// table is the API's routes with their documentation, in the order of the
+// OpenAPI document.
+func (h *Handler) table() []route {
+	ok := func(body any, desc string) response { return response{status: 200, desc: desc, body: body} }
+	return []route{
+		{"GET", "/api/pipelines", h.listPipelines, operation{tag: "pipelines",
+			summary:   "The registered pipelines, with their parameters' JSON Schema and defaults",
+			responses: []response{ok(PipelineList{}, "the pipelines, by name")}}},
+		{"POST", "/api/runs", h.startRun, operation{tag: "runs",
+			summary: "Start a run in the background",
+			desc:    "The parameters are checked against the pipeline's schema (those left out take their defaults) and the run is queued; a worker runs it. chaos gets a random seed when none is given, fixed in the run's parameters.",
+			body:    StartRunRequest{},
+			responses: append([]response{{status: 202, desc: "queued", body: StartRunResponse{},
+				headers: map[string]string{"Location": "the run's URL"}}}, errs(400, 413, 422)...)}},
+		{"GET", "/api/runs", h.listRuns, operation{tag: "runs",
+			summary: "Run history, newest first",
+			params: []param{
+				queryParam("pipeline", "only runs of this pipeline", map[string]any{"type": "string"}),
+				queryParam("status", "only runs in this state", map[string]any{"type": "string", "enum": []string{"queued", "running", "succeeded", "failed", "cancelled"}}),
+				queryParam("q", "only runs whose parameters contain this text (the topic, prompt, query or idea), ignoring case", map[string]any{"type": "string", "maxLength": 200}),
+				limitParam, offsetParam,
+			},
+			responses: append([]response{ok(RunList{}, "a page of runs")}, errs(400, 422)...)}},
+		{"GET", "/api/runs/{id}", h.getRun, operation{tag: "runs",
+			summary:   "A run: its state, parameters, latest progress, and its result once it succeeded",
+			params:    []param{pathID("run")},
+			responses: append([]response{ok(Run{}, "the run")}, errs(404)...)}},
+		{"DELETE", "/api/runs/{id}", h.cancelRun, operation{tag: "runs",
+			summary:   "Cancel a queued or running run",
+			desc:      "A queued run is cancelled at once; a running one is stopped by its worker, which the answer waits for (a few seconds at most).",
+			params:    []param{pathID("run")},
+			responses: append([]response{{status: 202, desc: "cancelled (or, rarely, still stopping: running)", body: CancelResponse{}}}, errs(404, 409)...)}},
+		{"GET", "/api/runs/{id}/events", h.runEvents, operation{tag: "progress",
+			summary: "A run's progress as server-sent events",
+			desc:    "Each event has id: SEQ, event: progress|result|error and data: a Message. A client first receives every event it missed (all, or those after ?after=SEQ or Last-Event-ID), then live ones; the stream ends after the final result or error event. Comments keep an idle stream alive.",
+			params: []param{pathID("run"), afterParam,
+				{name: "Last-Event-ID", in: "header", desc: "the last sequence number received (EventSource sends it when it reconnects)", schema: map[string]any{"type": "string"}}},
+			responses: append([]response{{status: 200, desc: "the event stream",
+				content: map[string]map[string]any{"text/event-stream": {"schema": map[string]any{"type": "string"}}}}}, errs(400, 404)...)}},
+		{"GET", "/api/runs/{id}/export", h.exportRun, operation{tag: "runs",
+			summary: "A run as a file: JSON (any run), CSV, Markdown or PDF (a succeeded run)",
+			desc:    `The file is named madspark-<pipeline>-<last 8 characters of the run ID>.<json|csv|md|pdf> (Content-Disposition). CSV cells that a spreadsheet would take for a formula start with '.`,
+			params: []param{pathID("run"),
+				queryParam("format", "the file's format", map[string]any{"type": "string", "enum": []string{"json", "csv", "markdown", "pdf"}, "default": "json"})},
+			responses: append([]response{{status: 200, desc: "the file", headers: map[string]string{"Content-Disposition": `attachment; filename="madspark-<pipeline>-<id8>.<ext>"`},
+				content: map[string]map[string]any{
+					"application/json":             {"schema": map[string]any{"$ref": "#/components/schemas/ExportEnvelope"}},
+					"text/csv; charset=utf-8":      {"schema": map[string]any{"type": "string"}},
+					"text/markdown; charset=utf-8": {"schema": map[string]any{"type": "string"}},
+					"application/pdf":              {"schema": map[string]any{"type": "string", "contentMediaType": "application/pdf"}},
+				}}}, errs(404, 409, 422)...)}},
+		{"GET", "/ws/runs/{id}", h.runWebSocket, operation{tag: "progress",
+			summary: "A run's progress over a WebSocket",
+			desc:    "The same Messages as the event stream, one per text frame, with the same replay (?after=SEQ); the server closes the socket normally (1000) after the final message, or with 1001 when it stops (reconnect with ?after=). Pages of other origins than the server's need MADSPARK_CORS_ORIGINS.",
+			params:  []param{pathID("run"), afterParam},
+			responses: append([]response{{status: 101, desc: "switching to the WebSocket protocol"},
+				{status: 403, desc: "the page's origin is not allowed", content: map[string]map[string]any{"text/plain": {"schema": map[string]any{"type": "string"}}}},
+				{status: 426, desc: "not a WebSocket handshake", content: map[string]map[string]any{"text/plain": {"schema": map[string]any{"type": "string"}}}},
+			}, errs(400, 404)...)}},
+		{"POST", "/api/generate-ideas", h.generateIdeas, operation{tag: "runs",
+			summary:   "Run spark and answer when it is done (the seed's synchronous form)",
+			desc:      "The run is recorded like any other. The answer is spark's JSON contract, as `madspark --output-format json` prints it.",
+			body:      GenerateIdeasRequest{},
+			responses: append([]response{ok(spark.Report{}, "the spark run's result")}, errs(400, 413, 422, 502)...)}},
+		{"POST", "/api/bookmarks", h.createBookmark, operation{tag: "bookmarks",
+			summary: "Bookmark an idea of a succeeded run, checked for duplicates",
+			desc:    "A bookmark near-identical (similarity ≥ 0.9) to a kept one is refused with 409 and the duplicates, unless force is true; a similar one (≥ 0.7) is kept with recommendation warn.",
+			body:    CreateBookmarkRequest{},
+			responses: append([]response{{status: 201, desc: "kept", body: CreateBookmarkResponse{},
+				headers: map[string]string{"Location": "the bookmark's URL"}}}, errs(400, 404, 409, 413, 422)...)}},
+		{"POST", "/api/bookmarks/check", h.checkBookmark, operation{tag: "bookmarks",
+			summary: "Check an idea against the kept bookmarks",
+			body:    CheckRequest{},
+			responses: append([]response{ok(Duplicates{}, "the similar bookmarks (similarity ≥ 0.7), most similar first, and the recommendation: block ≥ 0.9, warn ≥ 0.7, else allow")},
+				errs(400, 413, 422)...)}},
+		{"GET", "/api/bookmarks", h.listBookmarks, operation{tag: "bookmarks",
+			summary:   "Bookmarks, newest first",
+			params:    []param{tagParam, limitParam, offsetParam},
+			responses: append([]response{ok(BookmarkPage{}, "a page of bookmarks")}, errs(400, 422)...)}},
+		{"GET", "/api/bookmarks/search", h.searchBookmarks, operation{tag: "bookmarks",
+			summary: "Bookmarks whose topic, context, idea or improved idea contains a text",
+			params: []param{{name: "q", in: "query", required: true, desc: "the text, matched ignoring case", schema: map[string]any{"type": "string", "minLength": 1, "maxLength": 200}},
+				tagParam, limitParam, offsetParam},
+			responses: append([]response{ok(BookmarkPage{}, "a page of bookmarks")}, errs(400, 422)...)}},
+		{"GET", "/api/bookmarks/export", h.exportBookmarks, operation{tag: "bookmarks",
+			summary: "Every bookmark, in the seed's bookmarks.json shape",
+			responses: []response{{status: 200, desc: "bookmarks by ID", body: bookmark.File{},
+				headers: map[string]string{"Content-Disposition": `attachment; filename="bookmarks.json"`}}}}},
+		{"POST", "/api/bookmarks/import", h.importBookmarks, operation{tag: "bookmarks",
+			summary:   "Import bookmarks in the seed's bookmarks.json shape",
+			desc:      "Every entry is checked first; if one is bad nothing is kept. Entries whose ID is kept already are skipped. The body may be up to 16 MiB.",
+			body:      bookmark.File{},
+			responses: append([]response{ok(ImportResult{}, "how many were kept and skipped")}, errs(400, 413, 422)...)}},
+		{"POST", "/api/bookmarks/remix", h.remix, operation{tag: "bookmarks",
+			summary: "Start a spark run that builds on bookmarked ideas",
+			desc:    "The bookmarks' improved ideas (or ideas) become the run's seed_ideas; topic and context default to the first bookmark's.",
+			body:    RemixRequest{},
+			responses: append([]response{{status: 202, desc: "queued", body: StartRunResponse{},
+				headers: map[string]string{"Location": "the run's URL"}}}, errs(400, 404, 413, 422)...)}},
+		{"GET", "/api/bookmarks/{id}", h.getBookmark, operation{tag: "bookmarks",
+			summary:   "A bookmark",
+			params:    []param{pathID("bookmark")},
+			responses: append([]response{ok(madspark.Bookmark{}, "the bookmark")}, errs(404)...)}},
+		{"DELETE", "/api/bookmarks/{id}", h.deleteBookmark, operation{tag: "bookmarks",
+			summary:   "Delete a bookmark",
+			params:    []param{pathID("bookmark")},
+			responses: append([]response{{status: 204, desc: "deleted"}}, errs(404)...)}},
+		{"GET", "/api/temperature-presets", h.temperaturePresets, operation{tag: "pipelines",
+			summary:   "spark's temperature presets, per role",
+			responses: []response{ok(Presets{}, "the presets, and the one spark's defaults are")}}},
+		{"GET", "/health/detailed", h.healthDetailed, operation{tag: "health",
+			summary: "Provider, database, cache, queue, the last run and the error rate over the last hour",
+			responses: []response{ok(HealthDetailed{}, "ok or degraded"),
+				{status: 503, desc: "down: the database cannot be reached", body: HealthDetailed{}}}}},
+		{"GET", "/api/openapi.json", h.openAPI, operation{tag: "health",
+			summary:   "This document",
+			responses: []response{{status: 200, desc: "an OpenAPI 3.1 document", content: map[string]map[string]any{"application/json": {"schema": map[string]any{"type": "object"}}}}}}},
+	}
+}
+
+// serverRoutes documents the routes package server serves itself.
+var serverRoutes = []route{
+	{"GET", "/health", nil, operation{tag: "health", summary: "Liveness, without authentication",
+		responses: []response{{status: 200, desc: "ok", content: map[string]map[string]any{"application/json": {"schema": map[string]any{
+			"type": "object", "required": []string{"status"}, "properties": map[string]any{
+				"status": map[string]any{"type": "string"}, "version": map[string]any{"type": "string"},
+				"models": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}}}}}}}},
+	{"GET", "/metrics", nil, operation{tag: "health", summary: "Prometheus metrics",
+		responses: []response{{status: 200, desc: "metrics in Prometheus's text format", content: map[string]map[string]any{"text/plain": {"schema": map[string]any{"type": "string"}}}}}}},
+	{"GET", "/v1/models", nil, operation{tag: "openai", summary: "The models (pipelines) served, in OpenAI's list format",
+		responses: []response{{status: 200, desc: "the models", content: openAIJSON()}}}},
+	{"GET", "/v1/models/{model}", nil, operation{tag: "openai", summary: "One model",
+		params:    []param{{name: "model", in: "path", required: true, desc: "the model's ID, such as madspark-debate", schema: map[string]any{"type": "string"}}},
+		responses: []response{{status: 200, desc: "the model", content: openAIJSON()}, {status: 404, desc: "no such model", content: openAIJSON()}}}},
+	{"POST", "/v1/chat/completions", nil, operation{tag: "openai", summary: "OpenAI's chat completions, plain or streamed (SSE)",
+		desc: "model madspark-debate (routed), madspark-direct, or madspark-PIPELINE for every pipeline that takes one line of text (the last user message); the answer is the run's Markdown. Errors are OpenAI's {error: {message, type, param, code}}.",
+		responses: []response{
+			{status: 200, desc: "a chat.completion, or with stream true a stream of chat.completion.chunk events", content: map[string]map[string]any{
+				"application/json":  {"schema": map[string]any{"type": "object"}},
+				"text/event-stream": {"schema": map[string]any{"type": "string"}}}},
+			{status: 400, desc: "invalid request", content: openAIJSON()},
+			{status: 404, desc: "no such model", content: openAIJSON()},
+		}}},
+}
+
+func openAIJSON() map[string]map[string]any {
+	return map[string]map[string]any{"application/json": {"schema": map[string]any{"type": "object"}}}
+}
+
+// OpenAPI returns the OpenAPI 3.1 document of the API and of the server's
+// own routes, as JSON.
+func (h *Handler) OpenAPI() ([]byte, error) {
+	h.docOnce.Do(func() { h.doc, h.docErr = h.buildOpenAPI() })
+	return h.doc, h.docErr
+}
+
+func (h *Handler) openAPI(w http.ResponseWriter, _ *http.Request) error {
+	doc, err := h.OpenAPI()
+	if err != nil {
+		return err
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Cache-Control", "no-cache")
+	_, _ = w.Write(doc)
+	return nil
+}
+
+// schemas reflects Go types into the document's components.
+type schemas struct {
+	r    *jsonschema.Reflector
+	defs map[string]any
+}
+
+func newSchemas() *schemas {
+	r := &jsonschema.Reflector{Anonymous: true, Namer: typeName}
+	return &schemas{r: r, defs: map[string]any{}}
+}
+
+// typeName names a component: the type's name for the API's and the root
+// package's types, prefixed with its package's otherwise
+// (spark.Candidate: SparkCandidate).
+func typeName(t reflect.Type) string {
+	pkg := t.PkgPath()
+	if pkg == "github.com/madspark/madspark" || pkg == "github.com/madspark/madspark/api" || pkg == "" {
+		return t.Name()
+	}
+	base := pkg[strings.LastIndex(pkg, "/")+1:]
+	r := []rune(base)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r) + t.Name()
+}
+
+// ref returns a reference to v's type's schema, adding it and the types it
+// uses to the components.
+func (s *schemas) ref(v any) map[string]any {
+	sc := s.r.Reflect(v)
+	raw, err := json.Marshal(sc)
+	if err != nil {
+		panic(fmt.Sprintf("api: schema of %T: %v", v, err))
+	}
+	text := strings.ReplaceAll(string(raw), `"#/$defs/`, `"#/components/schemas/`)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		panic(fmt.Sprintf("api: schema of %T: %v", v, err))
+	}
+	if defs, ok := m["$defs"].(map[string]any); ok {
+		for k, d := range defs {
+			s.defs[k] = d
+		}
+	}
+	delete(m, "$defs")
+	delete(m, "$schema")
+	if _, ok := m["$ref"]; ok {
+		return map[string]any{"$ref": m["$ref"]}
+	}
+	return m
+}
+
+func (h *Handler) buildOpenAPI() (doc []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	s := newSchemas()
+	s.ref(export.Envelope{})
+	paths := map[string]map[string]any{}
+	for _, rt := range append(append([]route{}, h.routes...), serverRoutes...) {
+		op := map[string]any{
+			"operationId": operationID(rt.method, rt.path),
+			"summary":     rt.doc.summary,
+			"tags":        []string{rt.doc.tag},
+		}
+		if rt.doc.desc != "" {
+			op["description"] = rt.doc.desc
+		}
+		var params []map[string]any
+		for _, p := range rt.doc.params {
+			pm := map[string]any{"name": p.name, "in": p.in, "schema": p.schema}
+			if p.desc != "" {
+				pm["description"] = p.desc
+			}
+			if p.required {
+				pm["required"] = true
+			}
+			if p.schema["type"] == "array" {
+				pm["style"], pm["explode"] = "form", true
+			}
+			params = append(params, pm)
+		}
+		if params != nil {
+			op["parameters"] = params
+		}
+		if rt.doc.body != nil {
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": s.ref(rt.doc.body)}}}
+		}
+		responses := map[string]any{}
+		resps := rt.doc.responses
+		if strings.HasPrefix(rt.path, "/api/") || strings.HasPrefix(rt.path, "/ws/") || rt.path == "/health/detailed" {
+			resps = append(append([]response{}, resps...), response{status: 429, desc: "rate limited: retry after Retry-After seconds", body: ErrorBody{},
+				headers: map[string]string{"Retry-After": "seconds to wait"}})
+		}
+		if rt.path != "/health" {
+			resps = append(append([]response{}, resps...), response{status: 401, desc: "missing or wrong bearer token (when the server has one)",
+				content: map[string]map[string]any{"application/json": {"schema": map[string]any{"type": "object", "required": []string{"error"}}}}})
+		}
+		for _, resp := range resps {
+			rm := map[string]any{"description": resp.desc}
+			switch {
+			case resp.body != nil:
+				rm["content"] = map[string]any{"application/json": map[string]any{"schema": s.ref(resp.body)}}
+			case resp.content != nil:
+				rm["content"] = resp.content
+			}
+			if len(resp.headers) > 0 {
+				hs := map[string]any{}
+				for name, d := range resp.headers {
+					hs[name] = map[string]any{"description": d, "schema": map[string]any{"type": "string"}}
+				}
+				rm["headers"] = hs
+			}
+			responses[strconv.Itoa(resp.status)] = rm
+		}
+		op["responses"] = responses
+		if paths[rt.path] == nil {
+			paths[rt.path] = map[string]any{}
+		}
+		paths[rt.path][strings.ToLower(rt.method)] = op
+	}
+	var tags []map[string]any
+	for _, t := range []struct{ name, desc string }{
+		{"pipelines", "What can be run"},
+		{"runs", "Start, list, follow, cancel and export runs"},
+		{"progress", "A run's progress, live"},
+		{"bookmarks", "Ideas kept, checked for duplicates, searched, remixed"},
+		{"health", "Health and this document"},
+		{"openai", "The OpenAI-compatible endpoints"},
+	} {
+		tags = append(tags, map[string]any{"name": t.name, "description": t.desc})
+	}
+	d := map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{
+			"title":       "madspark",
+			"version":     h.cfg.Info.Version,
+			"description": "Multi-agent LLM pipelines: runs, their live progress, exports and bookmarks, and an OpenAI-compatible chat API. Errors are JSON: {\"error\": {\"message\", \"type\", \"field\"}}.",
+		},
+		"tags":  tags,
+		"paths": paths,
+		"components": map[string]any{
+			"schemas":         s.defs,
+			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer", "description": "MADSPARK_API_TOKEN; required when the server has one (it must when it listens beyond loopback)"}},
+		},
+		// Without a token configured no authentication is needed.
+		"security": []map[string]any{{}, {"bearer": []string{}}},
+	}
+	return json.MarshalIndent(d, "", "  ")
+}
+
+// operationID is a route's operation ID, such as getApiRunsId.
+func operationID(method, path string) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(method))
+	up := true
+	for _, r := range path {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if up {
+				r = unicode.ToUpper(r)
+			}
+			b.WriteRune(r)
+			up = false
+			continue
+		}
+		up = true
+	}
+	return b.String()
+}
+
+// Documented lists every documented route: the API's and the server's,
+// sorted.
+func (h *Handler) Documented() []Route {
+	var out []Route
+	for _, rt := range append(append([]route{}, h.routes...), serverRoutes...) {
+		out = append(out, Route{rt.method, rt.path})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Method < out[j].Method
+	})
+	return out
+}

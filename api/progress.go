@@ -1,0 +1,206 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/madspark/madspark"
+)
+
+// Message is a progress message of a run, in the seed's shape: {type,
+// stage, progress 0-100, message, data} with the run and the event's
+// sequence number. A result message carries the run's result in data, an
+// error message the error; both are final.
+type Message struct {
+	Type     madspark.EventType `json:"type" jsonschema:"enum=progress,enum=result,enum=error"`
+	Seq      int64              `json:"seq"`
+	RunID    string             `json:"run_id"`
+	Stage    string             `json:"stage"`
+	Progress int                `json:"progress" jsonschema:"minimum=0,maximum=100"`
+	Message  string             `json:"message"`
+	Data     json.RawMessage    `json:"data,omitempty"`
+	Time     time.Time          `json:"time"`
+}
+
+func message(e madspark.Event) Message {
+	return Message{Type: e.Type, Seq: e.Seq, RunID: e.RunID, Stage: e.Stage, Progress: min(max(e.Progress, 0), 100),
+		Message: e.Message, Data: e.Data, Time: e.Time.UTC()}
+}
+
+// after reads where a client's replay starts: ?after=SEQ, else the
+// Last-Event-ID header of a reconnecting EventSource, else 0 (everything).
+func after(r *http.Request) (int64, error) {
+	s, field := r.URL.Query().Get("after"), "after"
+	if s == "" {
+		s, field = strings.TrimSpace(r.Header.Get("Last-Event-ID")), "Last-Event-ID"
+	}
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, invalid(field, "%s must be a sequence number (0 or more), not %q", field, s)
+	}
+	return n, nil
+}
+
+// subscribe subscribes to run id's events after seq, for as long as ctx
+// and the Handler last.
+func (h *Handler) subscribe(ctx context.Context, id string, seq int64) (<-chan madspark.Event, context.CancelFunc, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(h.base, cancel)
+	ch, err := h.cfg.Events.Subscribe(ctx, id, seq)
+	if err != nil {
+		stop()
+		cancel()
+		if errors.Is(err, madspark.ErrNotFound) {
+			return nil, nil, notFound("no run %s", id)
+		}
+		return nil, nil, err
+	}
+	return ch, func() { stop(); cancel() }, nil
+}
+
+// runEvents streams a run's progress as server-sent events: "id: SEQ",
+// "event: TYPE", "data: MESSAGE", until the final message.
+func (h *Handler) runEvents(w http.ResponseWriter, r *http.Request) error {
+	seq, err := after(r)
+	if err != nil {
+		return err
+	}
+	ch, stop, err := h.subscribe(r.Context(), r.PathValue("id"), seq)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	rc := http.NewResponseController(w)
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Accel-Buffering", "no") // proxies: do not hold the stream back
+	w.WriteHeader(http.StatusOK)
+	// An EventSource that loses the stream reconnects after this many
+	// milliseconds, sending the last id it saw.
+	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil {
+		return nil
+	}
+	_ = rc.Flush()
+	beat := time.NewTicker(h.cfg.Heartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case e, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			data, err := json.Marshal(message(e))
+			if err != nil {
+				return nil
+			}
+			if e.Seq > 0 {
+				fmt.Fprintf(w, "id: %d\n", e.Seq)
+			}
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, data); err != nil {
+				return nil // the client went away
+			}
+			_ = rc.Flush()
+			if e.Final() {
+				return nil
+			}
+		case <-beat.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return nil
+			}
+			_ = rc.Flush()
+		}
+	}
+}
+
+// runWebSocket sends a run's progress messages as text frames, then closes
+// the socket normally after the final one.
+func (h *Handler) runWebSocket(w http.ResponseWriter, r *http.Request) error {
+	seq, err := after(r)
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	// The run is looked up before the upgrade, so that a missing one is
+	// an ordinary 404.
+	if _, err := h.loadRun(r.Context(), id); err != nil {
+		return err
+	}
+	patterns := make([]string, 0, len(h.cfg.AllowedOrigins))
+	for _, o := range h.cfg.AllowedOrigins {
+		host, _ := originHost(o)
+		patterns = append(patterns, host)
+	}
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: patterns})
+	if err != nil {
+		return nil // Accept answered the client
+	}
+	defer conn.CloseNow()
+	// The client sends nothing; reading handles its pings and its close.
+	ctx := conn.CloseRead(r.Context())
+	ch, stop, err := h.subscribe(ctx, id, seq)
+	if err != nil {
+		_ = conn.Close(websocket.StatusInternalError, "could not follow the run")
+		return nil
+	}
+	defer stop()
+	beat := time.NewTicker(h.cfg.Heartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case e, ok := <-ch:
+			if !ok {
+				if ctx.Err() == nil {
+					_ = conn.Close(websocket.StatusGoingAway, "server stopping; reconnect with ?after=SEQ")
+				}
+				return nil
+			}
+			data, err := json.Marshal(message(e))
+			if err != nil {
+				return nil
+			}
+			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err = conn.Write(wctx, websocket.MessageText, data)
+			cancel()
+			if err != nil {
+				return nil
+			}
+			if e.Final() {
+				_ = conn.Close(websocket.StatusNormalClosure, "run finished")
+				return nil
+			}
+		case <-beat.C:
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// originHost returns the host[:port] of an origin such as
+// https://ui.example.org:8443, as the WebSocket origin check compares it.
+func originHost(origin string) (string, error) {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return "", err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return "", errors.New("want scheme://host[:port], such as https://ui.example.org")
+	}
+	return u.Host, nil
+}

@@ -1,0 +1,318 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/madspark/madspark/pipeline/assess"
+	"github.com/madspark/madspark/provider/openai/openaitest"
+)
+
+const labIdea = "A subscription service for refurbished lab equipment"
+
+func TestAssessMockRun(t *testing.T) {
+	env := mockEnv(t)
+	dir := t.TempDir()
+	r := invoke(t, env, "assess", labIdea, "--with-review", "--output-dir", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"MOCK DATA", "IDEA ASSESSMENT", "Approved after 2 iteration(s)", "reviewer: reject", "reviewer: approve", "4 LLM calls"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Count(r.stderr, "web tools off in mock mode") != 1 || !strings.Contains(r.stderr, "mock mode") {
+		t.Errorf("stderr: %q", r.stderr)
+	}
+	slug := assess.Slug(labIdea)
+	for _, f := range []string{"iterations/iteration_1.md", "iterations/iteration_2.md", "iterations/reviewer_feedback_iteration_1.json",
+		"iterations/reviewer_feedback_iteration_2.json", "analysis.md", "metadata.json"} {
+		if _, err := os.Stat(filepath.Join(dir, "analyses", slug, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if logs, _ := filepath.Glob(filepath.Join(dir, "logs", "runs", "*_"+slug, "*")); len(logs) != 2 {
+		t.Errorf("log files %v", logs)
+	}
+	// The run is recorded like any other.
+	list := invoke(t, env, "runs", "list", "--pipeline", "assess", "--output-format", "json")
+	var runs []map[string]any
+	if err := json.Unmarshal([]byte(list.stdout), &runs); err != nil || len(runs) != 1 || runs[0]["status"] != "succeeded" {
+		t.Fatalf("runs: %v %s", err, list.stdout)
+	}
+
+	js := invoke(t, env, "assess", labIdea, "--judge", "--with-review-and-fact-check", "--output-dir", dir, "--output-format", "json", "--no-cache")
+	var out struct {
+		Pipeline string `json:"pipeline"`
+		Mode     string `json:"mode"`
+		Result   struct {
+			PipelineMode string `json:"pipeline_mode"`
+			FactCheck    bool   `json:"fact_check"`
+			Iterations   []struct {
+				Feedback  map[string]any `json:"feedback"`
+				FactCheck map[string]any `json:"fact_check"`
+			} `json:"iterations"`
+			Evaluation struct {
+				WeightedScore float64 `json:"weighted_score"`
+				Grades        map[string]struct {
+					Grade, Rationale string
+				} `json:"grades"`
+			} `json:"evaluation"`
+		} `json:"result"`
+		Usage struct {
+			LLMCalls int `json:"llm_calls"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(js.stdout), &out); err != nil {
+		t.Fatalf("%v: %s %s", err, js.stdout, js.stderr)
+	}
+	if out.Pipeline != "assess" || out.Mode != "mock" || out.Result.PipelineMode != "analyze_review_and_judge" || !out.Result.FactCheck ||
+		len(out.Result.Iterations) != 2 || out.Result.Iterations[0].FactCheck["verdict"] != "reject" || len(out.Result.Evaluation.Grades) != 7 || out.Usage.LLMCalls != 7 {
+		t.Fatalf("json %+v", out)
+	}
+	// The rerun archived the first run's files.
+	if h, _ := filepath.Glob(filepath.Join(dir, "analyses", slug, "history", "*", "iterations", "iteration_2.md")); len(h) != 1 {
+		t.Fatalf("history %v", h)
+	}
+
+	md := invoke(t, env, "assess", labIdea, "--output-dir", t.TempDir(), "--output-format", "markdown")
+	if md.code != 0 || !strings.HasPrefix(md.stdout, "> MOCK DATA") || !strings.Contains(md.stdout, "## Key Risks & Mitigation") {
+		t.Fatalf("markdown: %s", md.stdout)
+	}
+}
+
+func TestAssessBadInput(t *testing.T) {
+	srv := openaitest.NewServer(t, nil)
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	prompts := t.TempDir()
+	os.MkdirAll(filepath.Join(prompts, "agents", "analyst"), 0o755)
+	os.WriteFile(filepath.Join(prompts, "agents", "analyst", "loop.md"), []byte("{{include:agents/analyst/loop.md}}"), 0o644)
+	ideas := filepath.Join(t.TempDir(), "ideas.md")
+	os.WriteFile(ideas, []byte("# nothing here\n\n"), 0o644)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"assess"}, "an idea is required"},
+		{[]string{"assess", " "}, "idea must not be empty"},
+		{[]string{"assess", "x", "--max-iterations", "9"}, "--max-iterations must be 1..5"},
+		{[]string{"assess", "x", "--min-words", "10"}, "--min-words must be"},
+		{[]string{"assess", "x", "--strictness", "harsh"}, "--strictness must be lenient, normal or strict"},
+		{[]string{"assess", "x", "--max-websearches", "50"}, "--max-websearches must be 1..20"},
+		{[]string{"assess", "x", "--output-format", "pdf"}, `unknown output format "pdf"`},
+		{[]string{"assess", "x", "--analyst-prompt", "nosuch.md"}, `analyst prompt "nosuch.md": not found`},
+		{[]string{"assess", "x", "--prompts-dir", prompts, "--analyst-prompt", "loop.md"}, "include cycle: agents/analyst/loop.md → agents/analyst/loop.md"},
+		{[]string{"assess", "x", "--batch"}, "--batch takes its ideas from --ideas-file"},
+		{[]string{"assess", "--batch"}, "--batch needs --ideas-file"},
+		{[]string{"assess", "x", "--ideas-file", ideas}, "--ideas-file needs --batch"},
+		{[]string{"assess", "--batch", "--ideas-file", ideas}, "holds no ideas"},
+		{[]string{"assess", "--batch", "--ideas-file", filepath.Join(prompts, "none.md")}, "--ideas-file"},
+		{[]string{"assess", "--batch", "--ideas-file", ideas, "--max-concurrent", "0"}, "--max-concurrent must be 1..16"},
+		{[]string{"assess", "synthesize", "--output-dir", t.TempDir()}, "no judged analyses"},
+		{[]string{"assess", "synthesize", "--top", "0"}, "--top must be 1..10"},
+		{[]string{"assess", "synthesize", "--bogus"}, "unknown flag"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := invoke(t, env, tt.args...)
+			if r.code != 2 || !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 && !strings.Contains(r.stderr, "Usage") {
+				t.Fatalf("exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, tt.want)
+			}
+		})
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("%d LLM requests were made for bad input", n)
+	}
+}
+
+// analysisReply answers the analyst as a model would: every section, no
+// URL. An idea with "doomed" in it is refused with a 400, which no retry
+// can fix.
+func analysisReply(req *openaitest.ChatRequest) openaitest.Reply {
+	if strings.Contains(req.Prompt(), "doomed") {
+		return openaitest.Reply{Fault: &openaitest.Fault{Status: 400, Message: "this request was refused"}}
+	}
+	var b strings.Builder
+	b.WriteString("# An analysis\n\n")
+	for _, s := range assess.Sections {
+		fmt.Fprintf(&b, "## %s\n\nThis section covers %s for the idea in plain words, with care and with enough detail to matter.\n\n", s.Title, strings.ToLower(s.Title))
+	}
+	return openaitest.Reply{Content: b.String(), PromptTokens: 400, CompletionTokens: 300}
+}
+
+func TestAssessBatchWithAFailingIdea(t *testing.T) {
+	srv := openaitest.NewServer(t, analysisReply)
+	const key = "sk-test-secret-assess-123"
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": key, "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	dir := t.TempDir()
+	ideas := filepath.Join(t.TempDir(), "ideas.md")
+	os.WriteFile(ideas, []byte("# Ideas\n\n- Refurbished lab equipment by subscription\n- A doomed idea that the provider refuses\n"+
+		"- Drone delivery of blood samples\n- Insurance for freelance developers\n- refurbished lab equipment by subscription\n"), 0o644)
+	r := invoke(t, env, "assess", "--batch", "--ideas-file", ideas, "--max-concurrent", "2", "--min-words", "100", "--output-dir", dir)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"BATCH: 4 ideas, 3 succeeded, 1 failed", "✓ refurbished-lab-equipment-by-subscription", "✓ drone-delivery-of-blood-samples",
+		"✓ insurance-for-freelance-developers", `✗ line 4 "A doomed idea that the provider refuses"`, "this request was refused"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, want := range []string{"line 7 repeats an idea", "1 of 4 ideas failed", "[4/4]"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if n := strings.Count(r.stderr, assess.NoSearchNote); n != 1 {
+		t.Errorf("the web tools note appears %d times", n)
+	}
+	// Each idea is its own recorded run.
+	list := invoke(t, env, "runs", "list", "--pipeline", "assess", "--output-format", "json")
+	var runs []struct{ Status string }
+	json.Unmarshal([]byte(list.stdout), &runs)
+	statuses := map[string]int{}
+	for _, run := range runs {
+		statuses[run.Status]++
+	}
+	if statuses["succeeded"] != 3 || statuses["failed"] != 1 {
+		t.Fatalf("runs %v", statuses)
+	}
+	for _, slug := range []string{"refurbished-lab-equipment-by-subscription", "drone-delivery-of-blood-samples", "insurance-for-freelance-developers"} {
+		if _, err := os.Stat(filepath.Join(dir, "analyses", slug, "analysis.md")); err != nil {
+			t.Error(err)
+		}
+	}
+	failed := assess.Slug("A doomed idea that the provider refuses")
+	b, err := os.ReadFile(filepath.Join(dir, "analyses", failed, "metadata.json"))
+	if err != nil || !strings.Contains(string(b), `"status": "failed"`) {
+		t.Fatalf("failed idea's metadata: %v %s", err, b)
+	}
+	// The key is nowhere in the outputs.
+	if strings.Contains(r.stdout+r.stderr, key) {
+		t.Fatal("the API key was printed")
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), key) {
+				t.Errorf("%s contains the API key", p)
+			}
+		}
+		return nil
+	})
+}
+
+func TestAssessBatchFullAndSynthesize(t *testing.T) {
+	env := mockEnv(t)
+	dir := t.TempDir()
+	ideas := filepath.Join(t.TempDir(), "ideas.txt")
+	os.WriteFile(ideas, []byte(labIdea+"\nDrone delivery of blood samples between rural clinics\nA marketplace for unused commercial kitchen hours\nInsurance for freelance software developers\n"), 0o644)
+	r := invoke(t, env, "assess", "--batch", "--ideas-file", ideas, "--full", "--output-dir", dir, "--output-format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		Succeeded int `json:"succeeded"`
+		Ideas     []struct {
+			Status string `json:"status"`
+			RunID  string `json:"run_id"`
+		} `json:"ideas"`
+		Synthesis *struct {
+			Ranking []struct {
+				Slug string `json:"slug"`
+			} `json:"ranking"`
+			Narrative struct {
+				Top []struct{ Slug string } `json:"top"`
+			} `json:"narrative"`
+		} `json:"synthesis"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if out.Succeeded != 4 || out.Synthesis == nil || len(out.Synthesis.Ranking) != 4 || len(out.Synthesis.Narrative.Top) != 3 {
+		t.Fatalf("batch %+v", out)
+	}
+	if strings.Count(r.stderr, "mock mode") != 2 { // "web tools off in mock mode" and the mock notice, once each
+		t.Errorf("stderr %q", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "reports", "synthesis.md")); err != nil {
+		t.Fatal(err)
+	}
+	// A later synthesis on its own: the same ranking.
+	s := invoke(t, env, "assess", "synthesize", "--output-dir", dir, "--output-format", "markdown")
+	if s.code != 0 || !strings.Contains(s.stdout, "# Synthesis of 4 judged ideas") || !strings.Contains(s.stdout, "## Top 3") {
+		t.Fatalf("synthesize: %d %s %s", s.code, s.stdout, s.stderr)
+	}
+	text := invoke(t, env, "assess", "synthesize", "--output-dir", dir, "--top", "2")
+	if text.code != 0 || !strings.Contains(text.stdout, "SYNTHESIS of 4 judged ideas") || !strings.Contains(text.stdout, " 1. ") {
+		t.Fatalf("synthesize text: %s", text.stdout)
+	}
+	list := invoke(t, env, "runs", "list", "--pipeline", "assess-synthesis", "--output-format", "json")
+	var runs []map[string]any
+	if json.Unmarshal([]byte(list.stdout), &runs); len(runs) != 3 {
+		t.Fatalf("synthesis runs: %s", list.stdout)
+	}
+}
+
+// TestAssessLiveReviewOverTheWire runs the review loop through the OpenAI
+// provider against the wire fake: the reviewer's schema goes out as
+// response_format, and a reply whose verdict is "accept" comes back, fails
+// validation, is sent back once and is answered with "approve".
+func TestAssessLiveReviewOverTheWire(t *testing.T) {
+	var mu sync.Mutex
+	reviews := 0
+	srv := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
+		if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+			return analysisReply(req)
+		}
+		if name := req.ResponseFormat.JSONSchema.Name; name != "assess_reviewer_feedback" {
+			return openaitest.Reply{Content: "unexpected schema " + name}
+		}
+		if !strings.Contains(string(req.ResponseFormat.JSONSchema.Schema), `"enum":["approve","reject"]`) {
+			return openaitest.Reply{Content: "the verdict is not an enum in the schema sent"}
+		}
+		mu.Lock()
+		reviews++
+		verdict := "accept"
+		if reviews > 1 {
+			verdict = "approve"
+		}
+		mu.Unlock()
+		return openaitest.Reply{Content: `{"overall_assessment": "Sound.", "strengths": ["clear"], "critical_issues": [], "improvements": [],
+			"minor_suggestions": [], "iteration_recommendation": "` + verdict + `", "iteration_reason": "nothing critical remains"}`}
+	})
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	dir := t.TempDir()
+	r := invoke(t, env, "assess", labIdea, "--with-review", "--min-words", "100", "--output-dir", dir, "--output-format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		Result struct {
+			Approved   bool `json:"approved"`
+			Iterations []struct {
+				Feedback struct {
+					Recommendation string `json:"iteration_recommendation"`
+				} `json:"feedback"`
+			} `json:"iterations"`
+		} `json:"result"`
+		Usage struct {
+			LLMCalls int `json:"llm_calls"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if !out.Result.Approved || len(out.Result.Iterations) != 1 || out.Result.Iterations[0].Feedback.Recommendation != "approve" || out.Usage.LLMCalls != 3 {
+		t.Fatalf("result %+v", out)
+	}
+	last := srv.Requests()[len(srv.Requests())-1]
+	if !strings.Contains(last.Prompt(), "iteration_recommendation") || !strings.Contains(last.Prompt(), "not valid") {
+		t.Fatalf("the repair turn does not name the field: %q", last.Prompt())
+	}
+}

@@ -1,0 +1,378 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/bookmark"
+	"github.com/madspark/madspark/export"
+)
+
+// checkTags checks the tags of flag (see bookmark.Tags).
+func checkTags(flag string, tags []string) ([]string, error) {
+	out, err := bookmark.Tags(tags)
+	if err != nil {
+		return nil, usagef("%s: %v", flag, err)
+	}
+	return out, nil
+}
+
+// checkFormat checks an --output-format value.
+func checkFormat(format string, allowed ...string) error {
+	if !slices.Contains(allowed, format) {
+		return usagef("unknown output format %q (want %s)", format, strings.Join(allowed, ", "))
+	}
+	return nil
+}
+
+func (c *cli) bookmarksCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bookmarks",
+		Short: "List, search, show, remove, export and import bookmarked ideas",
+		Long: `Bookmarks are ideas kept from runs (madspark spark --bookmark-tags, or the
+web UI), in the database. They can be remixed: madspark spark --remix ID….
+Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
+"topic", "context", "score", "improved_score", "tags", "timestamp",
+"metadata"}}).`,
+	}
+	var (
+		format        string
+		tags          []string
+		limit, offset int
+	)
+	listFlags := func(sub *cobra.Command) {
+		sub.Flags().StringVar(&format, "output-format", "table", "table|json")
+		sub.Flags().StringSliceVar(&tags, "tag", nil, "only bookmarks with every one of these tags (repeat or comma-separate)")
+		sub.Flags().IntVar(&limit, "limit", 20, "at most this many (1-1000)")
+		sub.Flags().IntVar(&offset, "offset", 0, "skip this many")
+	}
+	listing := func(cmd *cobra.Command, query string) error {
+		if err := checkFormat(format, "table", "json"); err != nil {
+			return err
+		}
+		if limit < 1 || limit > 1000 || offset < 0 {
+			return usagef("--limit must be 1..1000 and --offset not negative")
+		}
+		t, err := checkTags("--tag", tags)
+		if err != nil {
+			return err
+		}
+		db, err := c.openStore(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		bs, total, err := db.Bookmarks(cmd.Context(), madspark.BookmarkFilter{Tags: t, Query: query, Limit: limit, Offset: offset})
+		if err != nil {
+			return err
+		}
+		if format == "json" {
+			return writeJSON(c, map[string]any{"bookmarks": bs, "total": total})
+		}
+		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tCREATED\tSCORE\tTAGS\tIDEA")
+		for _, b := range bs {
+			idea := b.ImprovedIdea
+			if idea == "" {
+				idea = b.IdeaText
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.ID, b.CreatedAt.Local().Format(time.DateTime), scores(b), strings.Join(b.Tags, ","), shorten(idea, 60))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stderr, "madspark: %d of %d bookmarks\n", len(bs), total)
+		return nil
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List bookmarks, newest first",
+		Args:  argsError(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return listing(cmd, "") },
+	}
+	listFlags(list)
+	search := &cobra.Command{
+		Use:   "search TEXT",
+		Short: "Bookmarks whose topic, context, idea or improved idea contains TEXT (ignoring case)",
+		Args:  argsError(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q := strings.TrimSpace(args[0])
+			if q == "" {
+				return usagef("search: TEXT must not be empty")
+			}
+			return listing(cmd, q)
+		},
+	}
+	listFlags(search)
+
+	var showFormat string
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a bookmark",
+		Args:  argsError(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(showFormat, "text", "json"); err != nil {
+				return err
+			}
+			db, err := c.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			b, err := db.Bookmark(cmd.Context(), args[0])
+			if errors.Is(err, madspark.ErrNotFound) {
+				return usagef("no bookmark %s", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			if showFormat == "json" {
+				return writeJSON(c, b)
+			}
+			w := c.stdout
+			fmt.Fprintf(w, "%s\n\n%s\n", b.ID, b.IdeaText)
+			if b.ImprovedIdea != "" {
+				fmt.Fprintf(w, "\nImproved: %s\n", b.ImprovedIdea)
+			}
+			fmt.Fprintf(w, "\nTopic: %s\n", b.Topic)
+			if b.Context != "" {
+				fmt.Fprintf(w, "Context: %s\n", b.Context)
+			}
+			fmt.Fprintf(w, "Score: %s\nTags: %s\n", scores(b), strings.Join(b.Tags, ", "))
+			if b.Notes != "" {
+				fmt.Fprintf(w, "Notes: %s\n", b.Notes)
+			}
+			if b.RunID != "" {
+				fmt.Fprintf(w, "Run: %s (candidate %d)\n", b.RunID, b.CandidateIndex+1)
+			}
+			fmt.Fprintf(w, "Created: %s · model %s\n", b.CreatedAt.Local().Format(time.DateTime), b.Metadata.ModelUsed)
+			return nil
+		},
+	}
+	show.Flags().StringVar(&showFormat, "output-format", "text", "text|json")
+
+	var removeFormat string
+	remove := &cobra.Command{
+		Use:   "remove ID…",
+		Short: "Remove bookmarks",
+		Args:  argsError(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(removeFormat, "text", "json"); err != nil {
+				return err
+			}
+			db, err := c.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			// All must exist, or none is removed.
+			for _, id := range args {
+				if _, err := db.Bookmark(cmd.Context(), id); errors.Is(err, madspark.ErrNotFound) {
+					return usagef("no bookmark %s; nothing removed", id)
+				} else if err != nil {
+					return err
+				}
+			}
+			for _, id := range args {
+				if err := db.DeleteBookmark(cmd.Context(), id); err != nil && !errors.Is(err, madspark.ErrNotFound) {
+					return err
+				}
+			}
+			if removeFormat == "json" {
+				return writeJSON(c, map[string]any{"removed": args})
+			}
+			fmt.Fprintf(c.stderr, "madspark: removed %d bookmark(s)\n", len(args))
+			return nil
+		},
+	}
+	remove.Flags().StringVar(&removeFormat, "output-format", "text", "text|json")
+
+	var exportOut, exportFormat string
+	exp := &cobra.Command{
+		Use:   "export",
+		Short: "Write every bookmark as bookmarks.json (to --output, atomically, or standard output)",
+		Args:  argsError(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(exportFormat, "json"); err != nil {
+				return err
+			}
+			db, err := c.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			f, err := bookmark.Export(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			if exportOut == "" {
+				return writeJSON(c, f)
+			}
+			data, err := marshalIndent(f)
+			if err != nil {
+				return err
+			}
+			if err := writeFile(exportOut, data); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stderr, "madspark: wrote %d bookmarks to %s\n", len(f), exportOut)
+			return nil
+		},
+	}
+	exp.Flags().StringVarP(&exportOut, "output", "o", "", "write to FILE instead of standard output")
+	exp.Flags().StringVar(&exportFormat, "output-format", "json", "json (the only format of a bookmarks file)")
+
+	var importFormat string
+	imp := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Import bookmarks from a bookmarks.json; those whose ID is kept already are skipped",
+		Long: `Imports every bookmark of FILE (the bookmarks.json shape). Every entry is
+checked first: one that is not valid (an unknown field, an empty idea, a
+score outside 0-10, a bad timestamp) is named and nothing is imported.`,
+		Args: argsError(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(importFormat, "text", "json"); err != nil {
+				return err
+			}
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return usageError{fmt.Errorf("read bookmarks: %w", err)}
+			}
+			f, err := bookmark.Parse(data)
+			if err != nil {
+				return usagef("%s: %v", args[0], err)
+			}
+			db, err := c.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			imported, skipped, err := bookmark.Import(cmd.Context(), db, f)
+			if _, ok := errors.AsType[*bookmark.FieldError](err); ok {
+				return usagef("%s: %v; nothing imported", args[0], err)
+			}
+			if err != nil {
+				return err
+			}
+			if importFormat == "json" {
+				return writeJSON(c, map[string]int{"imported": imported, "skipped": skipped})
+			}
+			fmt.Fprintf(c.stderr, "madspark: imported %d bookmark(s), skipped %d already kept\n", imported, skipped)
+			return nil
+		},
+	}
+	imp.Flags().StringVar(&importFormat, "output-format", "text", "text|json")
+
+	cmd.AddCommand(list, search, show, remove, exp, imp)
+	for _, sub := range cmd.Commands() {
+		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	}
+	return cmd
+}
+
+// scores is a bookmark's score, and its improved score when it has one.
+func scores(b *madspark.Bookmark) string {
+	if b.ImprovedScore > 0 {
+		return fmt.Sprintf("%.1f→%.1f", b.Score, b.ImprovedScore)
+	}
+	return fmt.Sprintf("%.1f", b.Score)
+}
+
+func (c *cli) exportCmd() *cobra.Command {
+	var format, output string
+	cmd := &cobra.Command{
+		Use:   "export RUN_ID",
+		Short: "Export a run of any pipeline as JSON, CSV, Markdown or PDF",
+		Long: `Writes a recorded run as a file: json (any run: its record around its
+result), or for a succeeded run csv (one row per idea, grade or handoff, every
+score a column), markdown or pdf (the run laid out as a document with its
+contents).
+
+Text formats go to standard output unless --output FILE; a PDF goes to
+--output, or to madspark-<pipeline>-<id8>.pdf in the current directory.
+Files are written atomically.`,
+		Args: argsError(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format, export.Formats...); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			a, err := c.openApp(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			rec, err := a.db.Run(ctx, args[0])
+			if errors.Is(err, madspark.ErrNotFound) {
+				return usagef("no run %s (madspark runs list)", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			f, err := c.renderExport(ctx, a, rec, format)
+			if err != nil {
+				return err
+			}
+			if output == "" && format != "pdf" {
+				_, err := c.stdout.Write(f.Data)
+				return err
+			}
+			if output == "" {
+				output = f.Name
+			}
+			if err := writeFile(output, f.Data); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stderr, "madspark: wrote %s (%s run %s)\n", output, rec.Pipeline, rec.ID)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "json", strings.Join(export.Formats, "|"))
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write to FILE (atomically)")
+	return cmd
+}
+
+// renderExport renders rec in format through its pipeline's definition.
+func (c *cli) renderExport(_ context.Context, a *app, rec *madspark.Run, format string) (*export.File, error) {
+	reg, err := c.registry(a)
+	if err != nil {
+		return nil, err
+	}
+	def, err := reg.Get(rec.Pipeline)
+	if err != nil {
+		return nil, err
+	}
+	font, err := c.pdfFont()
+	if err != nil {
+		return nil, err
+	}
+	f, err := export.Render(def, rec, format, export.Options{Font: font})
+	if errors.Is(err, export.ErrNoResult) || errors.Is(err, export.ErrUnsupported) {
+		return nil, usageError{err}
+	}
+	return f, err
+}
+
+// marshalIndent is v as indented JSON with a final newline, as writeJSON
+// prints it.
+func marshalIndent(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,33 @@
+package jobs
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// hostID identifies this machine's current boot and this process's PID
+// namespace: two processes with the same hostID see the same PIDs, so one
+// can tell whether the other is alive. It is "" when either cannot be read.
+func hostID() string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(boot)) + "/" + ns
+}
+
+// processAlive reports whether process pid exists (a process of another
+// user counts).
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -1,0 +1,120 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/engine"
+)
+
+// runWorker works the jobs of runs.
+type runWorker struct {
+	river.WorkerDefaults[RunArgs]
+	q *Queue
+}
+
+// Timeout bounds a run by its request's timeout.
+func (w *runWorker) Timeout(job *river.Job[RunArgs]) time.Duration {
+	if job.Args.Timeout > 0 {
+		return job.Args.Timeout
+	}
+	return w.q.cfg.RunTimeout
+}
+
+// Work runs a job's run to its end: it opens the run (recording it from the
+// job's arguments if the enqueuing process died before it could), replays
+// the steps the journal holds, runs the rest, and records the outcome. A
+// failed run completes its job: the pipeline's calls were retried already,
+// and `madspark resume` finishes it later without paying again. Only
+// trouble with the database before the run starts makes River try the job
+// again.
+func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
+	q, a := w.q, job.Args
+	rec, err := q.cfg.Store.Run(ctx, a.RunID)
+	if errors.Is(err, madspark.ErrNotFound) {
+		rec = &madspark.Run{ID: a.RunID, Pipeline: a.Pipeline, Status: madspark.RunQueued, Mode: a.Mode,
+			Provider: a.Provider, Model: a.Model, Params: a.Params, Tags: a.Tags, CreatedAt: a.CreatedAt}
+		if err := q.cfg.Store.CreateRun(ctx, rec); err != nil {
+			if rec, err = q.cfg.Store.Run(ctx, a.RunID); err != nil {
+				return fmt.Errorf("record run %s: %w", a.RunID, err)
+			}
+		}
+	} else if err != nil {
+		return fmt.Errorf("run %s: %w", a.RunID, err)
+	}
+	if rec.Status.Final() {
+		// Finished by an earlier attempt that died before River heard,
+		// or cancelled while queued.
+		return nil
+	}
+	def, err := q.cfg.Registry.Get(rec.Pipeline)
+	if err != nil {
+		return w.reject(ctx, rec.ID, err)
+	}
+	params, err := q.cfg.Registry.Decode(rec.Pipeline, rec.Params)
+	if err != nil {
+		return w.reject(ctx, rec.ID, err)
+	}
+	if rec.Provider != q.cfg.Provider || (rec.Model != "" && rec.Model != q.cfg.Model) {
+		q.logger.Warn("working a run with another provider or model than it was queued for", "run", rec.ID,
+			"queued_for", rec.Provider+"/"+rec.Model, "worker", q.cfg.Provider+"/"+q.cfg.Model)
+	}
+	run, err := q.cfg.Engine.Resume(ctx, rec.ID, nil)
+	if errors.Is(err, engine.ErrNotResumable) {
+		return nil // cancelled or finished meanwhile
+	}
+	if err != nil {
+		return fmt.Errorf("open run %s: %w", rec.ID, err)
+	}
+	q.logger.Info("run started", "run", rec.ID, "pipeline", rec.Pipeline, "attempt", job.Attempt, "worker", q.id)
+	res, runErr := def.Run(ctx, run, params)
+	switch {
+	case runErr == nil:
+	case q.hard.Load() && ctx.Err() != nil:
+		// This worker is stopping: the run goes back to the queue at
+		// once, for the next worker to resume.
+		q.requeue(ctx, rec.ID, "requeued: its worker stopped")
+		return river.JobSnooze(0)
+	case errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely):
+		runErr = fmt.Errorf("%w by request", madspark.ErrCancelled)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		runErr = fmt.Errorf("run timed out after %s: %w", w.Timeout(job), runErr)
+	}
+	if err := run.Finish(ctx, res, runErr); err != nil {
+		// The outcome is lost; the next attempt replays the journal.
+		return fmt.Errorf("record the outcome of run %s: %w", rec.ID, err)
+	}
+	if errors.Is(runErr, madspark.ErrCancelled) {
+		return river.JobCancel(runErr)
+	}
+	return nil
+}
+
+// reject fails a run that cannot be worked (an unknown pipeline, parameters
+// that no longer decode) and cancels its job, which no retry would help.
+func (w *runWorker) reject(ctx context.Context, runID string, err error) error {
+	if ferr := w.q.cfg.Engine.Fail(ctx, runID, err); ferr != nil {
+		return fmt.Errorf("run %s: %w", runID, ferr)
+	}
+	return river.JobCancel(err)
+}
+
+// requeue records run runID as queued again, with an event saying why.
+func (q *Queue) requeue(ctx context.Context, runID, why string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	ok, err := q.cfg.Store.SetRunStatus(ctx, runID, madspark.RunQueued, madspark.RunRunning)
+	if err != nil {
+		q.logger.Warn("could not record a run as queued again", "run", runID, "err", err)
+		return
+	}
+	if ok {
+		q.publish(ctx, &madspark.Event{RunID: runID, Type: madspark.EventProgress, Stage: "queued", Message: why})
+	}
+}

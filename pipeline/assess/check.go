@@ -1,0 +1,156 @@
+package assess
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// Section is one of the sections an analysis must have.
+type Section struct {
+	Title string
+	// Guidance tells the analyst what goes in it.
+	Guidance string
+	// match is what a heading must contain, once normalised, to count as
+	// this section.
+	match string
+}
+
+// Sections are the seed's sections of a market analysis, in order.
+var Sections = []Section{
+	{"What We Do", "the business in two or three plain sentences: who pays, for what", "what we do"},
+	{"The Problem", "whose pain, how often, how costly; evidence that it is real", "problem"},
+	{"The Solution", "how the product removes the pain and why it is better than today's workaround", "solution"},
+	{"Market Size", "TAM, SAM and SOM with the arithmetic behind each figure", "market size"},
+	{"Business Model", "pricing, revenue streams, unit economics (CAC, LTV, margins)", "business model"},
+	{"Why Now", "the changes in technology, regulation or behaviour that open the window", "why now"},
+	{"Competition & Moat", "direct and indirect competitors, substitutes, and what will stay defensible", "competition"},
+	{"Key Risks & Mitigation", "the risks that could kill the business, each with its mitigation", "risk"},
+	{"Milestones", "what to achieve at 6, 12 and 24 months, and the proof each gives", "milestone"},
+	{"References", "the sources behind the figures", "reference"},
+}
+
+var (
+	headingRE = regexp.MustCompile(`(?m)^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$`)
+	urlRE     = regexp.MustCompile(`https?://[^\s<>()\[\]"'` + "`" + `]+`)
+)
+
+// normalise lower-cases a heading, spells "&" as "and" and keeps only
+// letters and single spaces, so "## 7. Competition & Moat" reads
+// "competition and moat".
+func normalise(s string) string {
+	s = strings.ReplaceAll(strings.ToLower(s), "&", " and ")
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) }), " ")
+}
+
+// Headings returns the analysis's markdown headings.
+func Headings(analysis string) []string {
+	var out []string
+	for _, m := range headingRE.FindAllStringSubmatch(analysis, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// MissingSections returns the titles of the sections the analysis has no
+// heading for.
+func MissingSections(analysis string) []string {
+	heads := Headings(analysis)
+	var missing []string
+	for _, s := range Sections {
+		found := false
+		for _, h := range heads {
+			if strings.Contains(normalise(h), s.match) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, s.Title)
+		}
+	}
+	return missing
+}
+
+// CountWords counts the words of a markdown text: runs of characters
+// between spaces that hold at least one letter or digit (so "-", "|" and
+// "##" are not words, "$4.2B" and "2030" are).
+func CountWords(text string) int {
+	n := 0
+	for _, f := range strings.Fields(text) {
+		if strings.IndexFunc(f, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// CitedURLs returns the distinct URLs in text, in order of appearance,
+// without the punctuation that ends a sentence.
+func CitedURLs(text string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, u := range urlRE.FindAllString(text, -1) {
+		u = strings.TrimRight(u, ".,;:!?*_")
+		if !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// urlKey is the form in which two URLs are compared: scheme and host in
+// lower case, no fragment, no trailing slash.
+func urlKey(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.Scheme, u.Host, u.Fragment = strings.ToLower(u.Scheme), strings.ToLower(u.Host), ""
+	return strings.TrimSuffix(u.String(), "/")
+}
+
+// checkAnalysis is the analyst's contract: at least minWords words, every
+// section, and no URL that the searches did not return (with no searches,
+// no URL at all). It returns every problem at once, so that one repair
+// turn can fix them all.
+func checkAnalysis(text string, minWords int, returned []string) error {
+	var problems []string
+	if n := CountWords(text); n < minWords {
+		problems = append(problems, fmt.Sprintf("the analysis has %d words; at least %d are required", n, minWords))
+	}
+	if m := MissingSections(text); len(m) > 0 {
+		problems = append(problems, "sections are missing (each needs a markdown heading): "+strings.Join(m, ", "))
+	}
+	if bad := uncited(text, returned); len(bad) > 0 {
+		if len(returned) == 0 {
+			problems = append(problems, "no web search was run, so the analysis must not cite URLs; remove: "+strings.Join(bad, ", "))
+		} else {
+			problems = append(problems, "the analysis cites URLs that the web searches did not return (cite only the listed sources): "+strings.Join(bad, ", "))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(problems, "; "))
+}
+
+// uncited returns the URLs in text that are not among returned, in order
+// of appearance.
+func uncited(text string, returned []string) []string {
+	ok := map[string]bool{}
+	for _, u := range returned {
+		ok[urlKey(u)] = true
+	}
+	var bad []string
+	for _, u := range CitedURLs(text) {
+		if !ok[urlKey(u)] {
+			bad = append(bad, u)
+		}
+	}
+	return bad
+}

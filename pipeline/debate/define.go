@@ -1,0 +1,66 @@
+package debate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/search"
+)
+
+// Definition describes the debate pipeline to the registry, with the same
+// dependencies as New. Runs through the registry do not stream: the answer
+// is in the result.
+func Definition(count func(string) int, searcher search.Provider, logger *slog.Logger) (pipeline.Definition, error) {
+	pipe, err := New(count, searcher, logger)
+	if err != nil {
+		return pipeline.Definition{}, err
+	}
+	return pipeline.Definition{
+		Name:        "debate",
+		Title:       "Debate",
+		Description: "A query answered by multi-agent debate: routed by complexity, proposers on a blackboard, an aggregator that sees the original query.",
+		NewParams: func() pipeline.Params {
+			p := DefaultParams()
+			return &p
+		},
+		Run: func(ctx context.Context, r *engine.Run, p pipeline.Params) (any, error) {
+			in, ok := p.(*Params)
+			if !ok {
+				return nil, fmt.Errorf("debate: parameters of type %T", p)
+			}
+			return pipe.Run(ctx, r, *in, nil)
+		},
+		Topic: func(p pipeline.Params) string {
+			if in, ok := p.(*Params); ok {
+				return in.Query
+			}
+			return ""
+		},
+		Files: func(run *madspark.Run) (map[string][]byte, error) {
+			var res Result
+			if err := json.Unmarshal(run.Result, &res); err != nil {
+				return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+			}
+			answer := "# " + res.Query + "\n\n" + res.Answer + "\n"
+			if run.Mode == "mock" {
+				answer = "MOCK DATA: generated offline by the mock provider, not by a language model.\n\n" + answer
+			}
+			envelope, err := json.MarshalIndent(map[string]any{
+				"run_id": run.ID, "pipeline": "debate", "mode": run.Mode, "provider": run.Provider, "model": run.Model,
+				"result": &res, "usage": run.Usage, "duration_ms": run.FinishedAt.Sub(run.CreatedAt).Milliseconds(),
+			}, "", "  ")
+			if err != nil {
+				return nil, err
+			}
+			return map[string][]byte{"answer.md": []byte(answer), "result.json": envelope}, nil
+		},
+		QueryParam: "query",
+		Document:   Document,
+		Table:      Table,
+	}, nil
+}

@@ -1,0 +1,86 @@
+package spark
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/pipeline"
+)
+
+// Definition describes the spark pipeline to the registry.
+func Definition() (pipeline.Definition, error) {
+	pipe, err := New()
+	if err != nil {
+		return pipeline.Definition{}, err
+	}
+	return pipeline.Definition{
+		Name:        "spark",
+		Title:       "Spark",
+		Description: "Ideas for a topic and context: generated, critiqued, argued for and against, improved and re-scored.",
+		NewParams: func() pipeline.Params {
+			p := DefaultParams()
+			return &p
+		},
+		Run: func(ctx context.Context, r *engine.Run, p pipeline.Params) (any, error) {
+			in, ok := p.(*Params)
+			if !ok {
+				return nil, fmt.Errorf("spark: parameters of type %T", p)
+			}
+			return pipe.Run(ctx, r, *in)
+		},
+		Topic: func(p pipeline.Params) string {
+			if in, ok := p.(*Params); ok {
+				return in.Topic
+			}
+			return ""
+		},
+		Files: func(run *madspark.Run) (map[string][]byte, error) {
+			rep, err := ReportOf(run)
+			if err != nil {
+				return nil, err
+			}
+			var md, js bytes.Buffer
+			if err := rep.Write(&md, "markdown"); err != nil {
+				return nil, err
+			}
+			if err := rep.Write(&js, "json"); err != nil {
+				return nil, err
+			}
+			return map[string][]byte{"report.md": md.Bytes(), "result.json": js.Bytes()}, nil
+		},
+		QueryParam: "topic",
+		Ideas:      Ideas,
+		Document:   Document,
+		Table:      Table,
+	}, nil
+}
+
+// Ideas are a succeeded run's candidates, best first, as bookmarks keep
+// them.
+func Ideas(run *madspark.Run) ([]pipeline.Idea, error) {
+	var res Result
+	if err := json.Unmarshal(run.Result, &res); err != nil {
+		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	}
+	p := DefaultParams()
+	_ = json.Unmarshal(run.Params, &p)
+	out := make([]pipeline.Idea, len(res.Candidates))
+	for i, c := range res.Candidates {
+		out[i] = pipeline.Idea{Text: c.Idea, Improved: c.ImprovedIdea, Score: c.InitialScore, ImprovedScore: c.ImprovedScore,
+			Topic: res.Topic, Context: res.Context, Temperature: p.Temperatures.Generate}
+	}
+	return out, nil
+}
+
+// ReportOf is the report of a succeeded spark run, from its record.
+func ReportOf(run *madspark.Run) (*Report, error) {
+	var res Result
+	if err := json.Unmarshal(run.Result, &res); err != nil {
+		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	}
+	return NewReport(&res, run.ID, run.Mode, run.Provider, run.Model, run.Usage, run.FinishedAt.Sub(run.CreatedAt)), nil
+}
