@@ -141,6 +141,11 @@ function FieldControl(props: SchemaFormProps & { field: Field }) {
       break
     case 'textarea':
     case 'json':
+    case 'list':
+      if (f.kind === 'list' && f.separator !== '\n') {
+        control = <input type="text" value={text} onChange={(e) => onChange(f.path, e.target.value)} autoComplete="off" {...common} />
+        break
+      }
       control = (
         <textarea
           rows={f.kind === 'json' ? 6 : 3}
@@ -182,7 +187,8 @@ function hintText(f: Field, presets: Record<string, RoleTemperatures> | undefine
     parts.push(`${f.exclusiveMin ? 'more than' : 'at least'} ${f.min} and ${f.exclusiveMax ? 'less than' : 'at most'} ${f.max}`)
   } else if (f.min !== undefined) parts.push(`${f.exclusiveMin ? 'more than' : 'at least'} ${f.min}`)
   else if (f.max !== undefined) parts.push(`${f.exclusiveMax ? 'less than' : 'at most'} ${f.max}`)
-  if (f.kind === 'list') parts.push('comma-separated')
+  if (f.kind === 'list') parts.push(f.separator === '\n' ? 'one per line' : 'comma-separated')
+  if (f.kind === 'json') parts.push('JSON')
   if (f.name === presetField && presets && value && presets[value]) {
     parts.push(
       Object.entries(presets[value])

@@ -146,6 +146,18 @@ describe('the registry\'s schema', () => {
     expect(presetOf(group, v, presets)).toBe('')
   })
 
+  it('takes long list items one per line, tags comma-separated', () => {
+    const fs = fieldsOf({ type: 'object', properties: { seed_ideas: { type: 'array', items: { type: 'string' }, maxItems: 2 }, tags: { type: 'array', items: { type: 'string' } } } })
+    expect(fs.map((f) => [f.name, f.kind, f.separator])).toEqual([
+      ['seed_ideas', 'list', '\n'],
+      ['tags', 'list', ','],
+    ])
+    const v = initialValues(fs, {}, { seed_ideas: ['a, with a comma', 'b'], tags: ['x', 'y'] })
+    expect(v).toEqual({ seed_ideas: 'a, with a comma\nb', tags: 'x, y' })
+    expect(toParams(fs, { seed_ideas: 'one, two\r\n\nthree', tags: 'p, q' })).toEqual({ seed_ideas: ['one, two', 'three'], tags: ['p', 'q'] })
+    expect(validateField(fs[0], 'a\nb\nc')).toBe('Seed ideas takes at most 2 items')
+  })
+
   it('finds the field a message is about when the API names none', () => {
     expect(fieldInMessage(fields, 'spark parameters: num_top_candidates (4) must not exceed num_candidates (3)')).toBe('num_top_candidates')
     expect(fieldInMessage(fields, 'topic must not be empty')).toBe('topic')

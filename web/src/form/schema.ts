@@ -24,6 +24,8 @@ export interface Field {
   exclusiveMin?: boolean
   exclusiveMax?: boolean
   step?: number
+  /** For lists: what separates the items as typed, a comma (short items such as tags) or a new line. */
+  separator?: ',' | '\n'
   /** For strings and lists. */
   minLength?: number
   maxLength?: number
@@ -52,7 +54,7 @@ export const presetField = 'temperature_preset'
 const textareaLength = 2000
 
 /** A string parameter that is edited in a text area whatever its length. */
-const longText = new Set(['context', 'constraints', 'notes', 'description', 'body'])
+const longText = new Set(['context', 'constraints', 'notes', 'description', 'body', 'query', 'prompt'])
 
 /**
  * fieldsOf derives the controls of a form from a pipeline's params_schema.
@@ -109,6 +111,8 @@ export function fieldsOf(schema: JSONSchema, presetNames: string[] = []): Field[
         f.pattern = p.pattern
       } else if (type === 'array' && p.items && ['string', 'number', 'integer'].includes(primaryType(resolve(root, p.items)) ?? '')) {
         f.kind = 'list'
+        // Tags and the like fit on a line; ideas and sentences get one line each.
+        f.separator = /tags?$|keywords?$|names?$|ids?$/.test(name) ? ',' : '\n'
         f.minLength = p.minItems
         f.maxLength = p.maxItems
       } else if (type === 'object' && p.properties && depth < 4) {
@@ -246,7 +250,7 @@ function toRaw(f: Field, d: unknown): RawValue {
     case 'boolean':
       return d === true
     case 'list':
-      return Array.isArray(d) ? d.join(', ') : ''
+      return Array.isArray(d) ? d.join(f.separator === '\n' ? '\n' : ', ') : ''
     case 'json':
       return d === undefined ? '' : JSON.stringify(d, null, 2)
     default:
@@ -296,7 +300,7 @@ export function validateField(f: Field, raw: RawValue | undefined): string | und
       return undefined
     }
     case 'list': {
-      const n = splitList(text).length
+      const n = splitList(text, f.separator).length
       if (f.minLength !== undefined && n < f.minLength) return `${f.label} needs at least ${f.minLength} items`
       if (f.maxLength !== undefined && n > f.maxLength) return `${f.label} takes at most ${f.maxLength} items`
       return undefined
@@ -323,10 +327,10 @@ export function validate(fields: Field[], values: Values): Errors {
   return errors
 }
 
-/** splitList reads a comma-separated list. */
-export function splitList(text: string): string[] {
+/** splitList reads a list typed with a separator: a comma by default, or a new line. */
+export function splitList(text: string, separator: ',' | '\n' = ','): string[] {
   return text
-    .split(',')
+    .split(separator === '\n' ? /\r?\n/ : ',')
     .map((s) => s.trim())
     .filter((s) => s !== '')
 }
@@ -360,7 +364,7 @@ export function toParams(fields: Field[], values: Values): Record<string, unknow
         out[f.name] = f.enumType === 'number' || f.enumType === 'integer' ? Number(text) : f.enumType === 'boolean' ? text === 'true' : text
         break
       case 'list':
-        out[f.name] = splitList(text)
+        out[f.name] = splitList(text, f.separator)
         break
       case 'json':
         out[f.name] = JSON.parse(text)

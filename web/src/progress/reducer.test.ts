@@ -72,6 +72,14 @@ describe('progressReducer', () => {
     expect(s.stages).toEqual([{ name: 'improve', status: 'active', progress: 65, message: 'improving 3 ideas' }])
     const s2 = fold([{ type: 'snapshot', progress: { stage: 'generate', progress: 5 } }], s)
     expect(s2).toBe(s)
+    // The replayed stream then tells the stages in their order.
+    const s3 = fold([m(1, 'progress', 'queued', 0), m(2, 'progress', 'generate', 5), m(3, 'progress', 'evaluate', 20)], s)
+    expect(s3.stages.map((x) => [x.name, x.status])).toEqual([
+      ['queued', 'done'],
+      ['generate', 'done'],
+      ['evaluate', 'active'],
+    ])
+    expect(s3.progress).toBe(65)
   })
 
   it('shows a stream problem until messages flow again', () => {

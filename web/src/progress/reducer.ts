@@ -28,6 +28,8 @@ export interface ProgressState {
   error?: string
   /** A problem with the stream itself (not the run), such as a lost connection. */
   streamError?: string
+  /** The stages shown come from the run record's snapshot, until the stream's own messages replace them. */
+  fromSnapshot?: boolean
 }
 
 export type ProgressAction =
@@ -60,7 +62,7 @@ export function progressReducer(state: ProgressState, action: ProgressAction): P
       return isFinal(state) ? state : { ...state, streamError: action.error }
     case 'snapshot':
       if (isFinal(state) || state.stages.length > 0) return state
-      return applyProgress({ ...state, phase: 'running' }, action.progress.stage, action.progress.progress, action.progress.message ?? '')
+      return { ...applyProgress({ ...state, phase: 'running' }, action.progress.stage, action.progress.progress, action.progress.message ?? ''), fromSnapshot: true }
     case 'message':
       return applyMessage(state, action.message)
   }
@@ -75,6 +77,11 @@ function applyMessage(state: ProgressState, m: ProgressMessage): ProgressState {
   if (typeof m.seq === 'number' && m.seq > 0) {
     if (m.seq <= state.lastSeq) return state
     state = { ...state, lastSeq: m.seq }
+  }
+  if (state.fromSnapshot) {
+    // The stream replays the run from its start: its stages, in order,
+    // replace the snapshot's one.
+    state = { ...state, stages: [], fromSnapshot: false }
   }
   switch (m.type) {
     case 'result':
