@@ -76,7 +76,9 @@ async function step(name, page, fn) {
 
 function watch(page) {
   page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`)
+    // The browser logs the API's expected refusals (a duplicate bookmark,
+    // a value out of range) as failed loads: they are part of the flow.
+    if (m.type() === 'error' && !/Failed to load resource: .* status of (409|422) /.test(m.text())) problems.push(`console: ${m.text()}`)
   })
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
   page.on('requestfailed', (r) => {
@@ -240,6 +242,19 @@ try {
     await first.getByRole('button', { name: 'Bookmark candidate 1' }).click()
     await first.getByText('Bookmarked').waitFor()
     await shot(page, 'bookmarked')
+  })
+
+  await step('the same candidate again: the duplicate is refused, then saved on request', page, async () => {
+    await page.reload()
+    const first = page.getByTestId('candidate').first()
+    await first.getByRole('button', { name: 'Bookmark candidate 1' }).click()
+    const alert = first.getByRole('alert')
+    await alert.waitFor()
+    const text = await alert.textContent()
+    check(/% similar/.test(text), `the refusal does not show the similar bookmark: ${text}`)
+    await shot(page, 'duplicate-blocked')
+    await alert.getByRole('button', { name: 'Save anyway' }).click()
+    await first.getByText('Bookmarked').waitFor()
   })
 
   await step('find it in the bookmarks view by searching', page, async () => {
