@@ -116,6 +116,9 @@ type Config struct {
 	// Heartbeat is how often an idle progress stream sends a keep-alive;
 	// 0 means 15s.
 	Heartbeat time.Duration
+	// WebUI says that the server also serves the web UI at / (mounted by
+	// its caller), so that the OpenAPI document lists GET / too.
+	WebUI bool
 }
 
 // Handler serves the API. Create one with New, mount it with Register,

@@ -298,8 +298,11 @@ func (h *Handler) importBookmarks(w http.ResponseWriter, r *http.Request) error 
 	}
 	f, err := bookmark.Parse(body)
 	if err != nil {
-		fe, _ := errors.AsType[*bookmark.FieldError](err)
-		return invalid(fe.Field, "%v", err)
+		field := ""
+		if fe, ok := errors.AsType[*bookmark.FieldError](err); ok {
+			field = fe.Field
+		}
+		return invalid(field, "%v", err)
 	}
 	imported, skipped, err := bookmark.Import(r.Context(), h.cfg.Store, f)
 	if fe, ok := errors.AsType[*bookmark.FieldError](err); ok {

@@ -57,7 +57,7 @@ type options struct {
 // harness is the real API over a real store, queue and event hub, with
 // the mock provider, served by the real server on a loopback port.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	db     store
 	reg    *pipeline.Registry
 	queue  *jobs.Queue
@@ -79,7 +79,7 @@ func responders() map[string]mock.Responder {
 	return all
 }
 
-func registry(t *testing.T, db madspark.IdeaStore) *pipeline.Registry {
+func registry(t testing.TB, db madspark.IdeaStore) *pipeline.Registry {
 	t.Helper()
 	reg := pipeline.NewRegistry()
 	count, err := debate.NewTokenCounter()
@@ -108,7 +108,7 @@ func registry(t *testing.T, db madspark.IdeaStore) *pipeline.Registry {
 	return reg
 }
 
-func newHarness(t *testing.T, o options) *harness {
+func newHarness(t testing.TB, o options) *harness {
 	t.Helper()
 	ctx := context.Background()
 	hs := &harness{t: t, token: o.token}
@@ -198,7 +198,7 @@ type resp struct {
 	body   []byte
 }
 
-func (r resp) json(t *testing.T, v any) {
+func (r resp) json(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("answer %d is not JSON: %v\n%s", r.status, err, r.body)
@@ -218,7 +218,7 @@ type apiError struct {
 	} `json:"duplicates"`
 }
 
-func (r resp) err(t *testing.T) apiError {
+func (r resp) err(t testing.TB) apiError {
 	t.Helper()
 	var e apiError
 	r.json(t, &e)
@@ -405,4 +405,3 @@ func (hs *harness) sparkRun(topic string) string {
 	r.json(hs.t, &rep)
 	return rep.RunID
 }
-

@@ -299,6 +299,17 @@ func (s *schemas) ref(v any) map[string]any {
 	return m
 }
 
+// documented are the API's routes and the server's, as documented.
+func (h *Handler) documented() []route {
+	out := append(append([]route{}, h.routes...), serverRoutes...)
+	if h.cfg.WebUI {
+		out = append(out, route{"GET", "/", nil, operation{tag: "health", summary: "The web UI",
+			desc: "The single-page application; its own routes (/runs/ID, /bookmarks) answer with the same page.",
+			responses: []response{{status: 200, desc: "the page", content: map[string]map[string]any{"text/html; charset=utf-8": {"schema": map[string]any{"type": "string"}}}}}}})
+	}
+	return out
+}
+
 func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -308,7 +319,7 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 	s := newSchemas()
 	s.ref(export.Envelope{})
 	paths := map[string]map[string]any{}
-	for _, rt := range append(append([]route{}, h.routes...), serverRoutes...) {
+	for _, rt := range h.documented() {
 		op := map[string]any{
 			"operationId": operationID(rt.method, rt.path),
 			"summary":     rt.doc.summary,
@@ -343,7 +354,7 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 			resps = append(append([]response{}, resps...), response{status: 429, desc: "rate limited: retry after Retry-After seconds", body: ErrorBody{},
 				headers: map[string]string{"Retry-After": "seconds to wait"}})
 		}
-		if rt.path != "/health" {
+		if rt.path != "/health" && rt.path != "/" {
 			resps = append(append([]response{}, resps...), response{status: 401, desc: "missing or wrong bearer token (when the server has one)",
 				content: map[string]map[string]any{"application/json": {"schema": map[string]any{"type": "object", "required": []string{"error"}}}}})
 		}
@@ -423,7 +434,7 @@ func operationID(method, path string) string {
 // sorted.
 func (h *Handler) Documented() []Route {
 	var out []Route
-	for _, rt := range append(append([]route{}, h.routes...), serverRoutes...) {
+	for _, rt := range h.documented() {
 		out = append(out, Route{rt.method, rt.path})
 	}
 	sort.Slice(out, func(i, j int) bool {

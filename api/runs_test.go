@@ -76,7 +76,9 @@ func TestStartRunFollowAndList(t *testing.T) {
 		t.Fatalf("run: %+v", run.RunSummary)
 	}
 	var res struct {
-		Candidates []struct{ ImprovedScore float64 `json:"improved_score"` } `json:"candidates"`
+		Candidates []struct {
+			ImprovedScore float64 `json:"improved_score"`
+		} `json:"candidates"`
 	}
 	if err := json.Unmarshal(run.Result, &res); err != nil || len(res.Candidates) != 3 || res.Candidates[0].ImprovedScore == 0 {
 		t.Errorf("result: %s", run.Result)
@@ -170,12 +172,12 @@ func TestRunsBadInput(t *testing.T) {
 		status int
 		field  string
 	}{
-		"?status=done":       {422, "status"},
-		"?pipeline=nonesuch": {422, "pipeline"},
-		"?limit=0":           {422, "limit"},
-		"?limit=101":         {422, "limit"},
-		"?limit=ten":         {400, "limit"},
-		"?offset=-1":         {422, "offset"},
+		"?status=done":                   {422, "status"},
+		"?pipeline=nonesuch":             {422, "pipeline"},
+		"?limit=0":                       {422, "limit"},
+		"?limit=101":                     {422, "limit"},
+		"?limit=ten":                     {400, "limit"},
+		"?offset=-1":                     {422, "offset"},
 		"?q=" + strings.Repeat("q", 201): {422, "q"},
 	} {
 		r := hs.do("GET", "/api/runs"+q, nil)

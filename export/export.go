@@ -219,7 +219,7 @@ func SafeCell(s string) string {
 	}
 	switch s[0] {
 	case '=', '+', '-', '@', '\t', '\r':
-		if _, err := strconv.ParseFloat(s, 64); err == nil && strings.IndexAny(s, "xXpP_") < 0 {
+		if _, err := strconv.ParseFloat(s, 64); err == nil && !strings.ContainsAny(s, "xXpP_") {
 			return s // a number, which no spreadsheet evaluates
 		}
 		return "'" + s

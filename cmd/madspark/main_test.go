@@ -204,7 +204,8 @@ func TestBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 		{[]string{"ok", "--output-format", "xml"}, `unknown output format "xml"`},
 		{[]string{"ok", "--timeout", "-1s"}, "--timeout must be positive"},
 		{[]string{"ok", "--bogus"}, "unknown flag: --bogus"},
-		{[]string{"spark"}, "accepts between 1 and 2 arg(s)"},
+		{[]string{"spark"}, "a topic is required"},
+		{[]string{"spark", "a", "b", "c"}, "accepts between 0 and 2 arg(s)"},
 		{[]string{"a", "b", "c"}, "accepts at most 2 arg(s)"},
 	}
 	for _, tt := range tests {

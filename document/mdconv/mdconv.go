@@ -30,13 +30,18 @@ var md = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Striket
 func Convert(src, title string) (lead []document.Block, sections []document.Section) {
 	source := []byte(src)
 	root := md.Parser().Parse(text.NewReader(source))
+	c := &converter{src: source}
+	// The document's own title, repeated at the very start, is dropped.
+	var skip ast.Node
+	if h, ok := root.FirstChild().(*ast.Heading); ok && title != "" && strings.EqualFold(plain(c.spans(h)), strings.TrimSpace(title)) {
+		skip = h
+	}
 	top := 7
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
-		if h, ok := n.(*ast.Heading); ok && h.Level < top {
+		if h, ok := n.(*ast.Heading); ok && n != skip && h.Level < top {
 			top = h.Level
 		}
 	}
-	c := &converter{src: source}
 	// path holds the open sections, outermost first.
 	var path []*document.Section
 	add := func(b document.Block) {
@@ -50,22 +55,18 @@ func Convert(src, title string) (lead []document.Block, sections []document.Sect
 		s := path[len(path)-1]
 		s.Blocks = append(s.Blocks, b)
 	}
-	first := true
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		if n == skip {
+			continue
+		}
 		h, ok := n.(*ast.Heading)
 		if !ok {
 			for _, b := range c.blocks(n) {
 				add(b)
 			}
-			first = false
 			continue
 		}
 		name := plain(c.spans(h))
-		if first && title != "" && strings.EqualFold(strings.TrimSpace(name), strings.TrimSpace(title)) {
-			first = false
-			continue
-		}
-		first = false
 		depth := min(h.Level-top+1, document.MaxDepth)
 		if depth > len(path)+1 {
 			depth = len(path) + 1

@@ -1,0 +1,255 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/api"
+	"github.com/madspark/madspark/store/postgres/pgtest"
+)
+
+func TestGenerateIdeas(t *testing.T) {
+	hs := newHarness(t, options{})
+	r := hs.do("POST", "/api/generate-ideas", map[string]any{"topic": "urban farming", "context": "cheap", "num_candidates": 4,
+		"num_top_candidates": 2, "temperature_preset": "wild", "enhanced_reasoning": true, "no_novelty_filter": true, "tags": []string{"sync"}})
+	if r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var rep struct {
+		RunID      string `json:"run_id"`
+		Pipeline   string `json:"pipeline"`
+		Mode       string `json:"mode"`
+		Topic      string `json:"topic"`
+		Candidates []struct {
+			MultiDim *struct{ Mean float64 } `json:"multi_dimensional_evaluation"`
+		} `json:"candidates"`
+		Usage struct {
+			LLMCalls int `json:"llm_calls"`
+		} `json:"usage"`
+	}
+	r.json(t, &rep)
+	if rep.Pipeline != "spark" || rep.Mode != "mock" || rep.Topic != "urban farming" || len(rep.Candidates) != 2 ||
+		rep.Candidates[0].MultiDim == nil || rep.Usage.LLMCalls != 8 || r.header.Get("Location") != "/api/runs/"+rep.RunID {
+		t.Fatalf("report: %s", clip(r.body))
+	}
+	run := hs.run(rep.RunID)
+	var p struct {
+		Temperatures  struct{ Generate float64 } `json:"temperatures"`
+		NoveltyFilter bool                       `json:"novelty_filter"`
+	}
+	_ = json.Unmarshal(run.Params, &p)
+	if run.Status != madspark.RunSucceeded || p.Temperatures.Generate != 1.2 || p.NoveltyFilter || run.Tags[0] != "sync" {
+		t.Errorf("recorded run: %+v %s", run.RunSummary, run.Params)
+	}
+	// Fewer ideas than the default number argued over: all of them.
+	r = hs.do("POST", "/api/generate-ideas", map[string]any{"topic": "x", "num_candidates": 2})
+	r.json(t, &rep)
+	if r.status != 200 || len(rep.Candidates) != 2 {
+		t.Errorf("num_candidates 2: %d %s", r.status, clip(r.body))
+	}
+	for _, tc := range []struct {
+		body   string
+		status int
+		field  string
+	}{
+		{`{"topic":"x","temperature_preset":"spicy"}`, 422, "temperature_preset"},
+		{`{"topic":"x","temperature_preset":"wild","temperature":1}`, 422, "temperature"},
+		{`{"topic":"x","temperature":3}`, 422, "temperature"},
+		{`{"topic":"x","num_candidates":0}`, 422, "num_candidates"},
+		{`{"topic":"x","num_top_candidates":9}`, 422, "num_top_candidates"},
+		{`{"topic":"x","novelty_threshold":2}`, 422, "novelty_threshold"},
+		{`{"topic":""}`, 422, "topic"},
+		{`{"context":"y"}`, 422, "topic"},
+		{`{"theme":"x"}`, 400, "theme"},
+		{`{"topic":"x","num_candidates":"3"}`, 400, "num_candidates"},
+		{`{"topic":"x","tags":[""]}`, 422, "tags[0]"},
+	} {
+		r := hs.do("POST", "/api/generate-ideas", tc.body)
+		if e := r.err(t); r.status != tc.status || e.Error.Field != tc.field {
+			t.Errorf("%s: %d %q %s; want %d %q", tc.body, r.status, e.Error.Field, e.Error.Message, tc.status, tc.field)
+		}
+	}
+}
+
+func TestTemperaturePresets(t *testing.T) {
+	hs := newHarness(t, options{})
+	var p api.Presets
+	hs.do("GET", "/api/temperature-presets", nil).json(t, &p)
+	if len(p.Presets) != 4 || p.Default != "creative" || p.Presets["balanced"].IdeaGeneration != 0.7 || p.Presets["wild"].Evaluation != 0.4 {
+		t.Errorf("presets: %+v", p)
+	}
+}
+
+func TestHealthDetailed(t *testing.T) {
+	down := errors.New("dial tcp 127.0.0.1:6379: connection refused")
+	var cacheErr error
+	hs := newHarness(t, options{workers: 1, config: func(c *api.Config) {
+		c.Info.Cache, c.Info.CachePing = "redis", func(context.Context) error { return cacheErr }
+	}})
+	health := func() (int, api.HealthDetailed) {
+		r := hs.do("GET", "/health/detailed", nil)
+		var h api.HealthDetailed
+		r.json(t, &h)
+		return r.status, h
+	}
+	status, h := health()
+	if status != 200 || h.Status != "ok" || h.LastRun != nil || h.ErrorRate1h != 0 || !h.Database.OK || h.Database.Driver != "sqlite" ||
+		!h.Cache.OK || h.Cache.Driver != "redis" || !h.Queue.OK || h.Queue.Workers != 1 || h.Mode != "mock" || h.ProviderConfigured {
+		t.Errorf("fresh: %d %+v", status, h)
+	}
+	ok := hs.succeeded("spark", map[string]any{"topic": "x", "num_candidates": 1, "num_top_candidates": 1})
+	// A failed run: its parameters no longer decode when a worker takes it.
+	failed := &madspark.Run{ID: "failed-run", Pipeline: "spark", Status: madspark.RunFailed, Error: "boom", CreatedAt: time.Now(), FinishedAt: time.Now().Add(time.Millisecond)}
+	if err := hs.db.CreateRun(t.Context(), failed); err != nil {
+		t.Fatal(err)
+	}
+	cacheErr = down
+	status, h = health()
+	if status != 200 || h.Status != "degraded" || h.Cache.OK || !strings.Contains(h.Cache.Error, "connection refused") ||
+		h.LastRun == nil || h.LastRun.RunID != "failed-run" || h.LastRun.Status != madspark.RunFailed || h.ErrorRate1h != 0.5 || h.Finished1h != 2 {
+		t.Errorf("after a success and a failure, cache down: %d %+v (ok run %s)", status, h, ok.RunID)
+	}
+	// Without a worker the queue is not healthy.
+	idle := newHarness(t, options{})
+	r := idle.do("GET", "/health/detailed", nil)
+	r.json(t, &h)
+	if h.Status != "degraded" || h.Queue.OK || h.Queue.Workers != 0 {
+		t.Errorf("no worker: %+v", h)
+	}
+}
+
+// TestRateLimit: a client over its rate gets 429 with Retry-After, in the
+// API's error shape; another client is not held back.
+func TestRateLimit(t *testing.T) {
+	hs := newHarness(t, options{config: func(c *api.Config) { c.RateLimit, c.RateBurst = 0.5, 3 }})
+	for i := range 3 {
+		if r := hs.do("GET", "/api/pipelines", nil); r.status != 200 {
+			t.Fatalf("request %d: %d", i, r.status)
+		}
+	}
+	r := hs.do("GET", "/api/runs", nil)
+	e := r.err(t)
+	retry, _ := strconv.Atoi(r.header.Get("Retry-After"))
+	if r.status != 429 || e.Error.Type != "rate_limited" || retry < 1 || retry > 2 {
+		t.Fatalf("over the limit: %d %v %s", r.status, r.header, r.body)
+	}
+	// Another client (another token).
+	if r := hs.do("GET", "/api/pipelines", nil, "Authorization", "Bearer someone-else"); r.status != 200 {
+		t.Errorf("another client: %d", r.status)
+	}
+	// The server's own endpoints are not limited.
+	if r := hs.do("GET", "/health", nil); r.status != 200 {
+		t.Errorf("/health: %d", r.status)
+	}
+}
+
+// TestAuthAndCORS: the API is behind the server's token, and a page of an
+// allowed origin may call it.
+func TestAuthAndCORS(t *testing.T) {
+	hs := newHarness(t, options{token: "s3cret-tok", origins: []string{"http://localhost:5173"}})
+	hs.token = ""
+	for _, path := range []string{"/api/runs", "/api/pipelines", "/health/detailed", "/api/openapi.json", "/ws/runs/x"} {
+		r := hs.do("GET", path, nil)
+		if e := r.err(t); r.status != 401 || e.Error.Type != "unauthorized" || strings.Contains(string(r.body), "s3cret") {
+			t.Errorf("GET %s without the token: %d %s", path, r.status, r.body)
+		}
+	}
+	hs.token = "s3cret-tok"
+	r := hs.do("GET", "/api/runs", nil, "Origin", "http://localhost:5173")
+	if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != "http://localhost:5173" {
+		t.Errorf("with the token, from the allowed origin: %d %v", r.status, r.header)
+	}
+	req, _ := http.NewRequest("OPTIONS", hs.url+"/api/runs", nil)
+	req.Header.Set("Origin", "http://localhost:5173")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 204 || !strings.Contains(res.Header.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Errorf("preflight: %d %v", res.StatusCode, res.Header)
+	}
+}
+
+// TestPipelineModels: every pipeline that takes one line of text is an
+// OpenAI model answering with its run's Markdown; proposal, which needs a
+// profile, is not.
+func TestPipelineModels(t *testing.T) {
+	hs := newHarness(t, options{})
+	r := hs.do("GET", "/v1/models", nil)
+	var list struct {
+		Data []struct{ ID string } `json:"data"`
+	}
+	r.json(t, &list)
+	var ids []string
+	for _, m := range list.Data {
+		ids = append(ids, m.ID)
+	}
+	if strings.Join(ids, ",") != "madspark-assess,madspark-chaos,madspark-spark" {
+		t.Errorf("models: %v", ids)
+	}
+	for model, want := range map[string]string{"madspark-spark": "Ideas: urban farming", "madspark-chaos": "urban farming", "madspark-assess": "urban farming"} {
+		body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"urban farming"}]}`, model)
+		r := hs.do("POST", "/v1/chat/completions", body)
+		var c struct {
+			Choices []struct {
+				Message struct{ Content string } `json:"message"`
+			} `json:"choices"`
+			Madspark struct {
+				RunID string `json:"run_id"`
+			} `json:"madspark"`
+		}
+		r.json(t, &c)
+		if r.status != 200 || len(c.Choices) != 1 || !strings.Contains(c.Choices[0].Message.Content, want) || !strings.Contains(c.Choices[0].Message.Content, "MOCK DATA") {
+			t.Errorf("%s: %d %s", model, r.status, clip(r.body))
+			continue
+		}
+		if run := hs.run(c.Madspark.RunID); run.Status != madspark.RunSucceeded || "madspark-"+run.Pipeline != model {
+			t.Errorf("%s: run %+v", model, run.RunSummary)
+		}
+	}
+	r = hs.do("POST", "/v1/chat/completions", `{"model":"madspark-spark","messages":[{"role":"user","content":"`+strings.Repeat("x", 2001)+`"}]}`)
+	if r.status != 400 || !strings.Contains(string(r.body), "topic is 2001 characters") {
+		t.Errorf("over-long topic: %d %s", r.status, r.body)
+	}
+}
+
+// TestPostgres: the paths that touch the store, on PostgreSQL.
+func TestPostgres(t *testing.T) {
+	hs := newHarness(t, options{postgres: pgtest.URL(t), workers: 2})
+	run := hs.succeeded("spark", map[string]any{"topic": "urban farming", "num_candidates": 3})
+	hs.succeeded("spark", map[string]any{"topic": "ocean cleanup", "num_candidates": 3})
+	var l api.RunList
+	hs.do("GET", "/api/runs?q=Urban", nil).json(t, &l)
+	if len(l.Runs) != 1 || l.Runs[0].RunID != run.RunID {
+		t.Errorf("q=Urban: %+v", l.Runs)
+	}
+	r, b := hs.bookmark(run.RunID, 0, map[string]any{"tags": []string{"pg"}})
+	if r.status != 201 {
+		t.Fatalf("bookmark: %d %s", r.status, r.body)
+	}
+	if r, _ := hs.bookmark(run.RunID, 0, nil); r.status != 409 {
+		t.Errorf("duplicate on PostgreSQL: %d", r.status)
+	}
+	if p := hs.bookmarks("/api/bookmarks/search?q=URBAN&tag=pg"); p.Total != 1 || p.Bookmarks[0].ID != b.Bookmark.ID {
+		t.Errorf("search: %+v", p)
+	}
+	evs, _, err := hs.sse(t.Context(), "/api/runs/"+run.RunID+"/events")
+	if err != nil || len(evs) < 3 || evs[len(evs)-1].event != "result" {
+		t.Errorf("events on PostgreSQL: %d, %v", len(evs), err)
+	}
+	exp := hs.do("GET", "/api/bookmarks/export", nil)
+	other := newHarness(t, options{postgres: pgtest.URL(t)})
+	if r := other.do("POST", "/api/bookmarks/import", exp.body); r.status != 200 || !strings.Contains(string(r.body), `"imported":1`) {
+		t.Errorf("import on PostgreSQL: %d %s", r.status, r.body)
+	}
+}
