@@ -242,6 +242,7 @@ func (c *cli) restAPI(a *app, reg *pipeline.Registry, q *jobs.Queue, origins []s
 	h, err := api.New(api.Config{
 		Registry: reg, Queue: q, Store: a.db, Events: a.events, Engine: a.engine, Info: apiInfo(a),
 		Logger: c.logger, RateLimit: rate, RateBurst: burst, AllowedOrigins: origins, PDFFont: font,
+		WebUI: true, // serveCmd mounts web.Handler at GET /
 	})
 	if err != nil {
 		return nil, usageError{err}

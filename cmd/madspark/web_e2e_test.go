@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -163,5 +164,11 @@ func TestServeWebUI(t *testing.T) {
 	}
 	if res, b := get("GET", "/health"); res.StatusCode != 200 || !strings.Contains(b, `"status"`) {
 		t.Errorf("the UI hides /health: %d %s", res.StatusCode, b)
+	}
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	if res, b := get("GET", "/api/openapi.json"); res.StatusCode != 200 || json.Unmarshal([]byte(b), &doc) != nil || doc.Paths["/"]["get"] == nil {
+		t.Errorf("the OpenAPI document does not list GET / (the UI): %d", res.StatusCode)
 	}
 }
