@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -49,11 +50,29 @@ const minGzip = 1024
 // file is one file of the build, ready to serve.
 type file struct {
 	body []byte
-	gz   []byte // gzip-compressed body, or nil
 	etag string
 	ct   string
 	// immutable is true for content-hashed assets.
 	immutable bool
+	// compress is true when the file is worth serving gzipped; the
+	// compressed body is made on first request, so that starting the
+	// server costs nothing.
+	compress bool
+	gzOnce   sync.Once
+	gz       []byte // nil when compression did not pay
+}
+
+// gzipped returns the gzip-compressed body, or nil.
+func (f *file) gzipped() []byte {
+	f.gzOnce.Do(func() {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
+		_, werr := zw.Write(f.body)
+		if cerr := zw.Close(); werr == nil && cerr == nil && b.Len() < len(f.body) {
+			f.gz = b.Bytes()
+		}
+	})
+	return f.gz
 }
 
 // Handler serves the embedded UI. See New.
@@ -114,14 +133,7 @@ func newFile(name string, body []byte) *file {
 	if f.ct == "" {
 		f.ct = http.DetectContentType(body)
 	}
-	if len(body) >= minGzip && compressible(f.ct) {
-		var b bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
-		_, werr := zw.Write(body)
-		if cerr := zw.Close(); werr == nil && cerr == nil && b.Len() < len(body) {
-			f.gz = b.Bytes()
-		}
-	}
+	f.compress = len(body) >= minGzip && compressible(f.ct)
 	return f
 }
 
@@ -172,10 +184,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hd.Set("Referrer-Policy", "same-origin")
 	}
 	body, etag := f.body, f.etag
-	if f.gz != nil {
+	if f.compress {
 		hd.Add("Vary", "Accept-Encoding")
-		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
-			body, etag = f.gz, strings.TrimSuffix(f.etag, `"`)+`-gz"`
+		if gz := f.gzipped(); gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			body, etag = gz, strings.TrimSuffix(f.etag, `"`)+`-gz"`
 			hd.Set("Content-Encoding", "gzip")
 		}
 	}

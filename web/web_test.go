@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 )
@@ -189,5 +190,37 @@ func TestEmbeddedBuild(t *testing.T) {
 	}
 	if scripts == 0 {
 		t.Fatalf("index.html loads no script: %q", index)
+	}
+}
+
+// TestConcurrentFirstRequests: the gzip body made on first request is made
+// once, whatever the number of clients asking at the same time.
+func TestConcurrentFirstRequests(t *testing.T) {
+	h := newTest(t)
+	want := string(testBuild["assets/index-abc123.js"].Data)
+	errs := make(chan string, 16)
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := httptest.NewRequest("GET", "/assets/index-abc123.js", nil)
+			r.Header.Set("Accept-Encoding", "gzip")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			zr, err := gzip.NewReader(w.Body)
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			if b, _ := io.ReadAll(zr); string(b) != want {
+				errs <- "wrong body"
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

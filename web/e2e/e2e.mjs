@@ -10,7 +10,7 @@
 // screen. Each step writes a screenshot. Exit status 0 means every step
 // passed; the cmd/madspark Go test TestWebUIEndToEnd runs this script.
 
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -234,6 +234,20 @@ try {
     await shot(page, 'results')
   })
 
+  await step('export the run as CSV and PDF', page, async () => {
+    for (const [format, ext, magic] of [['csv', 'csv', null], ['pdf', 'pdf', '%PDF-']]) {
+      await page.getByLabel('Export format').selectOption(format)
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()])
+      const name = download.suggestedFilename()
+      check(new RegExp(`^madspark-spark-[0-9A-Za-z]{8}\\.${ext}$`).test(name), `the ${format} export is named ${name}`)
+      const file = join(shots, name)
+      await download.saveAs(file)
+      const head = readFileSync(file).subarray(0, 5).toString('latin1')
+      if (magic) check(head === magic, `the ${format} export starts with ${JSON.stringify(head)}`)
+      else check(readFileSync(file, 'utf8').split('\n').length > 2, 'the CSV export has no rows')
+    }
+  })
+
   let idea = ''
   await step('bookmark a candidate', page, async () => {
     const first = page.getByTestId('candidate').first()
@@ -283,6 +297,18 @@ try {
     await link.waitFor()
     await link.click()
     await page.getByTestId('candidate').first().waitFor()
+  })
+
+  await step('cancel a running run', page, async () => {
+    await page.goto(base + '/?pipeline=spark')
+    await page.locator('#run-form-topic').fill('community composting')
+    await page.getByRole('button', { name: 'Start run' }).click()
+    await page.waitForURL(/\/runs\/[^/]+$/)
+    await page.getByRole('button', { name: 'Cancel run' }).click()
+    await page.getByText('The run was cancelled.').waitFor()
+    check((await page.getByTestId('run-status').textContent()) === 'cancelled', 'the run is not cancelled')
+    check((await page.getByRole('button', { name: 'Cancel run' }).count()) === 0, 'the cancel button stayed')
+    await shot(page, 'cancelled', false)
   })
 
   await step('keyboard: Tab reaches the form from the top of the page', page, async () => {
