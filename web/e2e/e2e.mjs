@@ -240,7 +240,7 @@ try {
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()])
       const name = download.suggestedFilename()
       check(new RegExp(`^madspark-spark-[0-9A-Za-z]{8}\\.${ext}$`).test(name), `the ${format} export is named ${name}`)
-      const file = join(shots, name)
+      const file = join(userDataDir, name)
       await download.saveAs(file)
       const head = readFileSync(file).subarray(0, 5).toString('latin1')
       if (magic) check(head === magic, `the ${format} export starts with ${JSON.stringify(head)}`)

@@ -144,7 +144,7 @@ export function RunView() {
           </>
         )}
       </dl>
-      {(!over || followed) && <ProgressPanel state={progress} over={over} />}
+      {(!over || followed) && <ProgressPanel state={progress} over={over ? run.status : undefined} />}
       {!over && <CancelControl runId={run.run_id} onCancelled={() => void reload(true).catch(() => {})} />}
       {run.status === 'failed' && (
         <p className="field-error" role="alert">
@@ -168,8 +168,17 @@ export function RunView() {
 }
 
 /** ProgressPanel shows a run's overall progress and its stages. */
-export function ProgressPanel({ state, over }: { state: ProgressState; over: boolean }) {
-  const label = over || state.phase === 'succeeded' ? 'Finished' : state.phase === 'failed' ? 'Failed' : state.phase === 'connecting' ? 'Connecting…' : 'Running'
+export function ProgressPanel({ state, over }: { state: ProgressState; over?: string }) {
+  const label =
+    over === 'cancelled'
+      ? 'Cancelled'
+      : over === 'failed' || state.phase === 'failed'
+        ? 'Failed'
+        : over || state.phase === 'succeeded'
+          ? 'Finished'
+          : state.phase === 'connecting'
+            ? 'Connecting…'
+            : 'Running'
   return (
     <section className="progress" aria-labelledby="progress-heading" data-testid="progress">
       <h2 id="progress-heading">Progress</h2>

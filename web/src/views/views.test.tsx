@@ -114,6 +114,7 @@ describe('a run', () => {
     await user.click(await screen.findByRole('button', { name: 'Cancel run' }))
     expect(await screen.findByText('The run was cancelled.')).toBeTruthy()
     expect(screen.getByTestId('run-status').textContent).toBe('cancelled')
+    expect(screen.getByTestId('progress').textContent).toMatch(/Cancelled · 5%/)
   })
 
   it('shows why a run cannot be cancelled beside the button', async () => {
