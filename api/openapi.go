@@ -114,7 +114,7 @@ func (h *Handler) table() []route {
 			responses: append([]response{{status: 202, desc: "cancelled (or, rarely, still stopping: running)", body: CancelResponse{}}}, errs(404, 409)...)}},
 		{"GET", "/api/runs/{id}/events", h.runEvents, operation{tag: "progress",
 			summary: "A run's progress as server-sent events",
-			desc:    "Each event has id: SEQ, event: progress|result|error and data: a Message. A client first receives every event it missed (all, or those after ?after=SEQ or Last-Event-ID), then live ones; the stream ends after the final result or error event. Comments keep an idle stream alive.",
+			desc:    "Each event has id: SEQ, event: progress|result|error and data: a Message (#/components/schemas/Message). A client first receives every event it missed (all, or those after ?after=SEQ or Last-Event-ID), then live ones; the stream ends after the final result or error event. Comments keep an idle stream alive.",
 			params: []param{pathID("run"), afterParam,
 				{name: "Last-Event-ID", in: "header", desc: "the last sequence number received (EventSource sends it when it reconnects)", schema: map[string]any{"type": "string"}}},
 			responses: append([]response{{status: 200, desc: "the event stream",
@@ -133,7 +133,7 @@ func (h *Handler) table() []route {
 				}}}, errs(404, 409, 422)...)}},
 		{"GET", "/ws/runs/{id}", h.runWebSocket, operation{tag: "progress",
 			summary: "A run's progress over a WebSocket",
-			desc:    "The same Messages as the event stream, one per text frame, with the same replay (?after=SEQ); the server closes the socket normally (1000) after the final message, or with 1001 when it stops (reconnect with ?after=). Pages of other origins than the server's need MADSPARK_CORS_ORIGINS.",
+			desc:    "The same Messages (#/components/schemas/Message) as the event stream, one per text frame, with the same replay (?after=SEQ); the server closes the socket normally (1000) after the final message, or with 1001 when it stops (reconnect with ?after=). Pages of other origins than the server's need MADSPARK_CORS_ORIGINS.",
 			params:  []param{pathID("run"), afterParam},
 			responses: append([]response{{status: 101, desc: "switching to the WebSocket protocol"},
 				{status: 403, desc: "the page's origin is not allowed", content: map[string]map[string]any{"text/plain": {"schema": map[string]any{"type": "string"}}}},
@@ -304,7 +304,7 @@ func (h *Handler) documented() []route {
 	out := append(append([]route{}, h.routes...), serverRoutes...)
 	if h.cfg.WebUI {
 		out = append(out, route{"GET", "/", nil, operation{tag: "health", summary: "The web UI",
-			desc: "The single-page application; its own routes (/runs/ID, /bookmarks) answer with the same page.",
+			desc:      "The single-page application; its own routes (/runs/ID, /bookmarks) answer with the same page.",
 			responses: []response{{status: 200, desc: "the page", content: map[string]map[string]any{"text/html; charset=utf-8": {"schema": map[string]any{"type": "string"}}}}}}})
 	}
 	return out
@@ -318,6 +318,7 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 	}()
 	s := newSchemas()
 	s.ref(export.Envelope{})
+	s.ref(Message{}) // the data of the progress streams' events and frames
 	paths := map[string]map[string]any{}
 	for _, rt := range h.documented() {
 		op := map[string]any{

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/madspark/madspark/api"
 )
@@ -71,12 +72,20 @@ func (hs *harness) sse(ctx context.Context, path string, header ...string) ([]ss
 
 // checkStream checks the messages of one run's stream: all of run id,
 // consecutive from after+1, ending with the final message, nothing after.
-func checkStream(t *testing.T, who, id string, msgs []api.Message, after int64) {
+func (hs *harness) checkStream(t *testing.T, who, id string, msgs []api.Message, after int64) {
 	t.Helper()
 	if len(msgs) == 0 {
 		t.Fatalf("%s: no messages", who)
 	}
+	schema := hs.doc.Components.Schemas["Message"].Value
 	for i, m := range msgs {
+		// Each message as the document describes it.
+		raw, _ := json.Marshal(m)
+		var v any
+		_ = json.Unmarshal(raw, &v)
+		if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Fatalf("%s: message %d does not match the documented Message: %v", who, i, err)
+		}
 		if m.RunID != id {
 			t.Fatalf("%s: message %d is of run %s, not %s: %+v", who, i, m.RunID, id, m)
 		}
@@ -120,7 +129,7 @@ func TestSSE(t *testing.T) {
 			}
 			msgs = append(msgs, e.msg)
 		}
-		checkStream(t, fmt.Sprintf("client %d", i), id, msgs, 0)
+		hs.checkStream(t, fmt.Sprintf("client %d", i), id, msgs, 0)
 		var stages []string
 		for _, m := range msgs {
 			stages = append(stages, m.Stage)
@@ -148,7 +157,7 @@ func TestSSE(t *testing.T) {
 		for _, e := range resumed {
 			msgs = append(msgs, e.msg)
 		}
-		checkStream(t, "resumed "+path, ids[0], msgs, 3)
+		hs.checkStream(t, "resumed "+path, ids[0], msgs, 3)
 	}
 	for q, status := range map[string]int{"?after=-1": 400, "?after=x": 400} {
 		if r := hs.do("GET", "/api/runs/"+ids[0]+"/events"+q, nil); r.status != status || r.err(t).Error.Field != "after" {
@@ -222,7 +231,26 @@ func TestWebSocket(t *testing.T) {
 		if errs[i] != nil || codes[i] != websocket.StatusNormalClosure {
 			t.Fatalf("client %d: %v, close status %v", i, errs[i], codes[i])
 		}
-		checkStream(t, fmt.Sprintf("ws client %d", i), id, got[i], 0)
+		hs.checkStream(t, fmt.Sprintf("ws client %d", i), id, got[i], 0)
+	}
+	// A client that joins in the middle of a run: first what it missed,
+	// then the rest live.
+	mid := hs.startRun("spark", map[string]any{"topic": "third topic"})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if p := hs.run(mid).Progress; p != nil && p.Stage == "evaluate" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the third run did not reach evaluate")
+		}
+	}
+	msgs, code, err := hs.ws(ctx, "/ws/runs/"+mid, "")
+	if err != nil || code != websocket.StatusNormalClosure {
+		t.Fatalf("mid-run client: %v %v", err, code)
+	}
+	hs.checkStream(t, "mid-run ws client", mid, msgs, 0)
+	if len(msgs) < 7 || msgs[0].Stage != "queued" {
+		t.Errorf("mid-run client got %d messages starting with %q", len(msgs), msgs[0].Stage)
 	}
 	late, code, err := hs.ws(ctx, "/ws/runs/"+ids[1], "")
 	if err != nil || code != websocket.StatusNormalClosure || len(late) != len(got[1]) {
@@ -232,7 +260,7 @@ func TestWebSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkStream(t, "ws ?after=2", ids[1], resumed, 2)
+	hs.checkStream(t, "ws ?after=2", ids[1], resumed, 2)
 	// Pages of an allowed origin may follow a run; others may not.
 	if msgs, _, err := hs.ws(ctx, "/ws/runs/"+ids[0], "https://ui.example.org"); err != nil || len(msgs) == 0 {
 		t.Errorf("allowed origin: %d messages, %v", len(msgs), err)
