@@ -19,6 +19,7 @@ import (
 	"github.com/madspark/madspark/provider/llamaserver"
 	"github.com/madspark/madspark/server"
 	"github.com/madspark/madspark/store/postgres"
+	"github.com/madspark/madspark/web"
 )
 
 // version is reported by the server's /health.
@@ -175,6 +176,7 @@ HTTP server.`,
 				return usageError{err}
 			}
 			rest.Register(srv.Mux())
+			srv.Mux().Handle("GET /", web.Handler()) // the web UI; every other route is more specific
 			// Progress streams end when the server stops; their clients
 			// reconnect to the next one and resume.
 			stopStreams := context.AfterFunc(ctx, rest.Close)
@@ -240,6 +242,7 @@ func (c *cli) restAPI(a *app, reg *pipeline.Registry, q *jobs.Queue, origins []s
 	h, err := api.New(api.Config{
 		Registry: reg, Queue: q, Store: a.db, Events: a.events, Engine: a.engine, Info: apiInfo(a),
 		Logger: c.logger, RateLimit: rate, RateBurst: burst, AllowedOrigins: origins, PDFFont: font,
+		WebUI: true, // serveCmd mounts web.Handler at GET /
 	})
 	if err != nil {
 		return nil, usageError{err}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWebUIEndToEnd runs web/e2e/e2e.mjs in a real headless Chromium
+// against `madspark serve` in mock mode, started in this process: the spark
+// form, live progress, results with their charts, a bookmark found again in
+// the bookmarks view, and a 375px-wide screen. The screenshots are written
+// to web/e2e/screenshots (or $MADSPARK_E2E_SCREENSHOTS).
+//
+// It needs node, web/node_modules (npm ci in web/) and Chromium
+// (/usr/bin/chromium, or $MADSPARK_CHROMIUM). Without them it is skipped,
+// saying what is missing, except in CI (CI set), where it fails.
+func TestWebUIEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test is not short")
+	}
+	missing := func(why string) {
+		t.Helper()
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI must run the browser test, but %s", why)
+		}
+		t.Skipf("skipping the browser test: %s", why)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node is not installed")
+	}
+	webDir, err := filepath.Abs(filepath.Join("..", "..", "web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(webDir, "node_modules", "playwright-core", "package.json")); err != nil {
+		missing("web/node_modules has no playwright-core: run `npm ci` in web/")
+	}
+	chromium := os.Getenv("MADSPARK_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		missing(chromium + " is missing: apt-get install chromium (or set MADSPARK_CHROMIUM)")
+	}
+	shots := os.Getenv("MADSPARK_E2E_SCREENSHOTS")
+	if shots == "" {
+		shots = filepath.Join(webDir, "e2e", "screenshots")
+	}
+	if err := os.RemoveAll(shots); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots: %s", shots)
+
+	env := mockEnv(t)
+	env["MADSPARK_MOCK_LATENCY"] = "300ms" // slow enough to watch the stages go by
+	base, stop := startWebServe(t, env)
+	defer stop()
+
+	e2eCtx, e2eCancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer e2eCancel()
+	cmd := exec.CommandContext(e2eCtx, node, filepath.Join("e2e", "e2e.mjs"), "--url", base, "--screenshots", shots, "--chromium", chromium)
+	cmd.Dir = webDir
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("e2e.mjs:\n%s", out)
+	if err != nil {
+		t.Errorf("the browser test failed: %v", err)
+	}
+	if !regexp.MustCompile(`(?m)^e2e: [1-9][0-9]* passed, 0 failed$`).Match(out) {
+		t.Errorf("the browser test did not report its steps as passed")
+	}
+}
+
+// startWebServe starts `madspark serve` in this process on a free port with
+// env, and returns its base URL and a function that stops it and checks its
+// exit (the server's log is reported on failure).
+func startWebServe(t *testing.T, env map[string]string) (string, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, &errb)
+	}()
+	addr := regexp.MustCompile(`serving http://([0-9.:]+)`)
+	var base string
+	for deadline := time.Now().Add(20 * time.Second); base == ""; time.Sleep(10 * time.Millisecond) {
+		if m := addr.FindStringSubmatch(errb.String()); m != nil {
+			base = "http://" + m[1]
+		}
+		select {
+		case code := <-done:
+			cancel()
+			t.Fatalf("serve exited with %d: %s", code, errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("the server did not start: %s", errb.String())
+		}
+	}
+	return base, func() {
+		t.Helper()
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("serve exited with %d: %s", code, errb.String())
+			}
+		case <-time.After(40 * time.Second):
+			t.Errorf("serve did not stop: %s", errb.String())
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", errb.String())
+		}
+	}
+}
+
+// TestServeWebUI checks that `madspark serve` serves the embedded UI at its
+// root, its client routes and its assets, beside the API.
+func TestServeWebUI(t *testing.T) {
+	base, stop := startWebServe(t, mockEnv(t))
+	defer stop()
+	get := func(method, path string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	res, index := get("GET", "/")
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") || !strings.Contains(index, `<div id="root">`) {
+		t.Fatalf("GET /: %d %s %.200q", res.StatusCode, res.Header.Get("Content-Type"), index)
+	}
+	if res, b := get("GET", "/runs/0123456789abcdef"); res.StatusCode != 200 || b != index {
+		t.Errorf("a client route is not the application: %d", res.StatusCode)
+	}
+	script := regexp.MustCompile(`src="(/assets/[^"]+\.js)"`).FindStringSubmatch(index)
+	if script == nil {
+		t.Fatalf("index.html loads no script: %q", index)
+	}
+	if res, b := get("GET", script[1]); res.StatusCode != 200 || !strings.Contains(res.Header.Get("Cache-Control"), "immutable") || len(b) < 1000 {
+		t.Errorf("GET %s: %d %q, %d bytes", script[1], res.StatusCode, res.Header.Get("Cache-Control"), len(b))
+	}
+	if res, b := get("GET", "/api/no-such-endpoint"); res.StatusCode != 404 || !strings.Contains(b, `"type":"not_found"`) {
+		t.Errorf("an unknown API path: %d %s", res.StatusCode, b)
+	}
+	if res, _ := get("POST", "/bookmarks"); res.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST to a page: %d", res.StatusCode)
+	}
+	if res, b := get("GET", "/health"); res.StatusCode != 200 || !strings.Contains(b, `"status"`) {
+		t.Errorf("the UI hides /health: %d %s", res.StatusCode, b)
+	}
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	if res, b := get("GET", "/api/openapi.json"); res.StatusCode != 200 || json.Unmarshal([]byte(b), &doc) != nil || doc.Paths["/"]["get"] == nil {
+		t.Errorf("the OpenAPI document does not list GET / (the UI): %d", res.StatusCode)
+	}
+}

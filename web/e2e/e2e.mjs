@@ -1,0 +1,363 @@
+#!/usr/bin/env node
+// End-to-end test of the web UI in a real headless Chromium, against a
+// running `madspark serve` in mock mode:
+//
+//   node e2e/e2e.mjs --url http://127.0.0.1:8080 --screenshots e2e/screenshots [--chromium /usr/bin/chromium]
+//
+// It fills the spark form, submits it with Ctrl+Enter, watches the progress
+// go through the stages, checks the results and their charts, bookmarks a
+// candidate, finds it in the bookmarks view, and checks a 375px-wide
+// screen. Each step writes a screenshot. Exit status 0 means every step
+// passed; the cmd/madspark Go test TestWebUIEndToEnd runs this script.
+
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { chromium } from 'playwright-core'
+
+const { values: opts } = parseArgs({
+  options: {
+    url: { type: 'string' },
+    screenshots: { type: 'string', default: 'e2e/screenshots' },
+    chromium: { type: 'string', default: process.env.MADSPARK_CHROMIUM || '/usr/bin/chromium' },
+    timeout: { type: 'string', default: '30000' },
+  },
+})
+if (!opts.url) {
+  console.error('e2e: --url is required (the address of a running `madspark serve`)')
+  process.exit(2)
+}
+const base = opts.url.replace(/\/$/, '')
+const shots = resolve(opts.screenshots)
+const timeout = Number(opts.timeout)
+mkdirSync(shots, { recursive: true })
+
+const topic = 'sustainable urban farming'
+const context = 'low-cost, scalable solutions'
+const tag = 'e2e-rooftop'
+
+let passed = 0
+let failed = 0
+let shotNo = 0
+const problems = [] // console errors and failed requests of the page
+
+class StepError extends Error {}
+function check(ok, message) {
+  if (!ok) throw new StepError(message)
+}
+
+async function shot(page, name, fullPage = true) {
+  shotNo++
+  const file = join(shots, `${String(shotNo).padStart(2, '0')}-${name}.png`)
+  await page.screenshot({ path: file, fullPage })
+  return file
+}
+
+async function step(name, page, fn) {
+  const t0 = Date.now()
+  try {
+    await fn()
+    passed++
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`)
+  } catch (err) {
+    failed++
+    console.log(`FAIL ${name}: ${String(err?.message ?? err).split('\n')[0]}`)
+    if (page) {
+      try {
+        console.log(`     screenshot: ${await shot(page, 'failure-' + name.replace(/\W+/g, '-'))}`)
+      } catch {
+        // the page may be gone
+      }
+    }
+    throw err
+  }
+}
+
+function watch(page) {
+  page.on('console', (m) => {
+    // The browser logs the API's expected refusals (a duplicate bookmark,
+    // a value out of range) as failed loads: they are part of the flow.
+    if (m.type() === 'error' && !/Failed to load resource: .* status of (409|422) /.test(m.text())) problems.push(`console: ${m.text()}`)
+  })
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
+  page.on('requestfailed', (r) => {
+    // An aborted fetch or a closed stream after the run is over is normal.
+    const f = r.failure()?.errorText ?? ''
+    if (!/ERR_ABORTED/.test(f)) problems.push(`request failed: ${r.method()} ${r.url()} ${f}`)
+  })
+}
+
+// noHorizontalScroll checks that nothing is wider than the viewport.
+async function noHorizontalScroll(page, width) {
+  const m = await page.evaluate(() => {
+    const wide = [...document.querySelectorAll('body *')]
+      .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+      .filter((el) => !el.closest('.sr-only') && getComputedStyle(el).position !== 'fixed')
+      .slice(0, 3)
+      .map((el) => `${el.tagName.toLowerCase()}.${[...el.classList].join('.')} (${Math.round(el.getBoundingClientRect().right)}px)`)
+    return { scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth, wide }
+  })
+  check(m.client <= width && m.scroll <= width, `page is ${m.scroll}px wide on a ${width}px screen; too wide: ${m.wide.join(', ')}`)
+}
+
+const userDataDir = mkdtempSync(join(tmpdir(), 'madspark-e2e-'))
+const args = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
+let ctx
+let exitCode = 0
+try {
+  // A persistent context is how Playwright takes a fresh --user-data-dir.
+  ctx = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: opts.chromium,
+    headless: true,
+    args,
+    viewport: { width: 1280, height: 900 },
+    acceptDownloads: true,
+    reducedMotion: 'reduce',
+  })
+  ctx.setDefaultTimeout(timeout)
+  const page = ctx.pages()[0] ?? (await ctx.newPage())
+  watch(page)
+  let runURL = ''
+
+  await step('the form is generated from the pipelines the API lists', page, async () => {
+    await page.goto(base + '/')
+    await page.getByRole('heading', { name: 'New run' }).waitFor()
+    const pipeline = page.getByLabel('Pipeline')
+    const options = await pipeline.locator('option').evaluateAll((os) => os.map((o) => o.value))
+    check(options.includes('spark'), `the pipeline list has no spark: ${options}`)
+    await pipeline.selectOption('spark')
+    await page.getByLabel('Topic', { exact: false }).first().waitFor()
+    // Every control has an accessible name.
+    const unnamed = await page.evaluate(() =>
+      [...document.querySelectorAll('main input, main select, main textarea, main button')]
+        .filter((el) => !(el.labels?.length || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || (el.tagName === 'BUTTON' && el.textContent.trim())))
+        .map((el) => el.outerHTML.slice(0, 80)),
+    )
+    check(unnamed.length === 0, `controls without a label: ${unnamed.join(' | ')}`)
+  })
+
+  await step('a value out of range is refused beside its field', page, async () => {
+    const n = page.locator('#run-form-num_candidates')
+    await n.fill('99')
+    await page.getByRole('button', { name: 'Start run' }).click()
+    const err = page.locator('#run-form-num_candidates-error')
+    await err.waitFor()
+    check(/at most/.test(await err.textContent()), `unexpected message: ${await err.textContent()}`)
+    check(new URL(page.url()).pathname === '/', 'the form was submitted anyway')
+  })
+
+  await step('fill the spark form', page, async () => {
+    await page.locator('#run-form-topic').fill(topic)
+    await page.locator('#run-form-context').fill(context)
+    await page.locator('#run-form-num_candidates').fill('4')
+    await page.locator('#run-form-num_top_candidates').fill('2')
+    const er = page.locator('#run-form-enhanced_reasoning')
+    if ((await er.count()) > 0 && !(await er.isChecked())) await er.check()
+    // A temperature preset, when the form offers one (a parameter, or a
+    // chooser over the temperatures group).
+    const preset = page.getByLabel('Temperature preset')
+    if ((await preset.count()) > 0) {
+      const names = await preset.locator('option').evaluateAll((os) => os.map((o) => o.value).filter(Boolean))
+      check(names.length > 0, 'the temperature preset list is empty')
+      await preset.selectOption(names.includes('balanced') ? 'balanced' : names[0])
+    }
+    check((await page.locator('#run-form-num_candidates-error').count()) === 0, 'the error stayed after fixing the value')
+    await shot(page, 'form')
+  })
+
+  const seen = new Set()
+  await step('submit with Ctrl+Enter and watch progress by stage', page, async () => {
+    await page.locator('#run-form-topic').focus()
+    await page.keyboard.press('Control+Enter')
+    await page.waitForURL(/\/runs\/[^/]+$/)
+    runURL = page.url()
+    await page.getByTestId('progress').waitFor()
+    // Sample the stage list until the run is over.
+    let shotTaken = false
+    const deadline = Date.now() + timeout
+    let last = 0
+    for (;;) {
+      const s = await page.evaluate(() => ({
+        stages: [...document.querySelectorAll('.stages li')].map((li) => [li.dataset.stage, li.dataset.status]),
+        value: Number(document.querySelector('[role=progressbar]')?.getAttribute('aria-valuenow') ?? 0),
+        done: document.querySelectorAll('[data-testid=candidate]').length > 0 || !!document.querySelector('.status-failed'),
+      }))
+      for (const [name, status] of s.stages) seen.add(`${name}:${status}`)
+      check(s.value >= last, `progress went back from ${last} to ${s.value}`)
+      last = s.value
+      if (!shotTaken && s.stages.length >= 2 && !s.done) {
+        await shot(page, 'progress', false)
+        shotTaken = true
+      }
+      if (s.done) break
+      check(Date.now() < deadline, `the run did not finish; stages seen: ${[...seen]}`)
+      await page.waitForTimeout(40)
+    }
+    const active = [...seen].filter((x) => x.endsWith(':active')).map((x) => x.split(':')[0])
+    check(active.length >= 3, `saw fewer than 3 stages running: ${[...seen]}`)
+    check(shotTaken, 'never saw the progress display with two stages')
+    const transport = await page.locator('.progress .muted').textContent()
+    console.log(`     stages seen running: ${active.join(', ')}; ${transport.trim()}`)
+  })
+
+  await step('results with both charts, in mock mode', page, async () => {
+    await page.getByTestId('candidate').first().waitFor()
+    check((await page.getByTestId('run-status').textContent()) === 'succeeded', 'the run did not succeed')
+    check(await page.getByTestId('mock-banner').isVisible(), 'no mock-mode banner')
+    const cards = await page.getByTestId('candidate').count()
+    check(cards === 2, `expected 2 candidates, got ${cards}`)
+    const first = page.getByTestId('candidate').first()
+    for (const h of ['Idea', 'Critique', 'Advocacy', 'Skepticism', 'Improved idea']) {
+      check(await first.getByRole('heading', { name: h, exact: true }).isVisible(), `candidate has no ${h}`)
+    }
+    // The charts are loaded with the first results.
+    await page.locator('[data-testid=score-comparison] .recharts-bar-rectangle').first().waitFor()
+    await page.locator('[data-testid=dimension-radar] .recharts-radar-polygon').first().waitFor()
+    const bars = await page.locator('[data-testid=score-comparison] .recharts-bar-rectangle').count()
+    check(bars === 4, `the score comparison has ${bars} bars, want 4 (2 candidates × initial, improved)`)
+    const box = await page.locator('[data-testid=score-comparison] .recharts-wrapper > svg').first().boundingBox()
+    check(box && box.width > 200 && box.height > 100, `the bar chart is ${JSON.stringify(box)}`)
+    const radars = await page.getByTestId('dimension-radar').count()
+    check(radars === 2, `expected a radar chart per candidate, got ${radars}`)
+    const polys = await page.locator('[data-testid=dimension-radar] .recharts-radar-polygon').count()
+    check(polys >= 2, `radar charts have ${polys} polygons`)
+    await shot(page, 'results')
+  })
+
+  await step('export the run as CSV and PDF', page, async () => {
+    for (const [format, ext, magic] of [['csv', 'csv', null], ['pdf', 'pdf', '%PDF-']]) {
+      await page.getByLabel('Export format').selectOption(format)
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()])
+      const name = download.suggestedFilename()
+      check(new RegExp(`^madspark-spark-[0-9A-Za-z]{8}\\.${ext}$`).test(name), `the ${format} export is named ${name}`)
+      const file = join(userDataDir, name)
+      await download.saveAs(file)
+      const head = readFileSync(file).subarray(0, 5).toString('latin1')
+      if (magic) check(head === magic, `the ${format} export starts with ${JSON.stringify(head)}`)
+      else check(readFileSync(file, 'utf8').split('\n').length > 2, 'the CSV export has no rows')
+    }
+  })
+
+  let idea = ''
+  await step('bookmark a candidate', page, async () => {
+    const first = page.getByTestId('candidate').first()
+    idea = (await first.getByRole('heading', { name: 'Improved idea', exact: true }).locator('xpath=following-sibling::p[1]').textContent()).trim()
+    await first.getByLabel('Tags').fill(`${tag}, farming`)
+    await first.getByRole('button', { name: 'Bookmark candidate 1' }).click()
+    await first.getByText('Bookmarked').waitFor()
+    await shot(page, 'bookmarked')
+  })
+
+  await step('the same candidate again: the duplicate is refused, then saved on request', page, async () => {
+    await page.reload()
+    const first = page.getByTestId('candidate').first()
+    await first.getByRole('button', { name: 'Bookmark candidate 1' }).click()
+    const alert = first.getByRole('alert')
+    await alert.waitFor()
+    const text = await alert.textContent()
+    check(/% similar/.test(text), `the refusal does not show the similar bookmark: ${text}`)
+    await shot(page, 'duplicate-blocked')
+    await alert.getByRole('button', { name: 'Save anyway' }).click()
+    await first.getByText('Bookmarked').waitFor()
+  })
+
+  await step('find it in the bookmarks view by searching', page, async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bookmarks' }).click()
+    await page.getByRole('heading', { name: 'Bookmarks' }).waitFor()
+    await page.getByLabel('Search', { exact: true }).fill('urban farming')
+    await page.getByRole('button', { name: 'Search', exact: true }).click()
+    await page.waitForURL(/[?&]q=urban/)
+    const item = page.getByTestId('bookmark').filter({ hasText: `#${tag}` })
+    await item.first().waitFor()
+    const text = await item.first().textContent()
+    check(text.includes(idea.slice(0, 40)), `the bookmark does not show the improved idea "${idea.slice(0, 40)}…": ${text.slice(0, 120)}`)
+    // The tag filter finds it too.
+    await page.getByLabel('Search', { exact: true }).fill('')
+    await page.getByLabel('Tags', { exact: true }).fill(tag)
+    await page.getByRole('button', { name: 'Search', exact: true }).click()
+    await page.waitForURL(new RegExp(`[?&]tag=${tag}`))
+    await page.getByTestId('bookmark').filter({ hasText: `#${tag}` }).first().waitFor()
+    await shot(page, 'bookmarks')
+  })
+
+  await step('history lists the run', page, async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click()
+    await page.getByLabel('Pipeline').selectOption('spark')
+    const link = page.locator(`a[href="${new URL(runURL).pathname}"]`)
+    await link.waitFor()
+    await link.click()
+    await page.getByTestId('candidate').first().waitFor()
+  })
+
+  await step('cancel a running run', page, async () => {
+    await page.goto(base + '/?pipeline=spark')
+    await page.locator('#run-form-topic').fill('community composting')
+    await page.getByRole('button', { name: 'Start run' }).click()
+    await page.waitForURL(/\/runs\/[^/]+$/)
+    await page.getByRole('button', { name: 'Cancel run' }).click()
+    await page.getByText('The run was cancelled.').waitFor()
+    check((await page.getByTestId('run-status').textContent()) === 'cancelled', 'the run is not cancelled')
+    check((await page.getByRole('button', { name: 'Cancel run' }).count()) === 0, 'the cancel button stayed')
+    await shot(page, 'cancelled', false)
+  })
+
+  await step('keyboard: Tab reaches the form from the top of the page', page, async () => {
+    await page.goto(base + '/')
+    await page.locator('#run-form-topic').waitFor()
+    const order = []
+    for (let i = 0; i < 12; i++) {
+      await page.keyboard.press('Tab')
+      order.push(await page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent?.trim()))
+    }
+    check(order[0] === 'Skip to content', `the first Tab stop is ${order[0]}`)
+    check(order.includes('pipeline') && order.includes('run-form-topic'), `Tab order: ${order.join(' → ')}`)
+  })
+
+  const narrow = await ctx.newPage()
+  watch(narrow)
+  await narrow.setViewportSize({ width: 375, height: 812 })
+  await step('a 375px-wide screen: the form and the results fit', narrow, async () => {
+    await narrow.goto(base + '/')
+    await narrow.locator('#run-form-topic').waitFor()
+    await noHorizontalScroll(narrow, 375)
+    await shot(narrow, 'narrow-form')
+    await narrow.goto(runURL)
+    await narrow.getByTestId('candidate').first().waitFor()
+    await narrow.locator('[data-testid=score-comparison] .recharts-bar-rectangle').first().waitFor()
+    await noHorizontalScroll(narrow, 375)
+    const box = await narrow.locator('[data-testid=score-comparison] .recharts-wrapper > svg').first().boundingBox()
+    check(box && box.width <= 375 && box.width > 150, `the chart is ${box?.width}px wide on a 375px screen`)
+    check(await narrow.getByRole('link', { name: 'Bookmarks' }).isVisible(), 'the navigation is hidden')
+    await shot(narrow, 'narrow-results')
+    await narrow.goto(base + '/bookmarks')
+    await narrow.getByTestId('bookmark').first().waitFor()
+    await noHorizontalScroll(narrow, 375)
+    await shot(narrow, 'narrow-bookmarks')
+  })
+
+  await step('no errors in the browser console', null, async () => {
+    check(problems.length === 0, problems.slice(0, 5).join(' | '))
+  })
+} catch (err) {
+  exitCode = 1
+  if (!(err instanceof StepError) && failed === 0) {
+    failed++
+    console.log(`FAIL ${String(err?.message ?? err).split('\n')[0]}`)
+  }
+} finally {
+  await ctx?.close().catch(() => {})
+  rmSync(userDataDir, { recursive: true, force: true })
+}
+console.log(`screenshots: ${shots}`)
+console.log(`e2e: ${passed} passed, ${failed} failed`)
+process.exit(exitCode || (failed > 0 ? 1 : 0))

@@ -1,0 +1,240 @@
+// Types of madspark's HTTP API (docs: the API contract served at
+// /api/openapi.json). Field names are the API's snake_case.
+
+/** A JSON Schema, as much of it as the parameter forms read. */
+export interface JSONSchema {
+  type?: string | string[]
+  title?: string
+  description?: string
+  default?: unknown
+  enum?: unknown[]
+  const?: unknown
+  minimum?: number
+  maximum?: number
+  exclusiveMinimum?: number
+  exclusiveMaximum?: number
+  multipleOf?: number
+  minLength?: number
+  maxLength?: number
+  pattern?: string
+  format?: string
+  properties?: Record<string, JSONSchema>
+  required?: string[]
+  items?: JSONSchema
+  minItems?: number
+  maxItems?: number
+  oneOf?: JSONSchema[]
+  anyOf?: JSONSchema[]
+  $ref?: string
+  $defs?: Record<string, JSONSchema>
+  definitions?: Record<string, JSONSchema>
+}
+
+export interface PipelineInfo {
+  name: string
+  title?: string
+  description?: string
+  params_schema: JSONSchema
+  defaults?: Record<string, unknown>
+}
+
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled'
+
+export interface Usage {
+  llm_calls?: number
+  cached_calls?: number
+  input_tokens?: number
+  output_tokens?: number
+  cost_usd?: number
+}
+
+export interface RunSummary {
+  run_id: string
+  pipeline: string
+  status: RunStatus
+  mode: string
+  provider?: string
+  model?: string
+  title?: string
+  created_at: string
+  finished_at?: string | null
+  usage?: Usage
+}
+
+export interface Progress {
+  stage: string
+  progress: number
+  message?: string
+}
+
+export interface Run extends RunSummary {
+  params?: Record<string, unknown>
+  result?: unknown
+  error?: string | null
+  progress?: Progress | null
+}
+
+export interface Links {
+  self: string
+  events: string
+  ws: string
+}
+
+export interface StartRunResponse {
+  run_id: string
+  status: RunStatus
+  links?: Links
+}
+
+export interface RunPage {
+  runs: RunSummary[]
+  limit: number
+  offset: number
+  next_offset: number | null
+}
+
+export interface RunFilter {
+  pipeline?: string
+  status?: string
+  q?: string
+  limit?: number
+  offset?: number
+}
+
+/** A progress message from /ws/runs/{id} or /api/runs/{id}/events. */
+export interface ProgressMessage {
+  type: 'progress' | 'result' | 'error'
+  seq: number
+  run_id?: string
+  stage?: string
+  progress?: number
+  message?: string
+  data?: unknown
+}
+
+export interface BookmarkMetadata {
+  model_used?: string
+  temperature?: number
+  token_count?: number
+}
+
+export interface Bookmark {
+  id: string
+  run_id: string
+  candidate_index: number
+  idea_text: string
+  improved_idea?: string
+  topic: string
+  context?: string
+  score?: number
+  improved_score?: number
+  tags: string[]
+  notes?: string
+  created_at: string
+  metadata?: BookmarkMetadata
+}
+
+export type Recommendation = 'allow' | 'warn' | 'block'
+
+export interface SimilarBookmark {
+  bookmark: Bookmark
+  similarity: number
+}
+
+export interface Duplicates {
+  recommendation: Recommendation
+  similar: SimilarBookmark[]
+}
+
+export interface CreateBookmarkRequest {
+  run_id: string
+  candidate_index: number
+  tags?: string[]
+  notes?: string
+  force?: boolean
+}
+
+export interface CreateBookmarkResponse {
+  bookmark: Bookmark
+  duplicates?: Duplicates
+}
+
+export interface BookmarkPage {
+  bookmarks: Bookmark[]
+  total: number
+  next_offset: number | null
+}
+
+export interface RemixRequest {
+  bookmark_ids: string[]
+  topic?: string
+  context?: string
+  params?: Record<string, unknown>
+}
+
+export interface RoleTemperatures {
+  idea_generation?: number
+  evaluation?: number
+  advocacy?: number
+  skepticism?: number
+  [role: string]: number | undefined
+}
+
+export interface TemperaturePresets {
+  presets: Record<string, RoleTemperatures>
+  default?: string
+}
+
+export interface HealthDetailed {
+  status: string
+  version?: string
+  mode?: string
+  provider_configured?: boolean
+  provider?: string
+  model?: string
+}
+
+export type ExportFormat = 'json' | 'csv' | 'markdown' | 'pdf'
+export const exportFormats: ExportFormat[] = ['json', 'csv', 'markdown', 'pdf']
+
+// The spark pipeline's result (its JSON contract).
+
+export interface MultiDimensional {
+  dimensions: Record<string, number>
+  mean?: number
+  weighted_score?: number
+  rationale?: string
+}
+
+export interface LogicalInference {
+  inference_chain?: string[]
+  conclusion?: string
+  confidence?: number
+  contradictions?: string[]
+  improvements?: string[]
+}
+
+export interface SparkCandidate {
+  idea: string
+  initial_score: number
+  initial_critique?: string
+  advocacy?: string
+  skepticism?: string
+  improved_idea?: string
+  improved_score?: number
+  improved_critique?: string
+  score_delta?: number
+  multi_dimensional_evaluation?: MultiDimensional
+  improved_multi_dimensional_evaluation?: MultiDimensional
+  logical_inference?: LogicalInference
+  fallback?: boolean
+  fallbacks?: { stage: string; reason: string }[]
+}
+
+export interface SparkResult {
+  topic?: string
+  context?: string
+  generated?: number
+  filtered?: number
+  candidates: SparkCandidate[]
+}

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest'
+import type { ProgressMessage } from '../api/types'
+import { initialProgress, progressReducer, stageLabel, type ProgressAction, type ProgressState } from './reducer'
+
+const m = (seq: number, type: ProgressMessage['type'], stage: string, progress: number, message = '', data?: unknown): ProgressAction => ({
+  type: 'message',
+  message: { type, seq, stage, progress, message, data },
+})
+
+const fold = (actions: ProgressAction[], from: ProgressState = initialProgress) => actions.reduce(progressReducer, from)
+
+describe('progressReducer', () => {
+  it('follows a spark run stage by stage to its result', () => {
+    let s = fold([{ type: 'connecting' }, { type: 'connected', transport: 'websocket' }])
+    expect(s.phase).toBe('running')
+    expect(s.transport).toBe('websocket')
+    s = fold([m(1, 'progress', 'generate', 5, 'generating 5 ideas'), m(2, 'progress', 'evaluate', 20, 'evaluating 5 ideas')], s)
+    expect(s.stages.map((x) => [x.name, x.status])).toEqual([
+      ['generate', 'done'],
+      ['evaluate', 'active'],
+    ])
+    expect(s.progress).toBe(20)
+    expect(s.stage).toBe('evaluate')
+    expect(s.message).toBe('evaluating 5 ideas')
+    s = fold([m(3, 'progress', 'advocate', 45), m(4, 'progress', 'improve', 65), m(5, 'progress', 're_evaluate', 85), m(6, 'progress', 'done', 100, 'done')], s)
+    expect(s.stages.every((x) => x.status === 'done')).toBe(true)
+    expect(s.stages.map((x) => x.name)).toEqual(['generate', 'evaluate', 'advocate', 'improve', 're_evaluate'])
+    expect(s.phase).toBe('running')
+    s = fold([m(7, 'result', '', 100, '', { candidates: [1] })], s)
+    expect(s.phase).toBe('succeeded')
+    expect(s.progress).toBe(100)
+    expect(s.result).toEqual({ candidates: [1] })
+  })
+
+  it('ignores messages replayed after a reconnection', () => {
+    const s1 = fold([m(1, 'progress', 'generate', 5), m(2, 'progress', 'evaluate', 20)])
+    const s2 = fold([m(1, 'progress', 'generate', 5), m(2, 'progress', 'evaluate', 20), m(3, 'progress', 'advocate', 45)], s1)
+    expect(s2.lastSeq).toBe(3)
+    expect(s2.stages.map((x) => x.name)).toEqual(['generate', 'evaluate', 'advocate'])
+    expect(fold([m(2, 'progress', 'evaluate', 20)], s2)).toBe(s2)
+  })
+
+  it('never moves the bar back, and keeps remarks with a negative progress as notes', () => {
+    const s = fold([m(1, 'progress', 'evaluate', 20), m(2, 'progress', 'advocate', -1, 'fallback used: timeout'), m(3, 'progress', 'evaluate', 10, 'again')])
+    expect(s.progress).toBe(20)
+    expect(s.notes).toEqual([{ stage: 'advocate', message: 'fallback used: timeout' }])
+    expect(s.stages.map((x) => x.name)).toEqual(['evaluate'])
+    expect(s.stages[0].message).toBe('again')
+  })
+
+  it('marks the failing stage and keeps the error; nothing changes after a final message', () => {
+    let s = fold([m(1, 'progress', 'generate', 5), m(2, 'progress', 'evaluate', 20), m(3, 'error', 'evaluate', 20, 'critic: reply is not valid JSON')])
+    expect(s.phase).toBe('failed')
+    expect(s.error).toBe('critic: reply is not valid JSON')
+    expect(s.stages.map((x) => [x.name, x.status])).toEqual([
+      ['generate', 'done'],
+      ['evaluate', 'failed'],
+    ])
+    const after = fold([m(4, 'progress', 'advocate', 45), { type: 'stream_error', error: 'lost' }, { type: 'connecting' }], s)
+    expect(after).toBe(s)
+    // An error naming a stage not yet seen adds it, failed.
+    s = fold([m(1, 'progress', 'generate', 5), m(2, 'error', 'improve', 5, 'boom')])
+    expect(s.stages.map((x) => [x.name, x.status])).toEqual([
+      ['generate', 'done'],
+      ['improve', 'failed'],
+    ])
+  })
+
+  it('starts from the snapshot in the run record, once', () => {
+    const s = fold([{ type: 'snapshot', progress: { stage: 'improve', progress: 65, message: 'improving 3 ideas' } }])
+    expect(s.progress).toBe(65)
+    expect(s.stages).toEqual([{ name: 'improve', status: 'active', progress: 65, message: 'improving 3 ideas' }])
+    const s2 = fold([{ type: 'snapshot', progress: { stage: 'generate', progress: 5 } }], s)
+    expect(s2).toBe(s)
+    // The replayed stream then tells the stages in their order.
+    const s3 = fold([m(1, 'progress', 'queued', 0), m(2, 'progress', 'generate', 5), m(3, 'progress', 'evaluate', 20)], s)
+    expect(s3.stages.map((x) => [x.name, x.status])).toEqual([
+      ['queued', 'done'],
+      ['generate', 'done'],
+      ['evaluate', 'active'],
+    ])
+    expect(s3.progress).toBe(65)
+  })
+
+  it('shows a stream problem until messages flow again', () => {
+    const s = fold([m(1, 'progress', 'generate', 5), { type: 'stream_error', error: 'lost the progress stream' }])
+    expect(s.streamError).toBe('lost the progress stream')
+    expect(fold([m(2, 'progress', 'evaluate', 20)], s).streamError).toBeUndefined()
+  })
+
+  it('labels stages', () => {
+    expect(stageLabel('re_evaluate')).toBe('Re-evaluate')
+    expect(stageLabel('iteration 2')).toBe('Iteration 2')
+  })
+})

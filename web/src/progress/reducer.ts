@@ -1,0 +1,147 @@
+import type { Progress, ProgressMessage } from '../api/types'
+
+/** A stage as the progress display shows it. */
+export interface StageState {
+  name: string
+  status: 'active' | 'done' | 'failed'
+  /** The run's overall progress when the stage last reported, 0-100. */
+  progress: number
+  message: string
+}
+
+export type Phase = 'idle' | 'connecting' | 'running' | 'succeeded' | 'failed'
+export type Transport = 'websocket' | 'sse'
+
+export interface ProgressState {
+  phase: Phase
+  transport?: Transport
+  /** The highest sequence number applied; replays at or below it are ignored. */
+  lastSeq: number
+  /** Overall progress 0-100; it never goes back. */
+  progress: number
+  stage?: string
+  message?: string
+  stages: StageState[]
+  /** Remarks that do not move the progress, such as a fallback being used. */
+  notes: { stage: string; message: string }[]
+  result?: unknown
+  error?: string
+  /** A problem with the stream itself (not the run), such as a lost connection. */
+  streamError?: string
+  /** The stages shown come from the run record's snapshot, until the stream's own messages replace them. */
+  fromSnapshot?: boolean
+}
+
+export type ProgressAction =
+  | { type: 'connecting' }
+  | { type: 'connected'; transport: Transport }
+  | { type: 'message'; message: ProgressMessage }
+  | { type: 'snapshot'; progress: Progress }
+  | { type: 'stream_error'; error: string }
+
+export const initialProgress: ProgressState = { phase: 'idle', lastSeq: 0, progress: 0, stages: [], notes: [] }
+
+/** The stage name pipelines send with their last progress message. */
+const doneStage = 'done'
+
+/**
+ * progressReducer folds a run's progress messages into what the progress
+ * display shows. Messages may arrive twice (a client that reconnects is
+ * sent what it missed): a sequence number already applied is ignored.
+ * A result or error message is final; nothing after it changes the state.
+ */
+export function progressReducer(state: ProgressState, action: ProgressAction): ProgressState {
+  switch (action.type) {
+    case 'connecting':
+      return isFinal(state) ? state : { ...state, phase: 'connecting', streamError: undefined }
+    case 'connected':
+      return isFinal(state)
+        ? state
+        : { ...state, phase: state.phase === 'connecting' || state.phase === 'idle' ? 'running' : state.phase, transport: action.transport }
+    case 'stream_error':
+      return isFinal(state) ? state : { ...state, streamError: action.error }
+    case 'snapshot':
+      if (isFinal(state) || state.stages.length > 0) return state
+      return { ...applyProgress({ ...state, phase: 'running' }, action.progress.stage, action.progress.progress, action.progress.message ?? ''), fromSnapshot: true }
+    case 'message':
+      return applyMessage(state, action.message)
+  }
+}
+
+export function isFinal(s: ProgressState): boolean {
+  return s.phase === 'succeeded' || s.phase === 'failed'
+}
+
+function applyMessage(state: ProgressState, m: ProgressMessage): ProgressState {
+  if (isFinal(state)) return state
+  if (typeof m.seq === 'number' && m.seq > 0) {
+    if (m.seq <= state.lastSeq) return state
+    state = { ...state, lastSeq: m.seq }
+  }
+  if (state.fromSnapshot) {
+    // The stream replays the run from its start: its stages, in order,
+    // replace the snapshot's one.
+    state = { ...state, stages: [], fromSnapshot: false }
+  }
+  switch (m.type) {
+    case 'result':
+      return {
+        ...state,
+        phase: 'succeeded',
+        progress: 100,
+        stage: m.stage || state.stage,
+        message: m.message || 'done',
+        stages: state.stages.map((s) => (s.status === 'active' ? { ...s, status: 'done' } : s)),
+        result: m.data,
+        streamError: undefined,
+      }
+    case 'error': {
+      const error = m.message || (typeof m.data === 'string' ? m.data : 'the run failed')
+      const failing = m.stage || state.stage
+      let stages = state.stages.map((s) => (s.status === 'active' ? { ...s, status: (s.name === failing ? 'failed' : 'done') as StageState['status'] } : s))
+      if (failing && failing !== doneStage && !stages.some((s) => s.name === failing)) {
+        stages = [...stages, { name: failing, status: 'failed', progress: state.progress, message: error }]
+      }
+      return { ...state, phase: 'failed', error, stages, streamError: undefined }
+    }
+    case 'progress':
+      return applyProgress({ ...state, phase: 'running', streamError: undefined }, m.stage ?? '', m.progress ?? -1, m.message ?? '')
+    default:
+      return state
+  }
+}
+
+function applyProgress(state: ProgressState, stage: string, progress: number, message: string): ProgressState {
+  // A negative progress is a remark about a stage (a fallback was used,
+  // say), not a step forward.
+  if (progress < 0) {
+    return { ...state, notes: [...state.notes, { stage, message }] }
+  }
+  const overall = Math.max(state.progress, Math.min(100, progress))
+  if (stage === doneStage || stage === '') {
+    return {
+      ...state,
+      progress: overall,
+      message,
+      stages: stage === doneStage ? state.stages.map((s) => (s.status === 'active' ? { ...s, status: 'done' } : s)) : state.stages,
+    }
+  }
+  const i = state.stages.findIndex((s) => s.name === stage)
+  let stages: StageState[]
+  if (i >= 0) {
+    stages = state.stages.map((s, j) => (j === i ? { ...s, status: 'active', progress: overall, message } : s))
+  } else {
+    // A new stage: those before it are done.
+    stages = [
+      ...state.stages.map((s) => (s.status === 'active' ? { ...s, status: 'done' as const } : s)),
+      { name: stage, status: 'active', progress: overall, message },
+    ]
+  }
+  return { ...state, progress: overall, stage, message, stages }
+}
+
+/** stageLabel turns a stage name such as "re_evaluate" into "Re-evaluate". */
+export function stageLabel(name: string): string {
+  const s = name.replace(/_/g, ' ').replace(/^re /, 're-')
+  return s.charAt(0).toUpperCase() + s.slice(1)
+}

@@ -1,0 +1,157 @@
+import { render, screen, waitFor, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { MemoryRouter } from 'react-router'
+import { describe, expect, it } from 'vitest'
+import { ApiProvider } from '../api/context'
+import type { SparkResult } from '../api/types'
+import { apiError, fakeServer, json, type Route } from '../test/fake'
+import { sparkResult } from '../test/fixtures'
+import { GenericResult } from './GenericResult'
+import { renderMarkdown } from './Markdown'
+import { dimensionRows } from './ScoreCharts'
+import { SparkResults, isSparkResult } from './SparkResults'
+
+function show(ui: React.ReactNode, routes: Record<string, Route> = {}) {
+  const s = fakeServer(routes)
+  render(
+    <ApiProvider value={s.client()}>
+      <MemoryRouter>{ui}</MemoryRouter>
+    </ApiProvider>,
+  )
+  return { s, user: userEvent.setup() }
+}
+
+const bookmark = (id: string, idea: string) => ({ id, run_id: 'run-1', candidate_index: 0, idea_text: idea, topic: 'urban farming', tags: [], created_at: '2025-01-01T00:00:00Z' })
+
+describe('spark results', () => {
+  it('shows every part of every candidate', () => {
+    show(<SparkResults runId="run-1" result={sparkResult as SparkResult} bookmarkable />)
+    const cards = screen.getAllByTestId('candidate')
+    expect(cards).toHaveLength(2)
+    const first = within(cards[0])
+    for (const [heading, text] of [
+      ['Idea', 'Rooftop hydroponics co-ops: neighbours share one system'],
+      ['Critique', 'Promising but water costs are unclear.'],
+      ['Advocacy', 'STRENGTHS:\n• cheap to start\n• builds community'],
+      ['Skepticism', 'RISKS & CHALLENGES:\n• roof load limits'],
+      ['Improved idea', 'Rooftop hydroponics co-ops with a shared rain-water tank'],
+      ['Critique of the improved idea', 'Water costs addressed.'],
+    ]) {
+      const h = first.getByRole('heading', { name: heading, level: 4 })
+      expect(h.nextElementSibling?.textContent).toBe(text)
+    }
+    expect(first.getByRole('heading', { level: 3 }).textContent).toBe('Candidate 16.1 → 7.4 (+1.3)')
+    expect(within(cards[1]).getByRole('heading', { level: 3 }).textContent).toBe('Candidate 25.5 → 5.2 (−0.3)')
+    expect(screen.getByText(/5 generated, 1 near-duplicates dropped, 2 carried through/)).toBeTruthy()
+  })
+
+  it('draws the score comparison as a bar chart and the dimensions as a radar chart', async () => {
+    show(<SparkResults runId="run-1" result={sparkResult as SparkResult} bookmarkable={false} />)
+    const bars = await screen.findByTestId('score-comparison')
+    // Two series (initial, improved) of two candidates.
+    expect(bars.querySelectorAll('.recharts-bar-rectangle path, .recharts-bar-rectangle rect').length).toBe(4)
+    const table = within(bars).getByRole('table')
+    expect(within(table).getAllByRole('row').map((r) => r.textContent)).toEqual(['CandidateInitialImproved', '#16.17.4', '#25.55.2'])
+
+    // Only the first candidate has multi-dimensional scores.
+    const radars = await screen.findAllByTestId('dimension-radar')
+    expect(radars).toHaveLength(1)
+    expect(within(screen.getAllByTestId('candidate')[0]).getByTestId('dimension-radar')).toBe(radars[0])
+    expect(radars[0].querySelectorAll('.recharts-radar-polygon').length).toBe(2)
+    expect(radars[0].textContent).toContain('weighted 6.1 → 7.2')
+    expect(within(radars[0]).getByRole('row', { name: /Cost effectiveness/ }).textContent).toBe('Cost effectiveness5.06.0')
+    // Nothing to bookmark here.
+    expect(screen.queryByRole('button', { name: /Bookmark/ })).toBeNull()
+  })
+
+  it('pairs dimensions by name', () => {
+    expect(dimensionRows({ dimensions: { impact: 4 } }, { dimensions: { impact: 6 } })).toEqual([{ dimension: 'Impact', axis: 'Impact', initial: 4, improved: 6 }])
+    expect(dimensionRows(undefined, undefined)).toEqual([])
+  })
+
+  it('recognises spark results', () => {
+    expect(isSparkResult(sparkResult)).toBe(true)
+    expect(isSparkResult({ answer: 'x' })).toBe(false)
+    expect(isSparkResult(null)).toBe(false)
+  })
+})
+
+describe('bookmarking a candidate', () => {
+  it('saves with tags and a note, and says so', async () => {
+    const { s, user } = show(<SparkResults runId="run-1" result={sparkResult as SparkResult} bookmarkable />, {
+      'POST /api/bookmarks': () => json(201, { bookmark: bookmark('bm-12345678', 'x'), duplicates: { recommendation: 'allow', similar: [] } }),
+    })
+    const card = within(screen.getAllByTestId('candidate')[1])
+    await user.type(card.getByLabelText('Tags'), 'garage, energy')
+    await user.type(card.getByLabelText('Note'), 'ask the city')
+    await user.click(card.getByRole('button', { name: 'Bookmark candidate 2' }))
+    expect(await card.findByText(/Bookmarked/)).toBeTruthy()
+    expect(s.calls[0].body).toEqual({ run_id: 'run-1', candidate_index: 1, tags: ['garage', 'energy'], notes: 'ask the city', force: false })
+  })
+
+  it('shows similar bookmarks when the API warns', async () => {
+    const { user } = show(<SparkResults runId="run-1" result={sparkResult as SparkResult} bookmarkable />, {
+      'POST /api/bookmarks': () =>
+        json(201, { bookmark: bookmark('bm-2', 'x'), duplicates: { recommendation: 'warn', similar: [{ bookmark: bookmark('bm-1', 'Rooftop co-ops'), similarity: 0.74 }] } }),
+    })
+    await user.click(screen.getByRole('button', { name: 'Bookmark candidate 1' }))
+    expect(await screen.findByText('Similar bookmarks already exist:')).toBeTruthy()
+    expect(screen.getByText('74% similar').parentElement?.textContent).toBe('74% similar Rooftop co-ops')
+  })
+
+  it('shows the block with the near-identical bookmark and can save anyway', async () => {
+    let n = 0
+    const { s, user } = show(<SparkResults runId="run-1" result={sparkResult as SparkResult} bookmarkable />, {
+      'POST /api/bookmarks': (c) =>
+        ++n === 1
+          ? apiError(409, 'a near-identical bookmark exists', 'conflict', undefined, {
+              duplicates: { recommendation: 'block', similar: [{ bookmark: bookmark('bm-1', 'Rooftop hydroponics co-ops'), similarity: 0.95 }] },
+            })
+          : json(201, { bookmark: bookmark('bm-3', 'x'), duplicates: { recommendation: (c.body as { force: boolean }).force ? 'allow' : 'block', similar: [] } }),
+    })
+    await user.click(screen.getByRole('button', { name: 'Bookmark candidate 1' }))
+    const alert = await screen.findByRole('alert')
+    expect(alert.textContent).toContain('a near-identical bookmark exists')
+    expect(alert.textContent).toContain('95% similar Rooftop hydroponics co-ops')
+    await user.click(within(alert).getByRole('button', { name: 'Save anyway' }))
+    expect(await screen.findByText(/Bookmarked/)).toBeTruthy()
+    expect(s.calls.map((c) => (c.body as { force: boolean }).force)).toEqual([false, true])
+  })
+
+  it('shows an error about the tags under the tags field', async () => {
+    const { user } = show(<SparkResults runId="run-1" result={sparkResult as SparkResult} bookmarkable />, {
+      'POST /api/bookmarks': () => apiError(422, 'tag "a b" must not contain spaces', 'validation', 'tags'),
+    })
+    const card = within(screen.getAllByTestId('candidate')[0])
+    await user.type(card.getByLabelText('Tags'), 'a b')
+    await user.click(card.getByRole('button', { name: 'Bookmark candidate 1' }))
+    const err = await card.findByText('tag "a b" must not contain spaces')
+    expect(card.getByLabelText('Tags').getAttribute('aria-describedby')).toBe(err.id)
+  })
+})
+
+describe('other pipelines', () => {
+  it('renders the Markdown export and the raw JSON', async () => {
+    const result = { answer: 'B-trees favour reads', route: { path: 'complex' } }
+    const { s } = show(<GenericResult runId="run-9" result={result} />, {
+      'GET /api/runs/run-9/export': () => new Response('# Debate\n\n**Answer:** B-trees favour reads\n\n| a | b |\n|---|---|\n| 1 | 2 |\n', { status: 200 }),
+    })
+    const h = await screen.findByRole('heading', { name: 'Debate', level: 1 })
+    expect(h.closest('.markdown')).toBeTruthy()
+    expect(screen.getByRole('table')).toBeTruthy()
+    expect(s.calls[0].url.searchParams.get('format')).toBe('markdown')
+    expect(screen.getByText('Raw JSON').closest('details')?.querySelector('pre')?.textContent).toBe(JSON.stringify(result, null, 2))
+  })
+
+  it('says why the report is missing', async () => {
+    show(<GenericResult runId="run-9" result={{}} />, { 'GET /api/runs/run-9/export': () => apiError(422, 'format markdown is not available for this run', 'validation', 'format') })
+    await waitFor(() => expect(screen.getByRole('alert').textContent).toBe('Report: format markdown is not available for this run'))
+  })
+
+  it('renders Markdown without scripts, handlers or javascript: links', () => {
+    const html = renderMarkdown('# T\n\n<img src=x onerror="alert(1)"><script>alert(2)</script>\n\n[x](javascript:alert(3)) [ok](https://example.org)')
+    expect(html).toContain('<h1>T</h1>')
+    expect(html).not.toMatch(/onerror|<script|javascript:/)
+    expect(html).toContain('href="https://example.org"')
+  })
+})

@@ -1,0 +1,280 @@
+import { useCallback, useEffect, useState, type FormEvent } from 'react'
+import { Link, useNavigate, useSearchParams } from 'react-router'
+import { ApiError, errorMessage } from '../api/client'
+import { useApi } from '../api/context'
+import type { Bookmark, BookmarkPage } from '../api/types'
+import { FieldError, errorId } from '../components/FieldError'
+import { Pager } from '../components/Pager'
+import { score, shortId, when } from '../components/format'
+import { splitList } from '../form/schema'
+
+const pageSize = 20
+
+/**
+ * Bookmarks lists saved candidates: search by text, filter by tags, a page
+ * at a time; delete one; select several and remix them into a new spark
+ * run.
+ */
+export function Bookmarks() {
+  const api = useApi()
+  const navigate = useNavigate()
+  const [params, setParams] = useSearchParams()
+  const q = params.get('q') ?? ''
+  const tags = params.getAll('tag')
+  const tagKey = tags.join('\u0000')
+  const offset = Math.max(0, Number(params.get('offset')) || 0)
+  const [qInput, setQInput] = useState(q)
+  const [tagInput, setTagInput] = useState(tags.join(', '))
+  const [page, setPage] = useState<BookmarkPage>()
+  const [error, setError] = useState<string>()
+  const [selected, setSelected] = useState<Map<string, Bookmark>>(new Map())
+  const [reloads, setReloads] = useState(0)
+
+  useEffect(() => {
+    setQInput(q)
+    setTagInput(tagKey ? tagKey.split('\u0000').join(', ') : '')
+  }, [q, tagKey])
+
+  useEffect(() => {
+    const ac = new AbortController()
+    const tagList = tagKey ? tagKey.split('\u0000') : []
+    setError(undefined)
+    const req = q
+      ? api.searchBookmarks({ q, tags: tagList, limit: pageSize, offset }, ac.signal).then((p) => ({
+          ...p,
+          // Search matches text; the tags chosen narrow what it found.
+          bookmarks: tagList.length ? p.bookmarks.filter((b) => tagList.every((t) => b.tags?.includes(t))) : p.bookmarks,
+        }))
+      : api.bookmarks({ tags: tagList, limit: pageSize, offset }, ac.signal)
+    req.then(setPage, (err) => {
+      if (!ac.signal.aborted) setError(errorMessage(err))
+    })
+    return () => ac.abort()
+  }, [api, q, tagKey, offset, reloads])
+
+  const go = (next: { q?: string; tags?: string[]; offset?: number }) => {
+    const p = new URLSearchParams()
+    const nq = next.q ?? q
+    const nt = next.tags ?? tags
+    if (nq) p.set('q', nq)
+    for (const t of nt) p.append('tag', t)
+    if (next.offset) p.set('offset', String(next.offset))
+    setParams(p)
+  }
+
+  const onSearch = (e: FormEvent) => {
+    e.preventDefault()
+    go({ q: qInput.trim(), tags: splitList(tagInput), offset: 0 })
+  }
+
+  const toggle = (b: Bookmark, on: boolean) => {
+    setSelected((s) => {
+      const n = new Map(s)
+      if (on) n.set(b.id, b)
+      else n.delete(b.id)
+      return n
+    })
+  }
+
+  const onDeleted = useCallback((id: string) => {
+    setSelected((s) => {
+      const n = new Map(s)
+      n.delete(id)
+      return n
+    })
+    setReloads((r) => r + 1)
+  }, [])
+
+  return (
+    <section aria-labelledby="bookmarks-heading">
+      <h1 id="bookmarks-heading">Bookmarks</h1>
+      <form className="filters" role="search" aria-label="Search bookmarks" onSubmit={onSearch}>
+        <div className="field grow">
+          <label htmlFor="bookmarks-q">Search</label>
+          <input id="bookmarks-q" type="search" value={qInput} onChange={(e) => setQInput(e.target.value)} placeholder="topic, context or idea text" />
+        </div>
+        <div className="field grow">
+          <label htmlFor="bookmarks-tags">Tags</label>
+          <input id="bookmarks-tags" type="text" value={tagInput} onChange={(e) => setTagInput(e.target.value)} placeholder="comma-separated" autoComplete="off" />
+        </div>
+        <div className="field actions">
+          <button type="submit">Search</button>
+        </div>
+      </form>
+      <FieldError id="bookmarks" message={error} />
+      {selected.size > 0 && <RemixPanel selected={[...selected.values()]} onClear={() => setSelected(new Map())} onStarted={(id) => navigate(`/runs/${encodeURIComponent(id)}`)} />}
+      {!page && !error && <p aria-busy="true">Loading…</p>}
+      {page && page.bookmarks.length === 0 && <p>No bookmarks{q || tags.length ? ' match' : ' yet: bookmark a candidate from a spark run'}.</p>}
+      {page && page.bookmarks.length > 0 && (
+        <ul className="bookmark-list" aria-label="Bookmarks">
+          {page.bookmarks.map((b) => (
+            <BookmarkItem
+              key={b.id}
+              bookmark={b}
+              selected={selected.has(b.id)}
+              onToggle={(on) => toggle(b, on)}
+              onTag={(t) => go({ tags: tags.includes(t) ? tags : [...tags, t], offset: 0 })}
+              onDeleted={onDeleted}
+            />
+          ))}
+        </ul>
+      )}
+      {page && (
+        <Pager
+          label="Pages of bookmarks"
+          offset={offset}
+          limit={pageSize}
+          count={page.bookmarks.length}
+          total={q && tags.length ? undefined : page.total}
+          nextOffset={page.next_offset}
+          onChange={(o) => go({ offset: o })}
+        />
+      )}
+    </section>
+  )
+}
+
+function BookmarkItem(props: { bookmark: Bookmark; selected: boolean; onToggle(on: boolean): void; onTag(t: string): void; onDeleted(id: string): void }) {
+  const { bookmark: b } = props
+  const api = useApi()
+  const [confirming, setConfirming] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string>()
+  const idea = b.improved_idea || b.idea_text
+  const deleteId = `delete-${b.id}`
+  const remove = async () => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      await api.deleteBookmark(b.id)
+      props.onDeleted(b.id)
+    } catch (err) {
+      setBusy(false)
+      setConfirming(false)
+      setError(errorMessage(err))
+    }
+  }
+  return (
+    <li className="bookmark-item" data-testid="bookmark">
+      <div className="select">
+        <input
+          id={`select-${b.id}`}
+          type="checkbox"
+          checked={props.selected}
+          onChange={(e) => props.onToggle(e.target.checked)}
+          aria-label={`Select for remix: ${truncate(idea, 60)}`}
+        />
+      </div>
+      <div className="body">
+        <p className="prose">{idea}</p>
+        {b.improved_idea && b.idea_text && b.improved_idea !== b.idea_text && (
+          <details>
+            <summary>Original idea</summary>
+            <p className="prose">{b.idea_text}</p>
+          </details>
+        )}
+        <p className="meta">
+          <span>{b.topic}</span> · score {score(b.score)}
+          {b.improved_score !== undefined && ` → ${score(b.improved_score)}`} · <time dateTime={b.created_at}>{when(b.created_at)}</time> ·{' '}
+          <Link to={`/runs/${encodeURIComponent(b.run_id)}`}>run {shortId(b.run_id)}</Link>
+        </p>
+        {b.notes && <p className="notes">{b.notes}</p>}
+        {b.tags?.length > 0 && (
+          <ul className="tags" aria-label="Tags of this bookmark">
+            {b.tags.map((t) => (
+              <li key={t}>
+                <button type="button" className="tag" onClick={() => props.onTag(t)} aria-label={`Filter by tag ${t}`}>
+                  #{t}
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+        <div className="field actions">
+          {confirming ? (
+            <span role="group" aria-label="Confirm deletion">
+              Delete this bookmark?{' '}
+              <button type="button" className="danger" onClick={() => void remove()} disabled={busy}>
+                {busy ? 'Deleting…' : 'Delete'}
+              </button>{' '}
+              <button type="button" onClick={() => setConfirming(false)} disabled={busy}>
+                Keep
+              </button>
+            </span>
+          ) : (
+            <button id={deleteId} type="button" onClick={() => setConfirming(true)} aria-describedby={error ? errorId(deleteId) : undefined}>
+              Delete
+            </button>
+          )}
+          <FieldError id={deleteId} message={error} />
+        </div>
+      </div>
+    </li>
+  )
+}
+
+function RemixPanel({ selected, onClear, onStarted }: { selected: Bookmark[]; onClear(): void; onStarted(runId: string): void }) {
+  const api = useApi()
+  const [topic, setTopic] = useState('')
+  const [context, setContext] = useState('')
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<{ field?: string; message: string }>()
+  const submit = async (e: FormEvent) => {
+    e.preventDefault()
+    setBusy(true)
+    setError(undefined)
+    try {
+      const r = await api.remix({ bookmark_ids: selected.map((b) => b.id), topic: topic.trim() || undefined, context: context.trim() || undefined })
+      onStarted(r.run_id)
+    } catch (err) {
+      setBusy(false)
+      const f = err instanceof ApiError ? err.field : undefined
+      setError({ field: f === 'topic' || f === 'context' ? f : undefined, message: errorMessage(err) })
+    }
+  }
+  const fieldError = (f: string) => (error?.field === f ? error.message : undefined)
+  return (
+    <form className="remix" onSubmit={submit} aria-labelledby="remix-heading">
+      <h2 id="remix-heading">Remix {selected.length} selected</h2>
+      <div className="field">
+        <label htmlFor="remix-topic">Topic</label>
+        <input
+          id="remix-topic"
+          type="text"
+          value={topic}
+          onChange={(e) => setTopic(e.target.value)}
+          placeholder={`optional; default: ${selected[0]?.topic ?? ''}`}
+          aria-invalid={fieldError('topic') ? true : undefined}
+          aria-describedby={fieldError('topic') ? errorId('remix-topic') : undefined}
+        />
+        <FieldError id="remix-topic" message={fieldError('topic')} />
+      </div>
+      <div className="field">
+        <label htmlFor="remix-context">Context</label>
+        <input
+          id="remix-context"
+          type="text"
+          value={context}
+          onChange={(e) => setContext(e.target.value)}
+          placeholder="optional"
+          aria-invalid={fieldError('context') ? true : undefined}
+          aria-describedby={fieldError('context') ? errorId('remix-context') : undefined}
+        />
+        <FieldError id="remix-context" message={fieldError('context')} />
+      </div>
+      <div className="field actions">
+        <button id="remix-submit" type="submit" className="primary" disabled={busy} aria-describedby={error && !error.field ? errorId('remix-submit') : undefined}>
+          {busy ? 'Starting…' : 'Remix into a new run'}
+        </button>{' '}
+        <button type="button" onClick={onClear} disabled={busy}>
+          Clear selection
+        </button>
+        <FieldError id="remix-submit" message={error && !error.field ? error.message : undefined} />
+      </div>
+    </form>
+  )
+}
+
+function truncate(s: string, n: number): string {
+  return s.length <= n ? s : s.slice(0, n - 1) + '…'
+}

@@ -1,0 +1,308 @@
+import { useCallback, useEffect, useReducer, useRef, useState } from 'react'
+import { Link, useParams } from 'react-router'
+import { errorMessage } from '../api/client'
+import { useApi } from '../api/context'
+import { exportFormats, type ExportFormat, type Run } from '../api/types'
+import { FieldError, errorId } from '../components/FieldError'
+import { shortId, when } from '../components/format'
+import { initialProgress, progressReducer, stageLabel, type ProgressState } from '../progress/reducer'
+import { followRun } from '../progress/stream'
+import { GenericResult, RawJSON } from '../results/GenericResult'
+import { SparkResults, isSparkResult } from '../results/SparkResults'
+
+const finalStatuses = new Set(['succeeded', 'failed', 'cancelled'])
+
+/** RunView shows one run: its live progress while it runs, then its results, with cancel and export. */
+export function RunView() {
+  const { id = '' } = useParams()
+  const api = useApi()
+  const [run, setRun] = useState<Run>()
+  const [loadError, setLoadError] = useState<string>()
+  const [progress, dispatch] = useReducer(progressReducer, initialProgress)
+  const [followed, setFollowed] = useState(false)
+
+  // reload fetches the run record until it says the run is over (the final
+  // progress message may overtake the record by a moment).
+  const reload = useCallback(
+    async (untilFinal: boolean, signal?: AbortSignal) => {
+      for (let i = 0; ; i++) {
+        const r = await api.run(id, signal)
+        setRun(r)
+        if (!untilFinal || finalStatuses.has(r.status) || i >= 20 || signal?.aborted) return r
+        await new Promise((res) => setTimeout(res, Math.min(250 * (i + 1), 1000)))
+      }
+    },
+    [api, id],
+  )
+
+  useEffect(() => {
+    const ac = new AbortController()
+    let stop: (() => void) | undefined
+    let poll: ReturnType<typeof setInterval> | undefined
+    setRun(undefined)
+    setLoadError(undefined)
+    setFollowed(false)
+    reload(false, ac.signal).then(
+      (r) => {
+        if (ac.signal.aborted || finalStatuses.has(r.status)) return
+        setFollowed(true)
+        if (r.progress) dispatch({ type: 'snapshot', progress: r.progress })
+        dispatch({ type: 'connecting' })
+        stop = followRun(api, id, {
+          onConnected: (transport) => dispatch({ type: 'connected', transport }),
+          onMessage: (message) => {
+            dispatch({ type: 'message', message })
+            if (message.type === 'result' || message.type === 'error') {
+              void reload(true, ac.signal).catch(() => {})
+            }
+          },
+          onError: (error) => {
+            dispatch({ type: 'stream_error', error })
+            // Without a stream, watch the record instead.
+            poll = setInterval(() => {
+              api.run(id, ac.signal).then(
+                (r) => {
+                  setRun(r)
+                  if (finalStatuses.has(r.status)) clearInterval(poll)
+                },
+                () => {},
+              )
+            }, 2000)
+          },
+        })
+      },
+      (err) => {
+        if (!ac.signal.aborted) setLoadError(errorMessage(err))
+      },
+    )
+    return () => {
+      ac.abort()
+      stop?.()
+      if (poll) clearInterval(poll)
+    }
+  }, [api, id, reload])
+
+  if (loadError) {
+    return (
+      <section aria-labelledby="run-heading">
+        <h1 id="run-heading">Run {shortId(id)}</h1>
+        <p className="field-error" role="alert">
+          {loadError}
+        </p>
+        <p>
+          <Link to="/runs">All runs</Link>
+        </p>
+      </section>
+    )
+  }
+  if (!run) {
+    return (
+      <section aria-labelledby="run-heading" aria-busy="true">
+        <h1 id="run-heading">Run {shortId(id)}</h1>
+        <p>Loading…</p>
+      </section>
+    )
+  }
+
+  const over = finalStatuses.has(run.status)
+  const status = over ? run.status : progress.phase === 'failed' ? 'failed' : run.status
+  return (
+    <section aria-labelledby="run-heading">
+      <h1 id="run-heading">{run.title || `${run.pipeline} run`}</h1>
+      {run.mode === 'mock' && (
+        <div className="banner mock" role="note" data-testid="mock-banner">
+          <strong>Mock mode.</strong> This run used mock data, not a model: no provider credentials are configured, or
+          MADSPARK_MODE=mock is set.
+        </div>
+      )}
+      <dl className="facts run-facts">
+        <dt>Status</dt>
+        <dd>
+          <span className={`status status-${status}`} data-testid="run-status">
+            {status}
+          </span>
+        </dd>
+        <dt>Pipeline</dt>
+        <dd>{run.pipeline}</dd>
+        <dt>Model</dt>
+        <dd>
+          {run.provider}/{run.model} ({run.mode})
+        </dd>
+        <dt>Started</dt>
+        <dd>
+          <time dateTime={run.created_at}>{when(run.created_at)}</time>
+        </dd>
+        <dt>Run ID</dt>
+        <dd className="mono">{run.run_id}</dd>
+        {run.usage?.llm_calls !== undefined && (
+          <>
+            <dt>Usage</dt>
+            <dd>
+              {run.usage.llm_calls} LLM calls{run.usage.cached_calls ? `, ${run.usage.cached_calls} cached` : ''}
+              {run.usage.cost_usd ? `, $${run.usage.cost_usd.toFixed(4)}` : ''}
+            </dd>
+          </>
+        )}
+      </dl>
+      {(!over || followed) && <ProgressPanel state={progress} over={over ? run.status : undefined} />}
+      {!over && <CancelControl runId={run.run_id} onCancelled={() => void reload(true).catch(() => {})} />}
+      {run.status === 'failed' && (
+        <p className="field-error" role="alert">
+          The run failed: {run.error || progress.error || 'no reason given'}
+        </p>
+      )}
+      {run.status === 'cancelled' && <p role="status">The run was cancelled.</p>}
+      {over && <ExportControl runId={run.run_id} />}
+      {run.status === 'succeeded' && run.result !== undefined && (
+        isSparkResult(run.result) ? (
+          <>
+            <SparkResults runId={run.run_id} result={run.result} bookmarkable={run.pipeline === 'spark'} />
+            <RawJSON value={run.result} />
+          </>
+        ) : (
+          <GenericResult runId={run.run_id} result={run.result} />
+        )
+      )}
+    </section>
+  )
+}
+
+/** ProgressPanel shows a run's overall progress and its stages. */
+export function ProgressPanel({ state, over }: { state: ProgressState; over?: string }) {
+  const label =
+    over === 'cancelled'
+      ? 'Cancelled'
+      : over === 'failed' || state.phase === 'failed'
+        ? 'Failed'
+        : over || state.phase === 'succeeded'
+          ? 'Finished'
+          : state.phase === 'connecting'
+            ? 'Connecting…'
+            : 'Running'
+  return (
+    <section className="progress" aria-labelledby="progress-heading" data-testid="progress">
+      <h2 id="progress-heading">Progress</h2>
+      <div
+        className="bar"
+        role="progressbar"
+        aria-label="Run progress"
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuenow={state.progress}
+        aria-valuetext={`${state.progress}%${state.stage ? `, ${stageLabel(state.stage)}` : ''}`}
+      >
+        <div className="fill" style={{ width: `${state.progress}%` }} />
+      </div>
+      <p className="muted" aria-live="polite">
+        {label} · {state.progress}%{state.message ? ` · ${state.message}` : ''}
+        {state.transport ? ` · live over ${state.transport === 'websocket' ? 'WebSocket' : 'SSE'}` : ''}
+      </p>
+      {state.streamError && (
+        <p className="warning" role="status">
+          {state.streamError}; checking the run every few seconds instead.
+        </p>
+      )}
+      <ol className="stages" aria-label="Stages">
+        {state.stages.map((s) => (
+          <li key={s.name} className={`stage stage-${s.status}`} data-stage={s.name} data-status={s.status}>
+            <span className="stage-icon" aria-hidden="true">
+              {s.status === 'done' ? '✓' : s.status === 'failed' ? '✕' : '…'}
+            </span>
+            <span className="stage-name">{stageLabel(s.name)}</span>
+            <span className="sr-only"> ({s.status})</span>
+            {s.message && <span className="stage-message"> — {s.message}</span>}
+          </li>
+        ))}
+      </ol>
+      {state.notes.length > 0 && (
+        <ul className="notes">
+          {state.notes.map((n, i) => (
+            <li key={i}>
+              {stageLabel(n.stage)}: {n.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  )
+}
+
+function CancelControl({ runId, onCancelled }: { runId: string; onCancelled(): void }) {
+  const api = useApi()
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string>()
+  const id = 'cancel-run'
+  const cancel = async () => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      await api.cancelRun(runId)
+      onCancelled()
+    } catch (err) {
+      setError(errorMessage(err))
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <div className="field actions">
+      <button id={id} type="button" className="danger" onClick={() => void cancel()} disabled={busy} aria-describedby={error ? errorId(id) : undefined}>
+        {busy ? 'Cancelling…' : 'Cancel run'}
+      </button>
+      <FieldError id={id} message={error} />
+    </div>
+  )
+}
+
+function ExportControl({ runId }: { runId: string }) {
+  const api = useApi()
+  const [format, setFormat] = useState<ExportFormat>('markdown')
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string>()
+  const link = useRef<HTMLAnchorElement>(null)
+  const id = 'export-format'
+  const download = async () => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      const f = await api.exportRun(runId, format)
+      const url = URL.createObjectURL(f.blob)
+      const a = link.current
+      if (a) {
+        a.href = url
+        a.download = f.filename
+        a.click()
+      }
+      setTimeout(() => URL.revokeObjectURL(url), 10_000)
+    } catch (err) {
+      setError(errorMessage(err))
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <div className="export field" role="group" aria-labelledby="export-label">
+      <span id="export-label" className="label">
+        Export
+      </span>
+      <div className="inline">
+        <label htmlFor={id} className="sr-only">
+          Export format
+        </label>
+        <select id={id} value={format} onChange={(e) => setFormat(e.target.value as ExportFormat)} aria-describedby={error ? errorId(id) : undefined} aria-invalid={error ? true : undefined}>
+          {exportFormats.map((f) => (
+            <option key={f} value={f}>
+              {f === 'markdown' ? 'Markdown' : f.toUpperCase()}
+            </option>
+          ))}
+        </select>
+        <button type="button" onClick={() => void download()} disabled={busy}>
+          {busy ? 'Preparing…' : 'Download'}
+        </button>
+      </div>
+      <FieldError id={id} message={error} />
+      {/* The download link the button clicks; hidden from everyone. */}
+      <a ref={link} hidden aria-hidden="true" tabIndex={-1} />
+    </div>
+  )
+}

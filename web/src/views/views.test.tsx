@@ -1,0 +1,310 @@
+import { render, screen, waitFor, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { MemoryRouter, Route, Routes, useLocation, useParams } from 'react-router'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { ApiProvider } from '../api/context'
+import type { Run } from '../api/types'
+import { apiError, fakeServer, json, sse, type Route as FakeRoute } from '../test/fake'
+import { sparkResult } from '../test/fixtures'
+import { Bookmarks } from './Bookmarks'
+import { History } from './History'
+import { RunView } from './RunView'
+
+function Where() {
+  const loc = useLocation()
+  return <output data-testid="where">{loc.pathname + loc.search}</output>
+}
+
+function OtherRun() {
+  return <p>opened run {useParams().id}</p>
+}
+
+function show(path: string, routes: Record<string, FakeRoute>) {
+  const s = fakeServer(routes)
+  render(
+    <ApiProvider value={s.client()}>
+      <MemoryRouter initialEntries={[path]}>
+        <Routes>
+          <Route path="/runs" element={<History />} />
+          <Route path="/runs/:id" element={path.startsWith('/runs/') ? <RunView /> : <OtherRun />} />
+          <Route path="/bookmarks" element={<Bookmarks />} />
+        </Routes>
+        <Where />
+      </MemoryRouter>
+    </ApiProvider>,
+  )
+  return { s, user: userEvent.setup() }
+}
+
+const baseRun: Run = {
+  run_id: 'run-1',
+  pipeline: 'spark',
+  status: 'running',
+  mode: 'mock',
+  provider: 'mock',
+  model: 'mock',
+  title: 'urban farming',
+  created_at: '2025-01-01T00:00:00Z',
+  progress: { stage: 'generate', progress: 5, message: 'generating 5 ideas' },
+}
+
+beforeEach(() => {
+  // Progress then comes over SSE, which the fake server speaks.
+  vi.stubGlobal('WebSocket', undefined)
+})
+afterEach(() => vi.unstubAllGlobals())
+
+describe('a run', () => {
+  it('shows live progress by stage, then the results, in mock mode with a banner', async () => {
+    const { s } = show('/runs/run-1', {
+      'GET /api/runs/run-1': () => json(200, baseRun),
+      'GET /api/runs/run-1/events': () => {
+        const events = [
+          { type: 'progress', seq: 1, stage: 'generate', progress: 5, message: 'generating 5 ideas' },
+          { type: 'progress', seq: 2, stage: 'evaluate', progress: 20, message: 'evaluating 5 ideas' },
+          { type: 'progress', seq: 3, stage: 'advocate', progress: 45, message: 'arguing' },
+        ]
+        return sse(events.map((e) => ({ id: e.seq, event: e.type, data: e })))
+      },
+    })
+    expect((await screen.findByTestId('mock-banner')).textContent).toMatch(/Mock mode/)
+    const stages = await screen.findByRole('list', { name: 'Stages' })
+    await waitFor(() => expect(within(stages).getAllByRole('listitem').map((li) => [li.dataset.stage, li.dataset.status])).toEqual([
+      ['generate', 'done'],
+      ['evaluate', 'done'],
+      ['advocate', 'active'],
+    ]))
+    expect(screen.getByRole('progressbar', { name: 'Run progress' }).getAttribute('aria-valuenow')).toBe('45')
+    expect(screen.getByRole('button', { name: 'Cancel run' })).toBeTruthy()
+    // The stream ended before the run: the view reconnects after seq 3.
+    await waitFor(() => expect(s.calls.some((c) => c.url.pathname.endsWith('/events') && c.url.searchParams.get('after') === '3')).toBe(true))
+    expect(screen.queryByTestId('candidate')).toBeNull()
+  })
+
+  it('loads the results when the final message arrives', async () => {
+    let finished = false
+    show('/runs/run-1', {
+      'GET /api/runs/run-1': () => json(200, finished ? { ...baseRun, status: 'succeeded', result: sparkResult, usage: { llm_calls: 8 } } : baseRun),
+      'GET /api/runs/run-1/events': () => {
+        finished = true
+        return sse([
+          { id: 1, data: { type: 'progress', seq: 1, stage: 'generate', progress: 5 } },
+          { id: 2, data: { type: 'result', seq: 2, stage: 'done', progress: 100, data: sparkResult } },
+        ])
+      },
+    })
+    expect(await screen.findAllByTestId('candidate')).toHaveLength(2)
+    expect(screen.getByTestId('run-status').textContent).toBe('succeeded')
+    expect(screen.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('100')
+    expect(screen.queryByRole('button', { name: 'Cancel run' })).toBeNull()
+    expect(screen.getByText('8 LLM calls')).toBeTruthy()
+    expect(await screen.findByTestId('score-comparison')).toBeTruthy()
+  })
+
+  it('cancels a running run, and shows why when it cannot', async () => {
+    let cancelled = false
+    const { user } = show('/runs/run-1', {
+      'GET /api/runs/run-1': () => json(200, cancelled ? { ...baseRun, status: 'cancelled' } : baseRun),
+      'GET /api/runs/run-1/events': () => new Response(new ReadableStream({ start() {} }), { headers: { 'Content-Type': 'text/event-stream' } }),
+      'DELETE /api/runs/run-1': () => {
+        cancelled = true
+        return json(202, { run_id: 'run-1', status: 'cancelled' })
+      },
+    })
+    await user.click(await screen.findByRole('button', { name: 'Cancel run' }))
+    expect(await screen.findByText('The run was cancelled.')).toBeTruthy()
+    expect(screen.getByTestId('run-status').textContent).toBe('cancelled')
+    expect(screen.getByTestId('progress').textContent).toMatch(/Cancelled · 5%/)
+  })
+
+  it('shows why a run cannot be cancelled beside the button', async () => {
+    const { user } = show('/runs/run-1', {
+      'GET /api/runs/run-1': () => json(200, baseRun),
+      'GET /api/runs/run-1/events': () => new Response(new ReadableStream({ start() {} }), { headers: { 'Content-Type': 'text/event-stream' } }),
+      'DELETE /api/runs/run-1': () => apiError(409, 'run run-1 already finished', 'conflict'),
+    })
+    const button = await screen.findByRole('button', { name: 'Cancel run' })
+    await user.click(button)
+    const err = await screen.findByText('run run-1 already finished')
+    expect(button.getAttribute('aria-describedby')).toBe(err.id)
+  })
+
+  it('exports in the chosen format, and shows an export error beside the control', async () => {
+    const created: Blob[] = []
+    vi.stubGlobal('URL', Object.assign(URL, { createObjectURL: (b: Blob) => (created.push(b), 'blob:x'), revokeObjectURL: () => {} }))
+    const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => {})
+    const { s, user } = show('/runs/run-1', {
+      'GET /api/runs/run-1': () => json(200, { ...baseRun, status: 'succeeded', result: sparkResult }),
+      'GET /api/runs/run-1/export': (c) =>
+        c.url.searchParams.get('format') === 'pdf'
+          ? apiError(422, 'pdf export is not available for this pipeline', 'validation', 'format')
+          : new Response('a,b\n', { headers: { 'Content-Disposition': 'attachment; filename="madspark-spark-run-1.csv"' } }),
+    })
+    const format = await screen.findByLabelText('Export format')
+    await user.selectOptions(format, 'csv')
+    await user.click(screen.getByRole('button', { name: 'Download' }))
+    await waitFor(() => expect(click).toHaveBeenCalledTimes(1))
+    expect(await created[0].text()).toBe('a,b\n')
+    expect((click.mock.contexts[0] as HTMLAnchorElement).download).toBe('madspark-spark-run-1.csv')
+    await user.selectOptions(format, 'pdf')
+    await user.click(screen.getByRole('button', { name: 'Download' }))
+    const err = await screen.findByText('pdf export is not available for this pipeline')
+    expect(format.getAttribute('aria-describedby')).toBe(err.id)
+    expect(s.calls.filter((c) => c.url.pathname.endsWith('/export')).map((c) => c.url.searchParams.get('format'))).toEqual(['csv', 'pdf'])
+    click.mockRestore()
+  })
+
+  it('says when the run does not exist', async () => {
+    show('/runs/nope', {})
+    expect((await screen.findByRole('alert')).textContent).toBe('unknown URL: GET /api/runs/nope')
+  })
+})
+
+const bm = (i: number, tags: string[] = []) => ({
+  id: `bm-${i}`,
+  run_id: `run-${i}`,
+  candidate_index: 0,
+  idea_text: `idea ${i}`,
+  improved_idea: `improved idea ${i}`,
+  topic: 'urban farming',
+  score: 6,
+  improved_score: 7,
+  tags,
+  created_at: '2025-01-01T00:00:00Z',
+})
+
+describe('bookmarks', () => {
+  it('lists, pages, searches and filters by tag', async () => {
+    const { s, user } = show('/bookmarks', {
+      'GET /api/bookmarks': (c) => {
+        const offset = Number(c.url.searchParams.get('offset') ?? 0)
+        const tags = c.url.searchParams.getAll('tag')
+        const all = Array.from({ length: 25 }, (_, i) => bm(i + 1, i % 2 ? ['odd'] : ['even'])).filter((b) => tags.every((t) => b.tags.includes(t)))
+        const page = all.slice(offset, offset + 20)
+        return json(200, { bookmarks: page, total: all.length, next_offset: offset + 20 < all.length ? offset + 20 : null })
+      },
+      'GET /api/bookmarks/search': (c) => json(200, { bookmarks: [bm(7, ['odd']), bm(8, ['even'])].filter((b) => b.improved_idea.includes(c.url.searchParams.get('q') ?? '')), total: 1, next_offset: null }),
+    })
+    expect(await screen.findAllByTestId('bookmark')).toHaveLength(20)
+    const pager = screen.getByRole('navigation', { name: 'Pages of bookmarks' })
+    expect(pager.textContent).toContain('1–20 of 25')
+    await user.click(within(pager).getByRole('button', { name: 'Next' }))
+    await waitFor(() => expect(screen.getAllByTestId('bookmark')).toHaveLength(5))
+    expect(screen.getByTestId('where').textContent).toBe('/bookmarks?offset=20')
+
+    await user.type(screen.getByLabelText('Search'), 'idea 7')
+    await user.click(screen.getByRole('button', { name: 'Search' }))
+    await waitFor(() => expect(screen.getAllByTestId('bookmark').map((b) => b.querySelector('.prose')?.textContent)).toEqual(['improved idea 7']))
+    expect(s.calls.at(-1)?.url.pathname).toBe('/api/bookmarks/search')
+    expect(s.calls.at(-1)?.url.searchParams.get('offset')).toBe('0')
+
+    await user.clear(screen.getByLabelText('Search'))
+    await user.type(screen.getByLabelText('Tags'), 'odd')
+    await user.click(screen.getByRole('button', { name: 'Search' }))
+    await waitFor(() => expect(screen.getByRole('navigation', { name: 'Pages of bookmarks' }).textContent).toContain('1–12 of 12'))
+    expect(s.calls.at(-1)?.url.searchParams.getAll('tag')).toEqual(['odd'])
+  })
+
+  it('deletes after confirmation', async () => {
+    let gone = false
+    const { s, user } = show('/bookmarks', {
+      'GET /api/bookmarks': () => json(200, { bookmarks: gone ? [bm(2)] : [bm(1), bm(2)], total: gone ? 1 : 2, next_offset: null }),
+      'DELETE /api/bookmarks/bm-1': () => {
+        gone = true
+        return new Response(null, { status: 204 })
+      },
+    })
+    const first = within((await screen.findAllByTestId('bookmark'))[0])
+    await user.click(first.getByRole('button', { name: 'Delete' }))
+    expect(first.getByText('Delete this bookmark?')).toBeTruthy()
+    await user.click(first.getByRole('button', { name: 'Delete' }))
+    await waitFor(() => expect(screen.getAllByTestId('bookmark')).toHaveLength(1))
+    expect(s.calls.filter((c) => c.method === 'DELETE')).toHaveLength(1)
+  })
+
+  it('remixes the selected bookmarks into a new run', async () => {
+    const { s, user } = show('/bookmarks', {
+      'GET /api/bookmarks': () => json(200, { bookmarks: [bm(1), bm(2), bm(3)], total: 3, next_offset: null }),
+      'POST /api/bookmarks/remix': () => json(202, { run_id: 'run-remix', status: 'queued' }),
+    })
+    await screen.findAllByTestId('bookmark')
+    await user.click(screen.getByRole('checkbox', { name: 'Select for remix: improved idea 1' }))
+    await user.click(screen.getByRole('checkbox', { name: 'Select for remix: improved idea 3' }))
+    const panel = screen.getByRole('form', { name: 'Remix 2 selected' })
+    await user.type(within(panel).getByLabelText('Topic'), 'farming in schools')
+    await user.click(within(panel).getByRole('button', { name: 'Remix into a new run' }))
+    expect(await screen.findByText('opened run run-remix')).toBeTruthy()
+    expect(s.calls.find((c) => c.method === 'POST')?.body).toEqual({ bookmark_ids: ['bm-1', 'bm-3'], topic: 'farming in schools' })
+  })
+})
+
+describe('run history', () => {
+  it('filters by pipeline and status and pages', async () => {
+    const { s, user } = show('/runs', {
+      'GET /api/pipelines': () => json(200, { pipelines: [{ name: 'spark', params_schema: {} }, { name: 'debate', title: 'Debate', params_schema: {} }] }),
+      'GET /api/runs': (c) => {
+        const offset = Number(c.url.searchParams.get('offset') ?? 0)
+        return json(200, {
+          runs: [{ ...baseRun, run_id: `r-${offset}`, title: `run at ${offset}`, status: 'succeeded' }],
+          limit: 20,
+          offset,
+          next_offset: offset < 20 ? offset + 20 : null,
+        })
+      },
+    })
+    expect(await screen.findByRole('link', { name: 'run at 0' })).toBeTruthy()
+    await user.selectOptions(await screen.findByLabelText('Pipeline'), 'debate')
+    await user.selectOptions(screen.getByLabelText('Status'), 'failed')
+    await waitFor(() => {
+      const q = s.calls.at(-1)!.url.searchParams
+      expect([q.get('pipeline'), q.get('status'), q.get('limit'), q.get('offset')]).toEqual(['debate', 'failed', '20', '0'])
+    })
+    await user.click(screen.getByRole('button', { name: 'Next' }))
+    expect(await screen.findByRole('link', { name: 'run at 20' })).toBeTruthy()
+    expect(screen.getByTestId('where').textContent).toBe('/runs?pipeline=debate&status=failed&offset=20')
+    expect((screen.getByRole('button', { name: 'Next' }) as HTMLButtonElement).disabled).toBe(true)
+  })
+})
+
+describe('the page', () => {
+  it('has the navigation, names the page, and shows a mock-mode banner when the server is in mock mode', async () => {
+    const { App } = await import('../App')
+    const s = fakeServer({
+      'GET /health/detailed': () => json(200, { status: 'ok', mode: 'mock' }),
+      'GET /api/runs': () => json(200, { runs: [], limit: 20, offset: 0, next_offset: null }),
+      'GET /api/pipelines': () => json(200, { pipelines: [] }),
+      'GET /api/bookmarks': () => json(200, { bookmarks: [], total: 0, next_offset: null }),
+    })
+    render(
+      <ApiProvider value={s.client()}>
+        <MemoryRouter initialEntries={['/runs']}>
+          <App />
+        </MemoryRouter>
+      </ApiProvider>,
+    )
+    const nav = screen.getByRole('navigation', { name: 'Main' })
+    expect(within(nav).getAllByRole('link').map((a) => a.textContent)).toEqual(['New run', 'Runs', 'Bookmarks', 'Settings'])
+    expect(within(nav).getByRole('link', { name: 'Runs' }).getAttribute('aria-current')).toBe('page')
+    expect((await screen.findByRole('note')).textContent).toMatch(/Mock mode/)
+    expect(document.title).toBe('Runs · madspark')
+    await userEvent.setup().click(within(nav).getByRole('link', { name: 'Bookmarks' }))
+    expect(await screen.findByRole('heading', { name: 'Bookmarks', level: 1 })).toBeTruthy()
+    expect(document.title).toBe('Bookmarks · madspark')
+    expect(document.activeElement?.id).toBe('main')
+  })
+
+  it('shows no banner in live mode', async () => {
+    const { App } = await import('../App')
+    const s = fakeServer({ 'GET /health/detailed': () => json(200, { status: 'ok', mode: 'live' }), 'GET /api/pipelines': () => json(200, { pipelines: [] }) })
+    render(
+      <ApiProvider value={s.client()}>
+        <MemoryRouter initialEntries={['/settings']}>
+          <App />
+        </MemoryRouter>
+      </ApiProvider>,
+    )
+    await waitFor(() => expect(s.calls.some((c) => c.url.pathname === '/health/detailed')).toBe(true))
+    await screen.findByLabelText('API token')
+    expect(screen.queryByRole('note')).toBeNull()
+  })
+})
