@@ -51,6 +51,11 @@ type Config struct {
 	// and their preflight requests are answered before authentication.
 	// Empty means none (a page served by the server itself needs none).
 	CORSOrigins []string
+	// Public, when not nil, reports the requests that need no token even
+	// when Token is set, such as the web UI's own static files (which hold
+	// no data: the page asks for the token and sends it with its API
+	// calls). GET /health is always public.
+	Public func(r *http.Request) bool
 }
 
 // Server is madspark's HTTP API: an OpenAI-compatible chat completions
@@ -330,7 +335,7 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 	// Comparing digests takes the same time whatever the token's length.
 	want := sha256.Sum256([]byte(s.cfg.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if (r.URL.Path == "/health" && (r.Method == http.MethodGet || r.Method == http.MethodHead)) || (s.cfg.Public != nil && s.cfg.Public(r)) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -141,17 +141,26 @@ func compressible(ct string) bool {
 	return strings.HasPrefix(ct, "text/") || strings.Contains(ct, "javascript") || strings.Contains(ct, "json") || strings.Contains(ct, "svg")
 }
 
+// IsReserved reports whether path belongs to the server's own routes (/api,
+// /ws, /v1) rather than to the UI.
+func IsReserved(path string) bool {
+	for _, pre := range reserved {
+		if path == pre || strings.HasPrefix(path, pre+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 type handler struct {
 	files map[string]*file
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
-	for _, pre := range reserved {
-		if p == pre || strings.HasPrefix(p, pre+"/") {
-			writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("unknown URL: %s %s", r.Method, p))
-			return
-		}
+	if IsReserved(p) {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("unknown URL: %s %s", r.Method, p))
+		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")

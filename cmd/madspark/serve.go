@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -164,19 +165,21 @@ HTTP server.`,
 				&debateModel{id: "madspark-direct", mode: "simple", c: c, d: d, flags: f},
 			}
 			models = append(models, api.PipelineModels(reg, d.app.engine, apiInfo(d.app), "debate")...)
-			srv, err := server.New(server.Config{
+			var srv *server.Server
+			srv, err = server.New(server.Config{
 				Addr:        addr,
 				Token:       c.env("MADSPARK_API_TOKEN"),
 				Logger:      c.logger,
 				Version:     version,
 				Models:      models,
 				CORSOrigins: origins,
+				Public:      func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
 			})
 			if err != nil {
 				return usageError{err}
 			}
 			rest.Register(srv.Mux())
-			srv.Mux().Handle("GET /", web.Handler()) // the web UI; every other route is more specific
+			srv.Mux().Handle(uiPattern, web.Handler()) // the web UI; every other route is more specific
 			// Progress streams end when the server stops; their clients
 			// reconnect to the next one and resume.
 			stopStreams := context.AfterFunc(ctx, rest.Close)
@@ -259,4 +262,18 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// uiPattern routes to the web UI whatever no other route matches.
+const uiPattern = "GET /"
+
+// servesUI reports whether r reads the web UI's own files: the mux routes it
+// to the UI, outside the server's reserved paths. Those files hold no data,
+// so they are served without the API token; the page asks for it.
+func servesUI(mux *http.ServeMux, r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	_, pattern := mux.Handler(r)
+	return pattern == uiPattern && !web.IsReserved(r.URL.Path)
 }

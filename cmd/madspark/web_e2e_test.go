@@ -172,3 +172,47 @@ func TestServeWebUI(t *testing.T) {
 		t.Errorf("the OpenAPI document does not list GET / (the UI): %d", res.StatusCode)
 	}
 }
+
+// TestServeWebUIWithToken: with MADSPARK_API_TOKEN set, the UI's own files
+// load without the token (a browser cannot send it for a page), and
+// everything that holds data still needs it.
+func TestServeWebUIWithToken(t *testing.T) {
+	env := mockEnv(t)
+	env["MADSPARK_API_TOKEN"] = "s3cret-token"
+	base, stop := startWebServe(t, env)
+	defer stop()
+	status := func(method, path, token string) int {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, c := range []struct {
+		method, path, token string
+		want                int
+	}{
+		{"GET", "/", "", 200},
+		{"GET", "/bookmarks", "", 200},
+		{"HEAD", "/", "", 200},
+		{"GET", "/health", "", 200},
+		{"GET", "/api/runs", "", 401},
+		{"GET", "/api/runs", "wrong", 401},
+		{"GET", "/api/runs", "s3cret-token", 200},
+		{"GET", "/api/no-such-endpoint", "", 401},
+		{"GET", "/v1/models", "", 401},
+		{"GET", "/metrics", "", 401},
+		{"GET", "/health/detailed", "", 401},
+		{"POST", "/", "", 401},
+	} {
+		if got := status(c.method, c.path, c.token); got != c.want {
+			t.Errorf("%s %s (token %q): %d, want %d", c.method, c.path, c.token, got, c.want)
+		}
+	}
+}
