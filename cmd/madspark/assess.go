@@ -198,7 +198,7 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 	}
 
 	var res *assess.Result
-	run, elapsed, err := c.execute(ctx, a, "assess", p, f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
+	run, elapsed, err := c.execute(ctx, a, "assess", p.Job(), f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
 		var err error
 		res, err = pipe.Run(ctx, r, p)
 		return res, err
@@ -272,7 +272,7 @@ func (c *cli) assessBatch(ctx context.Context, a *app, pipe *assess.Pipeline, p 
 			q := p
 			q.Idea = idea.Idea
 			var res *assess.Result
-			run, elapsed, err := quiet.execute(ctx, a, "assess", q, f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
+			run, elapsed, err := quiet.execute(ctx, a, "assess", q.Job(), f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
 				var err error
 				res, err = pipe.Run(ctx, r, q)
 				return res, err

@@ -316,3 +316,53 @@ func TestAssessLiveReviewOverTheWire(t *testing.T) {
 		t.Fatalf("the repair turn does not name the field: %q", last.Prompt())
 	}
 }
+
+// TestAssessResume fails a run at its reviewer, then resumes it: the
+// stored parameters decode, the analyst's journaled step is replayed with
+// no call, and --output-dir gets the seed's layout.
+func TestAssessResume(t *testing.T) {
+	reviewer := func(fail bool) func(*openaitest.ChatRequest) openaitest.Reply {
+		return func(req *openaitest.ChatRequest) openaitest.Reply {
+			if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+				return analysisReply(req)
+			}
+			if fail {
+				return openaitest.Reply{Fault: &openaitest.Fault{Status: 400, Message: "the reviewer is down"}}
+			}
+			return openaitest.Reply{Content: `{"overall_assessment": "Sound.", "strengths": ["clear"], "critical_issues": [], "improvements": [],
+				"minor_suggestions": [], "iteration_recommendation": "approve", "iteration_reason": "nothing critical remains"}`}
+		}
+	}
+	down := openaitest.NewServer(t, reviewer(true))
+	env := map[string]string{"OPENAI_BASE_URL": down.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	r := invoke(t, env, "assess", labIdea, "--with-review", "--min-words", "100", "--output-dir", t.TempDir(), "--no-cache")
+	if r.code != 1 || !strings.Contains(r.stderr, "assess.reviewer") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	list := invoke(t, env, "runs", "list", "--pipeline", "assess", "--output-format", "json")
+	var runs []struct {
+		RunID  string `json:"run_id"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(list.stdout), &runs); err != nil || len(runs) != 1 || runs[0].Status != "failed" {
+		t.Fatalf("runs: %v %s", err, list.stdout)
+	}
+
+	up := openaitest.NewServer(t, reviewer(false))
+	env["OPENAI_BASE_URL"] = up.URL
+	out := t.TempDir()
+	res := invoke(t, env, "resume", runs[0].RunID, "--output-dir", out)
+	if res.code != 0 {
+		t.Fatalf("resume: exit %d: %s", res.code, res.stderr)
+	}
+	reqs := up.Requests()
+	if len(reqs) != 1 || reqs[0].ResponseFormat == nil || reqs[0].ResponseFormat.JSONSchema.Name != "assess_reviewer_feedback" {
+		t.Fatalf("the resumed run made %d requests; want the reviewer's only", len(reqs))
+	}
+	slug := assess.Slug(labIdea)
+	for _, f := range []string{"analysis.md", "iterations/iteration_1.md", "iterations/reviewer_feedback_iteration_1.json"} {
+		if _, err := os.Stat(filepath.Join(out, "analyses", slug, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -32,6 +32,18 @@ type JobParams struct {
 	ReviewerPrompt string `json:"reviewer_prompt,omitempty" jsonschema:"description=A built-in reviewer system prompt"`
 }
 
+// Job returns the parameters of p that any process can run: p without the
+// output and prompts directories, which name this machine's file system. A
+// run started by the command records these, so that the registry decodes
+// them when the run is resumed; the files of a resumed run come from
+// RunFiles, and its prompts are the built-in ones (a step whose prompt
+// differs from the one it was journaled with runs again).
+func (p *Params) Job() JobParams {
+	return JobParams{Idea: p.Idea, Mode: p.Mode, FactCheck: p.FactCheck, MaxIterations: p.MaxIterations, MinWords: p.MinWords,
+		Strictness: p.Strictness, NoWebTools: p.NoWebTools, MaxWebsearches: p.MaxWebsearches,
+		AnalystPrompt: p.AnalystPrompt, ReviewerPrompt: p.ReviewerPrompt}
+}
+
 // params returns p as Params writing into dir.
 func (p *JobParams) params(dir string) Params {
 	return Params{Idea: p.Idea, Mode: p.Mode, FactCheck: p.FactCheck, MaxIterations: p.MaxIterations, MinWords: p.MinWords,
