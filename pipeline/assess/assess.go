@@ -32,6 +32,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/madspark/madspark/agent"
+	"github.com/madspark/madspark/atomicfile"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/search"
@@ -312,7 +313,7 @@ func (p *Pipeline) open(r *engine.Run, in Params, agents *roster) (*session, err
 	}
 	ws := &workspace{root: in.OutputDir, slug: slug, dir: dir, logDir: logDir, symlink: p.cfg.Symlink}
 	s := &session{p: p, r: r, in: in, agents: agents, ws: ws, start: start,
-		rec: newRecorder(filepath.Join(logDir, messagesFile), p.cfg.Now, writeAtomic)}
+		rec: newRecorder(filepath.Join(logDir, messagesFile), p.cfg.Now, atomicfile.Write)}
 	s.res = &Result{Idea: in.Idea, Slug: slug, Mode: in.Mode, FactCheck: in.FactCheck, Strictness: in.Strictness,
 		Mock: p.cfg.Mock, Iterations: []Iteration{}, OutputDir: in.OutputDir, Files: Files{
 			Dir: ws.rel(dir), Analysis: ws.rel(ws.path(analysisFile)), Metadata: ws.rel(ws.path(metadataFile)),
@@ -355,7 +356,7 @@ func (s *session) close(runErr error) error {
 		Status: s.meta.Status, Error: s.meta.Error, StartedAt: s.start.UTC(), FinishedAt: end.UTC(),
 		DurationMS: end.Sub(s.start).Milliseconds(), Iterations: len(s.res.Iterations), Approved: s.res.Approved,
 		StopReason: s.res.StopReason, Agents: agents, Total: total}
-	errs = append(errs, writeJSON(filepath.Join(s.ws.logDir, summaryFile), sum))
+	errs = append(errs, atomicfile.WriteJSON(filepath.Join(s.ws.logDir, summaryFile), sum))
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -366,7 +367,7 @@ func (s *session) close(runErr error) error {
 
 func (s *session) saveMeta() error {
 	s.meta.UpdatedAt = s.p.cfg.Now().UTC()
-	return writeJSON(s.ws.path(metadataFile), s.meta)
+	return atomicfile.WriteJSON(s.ws.path(metadataFile), s.meta)
 }
 
 // progress reports one more stage done.
@@ -497,7 +498,7 @@ func (s *session) analyse(ctx context.Context, n int) (*Iteration, error) {
 		return nil, err
 	}
 	file := s.ws.path(iterDir, iterationFile(n))
-	if err := writeAtomic(file, []byte(text+"\n")); err != nil {
+	if err := atomicfile.Write(file, []byte(text+"\n")); err != nil {
 		return nil, err
 	}
 	if err := s.ws.pointLatest(n, text+"\n"); err != nil {
@@ -555,7 +556,7 @@ func (s *session) review(ctx context.Context, it *Iteration) error {
 	}
 	it.Feedback = &fb
 	file := s.ws.path(iterDir, feedbackFile(n))
-	if err := writeJSON(file, fb); err != nil {
+	if err := atomicfile.WriteJSON(file, fb); err != nil {
 		return err
 	}
 	it.FeedbackFile = s.ws.rel(file)
@@ -564,7 +565,7 @@ func (s *session) review(ctx context.Context, it *Iteration) error {
 	if s.in.FactCheck {
 		it.FactCheck = &fc
 		file := s.ws.path(iterDir, factFile(n))
-		if err := writeJSON(file, fc); err != nil {
+		if err := atomicfile.WriteJSON(file, fc); err != nil {
 			return err
 		}
 		it.FactCheckFile = s.ws.rel(file)
@@ -615,7 +616,7 @@ func (s *session) judge(ctx context.Context) error {
 	ev := &Evaluation{Idea: s.in.Idea, Slug: s.ws.slug, Judgement: j, WeightedScore: score, OverallGrade: grade,
 		Weights: Criteria, Iterations: len(s.res.Iterations), Approved: s.res.Approved, Analysis: final.File,
 		RunID: s.r.ID(), Mode: s.p.mode(), JudgedAt: s.p.cfg.Now().UTC()}
-	if err := writeJSON(file, ev); err != nil {
+	if err := atomicfile.WriteJSON(file, ev); err != nil {
 		return err
 	}
 	s.res.Evaluation = ev

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/madspark/madspark/atomicfile"
 )
 
 // The layout under the output directory, as the seed has it.
@@ -30,29 +30,6 @@ const (
 func iterationFile(n int) string { return fmt.Sprintf("iteration_%d.md", n) }
 func feedbackFile(n int) string  { return fmt.Sprintf("reviewer_feedback_iteration_%d.json", n) }
 func factFile(n int) string      { return fmt.Sprintf("fact_check_iteration_%d.json", n) }
-
-// writeAtomic writes data to path through a temporary file renamed over it,
-// creating the directory: a reader, or a crash, sees the old file or the
-// new one, never a part. The temporary file is made beside path, which is
-// always on the same file system, so renameio need not probe for one.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := renameio.WriteFile(path, data, 0o644, renameio.WithTempDir(dir)); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return writeAtomic(path, append(b, '\n'))
-}
 
 // workspace is where one run writes: analyses/{slug}/ and
 // logs/runs/{timestamp}_{slug}/ under the output directory.
@@ -90,7 +67,7 @@ func (w *workspace) pointLatest(n int, text string) error {
 	if err := w.symlink(target, link); err == nil {
 		return nil
 	}
-	return writeAtomic(link, []byte(text))
+	return atomicfile.Write(link, []byte(text))
 }
 
 // claimDir picks the analysis directory of idea under root and prepares it.
