@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/madspark/madspark/pipeline/assess"
 	"github.com/madspark/madspark/provider/openai/openaitest"
@@ -454,4 +456,26 @@ func TestAssessLiveFailuresAreRepaired(t *testing.T) {
 			t.Errorf("stderr %q: want one line naming the reviewer", r.stderr)
 		}
 	})
+}
+
+// TestBatchProgressOnATerminal draws the bar that both batch commands
+// share, as a terminal would get it.
+func TestBatchProgressOnATerminal(t *testing.T) {
+	var buf bytes.Buffer
+	newBatchBar(&buf).draw(3, 4, 1, 1)
+	if got := buf.String(); got != "\r\033[K██████████████████░░░░░░ 3/4 done · 1 failed · 1 running · 0s" {
+		t.Fatalf("bar %q", got)
+	}
+	buf.Reset()
+	c := &cli{stderr: &buf, progress: true}
+	b := newBatchProgress(c, 2)
+	stop := b.start()
+	time.Sleep(250 * time.Millisecond)
+	stop()
+	b.finish(&assessBatchItem{Status: "failed", Error: "x"})
+	b.wait()
+	out := buf.String()
+	if !strings.Contains(out, "0/2 done · 0 failed · 1 running") || !strings.HasSuffix(out, "\r\033[K") || strings.Contains(out, "madspark: [") {
+		t.Fatalf("display %q", out)
+	}
 }
