@@ -148,8 +148,8 @@ func TestInterruptedRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newHarness(t, Config{Mock: true}, nil)
-	next := h.cnt.next
-	h.cnt.next = llm.ClientFunc(func(c context.Context, req *llm.Request) (*llm.Response, error) {
+	next := h.cnt.Next
+	h.cnt.Next = llm.ClientFunc(func(c context.Context, req *llm.Request) (*llm.Response, error) {
 		if req.Agent == agentReviewer {
 			cancel()
 			<-c.Done()
@@ -200,7 +200,7 @@ func TestPrompts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", choice, err)
 		}
-		sys := h.cnt.requests(agentAnalyst)[0].System
+		sys := h.cnt.Of(agentAnalyst)[0].System
 		if !strings.Contains(sys, want) || !strings.Contains(sys, "Key Risks & Mitigation") {
 			t.Errorf("%s: system prompt %q", choice, sys)
 		}
@@ -219,7 +219,7 @@ func TestPrompts(t *testing.T) {
 	if _, _, err := h.run(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	if sys := h.cnt.requests(agentReviewer)[0].System; sys != "You are tough. Strictness normal. Never approve a first draft." {
+	if sys := h.cnt.Of(agentReviewer)[0].System; sys != "You are tough. Strictness normal. Never approve a first draft." {
 		t.Errorf("reviewer system prompt %q", sys)
 	}
 
@@ -292,13 +292,13 @@ func TestFactCheckValidation(t *testing.T) {
 // the other has arrived: run one after the other, they would time out.
 func TestReviewerAndFactCheckerRunSideBySide(t *testing.T) {
 	h := newHarness(t, Config{Mock: true}, nil)
-	next := h.cnt.next
+	next := h.cnt.Next
 	var wg sync.WaitGroup
 	wg.Add(2)
 	both := make(chan struct{})
 	go func() { wg.Wait(); close(both) }()
 	var once sync.Map
-	h.cnt.next = llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	h.cnt.Next = llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 		if req.Agent == agentReviewer || req.Agent == agentFactChecker {
 			if _, seen := once.LoadOrStore(req.Agent, true); !seen {
 				wg.Done()
@@ -359,8 +359,8 @@ func TestWriterOrderAndErrors(t *testing.T) {
 func TestWriteFailureStopsTheRun(t *testing.T) {
 	dir := t.TempDir()
 	h := newHarness(t, Config{Mock: true}, nil)
-	next := h.cnt.next
-	h.cnt.next = llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	next := h.cnt.Next
+	h.cnt.Next = llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 		if req.Agent == agentAnalyst {
 			if err := os.WriteFile(filepath.Join(dir, "analyses", Slug(idea), "iterations"), nil, 0o644); err != nil {
 				t.Error(err)
@@ -372,7 +372,7 @@ func TestWriteFailureStopsTheRun(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "iteration_1.md") {
 		t.Fatalf("err = %v", err)
 	}
-	if n := len(h.cnt.requests(agentReviewer)); n > 1 {
+	if n := len(h.cnt.Of(agentReviewer)); n > 1 {
 		t.Fatalf("%d reviewer calls after the write failed", n)
 	}
 	meta := readJSON[Metadata](t, filepath.Join(dir, "analyses", Slug(idea), "metadata.json"))
