@@ -54,22 +54,10 @@ func Definition(sources []search.Provider, logger *slog.Logger, font []byte) (pi
 				return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
 			}
 			meta := Meta{RunID: run.ID, Mock: run.Mode == "mock", Provider: run.Provider, Model: run.Model, Date: run.FinishedAt}
-			out, err := res.Render(meta, font)
-			if err != nil {
-				return nil, fmt.Errorf("run %s: %w", run.ID, err)
-			}
-			envelope := map[string]any{
+			return res.Files(meta, font, map[string]any{
 				"run_id": run.ID, "pipeline": "proposal", "mode": run.Mode, "provider": run.Provider, "model": run.Model,
-				"result": &res, "usage": run.Usage, "duration_ms": run.FinishedAt.Sub(run.CreatedAt).Milliseconds(),
-			}
-			if n := res.Notice(meta); n != "" {
-				envelope["notice"] = n
-			}
-			js, err := json.MarshalIndent(envelope, "", "  ")
-			if err != nil {
-				return nil, err
-			}
-			return map[string][]byte{"proposal.pdf": out.PDF, "proposal.md": out.Markdown, "proposal.json": append(js, '\n')}, nil
+				"usage": run.Usage, "duration_ms": run.FinishedAt.Sub(run.CreatedAt).Milliseconds(),
+			})
 		},
 		// No QueryParam: a proposal needs a whole profile, not one line.
 		Document: RunDocument,
@@ -122,6 +110,26 @@ type Rendered struct {
 	Document *document.Document
 	PDF      []byte
 	Markdown []byte
+}
+
+// Files renders res as the files a user gets: proposal.pdf, proposal.md
+// and proposal.json, whose JSON is envelope (the run's identity, usage and
+// whatever the caller adds) with the result and, when there is one, the
+// notice. envelope is changed.
+func (res *Result) Files(m Meta, font []byte, envelope map[string]any) (map[string][]byte, error) {
+	out, err := res.Render(m, font)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", m.RunID, err)
+	}
+	envelope["result"] = res
+	if n := res.Notice(m); n != "" {
+		envelope["notice"] = n
+	}
+	js, err := json.MarshalIndent(envelope, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{"proposal.pdf": out.PDF, "proposal.md": out.Markdown, "proposal.json": append(js, '\n')}, nil
 }
 
 // Render lays res out as a document and renders it as PDF (with font, when
