@@ -508,9 +508,10 @@ func (s *session) analyse(ctx context.Context, n int) (*Iteration, error) {
 	key := fmt.Sprintf("i%d/analyst", n)
 	opts := agent.Options{Temperature: tempAnalyst, Timeout: analystTimeout, MaxTokens: analystMaxTokens(s.in.MinWords)}
 	text, err := engine.Step(ctx, s.r, key, stepInput{in, s.agents.fingerprint[a]}, func(ctx context.Context, c llm.Client) (string, error) {
-		return a.CheckedText(ctx, s.rec.client(c, key), in, opts, func(t string) error {
-			return checkAnalysis(t, in.MinWords, s.urls)
+		text, err := a.CheckedText(ctx, s.rec.client(c, key), in, opts, func(t string) error {
+			return checkAnalysis(unfence(t), in.MinWords, s.urls)
 		})
+		return unfence(text), err
 	})
 	if err != nil {
 		return nil, err

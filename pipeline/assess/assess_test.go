@@ -431,6 +431,38 @@ func TestMinWordsAndSections(t *testing.T) {
 	})
 }
 
+// TestFencedAnalysis: an analysis sent inside a markdown code fence, as
+// models sometimes do, is kept without the fence, with no repair call.
+func TestFencedAnalysis(t *testing.T) {
+	fenced := func(req *llm.Request) (any, error) {
+		v, err := mockAnalyst(req)
+		if text, ok := v.(string); ok {
+			return "```markdown\n" + text + "\n```", err
+		}
+		return v, err
+	}
+	h := newHarness(t, Config{Mock: true}, map[string]mock.Responder{agentAnalyst: fenced})
+	res, _, err := h.run(context.Background(), params(t.TempDir(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Final().Analysis; strings.Contains(a, "```") || !strings.HasPrefix(a, "> MOCK DATA") || len(h.cnt.Of(agentAnalyst)) != 1 {
+		t.Fatalf("%d analyst calls; analysis starts %q", len(h.cnt.Of(agentAnalyst)), short(a, 40))
+	}
+	for in, want := range map[string]string{
+		"```md\n# A\n```":            "# A",
+		"```\n# A\n```":              "# A",
+		"```\n# A\n```\nx\n```\n```": "```\n# A\n```\nx\n```\n```",
+		"```go\nfunc main() {}\n```": "```go\nfunc main() {}\n```",
+		"# A\n\n```\ncode\n```":      "# A\n\n```\ncode\n```",
+		"```":                        "```",
+	} {
+		if got := unfence(in); got != want {
+			t.Errorf("unfence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestChecks(t *testing.T) {
 	if n := CountWords("## Market Size\n\n| a | b |\n|---|---|\n$4.2B in 2030 — really."); n != 8 {
 		t.Errorf("CountWords = %d, want 8", n)
