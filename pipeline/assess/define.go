@@ -124,9 +124,9 @@ func Definition(cfg Config) (pipeline.Definition, error) {
 // feedback beside each, analyses/{slug}/analysis.md (the final iteration),
 // analyses/{slug}/evaluation.json when judged, report.md and result.json.
 func RunFiles(run *madspark.Run) (map[string][]byte, error) {
-	var res Result
-	if err := json.Unmarshal(run.Result, &res); err != nil {
-		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	res, err := resultOf(run)
+	if err != nil {
+		return nil, err
 	}
 	dir := path.Join(analysesDir, res.Slug)
 	files := map[string][]byte{"report.md": []byte(res.Markdown())}
@@ -134,9 +134,8 @@ func RunFiles(run *madspark.Run) (map[string][]byte, error) {
 		b, err := json.MarshalIndent(v, "", "  ")
 		return append(b, '\n'), err
 	}
-	var err error
 	if files["result.json"], err = js(map[string]any{"run_id": run.ID, "pipeline": "assess", "mode": run.Mode,
-		"provider": run.Provider, "model": run.Model, "result": &res, "usage": run.Usage}); err != nil {
+		"provider": run.Provider, "model": run.Model, "result": res, "usage": run.Usage}); err != nil {
 		return nil, err
 	}
 	for _, it := range res.Iterations {

@@ -49,9 +49,9 @@ func Definition(sources []search.Provider, logger *slog.Logger, font []byte) (pi
 			return ""
 		},
 		Files: func(run *madspark.Run) (map[string][]byte, error) {
-			var res Result
-			if err := json.Unmarshal(run.Result, &res); err != nil {
-				return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+			res, err := pipeline.StoredResult[Result](run)
+			if err != nil {
+				return nil, err
 			}
 			meta := Meta{RunID: run.ID, Mock: run.Mode == "mock", Provider: run.Provider, Model: run.Model, Date: run.FinishedAt}
 			return res.Files(meta, font, map[string]any{
@@ -67,9 +67,9 @@ func Definition(sources []search.Provider, logger *slog.Logger, font []byte) (pi
 
 // RunDocument lays a succeeded run's proposal out, as its PDF shows it.
 func RunDocument(run *madspark.Run) (*document.Document, error) {
-	var res Result
-	if err := json.Unmarshal(run.Result, &res); err != nil {
-		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	res, err := pipeline.StoredResult[Result](run)
+	if err != nil {
+		return nil, err
 	}
 	return res.Document(Meta{RunID: run.ID, Mock: run.Mode == "mock", Provider: run.Provider, Model: run.Model, Date: run.FinishedAt}), nil
 }
@@ -78,9 +78,9 @@ func RunDocument(run *madspark.Run) (*document.Document, error) {
 // questions, its objectives (with the question each answers, indicator and
 // due week), its methodology's phases and its literature.
 func Table(run *madspark.Run) ([]string, [][]string, error) {
-	var res Result
-	if err := json.Unmarshal(run.Result, &res); err != nil {
-		return nil, nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	res, err := pipeline.StoredResult[Result](run)
+	if err != nil {
+		return nil, nil, err
 	}
 	header := []string{"kind", "id", "text", "research_question", "indicator", "due_week", "weeks", "year", "authors", "url"}
 	var rows [][]string
