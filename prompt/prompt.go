@@ -30,6 +30,11 @@ import (
 // MaxDepth bounds how deeply includes nest.
 const MaxDepth = 32
 
+// MaxSize bounds a prompt's length, in bytes, once its includes are
+// resolved: a file that includes another twice, which includes a third
+// twice, and so on, would otherwise double at every level.
+const MaxSize = 1 << 20
+
 // include matches {{include:path}}, with optional spaces inside the braces.
 var include = regexp.MustCompile(`\{\{\s*include:\s*([^{}\s]*)\s*\}\}`)
 
@@ -164,6 +169,7 @@ func (l *Loader) read(name string) (string, error) {
 // name, the last entry of stack, by the expanded included file.
 func (l *Loader) expand(name, text string, stack []string) (string, error) {
 	var firstErr error
+	size := len(text)
 	out := include.ReplaceAllStringFunc(text, func(directive string) string {
 		if firstErr != nil {
 			return ""
@@ -193,6 +199,10 @@ func (l *Loader) expand(name, text string, stack []string) (string, error) {
 		expanded, err := l.expand(target, sub, append(stack, target))
 		if err != nil {
 			firstErr = err
+			return ""
+		}
+		if size += len(expanded); size > MaxSize {
+			firstErr = fmt.Errorf("prompt %s: longer than %d bytes once its includes are resolved", stack[0], MaxSize)
 			return ""
 		}
 		return strings.TrimRight(expanded, "\n")

@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,5 +163,28 @@ func TestSystemPath(t *testing.T) {
 		if got := SystemPath("reviewer", choice); got != want {
 			t.Errorf("%q → %q, want %q", choice, got, want)
 		}
+	}
+}
+
+// TestIncludesThatDouble: each level includes the next twice, so thirty
+// levels would make a prompt of 2^30 copies; the expansion stops at
+// MaxSize with an error naming the prompt.
+func TestIncludesThatDouble(t *testing.T) {
+	fsys := fstest.MapFS{}
+	for i := range 30 {
+		fsys[fmt.Sprintf("d/%d.md", i)] = &fstest.MapFile{Data: fmt.Appendf(nil, "{{include:d/%d.md}}{{include:d/%d.md}}", i+1, i+1)}
+	}
+	fsys["d/30.md"] = &fstest.MapFile{Data: []byte(strings.Repeat("x", 64<<10))}
+	l, err := New(fsys, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Load("d/0.md"); err == nil || !strings.Contains(err.Error(), "prompt d/0.md: longer than 1048576 bytes") {
+		t.Fatalf("err %v", err)
+	}
+	// Below the limit the same shape loads.
+	fsys["d/10.md"] = &fstest.MapFile{Data: []byte("x")}
+	if text, err := l.Load("d/0.md"); err != nil || len(text) != 1024 {
+		t.Fatalf("%d bytes, %v", len(text), err)
 	}
 }

@@ -115,8 +115,9 @@ func (e *ReplyError) Unwrap() error { return e.Problem }
 // score per idea"); its error is treated like a schema violation. A reply
 // that fails is sent back once, with the assistant's reply and the error in
 // the conversation; a second failure returns a *ReplyError. Errors from the
-// client are returned wrapped with the agent's name. The usage of every call
-// is returned, also on error.
+// client are returned wrapped with the agent's name. A reply cut off at the
+// token limit that does not decode is sent back with that said, so that the
+// next one is shorter. The usage of every call is returned, also on error.
 func (s *Spec[T]) Generate(ctx context.Context, c llm.Client, req llm.Request, check func(*T) error) (T, llm.Usage, error) {
 	var usage llm.Usage
 	req.Schema = s.Schema()
@@ -134,6 +135,10 @@ func (s *Spec[T]) Generate(ctx context.Context, c llm.Client, req llm.Request, c
 		}
 		if err == nil {
 			return out, usage, nil
+		}
+		if resp.Truncated() {
+			// Asked again as it was, the model would run out of room again.
+			err = fmt.Errorf("%w; the reply was cut off at the length limit, so keep every text field shorter", err)
 		}
 		if attempt == 1 || ctx.Err() != nil {
 			return zero, usage, &ReplyError{Agent: req.Agent, Problem: err, Raw: resp.Text}

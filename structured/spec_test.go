@@ -148,6 +148,28 @@ func TestGenerateFailsLoudly(t *testing.T) {
 	}
 }
 
+// TestGenerateTruncated: a reply cut off at the token limit is sent back
+// asking for a shorter one.
+func TestGenerateTruncated(t *testing.T) {
+	s, _ := NewSpec[verdict]("verdict")
+	replies := []*llm.Response{
+		{Text: `{"score": 8, "decision": "approve", "notes": ["a very long not`, FinishReason: "length"},
+		{Text: `{"score": 8, "decision": "approve", "notes": ["short"]}`, FinishReason: "stop"},
+	}
+	var reqs []llm.Request
+	c := llm.ClientFunc(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		reqs = append(reqs, *req)
+		return replies[len(reqs)-1], nil
+	})
+	v, _, err := s.Generate(context.Background(), c, llm.Request{Agent: "test.judge"}, nil)
+	if err != nil || v.Notes[0] != "short" {
+		t.Fatalf("got %+v, %v", v, err)
+	}
+	if fix := reqs[1].Messages[len(reqs[1].Messages)-1].Content; !strings.Contains(fix, "truncated") || !strings.Contains(fix, "cut off at the length limit") {
+		t.Fatalf("repair turn %q", fix)
+	}
+}
+
 func TestGenerateCheck(t *testing.T) {
 	s, _ := NewSpec[verdict]("verdict")
 	c := &scripted{replies: []string{

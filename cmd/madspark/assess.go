@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/madspark/madspark/engine"
@@ -198,7 +196,7 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 	}
 
 	var res *assess.Result
-	run, elapsed, err := c.execute(ctx, a, "assess", p, f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
+	run, elapsed, err := c.execute(ctx, a, "assess", p.Job(), f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
 		var err error
 		res, err = pipe.Run(ctx, r, p)
 		return res, err
@@ -265,14 +263,14 @@ func (c *cli) assessBatch(ctx context.Context, a *app, pipe *assess.Pipeline, p 
 		g.Go(func() error {
 			if ctx.Err() != nil {
 				items[i].Error = "interrupted before it started"
-				bar.done(&items[i])
+				bar.finish(&items[i])
 				return nil
 			}
-			stop := bar.start(idea.Idea)
+			stop := bar.start()
 			q := p
 			q.Idea = idea.Idea
 			var res *assess.Result
-			run, elapsed, err := quiet.execute(ctx, a, "assess", q, f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
+			run, elapsed, err := quiet.execute(ctx, a, "assess", q.Job(), f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
 				var err error
 				res, err = pipe.Run(ctx, r, q)
 				return res, err
@@ -287,8 +285,8 @@ func (c *cli) assessBatch(ctx context.Context, a *app, pipe *assess.Pipeline, p 
 			} else {
 				it.Status, it.Result = "succeeded", res
 			}
-			stop(err == nil)
-			bar.done(it)
+			stop()
+			bar.finish(it)
 			return nil
 		})
 	}
@@ -368,17 +366,16 @@ func short(s string, n int) string {
 	return s
 }
 
-// batchProgress shows a batch's progress on stderr: on a terminal a bar of
-// ideas done with one spinner per idea running, otherwise one line per idea
+// batchProgress shows a batch's progress on stderr: on a terminal the
+// batch command's bar, redrawn every 100 ms; otherwise one line per idea
 // finished.
 type batchProgress struct {
-	w      io.Writer
-	total  int
-	mp     *mpb.Progress
-	all    *mpb.Bar
-	count  atomic.Int32
-	failed atomic.Int32
-	mu     sync.Mutex
+	w                     io.Writer
+	total                 int
+	done, failed, running atomic.Int32
+	mu                    sync.Mutex // one line at a time
+	stop                  chan struct{}
+	drawn                 sync.WaitGroup
 }
 
 func newBatchProgress(c *cli, total int) *batchProgress {
@@ -386,42 +383,38 @@ func newBatchProgress(c *cli, total int) *batchProgress {
 	if !c.progress {
 		return b
 	}
-	b.mp = mpb.New(mpb.WithOutput(c.stderr), mpb.WithWidth(30), mpb.WithRefreshRate(150*time.Millisecond))
-	b.all = b.mp.AddBar(int64(total), mpb.BarPriority(1<<30),
-		mpb.PrependDecorators(decor.Name("ideas "), decor.CountersNoUnit("%d/%d")),
-		mpb.AppendDecorators(
-			decor.Any(func(decor.Statistics) string {
-				if n := b.failed.Load(); n > 0 {
-					return fmt.Sprintf("%d failed · ", n)
-				}
-				return ""
-			}),
-			decor.Elapsed(decor.ET_STYLE_GO),
-			decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO, decor.WC{W: 8}), ""),
-		))
+	b.stop = make(chan struct{})
+	bar := newBatchBar(c.stderr)
+	b.drawn.Go(func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-b.stop:
+				bar.clear()
+				return
+			case <-t.C:
+				bar.draw(int(b.done.Load()), b.total, int(b.failed.Load()), int(b.running.Load()))
+			}
+		}
+	})
 	return b
 }
 
-// start shows a spinner for an idea that started; the returned func
-// removes it.
-func (b *batchProgress) start(idea string) func(ok bool) {
-	if b.mp == nil {
-		return func(bool) {}
-	}
-	s := b.mp.New(0, mpb.SpinnerStyle(), mpb.BarRemoveOnComplete(),
-		mpb.PrependDecorators(decor.Name("  "+short(idea, 50), decor.WC{W: 54, C: decor.DindentRight})),
-		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO)))
-	return func(bool) { s.SetTotal(-1, true) }
+// start counts an idea that started; the returned func counts it as no
+// longer running.
+func (b *batchProgress) start() func() {
+	b.running.Add(1)
+	return func() { b.running.Add(-1) }
 }
 
-// done counts a finished idea.
-func (b *batchProgress) done(it *assessBatchItem) {
-	n := b.count.Add(1)
+// finish counts a finished idea.
+func (b *batchProgress) finish(it *assessBatchItem) {
+	n := b.done.Add(1)
 	if it.Status != "succeeded" {
 		b.failed.Add(1)
 	}
-	if b.mp != nil {
-		b.all.Increment()
+	if b.stop != nil {
 		return
 	}
 	b.mu.Lock()
@@ -433,9 +426,11 @@ func (b *batchProgress) done(it *assessBatchItem) {
 	}
 }
 
+// wait erases the bar.
 func (b *batchProgress) wait() {
-	if b.mp != nil {
-		b.mp.Wait()
+	if b.stop != nil {
+		close(b.stop)
+		b.drawn.Wait()
 	}
 }
 

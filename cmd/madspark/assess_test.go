@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/madspark/madspark/pipeline/assess"
 	"github.com/madspark/madspark/provider/openai/openaitest"
@@ -314,5 +316,166 @@ func TestAssessLiveReviewOverTheWire(t *testing.T) {
 	last := srv.Requests()[len(srv.Requests())-1]
 	if !strings.Contains(last.Prompt(), "iteration_recommendation") || !strings.Contains(last.Prompt(), "not valid") {
 		t.Fatalf("the repair turn does not name the field: %q", last.Prompt())
+	}
+}
+
+// TestAssessResume fails a run at its reviewer, then resumes it: the
+// stored parameters decode, the analyst's journaled step is replayed with
+// no call, and --output-dir gets the seed's layout.
+func TestAssessResume(t *testing.T) {
+	reviewer := func(fail bool) func(*openaitest.ChatRequest) openaitest.Reply {
+		return func(req *openaitest.ChatRequest) openaitest.Reply {
+			if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+				return analysisReply(req)
+			}
+			if fail {
+				return openaitest.Reply{Fault: &openaitest.Fault{Status: 400, Message: "the reviewer is down"}}
+			}
+			return openaitest.Reply{Content: `{"overall_assessment": "Sound.", "strengths": ["clear"], "critical_issues": [], "improvements": [],
+				"minor_suggestions": [], "iteration_recommendation": "approve", "iteration_reason": "nothing critical remains"}`}
+		}
+	}
+	down := openaitest.NewServer(t, reviewer(true))
+	env := map[string]string{"OPENAI_BASE_URL": down.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	r := invoke(t, env, "assess", labIdea, "--with-review", "--min-words", "100", "--output-dir", t.TempDir(), "--no-cache")
+	if r.code != 1 || !strings.Contains(r.stderr, "assess.reviewer") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	list := invoke(t, env, "runs", "list", "--pipeline", "assess", "--output-format", "json")
+	var runs []struct {
+		RunID  string `json:"run_id"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(list.stdout), &runs); err != nil || len(runs) != 1 || runs[0].Status != "failed" {
+		t.Fatalf("runs: %v %s", err, list.stdout)
+	}
+
+	up := openaitest.NewServer(t, reviewer(false))
+	env["OPENAI_BASE_URL"] = up.URL
+	out := t.TempDir()
+	res := invoke(t, env, "resume", runs[0].RunID, "--output-dir", out)
+	if res.code != 0 {
+		t.Fatalf("resume: exit %d: %s", res.code, res.stderr)
+	}
+	reqs := up.Requests()
+	if len(reqs) != 1 || reqs[0].ResponseFormat == nil || reqs[0].ResponseFormat.JSONSchema.Name != "assess_reviewer_feedback" {
+		t.Fatalf("the resumed run made %d requests; want the reviewer's only", len(reqs))
+	}
+	slug := assess.Slug(labIdea)
+	for _, f := range []string{"analysis.md", "iterations/iteration_1.md", "iterations/reviewer_feedback_iteration_1.json"} {
+		if _, err := os.Stat(filepath.Join(out, "analyses", slug, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// analysisOf is an analysis with every section and exactly words words.
+func analysisOf(words int) string {
+	var b strings.Builder
+	for _, s := range assess.Sections {
+		fmt.Fprintf(&b, "## %s\n\nThis covers %s.\n\n", s.Title, strings.ToLower(s.Title))
+	}
+	for n := assess.CountWords(b.String()); n < words; n++ {
+		b.WriteString("detail ")
+	}
+	return b.String()
+}
+
+// TestAssessLiveFailuresAreRepaired drives the typical failures of a real
+// model through the OpenAI wire: a reply cut off at the token limit, an
+// analysis a few words short, JSON wrapped in prose. Each gets one repair
+// turn saying what was wrong; a second failure ends the run with one line
+// naming the agent.
+func TestAssessLiveFailuresAreRepaired(t *testing.T) {
+	const approve = `{"overall_assessment": "Sound.", "strengths": ["clear"], "critical_issues": [], "improvements": [],
+		"minor_suggestions": [], "iteration_recommendation": "approve", "iteration_reason": "nothing critical remains"}`
+	// script answers each agent from its list in turn, the last one again
+	// once the list is spent.
+	script := func(analyst, reviewer []openaitest.Reply) func(*openaitest.ChatRequest) openaitest.Reply {
+		var mu sync.Mutex
+		var na, nr int
+		return func(req *openaitest.ChatRequest) openaitest.Reply {
+			mu.Lock()
+			defer mu.Unlock()
+			if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+				na++
+				return analyst[min(na, len(analyst))-1]
+			}
+			nr++
+			return reviewer[min(nr, len(reviewer))-1]
+		}
+	}
+	cut := openaitest.Reply{Content: analysisOf(60), FinishReason: "length"}
+	short := openaitest.Reply{Content: analysisOf(99)}
+	good := openaitest.Reply{Content: analysisOf(140)}
+	lastUser := func(req *openaitest.ChatRequest) string { return req.Messages[len(req.Messages)-1].Content }
+	// failure is the error line: the last of stderr, after the web tools
+	// note.
+	failure := func(stderr string) string {
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		return lines[len(lines)-1]
+	}
+	run := func(t *testing.T, analyst, reviewer []openaitest.Reply) (result, []*openaitest.ChatRequest, string) {
+		srv := openaitest.NewServer(t, script(analyst, reviewer))
+		env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+		dir := t.TempDir()
+		r := invoke(t, env, "assess", labIdea, "--with-review", "--min-words", "100", "--output-dir", dir, "--no-cache")
+		return r, srv.Requests(), dir
+	}
+
+	t.Run("cut off, then whole; JSON in prose", func(t *testing.T) {
+		r, reqs, _ := run(t, []openaitest.Reply{cut, good},
+			[]openaitest.Reply{{Content: "Here is my review:\n\n" + approve + "\n\nI hope this helps."}})
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		if len(reqs) != 3 || !strings.Contains(lastUser(reqs[1]), "cut off at the length limit") {
+			t.Fatalf("%d requests; the repair turn says %q", len(reqs), lastUser(reqs[min(1, len(reqs)-1)]))
+		}
+	})
+	t.Run("a few words short, twice", func(t *testing.T) {
+		r, reqs, dir := run(t, []openaitest.Reply{short}, []openaitest.Reply{{Content: approve}})
+		if r.code != 1 || len(reqs) != 2 || !strings.Contains(lastUser(reqs[1]), "has 99 words; at least 100 are required") {
+			t.Fatalf("exit %d, %d requests: %s", r.code, len(reqs), r.stderr)
+		}
+		if msg := failure(r.stderr); !strings.HasPrefix(msg, "madspark: run ") || !strings.Contains(msg, "assess.analyst: invalid reply") || !strings.Contains(msg, "has 99 words") {
+			t.Errorf("stderr %q: want one line naming the analyst", r.stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "analyses", assess.Slug(labIdea), "metadata.json"))
+		if err != nil || !strings.Contains(string(b), `"status": "failed"`) {
+			t.Errorf("metadata: %v %s", err, b)
+		}
+	})
+	t.Run("reviewer cut off twice", func(t *testing.T) {
+		half := openaitest.Reply{Content: approve[:len(approve)/2], FinishReason: "length"}
+		r, reqs, _ := run(t, []openaitest.Reply{good}, []openaitest.Reply{half})
+		if r.code != 1 || len(reqs) != 3 {
+			t.Fatalf("exit %d, %d requests: %s", r.code, len(reqs), r.stderr)
+		}
+		if msg := failure(r.stderr); !strings.HasPrefix(msg, "madspark: run ") || !strings.Contains(msg, "assess.reviewer: invalid reply") || !strings.Contains(msg, "cut off") {
+			t.Errorf("stderr %q: want one line naming the reviewer", r.stderr)
+		}
+	})
+}
+
+// TestBatchProgressOnATerminal draws the bar that both batch commands
+// share, as a terminal would get it.
+func TestBatchProgressOnATerminal(t *testing.T) {
+	var buf bytes.Buffer
+	newBatchBar(&buf).draw(3, 4, 1, 1)
+	if got := buf.String(); got != "\r\033[K██████████████████░░░░░░ 3/4 done · 1 failed · 1 running · 0s" {
+		t.Fatalf("bar %q", got)
+	}
+	buf.Reset()
+	c := &cli{stderr: &buf, progress: true}
+	b := newBatchProgress(c, 2)
+	stop := b.start()
+	time.Sleep(250 * time.Millisecond)
+	stop()
+	b.finish(&assessBatchItem{Status: "failed", Error: "x"})
+	b.wait()
+	out := buf.String()
+	if !strings.Contains(out, "0/2 done · 0 failed · 1 running") || !strings.HasSuffix(out, "\r\033[K") || strings.Contains(out, "madspark: [") {
+		t.Fatalf("display %q", out)
 	}
 }

@@ -522,19 +522,16 @@ func (c *cli) waitBatch(ctx context.Context, a *app, b *madspark.Batch) (*madspa
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	hinted := false
+	bar := newBatchBar(c.stderr)
 	defer func() {
 		if c.progress {
-			fmt.Fprint(c.stderr, "\r\033[K")
+			bar.clear()
 		}
 	}()
 	for {
 		done, failed, running := batchCounts(b)
 		if c.progress {
-			const width = 24
-			filled := done * width / max(len(b.Items), 1)
-			fmt.Fprintf(c.stderr, "\r\033[K%s%s %d/%d done · %d failed · %d running · %s",
-				strings.Repeat("█", filled), strings.Repeat("░", width-filled), done, len(b.Items), failed, running,
-				time.Since(start).Round(time.Second))
+			bar.draw(done, len(b.Items), failed, running)
 		}
 		if done == len(b.Items) {
 			return b, nil

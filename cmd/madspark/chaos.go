@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/atomicfile"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/pipeline/chaos"
 )
@@ -175,12 +175,4 @@ func makeOutputDir(dir string) (string, error) {
 }
 
 // writeFile writes data to path atomically, creating its directory.
-func writeFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := renameio.WriteFile(path, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
+func writeFile(path string, data []byte) error { return atomicfile.Write(path, data) }

@@ -84,3 +84,26 @@ func (p *progress) Stop() {
 	close(p.done)
 	p.wg.Wait()
 }
+
+// batchBar draws a batch's progress on one line of a terminal: a bar of the
+// items finished, how many failed and are running, and the time so far.
+// "madspark batch" feeds it from the database, "madspark assess --batch"
+// from its own counters.
+type batchBar struct {
+	w     io.Writer
+	start time.Time
+}
+
+func newBatchBar(w io.Writer) *batchBar { return &batchBar{w: w, start: time.Now()} }
+
+// draw redraws the line.
+func (b *batchBar) draw(done, total, failed, running int) {
+	const width = 24
+	filled := done * width / max(total, 1)
+	fmt.Fprintf(b.w, "\r\033[K%s%s %d/%d done · %d failed · %d running · %s",
+		strings.Repeat("█", filled), strings.Repeat("░", width-filled), done, total, failed, running,
+		time.Since(b.start).Round(time.Second))
+}
+
+// clear erases the line.
+func (b *batchBar) clear() { fmt.Fprint(b.w, "\r\033[K") }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -152,41 +151,32 @@ func (c *cli) runProposal(ctx context.Context, p proposal.Params, outDir, format
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	meta := proposal.Meta{RunID: run.ID(), Mock: a.info.Mock, Provider: a.info.Name, Model: a.info.Model, Date: now}
-	out, err := res.Render(meta, font)
-	if err != nil {
-		return fmt.Errorf("run %s: %w", run.ID(), err)
-	}
+	meta := proposal.Meta{RunID: run.ID(), Mock: a.info.Mock, Provider: a.info.Name, Model: a.info.Model, Date: time.Now()}
 	dir, err := makeOutputDir(outDir)
 	if err != nil {
 		return fmt.Errorf("run %s: %w", run.ID(), err)
 	}
-	files := map[string]string{
+	paths := map[string]string{
 		"pdf": filepath.Join(dir, "proposal.pdf"), "markdown": filepath.Join(dir, "proposal.md"), "json": filepath.Join(dir, "proposal.json"),
 	}
-	envelope := map[string]any{
+	files, err := res.Files(meta, font, map[string]any{
 		"run_id": run.ID(), "pipeline": "proposal", "mode": a.info.Mode(), "provider": a.info.Name, "model": a.info.Model,
-		"output_dir": dir, "files": files, "result": res, "usage": run.Usage(), "duration_ms": elapsed.Milliseconds(),
-	}
-	if n := res.Notice(meta); n != "" {
-		envelope["notice"] = n
-	}
-	js, err := json.MarshalIndent(envelope, "", "  ")
+		"output_dir": dir, "files": paths, "usage": run.Usage(), "duration_ms": elapsed.Milliseconds(),
+	})
 	if err != nil {
 		return err
 	}
-	for path, data := range map[string][]byte{files["pdf"]: out.PDF, files["markdown"]: out.Markdown, files["json"]: append(js, '\n')} {
-		if err := writeFile(path, data); err != nil {
+	for name, data := range files {
+		if err := writeFile(filepath.Join(dir, name), data); err != nil {
 			return fmt.Errorf("run %s: %w", run.ID(), err)
 		}
 	}
 	if format == "json" {
-		_, err := fmt.Fprintf(c.stdout, "%s\n", js)
+		_, err := c.stdout.Write(files["proposal.json"])
 		return err
 	}
 	fmt.Fprintf(c.stdout, "\n%s\nrun %s · %s/%s · %s\nFiles: %s, %s, %s\n", res.Summary(meta), run.ID(), a.info.Name, a.info.Model,
-		usageLine(run, elapsed), files["pdf"], files["markdown"], files["json"])
+		usageLine(run, elapsed), paths["pdf"], paths["markdown"], paths["json"])
 	return nil
 }
 

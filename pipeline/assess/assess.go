@@ -20,6 +20,7 @@
 package assess
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -32,6 +33,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/madspark/madspark/agent"
+	"github.com/madspark/madspark/atomicfile"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/search"
@@ -231,6 +233,7 @@ type session struct {
 	agents *roster
 	ws     *workspace
 	rec    *recorder
+	out    *writer // the run's files, written off the critical path
 	meta   Metadata
 	res    *Result
 	start  time.Time
@@ -311,8 +314,12 @@ func (p *Pipeline) open(r *engine.Run, in Params, agents *roster) (*session, err
 		return nil, err
 	}
 	ws := &workspace{root: in.OutputDir, slug: slug, dir: dir, logDir: logDir, symlink: p.cfg.Symlink}
-	s := &session{p: p, r: r, in: in, agents: agents, ws: ws, start: start,
-		rec: newRecorder(filepath.Join(logDir, messagesFile), p.cfg.Now, writeAtomic)}
+	out := newWriter()
+	s := &session{p: p, r: r, in: in, agents: agents, ws: ws, start: start, out: out,
+		rec: newRecorder(filepath.Join(logDir, messagesFile), p.cfg.Now, func(path string, data []byte) error {
+			out.write(path, bytes.Clone(data))
+			return nil
+		})}
 	s.res = &Result{Idea: in.Idea, Slug: slug, Mode: in.Mode, FactCheck: in.FactCheck, Strictness: in.Strictness,
 		Mock: p.cfg.Mock, Iterations: []Iteration{}, OutputDir: in.OutputDir, Files: Files{
 			Dir: ws.rel(dir), Analysis: ws.rel(ws.path(analysisFile)), Metadata: ws.rel(ws.path(metadataFile)),
@@ -331,7 +338,10 @@ func (p *Pipeline) open(r *engine.Run, in Params, agents *roster) (*session, err
 	if !in.NoWebTools && p.cfg.Searcher != nil {
 		s.units += 2
 	}
-	if err := s.saveMeta(); err != nil {
+	// The first metadata.json is written before any call, so that an
+	// output directory that cannot be written fails the run at once.
+	s.meta.UpdatedAt = p.cfg.Now().UTC()
+	if err := atomicfile.WriteJSON(s.ws.path(metadataFile), s.meta); err != nil {
 		release()
 		return nil, err
 	}
@@ -339,9 +349,9 @@ func (p *Pipeline) open(r *engine.Run, in Params, agents *roster) (*session, err
 	return s, nil
 }
 
-// close records the run's outcome in metadata.json and run_summary.json
-// and releases the analysis directory. It returns runErr, or the first
-// error writing the records.
+// close records the run's outcome in metadata.json and run_summary.json,
+// waits until every file is written, and releases the analysis directory.
+// It returns runErr, or the first error writing the files.
 func (s *session) close(runErr error) error {
 	defer s.ws.release()
 	s.meta.Status = "succeeded"
@@ -355,7 +365,7 @@ func (s *session) close(runErr error) error {
 		Status: s.meta.Status, Error: s.meta.Error, StartedAt: s.start.UTC(), FinishedAt: end.UTC(),
 		DurationMS: end.Sub(s.start).Milliseconds(), Iterations: len(s.res.Iterations), Approved: s.res.Approved,
 		StopReason: s.res.StopReason, Agents: agents, Total: total}
-	errs = append(errs, writeJSON(filepath.Join(s.ws.logDir, summaryFile), sum))
+	errs = append(errs, s.out.writeJSON(filepath.Join(s.ws.logDir, summaryFile), sum), s.out.flush())
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -364,9 +374,15 @@ func (s *session) close(runErr error) error {
 	return nil
 }
 
+// saveMeta schedules metadata.json to be written as it is now, and
+// returns the first error of the files written so far, so that a run whose
+// files cannot be written stops before its next call.
 func (s *session) saveMeta() error {
 	s.meta.UpdatedAt = s.p.cfg.Now().UTC()
-	return writeJSON(s.ws.path(metadataFile), s.meta)
+	if err := s.out.writeJSON(s.ws.path(metadataFile), s.meta); err != nil {
+		return err
+	}
+	return s.out.failed()
 }
 
 // progress reports one more stage done.
@@ -479,6 +495,9 @@ func (pl *researchPlan) check(max int) error {
 // one with its feedback from n = 2 on — and writes it to
 // iterations/iteration_n.md, pointing analysis.md at it.
 func (s *session) analyse(ctx context.Context, n int) (*Iteration, error) {
+	if err := s.out.failed(); err != nil {
+		return nil, err
+	}
 	s.progress(fmt.Sprintf("iteration %d", n), "the analyst writes")
 	in := analystInput{Idea: s.in.Idea, Iteration: n, MinWords: s.in.MinWords, Sections: Sections, Sources: s.sources}
 	a := s.agents.analyst
@@ -489,20 +508,17 @@ func (s *session) analyse(ctx context.Context, n int) (*Iteration, error) {
 	key := fmt.Sprintf("i%d/analyst", n)
 	opts := agent.Options{Temperature: tempAnalyst, Timeout: analystTimeout, MaxTokens: analystMaxTokens(s.in.MinWords)}
 	text, err := engine.Step(ctx, s.r, key, stepInput{in, s.agents.fingerprint[a]}, func(ctx context.Context, c llm.Client) (string, error) {
-		return a.CheckedText(ctx, s.rec.client(c, key), in, opts, func(t string) error {
-			return checkAnalysis(t, in.MinWords, s.urls)
+		text, err := a.CheckedText(ctx, s.rec.client(c, key), in, opts, func(t string) error {
+			return checkAnalysis(unfence(t), in.MinWords, s.urls)
 		})
+		return unfence(text), err
 	})
 	if err != nil {
 		return nil, err
 	}
 	file := s.ws.path(iterDir, iterationFile(n))
-	if err := writeAtomic(file, []byte(text+"\n")); err != nil {
-		return nil, err
-	}
-	if err := s.ws.pointLatest(n, text+"\n"); err != nil {
-		return nil, err
-	}
+	s.out.write(file, []byte(text+"\n"))
+	s.ws.pointLatest(s.out, n, text+"\n")
 	s.res.Iterations = append(s.res.Iterations, Iteration{Number: n, Analysis: text, Words: CountWords(text), File: s.ws.rel(file)})
 	it := s.res.Final()
 	s.meta.Iterations = append(s.meta.Iterations, IterationMeta{Number: n, File: s.ws.rel(file), Words: it.Words})
@@ -514,6 +530,9 @@ func (s *session) analyse(ctx context.Context, n int) (*Iteration, error) {
 // review has the reviewer, and the fact checker beside it, judge iteration
 // it, and writes their verdicts.
 func (s *session) review(ctx context.Context, it *Iteration) error {
+	if err := s.out.failed(); err != nil {
+		return err
+	}
 	n := it.Number
 	reading := "the reviewer reads"
 	if s.in.FactCheck {
@@ -555,7 +574,7 @@ func (s *session) review(ctx context.Context, it *Iteration) error {
 	}
 	it.Feedback = &fb
 	file := s.ws.path(iterDir, feedbackFile(n))
-	if err := writeJSON(file, fb); err != nil {
+	if err := s.out.writeJSON(file, fb); err != nil {
 		return err
 	}
 	it.FeedbackFile = s.ws.rel(file)
@@ -564,7 +583,7 @@ func (s *session) review(ctx context.Context, it *Iteration) error {
 	if s.in.FactCheck {
 		it.FactCheck = &fc
 		file := s.ws.path(iterDir, factFile(n))
-		if err := writeJSON(file, fc); err != nil {
+		if err := s.out.writeJSON(file, fc); err != nil {
 			return err
 		}
 		it.FactCheckFile = s.ws.rel(file)
@@ -596,6 +615,9 @@ func (f *FactCheck) checkSources(returned []string) error {
 
 // judge grades the final analysis and writes evaluation.json.
 func (s *session) judge(ctx context.Context) error {
+	if err := s.out.failed(); err != nil {
+		return err
+	}
 	s.progress("judge", "the judge grades the analysis")
 	final := s.res.Final()
 	ji := judgeInput{Idea: s.in.Idea, Analysis: final.Analysis, Iterations: len(s.res.Iterations), Approved: s.res.Approved,
@@ -615,7 +637,7 @@ func (s *session) judge(ctx context.Context) error {
 	ev := &Evaluation{Idea: s.in.Idea, Slug: s.ws.slug, Judgement: j, WeightedScore: score, OverallGrade: grade,
 		Weights: Criteria, Iterations: len(s.res.Iterations), Approved: s.res.Approved, Analysis: final.File,
 		RunID: s.r.ID(), Mode: s.p.mode(), JudgedAt: s.p.cfg.Now().UTC()}
-	if err := writeJSON(file, ev); err != nil {
+	if err := s.out.writeJSON(file, ev); err != nil {
 		return err
 	}
 	s.res.Evaluation = ev

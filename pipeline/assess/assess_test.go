@@ -34,42 +34,6 @@ func newDB(t testing.TB) *sqlite.DB {
 	return db
 }
 
-// counter records every request it passes on, by agent.
-type counter struct {
-	next llm.Client
-	mu   sync.Mutex
-	reqs []llm.Request
-}
-
-func (c *counter) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	c.mu.Lock()
-	c.reqs = append(c.reqs, *req)
-	c.mu.Unlock()
-	return c.next.Generate(ctx, req)
-}
-
-func (c *counter) calls() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := map[string]int{}
-	for _, r := range c.reqs {
-		out[agentKey(r.Agent)]++
-	}
-	return out
-}
-
-func (c *counter) requests(agent string) []llm.Request {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []llm.Request
-	for _, r := range c.reqs {
-		if r.Agent == agent {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // responders returns the mock responders with some replaced.
 func responders(over map[string]mock.Responder) map[string]mock.Responder {
 	all := MockResponders()
@@ -90,7 +54,7 @@ type harness struct {
 	t    *testing.T
 	db   *sqlite.DB
 	pipe *Pipeline
-	cnt  *counter
+	cnt  *mock.Recorder
 	eng  *engine.Engine
 }
 
@@ -104,7 +68,7 @@ func newHarness(t *testing.T, cfg Config, over map[string]mock.Responder) *harne
 		t.Fatal(err)
 	}
 	db := newDB(t)
-	cnt := &counter{next: mock.New(responders(over))}
+	cnt := &mock.Recorder{Next: mock.New(responders(over))}
 	return &harness{t: t, db: db, pipe: pipe, cnt: cnt, eng: &engine.Engine{Store: db, Client: cnt}}
 }
 
@@ -187,7 +151,7 @@ func TestModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := h.cnt.calls(); !reflect.DeepEqual(got, tc.calls) {
+			if got := h.cnt.Calls(); !reflect.DeepEqual(got, tc.calls) {
 				t.Errorf("calls %v, want %v", got, tc.calls)
 			}
 			if len(res.Iterations) != tc.iterations || res.Approved != tc.approved || res.StopReason != tc.stop {
@@ -309,7 +273,7 @@ func TestRevisionReadsFeedback(t *testing.T) {
 	if len(flagged) != 1 || !strings.Contains(flagged[0].Claim, "last year") {
 		t.Fatalf("fact check of the first draft: %+v", first.FactCheck)
 	}
-	analyst := h.cnt.requests(agentAnalyst)
+	analyst := h.cnt.Of(agentAnalyst)
 	revision := analyst[1].Prompt()
 	for _, want := range []string{issue.Issue, issue.Suggestion, flagged[0].Claim, "<previous_analysis>", "iteration 2"} {
 		if !strings.Contains(revision, want) {
@@ -319,7 +283,7 @@ func TestRevisionReadsFeedback(t *testing.T) {
 	if strings.Contains(analyst[0].Prompt(), "<previous_analysis>") {
 		t.Error("the first draft was asked as a revision")
 	}
-	if !strings.Contains(h.cnt.requests(agentReviewer)[1].Prompt(), issue.Issue) {
+	if !strings.Contains(h.cnt.Of(agentReviewer)[1].Prompt(), issue.Issue) {
 		t.Error("the reviewer does not see its earlier feedback")
 	}
 	// The revision acted on it: the flagged figure is now an estimate.
@@ -358,7 +322,7 @@ func TestReviewerVerdictIsAnEnum(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reqs := h.cnt.requests(agentReviewer)
+		reqs := h.cnt.Of(agentReviewer)
 		if len(reqs) != 2 || !res.Approved {
 			t.Fatalf("%d reviewer calls, approved %v", len(reqs), res.Approved)
 		}
@@ -377,7 +341,7 @@ func TestReviewerVerdictIsAnEnum(t *testing.T) {
 			!strings.Contains(err.Error(), "iteration_recommendation") || !strings.Contains(re.Raw, `"revise"`) {
 			t.Fatalf("err = %v", err)
 		}
-		if n := len(h.cnt.requests(agentReviewer)); n != 2 {
+		if n := len(h.cnt.Of(agentReviewer)); n != 2 {
 			t.Fatalf("%d reviewer calls, want 2", n)
 		}
 		steps, _ := h.db.Steps(context.Background(), r.ID())
@@ -433,7 +397,7 @@ func TestMinWordsAndSections(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reqs := h.cnt.requests(agentAnalyst)
+		reqs := h.cnt.Of(agentAnalyst)
 		if len(reqs) != 2 || res.Final().Words < 800 {
 			t.Fatalf("%d analyst calls, %d words", len(reqs), res.Final().Words)
 		}
@@ -465,6 +429,38 @@ func TestMinWordsAndSections(t *testing.T) {
 			t.Fatalf("%v, %d words", err, res.Final().Words)
 		}
 	})
+}
+
+// TestFencedAnalysis: an analysis sent inside a markdown code fence, as
+// models sometimes do, is kept without the fence, with no repair call.
+func TestFencedAnalysis(t *testing.T) {
+	fenced := func(req *llm.Request) (any, error) {
+		v, err := mockAnalyst(req)
+		if text, ok := v.(string); ok {
+			return "```markdown\n" + text + "\n```", err
+		}
+		return v, err
+	}
+	h := newHarness(t, Config{Mock: true}, map[string]mock.Responder{agentAnalyst: fenced})
+	res, _, err := h.run(context.Background(), params(t.TempDir(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Final().Analysis; strings.Contains(a, "```") || !strings.HasPrefix(a, "> MOCK DATA") || len(h.cnt.Of(agentAnalyst)) != 1 {
+		t.Fatalf("%d analyst calls; analysis starts %q", len(h.cnt.Of(agentAnalyst)), short(a, 40))
+	}
+	for in, want := range map[string]string{
+		"```md\n# A\n```":            "# A",
+		"```\n# A\n```":              "# A",
+		"```\n# A\n```\nx\n```\n```": "```\n# A\n```\nx\n```\n```",
+		"```go\nfunc main() {}\n```": "```go\nfunc main() {}\n```",
+		"# A\n\n```\ncode\n```":      "# A\n\n```\ncode\n```",
+		"```":                        "```",
+	} {
+		if got := unfence(in); got != want {
+			t.Errorf("unfence(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 func TestChecks(t *testing.T) {

@@ -114,6 +114,29 @@ func urlKey(raw string) string {
 	return strings.TrimSuffix(u.String(), "/")
 }
 
+// unfence returns text without a code fence around the whole of it, as
+// models sometimes send a markdown document ("```markdown" … "```"); any
+// other text is returned as it is. A bare "```" fence is removed only when
+// the text has no other fence, which would make its extent unclear.
+func unfence(text string) string {
+	t := strings.TrimSpace(text)
+	nl := strings.IndexByte(t, '\n')
+	if nl < 0 || !strings.HasPrefix(t, "```") || !strings.HasSuffix(t, "```") || len(t) < nl+4 {
+		return text
+	}
+	body := t[nl+1 : len(t)-3]
+	switch strings.ToLower(strings.TrimSpace(t[3:nl])) {
+	case "markdown", "md":
+	case "":
+		if strings.Contains(body, "```") {
+			return text
+		}
+	default:
+		return text
+	}
+	return strings.TrimSpace(body)
+}
+
 // checkAnalysis is the analyst's contract: at least minWords words, every
 // section, and no URL that the searches did not return (with no searches,
 // no URL at all). It returns every problem at once, so that one repair

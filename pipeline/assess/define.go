@@ -32,6 +32,18 @@ type JobParams struct {
 	ReviewerPrompt string `json:"reviewer_prompt,omitempty" jsonschema:"description=A built-in reviewer system prompt"`
 }
 
+// Job returns the parameters of p that any process can run: p without the
+// output and prompts directories, which name this machine's file system. A
+// run started by the command records these, so that the registry decodes
+// them when the run is resumed; the files of a resumed run come from
+// RunFiles, and its prompts are the built-in ones (a step whose prompt
+// differs from the one it was journaled with runs again).
+func (p *Params) Job() JobParams {
+	return JobParams{Idea: p.Idea, Mode: p.Mode, FactCheck: p.FactCheck, MaxIterations: p.MaxIterations, MinWords: p.MinWords,
+		Strictness: p.Strictness, NoWebTools: p.NoWebTools, MaxWebsearches: p.MaxWebsearches,
+		AnalystPrompt: p.AnalystPrompt, ReviewerPrompt: p.ReviewerPrompt}
+}
+
 // params returns p as Params writing into dir.
 func (p *JobParams) params(dir string) Params {
 	return Params{Idea: p.Idea, Mode: p.Mode, FactCheck: p.FactCheck, MaxIterations: p.MaxIterations, MinWords: p.MinWords,
@@ -112,9 +124,9 @@ func Definition(cfg Config) (pipeline.Definition, error) {
 // feedback beside each, analyses/{slug}/analysis.md (the final iteration),
 // analyses/{slug}/evaluation.json when judged, report.md and result.json.
 func RunFiles(run *madspark.Run) (map[string][]byte, error) {
-	var res Result
-	if err := json.Unmarshal(run.Result, &res); err != nil {
-		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	res, err := resultOf(run)
+	if err != nil {
+		return nil, err
 	}
 	dir := path.Join(analysesDir, res.Slug)
 	files := map[string][]byte{"report.md": []byte(res.Markdown())}
@@ -122,9 +134,8 @@ func RunFiles(run *madspark.Run) (map[string][]byte, error) {
 		b, err := json.MarshalIndent(v, "", "  ")
 		return append(b, '\n'), err
 	}
-	var err error
 	if files["result.json"], err = js(map[string]any{"run_id": run.ID, "pipeline": "assess", "mode": run.Mode,
-		"provider": run.Provider, "model": run.Model, "result": &res, "usage": run.Usage}); err != nil {
+		"provider": run.Provider, "model": run.Model, "result": res, "usage": run.Usage}); err != nil {
 		return nil, err
 	}
 	for _, it := range res.Iterations {

@@ -1,7 +1,6 @@
 package assess
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,13 +11,7 @@ import (
 	"github.com/madspark/madspark/pipeline"
 )
 
-func resultOf(run *madspark.Run) (*Result, error) {
-	var res Result
-	if err := json.Unmarshal(run.Result, &res); err != nil {
-		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
-	}
-	return &res, nil
-}
+func resultOf(run *madspark.Run) (*Result, error) { return pipeline.StoredResult[Result](run) }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 

@@ -148,8 +148,8 @@ func TestInterruptedRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newHarness(t, Config{Mock: true}, nil)
-	next := h.cnt.next
-	h.cnt.next = llm.ClientFunc(func(c context.Context, req *llm.Request) (*llm.Response, error) {
+	next := h.cnt.Next
+	h.cnt.Next = llm.ClientFunc(func(c context.Context, req *llm.Request) (*llm.Response, error) {
 		if req.Agent == agentReviewer {
 			cancel()
 			<-c.Done()
@@ -200,7 +200,7 @@ func TestPrompts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", choice, err)
 		}
-		sys := h.cnt.requests(agentAnalyst)[0].System
+		sys := h.cnt.Of(agentAnalyst)[0].System
 		if !strings.Contains(sys, want) || !strings.Contains(sys, "Key Risks & Mitigation") {
 			t.Errorf("%s: system prompt %q", choice, sys)
 		}
@@ -219,7 +219,7 @@ func TestPrompts(t *testing.T) {
 	if _, _, err := h.run(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	if sys := h.cnt.requests(agentReviewer)[0].System; sys != "You are tough. Strictness normal. Never approve a first draft." {
+	if sys := h.cnt.Of(agentReviewer)[0].System; sys != "You are tough. Strictness normal. Never approve a first draft." {
 		t.Errorf("reviewer system prompt %q", sys)
 	}
 
@@ -292,13 +292,13 @@ func TestFactCheckValidation(t *testing.T) {
 // the other has arrived: run one after the other, they would time out.
 func TestReviewerAndFactCheckerRunSideBySide(t *testing.T) {
 	h := newHarness(t, Config{Mock: true}, nil)
-	next := h.cnt.next
+	next := h.cnt.Next
 	var wg sync.WaitGroup
 	wg.Add(2)
 	both := make(chan struct{})
 	go func() { wg.Wait(); close(both) }()
 	var once sync.Map
-	h.cnt.next = llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	h.cnt.Next = llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 		if req.Agent == agentReviewer || req.Agent == agentFactChecker {
 			if _, seen := once.LoadOrStore(req.Agent, true); !seen {
 				wg.Done()
@@ -313,5 +313,70 @@ func TestReviewerAndFactCheckerRunSideBySide(t *testing.T) {
 	})
 	if _, _, err := h.run(context.Background(), params(t.TempDir(), func(p *Params) { p.Mode, p.FactCheck = AnalyzeAndReview, true })); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestWriterOrderAndErrors(t *testing.T) {
+	w := newWriter()
+	var mu sync.Mutex
+	var order []string
+	block := make(chan struct{})
+	op := func(name string, wait bool) func() error {
+		return func() error {
+			if wait {
+				<-block
+			}
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			return nil
+		}
+	}
+	w.enqueue("a", op("a1", true)) // holds the writer until block closes
+	w.enqueue("b", op("b1", false))
+	w.enqueue("c", op("c1", false))
+	w.enqueue("b", op("b2", false)) // replaces b1, after c
+	close(block)
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(order, " "); got != "a1 c1 b2" {
+		t.Fatalf("written %s, want a1 c1 b2", got)
+	}
+	w.enqueue("x", func() error { return errors.New("disk full") })
+	w.enqueue("y", op("y", false))
+	if err := w.flush(); err == nil || err.Error() != "disk full" || w.failed() == nil {
+		t.Fatalf("flush %v", err)
+	}
+	if order[len(order)-1] != "y" {
+		t.Fatal("a failed write stopped the ones after it")
+	}
+}
+
+// TestWriteFailureStopsTheRun makes the iteration file impossible to write
+// (a file stands where iterations/ should be): the run fails naming it
+// before the reviewer is paid for.
+func TestWriteFailureStopsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, Config{Mock: true}, nil)
+	next := h.cnt.Next
+	h.cnt.Next = llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		if req.Agent == agentAnalyst {
+			if err := os.WriteFile(filepath.Join(dir, "analyses", Slug(idea), "iterations"), nil, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+		return next.Generate(ctx, req)
+	})
+	_, _, err := h.run(context.Background(), params(dir, func(p *Params) { p.Mode = AnalyzeAndReview }))
+	if err == nil || !strings.Contains(err.Error(), "iteration_1.md") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(h.cnt.Of(agentReviewer)); n > 1 {
+		t.Fatalf("%d reviewer calls after the write failed", n)
+	}
+	meta := readJSON[Metadata](t, filepath.Join(dir, "analyses", Slug(idea), "metadata.json"))
+	if meta.Status != "failed" || !strings.Contains(meta.Error, "iteration_1.md") {
+		t.Fatalf("metadata %+v", meta)
 	}
 }

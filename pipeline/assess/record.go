@@ -77,8 +77,9 @@ type RunSummary struct {
 }
 
 // recorder keeps a run's messages.jsonl and per-agent statistics. The file
-// is rewritten atomically after every call, so it is always whole and at
-// most one call behind. It is safe for concurrent use.
+// is handed to save after every call, whole, so that it is rewritten
+// atomically and never more than the calls in flight behind. It is safe for
+// concurrent use.
 type recorder struct {
 	path string
 	now  func() time.Time

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark/agent"
+	"github.com/madspark/madspark/atomicfile"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/prompt"
@@ -203,7 +204,7 @@ func (p *Pipeline) Synthesize(ctx context.Context, r *engine.Run, in SynthesisPa
 	if err != nil {
 		return nil, err
 	}
-	rec := newRecorder(filepath.Join(logDir, messagesFile), p.cfg.Now, writeAtomic)
+	rec := newRecorder(filepath.Join(logDir, messagesFile), p.cfg.Now, atomicfile.Write)
 	defer func() {
 		agents, total := rec.stats()
 		end := p.cfg.Now()
@@ -212,7 +213,7 @@ func (p *Pipeline) Synthesize(ctx context.Context, r *engine.Run, in SynthesisPa
 		if err != nil {
 			sum.Status, sum.Error = "failed", err.Error()
 		}
-		for _, e := range []error{rec.flush(), writeJSON(filepath.Join(logDir, summaryFile), sum)} {
+		for _, e := range []error{rec.flush(), atomicfile.WriteJSON(filepath.Join(logDir, summaryFile), sum)} {
 			if err == nil && e != nil {
 				err = e
 			}
@@ -242,10 +243,10 @@ func (p *Pipeline) Synthesize(ctx context.Context, r *engine.Run, in SynthesisPa
 	js := filepath.Join(in.OutputDir, reportsDir, synthesisJSON)
 	res.Files.Report, res.Files.JSON = rel(md), rel(js)
 	res.Files.LogDir, res.Files.Messages, res.Files.Summary = rel(logDir), rel(filepath.Join(logDir, messagesFile)), rel(filepath.Join(logDir, summaryFile))
-	if err := writeJSON(js, res); err != nil {
+	if err := atomicfile.WriteJSON(js, res); err != nil {
 		return nil, err
 	}
-	if err := writeAtomic(md, []byte(res.Markdown())); err != nil {
+	if err := atomicfile.Write(md, []byte(res.Markdown())); err != nil {
 		return nil, err
 	}
 	r.Emit("done", 100, "done")

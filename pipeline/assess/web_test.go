@@ -115,7 +115,7 @@ func TestWebResearch(t *testing.T) {
 	for _, s := range res.Sources {
 		returned[s.URL] = true
 	}
-	first := h.cnt.requests(agentAnalyst)[1].Prompt()
+	first := h.cnt.Of(agentAnalyst)[1].Prompt()
 	for u := range returned {
 		if !strings.Contains(first, u) {
 			t.Errorf("the analyst was not given %s", u)
@@ -192,7 +192,7 @@ func TestWebResearchFailures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plans := h.cnt.requests(agentAnalyst)
+		plans := h.cnt.Of(agentAnalyst)
 		if len(res.Queries) != 2 || !strings.Contains(plans[1].Prompt(), "4 queries proposed; at most 2 are allowed") {
 			t.Fatalf("queries %v; repair %q", res.Queries, plans[1].Prompt())
 		}
@@ -203,7 +203,7 @@ func TestWebResearchFailures(t *testing.T) {
 		if err != nil || res.WebTools || res.WebNote != NoSearchNote {
 			t.Fatalf("%v, web tools %v, note %q", err, res.WebTools, res.WebNote)
 		}
-		if !strings.Contains(h.cnt.requests(agentAnalyst)[0].Prompt(), "Do not write any URL") {
+		if !strings.Contains(h.cnt.Of(agentAnalyst)[0].Prompt(), "Do not write any URL") {
 			t.Fatal("the analyst was not told to cite no URL")
 		}
 		tv := newTavily(t, "")
@@ -244,7 +244,7 @@ func TestCitedURLsMustBeReturned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reqs := h.cnt.requests(agentAnalyst)
+		reqs := h.cnt.Of(agentAnalyst)
 		if len(reqs) != 3 { // plan, draft, repaired draft
 			t.Fatalf("%d analyst calls", len(reqs))
 		}
@@ -322,7 +322,7 @@ func TestSynthesize(t *testing.T) {
 			t.Fatalf("ranking out of order: %+v", s.Ranking)
 		}
 	}
-	reqs := h2.cnt.requests(agentSynthesizer)
+	reqs := h2.cnt.Of(agentSynthesizer)
 	if len(reqs) != 2 || !strings.Contains(reqs[1].Prompt(), "top must list exactly the slugs") {
 		t.Fatalf("%d synthesizer calls", len(reqs))
 	}

@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/madspark/madspark/atomicfile"
 )
 
 // The layout under the output directory, as the seed has it.
@@ -30,29 +32,6 @@ const (
 func iterationFile(n int) string { return fmt.Sprintf("iteration_%d.md", n) }
 func feedbackFile(n int) string  { return fmt.Sprintf("reviewer_feedback_iteration_%d.json", n) }
 func factFile(n int) string      { return fmt.Sprintf("fact_check_iteration_%d.json", n) }
-
-// writeAtomic writes data to path through a temporary file renamed over it,
-// creating the directory: a reader, or a crash, sees the old file or the
-// new one, never a part. The temporary file is made beside path, which is
-// always on the same file system, so renameio need not probe for one.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := renameio.WriteFile(path, data, 0o644, renameio.WithTempDir(dir)); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return writeAtomic(path, append(b, '\n'))
-}
 
 // workspace is where one run writes: analyses/{slug}/ and
 // logs/runs/{timestamp}_{slug}/ under the output directory.
@@ -81,16 +60,18 @@ func (w *workspace) rel(p string) string {
 	return filepath.ToSlash(p)
 }
 
-// pointLatest makes analysis.md point at iteration n: a relative symbolic
-// link, swapped in atomically; where links cannot be made, a copy of text,
-// written atomically.
-func (w *workspace) pointLatest(n int, text string) error {
+// pointLatest schedules analysis.md to point at iteration n: a relative
+// symbolic link, swapped in atomically; where links cannot be made, a copy
+// of text, written atomically.
+func (w *workspace) pointLatest(out *writer, n int, text string) {
 	link := w.path(analysisFile)
 	target := filepath.Join(iterDir, iterationFile(n))
-	if err := w.symlink(target, link); err == nil {
-		return nil
-	}
-	return writeAtomic(link, []byte(text))
+	out.enqueue(link, func() error {
+		if err := w.symlink(target, link); err == nil {
+			return nil
+		}
+		return atomicfile.Write(link, []byte(text))
+	})
 }
 
 // claimDir picks the analysis directory of idea under root and prepares it.
@@ -247,4 +228,93 @@ type Metadata struct {
 	LogDir          string            `json:"log_dir"`
 	Prompts         map[string]string `json:"prompts"`
 	Params          Params            `json:"params"`
+}
+
+// writer writes a run's files in a goroutine of its own, in the order they
+// are given, so that the pipeline's next call does not wait for the disk
+// (each file is synced before it is renamed into place). A file given again
+// before its earlier version was written is written once, with the later
+// data, after everything given before it. Flush waits until every file
+// given so far is written. It is safe for concurrent use.
+type writer struct {
+	mu      sync.Mutex
+	idle    sync.Cond
+	pending []writeOp
+	busy    bool // a goroutine is writing
+	err     error
+}
+
+type writeOp struct {
+	path string
+	do   func() error
+}
+
+func newWriter() *writer {
+	w := &writer{}
+	w.idle.L = &w.mu
+	return w
+}
+
+// enqueue schedules do, which writes path.
+func (w *writer) enqueue(path string, do func() error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending = slices.DeleteFunc(w.pending, func(o writeOp) bool { return o.path == path })
+	w.pending = append(w.pending, writeOp{path, do})
+	if !w.busy {
+		w.busy = true
+		go w.drain()
+	}
+}
+
+// drain writes the pending files until there are none, then ends.
+func (w *writer) drain() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(w.pending) > 0 {
+		op := w.pending[0]
+		w.pending = w.pending[1:]
+		w.mu.Unlock()
+		err := op.do()
+		w.mu.Lock()
+		if err != nil && w.err == nil {
+			w.err = err
+		}
+	}
+	w.busy = false
+	w.idle.Broadcast()
+}
+
+// write schedules data to be written to path atomically. data must not be
+// changed afterwards.
+func (w *writer) write(path string, data []byte) {
+	w.enqueue(path, func() error { return atomicfile.Write(path, data) })
+}
+
+// writeJSON encodes v now and schedules it to be written to path.
+func (w *writer) writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	w.write(path, append(b, '\n'))
+	return nil
+}
+
+// failed returns the first error of a write done so far.
+func (w *writer) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// flush waits until every file given so far is written, and returns the
+// first error of any write.
+func (w *writer) flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.busy {
+		w.idle.Wait()
+	}
+	return w.err
 }

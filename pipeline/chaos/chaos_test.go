@@ -19,29 +19,6 @@ import (
 	"github.com/madspark/madspark/store/sqlite"
 )
 
-type recorder struct {
-	next llm.Client
-	mu   sync.Mutex
-	reqs []llm.Request
-}
-
-func (r *recorder) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	r.mu.Lock()
-	r.reqs = append(r.reqs, *req)
-	r.mu.Unlock()
-	return r.next.Generate(ctx, req)
-}
-
-func (r *recorder) count() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := map[string]int{}
-	for _, q := range r.reqs {
-		m[strings.TrimPrefix(q.Agent, "chaos.")]++
-	}
-	return m
-}
-
 func newDB(t testing.TB) *sqlite.DB {
 	t.Helper()
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
@@ -81,7 +58,7 @@ func params(mod func(*Params)) Params {
 
 func TestMemoryGrowsAndFeedsBack(t *testing.T) {
 	db := newDB(t)
-	rec := &recorder{next: mock.New(MockResponders())}
+	rec := &mock.Recorder{Next: mock.New(MockResponders())}
 	var sizes []int
 	res, _, err := runChaos(t, db, rec, params(func(p *Params) { p.Iterations = 2 }), func(it Iteration, m []madspark.RememberedIdea) error {
 		sizes = append(sizes, len(m))
@@ -91,7 +68,7 @@ func TestMemoryGrowsAndFeedsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int{"chaos": 2, "creative": 4, "refine": 4, "judge": 2}
-	if got := rec.count(); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := rec.Calls(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("calls = %v, want %v (per iteration: chaos 1, creative 2, refinement 2, judge 1)", got, want)
 	}
 	if len(sizes) != 2 || sizes[0] == 0 || sizes[1] <= sizes[0] {
@@ -99,7 +76,7 @@ func TestMemoryGrowsAndFeedsBack(t *testing.T) {
 	}
 	// Iteration 2's creative prompts list what iteration 1 accepted.
 	first := res.Iterations[0].Judgement.AcceptedIdeas
-	for _, q := range rec.reqs {
+	for _, q := range rec.Requests() {
 		if q.Agent == agentCreative && q.Input.(creativeInput).Iteration == 2 {
 			for _, a := range first {
 				if !strings.Contains(q.Prompt(), a.IdeaName) {
@@ -132,12 +109,12 @@ func TestMemoryGrowsAndFeedsBack(t *testing.T) {
 	}
 
 	// A second run starts from the memory the first left.
-	rec2 := &recorder{next: mock.New(MockResponders())}
+	rec2 := &mock.Recorder{Next: mock.New(MockResponders())}
 	res2, _, err := runChaos(t, db, rec2, params(func(p *Params) { p.Seed = 7 }), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(rec2.reqs[1].Prompt(), first[0].IdeaName) || res2.Iterations[0].Duplicates != 1 {
+	if !strings.Contains(rec2.Requests()[1].Prompt(), first[0].IdeaName) || res2.Iterations[0].Duplicates != 1 {
 		t.Fatalf("second run does not build on the memory")
 	}
 	all, _ := db.RememberedIdeas(context.Background(), params(nil).MemoryName())
@@ -164,7 +141,7 @@ func TestMemoryGrowsAndFeedsBack(t *testing.T) {
 
 // judgeWith answers the judge with replies in order (then the last one
 // again) and every other agent with the mock.
-func judgeWith(replies ...string) (*recorder, llm.Client) {
+func judgeWith(replies ...string) (*mock.Recorder, llm.Client) {
 	base := mock.New(MockResponders())
 	var mu sync.Mutex
 	n := 0
@@ -178,7 +155,7 @@ func judgeWith(replies ...string) (*recorder, llm.Client) {
 		mu.Unlock()
 		return &llm.Response{Text: replies[i], Usage: llm.Usage{LLMCalls: 1}}, nil
 	})
-	rec := &recorder{next: c}
+	rec := &mock.Recorder{Next: c}
 	return rec, rec
 }
 
@@ -206,12 +183,12 @@ func TestJudgeValidation(t *testing.T) {
 			db := newDB(t)
 			rec, c := judgeWith(tt.replies...)
 			res, run, err := runChaos(t, db, c, params(nil), nil)
-			judges := rec.count()["judge"]
+			judges := rec.Calls()["judge"]
 			if judges != tt.judgeReq {
 				t.Fatalf("judge calls = %d, want %d", judges, tt.judgeReq)
 			}
 			if tt.repair != "" {
-				last := rec.reqs[len(rec.reqs)-1]
+				last := rec.Requests()[len(rec.Requests())-1]
 				if len(last.Messages) != 3 || !strings.Contains(last.Messages[2].Content, tt.repair) {
 					t.Fatalf("repair request does not mention %q: %+v", tt.repair, last.Messages[len(last.Messages)-1])
 				}
@@ -267,7 +244,7 @@ func TestTracksRunConcurrently(t *testing.T) {
 }
 
 func TestTournamentAndEvolve(t *testing.T) {
-	rec := &recorder{next: mock.New(MockResponders())}
+	rec := &mock.Recorder{Next: mock.New(MockResponders())}
 	res, _, err := runChaos(t, newDB(t), rec, params(func(p *Params) { p.Iterations, p.Tournament, p.Evolve = 2, true, true }), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +253,7 @@ func TestTournamentAndEvolve(t *testing.T) {
 	if len(res.Iterations) != 3 || !last.Evolved || !strings.Contains(last.CreativeA, "Hybrid") {
 		t.Fatalf("no evolved pass: %+v", last)
 	}
-	calls := rec.count()
+	calls := rec.Calls()
 	if calls["evolve"] != 1 || calls["refine"] != 5 || calls["judge"] != 3 {
 		t.Fatalf("calls = %v", calls)
 	}
@@ -363,13 +340,13 @@ func TestParamsValidate(t *testing.T) {
 func TestResumeReplaysWithTheSameMemory(t *testing.T) {
 	ctx := context.Background()
 	db := newDB(t)
-	rec := &recorder{next: mock.New(MockResponders())}
+	rec := &mock.Recorder{Next: mock.New(MockResponders())}
 	p := params(func(p *Params) { p.Iterations = 2 })
 	first, r, err := runChaos(t, db, rec, p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := len(rec.reqs)
+	calls := len(rec.Requests())
 	// Make the run resumable as if it had failed at the end.
 	failed := r.Record()
 	failed.Status, failed.Result, failed.Error = madspark.RunFailed, nil, "crashed"
@@ -386,8 +363,8 @@ func TestResumeReplaysWithTheSameMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.reqs) != calls {
-		t.Fatalf("the resumed run made %d calls, want 0: %v", len(rec.reqs)-calls, rec.count())
+	if len(rec.Requests()) != calls {
+		t.Fatalf("the resumed run made %d calls, want 0: %v", len(rec.Requests())-calls, rec.Calls())
 	}
 	a, _ := json.Marshal(first.Accepted)
 	b, _ := json.Marshal(again.Accepted)

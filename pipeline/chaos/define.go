@@ -91,9 +91,9 @@ func Summary(res *Result, runID, mode, provider, model string, seed uint64, usag
 // Files renders a succeeded chaos run: final_output.txt, result.json and
 // each iteration's files.
 func Files(run *madspark.Run) (map[string][]byte, error) {
-	var res Result
-	if err := json.Unmarshal(run.Result, &res); err != nil {
-		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	res, err := pipeline.StoredResult[Result](run)
+	if err != nil {
+		return nil, err
 	}
 	var p Params
 	_ = json.Unmarshal(run.Params, &p)
@@ -103,13 +103,13 @@ func Files(run *madspark.Run) (map[string][]byte, error) {
 		u.LLMCalls, u.CachedCalls, u.InputTokens, u.OutputTokens, u.CostUSD, elapsed.Seconds())
 	envelope, err := json.MarshalIndent(map[string]any{
 		"run_id": run.ID, "pipeline": "chaos", "mode": run.Mode, "provider": run.Provider, "model": run.Model,
-		"seed": p.Seed, "result": &res, "usage": run.Usage, "duration_ms": elapsed.Round(time.Millisecond).Milliseconds(),
+		"seed": p.Seed, "result": res, "usage": run.Usage, "duration_ms": elapsed.Round(time.Millisecond).Milliseconds(),
 	}, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	files := map[string][]byte{
-		"final_output.txt": []byte(Summary(&res, run.ID, run.Mode, run.Provider, run.Model, p.Seed, usage)),
+		"final_output.txt": []byte(Summary(res, run.ID, run.Mode, run.Provider, run.Model, p.Seed, usage)),
 		"result.json":      envelope,
 	}
 	for _, it := range res.Iterations {

@@ -14,13 +14,13 @@ import (
 const mockNotice = "MOCK DATA: generated offline by the mock provider, not by a language model."
 
 func resultOf(run *madspark.Run) (*Result, Params, error) {
-	var res Result
-	if err := json.Unmarshal(run.Result, &res); err != nil {
-		return nil, Params{}, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	res, err := pipeline.StoredResult[Result](run)
+	if err != nil {
+		return nil, Params{}, err
 	}
 	var p Params
 	_ = json.Unmarshal(run.Params, &p)
-	return &res, p, nil
+	return res, p, nil
 }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

@@ -25,29 +25,6 @@ var counter = func() func(string) int {
 	return c
 }()
 
-type recorder struct {
-	next llm.Client
-	mu   sync.Mutex
-	reqs []llm.Request
-}
-
-func (r *recorder) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	r.mu.Lock()
-	r.reqs = append(r.reqs, *req)
-	r.mu.Unlock()
-	return r.next.Generate(ctx, req)
-}
-
-func (r *recorder) agents() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := map[string]int{}
-	for _, q := range r.reqs {
-		m[strings.TrimPrefix(q.Agent, "debate.")]++
-	}
-	return m
-}
-
 type fakeSearch struct {
 	delay time.Duration
 	err   error
@@ -184,14 +161,14 @@ func TestBlackboardBudget(t *testing.T) {
 }
 
 func TestSimplePathStreamsOneCall(t *testing.T) {
-	rec := &recorder{next: mock.New(MockResponders())}
+	rec := &mock.Recorder{Next: mock.New(MockResponders())}
 	var streamed strings.Builder
 	res, err := runDebate(t, rec, nil, query("What is Rust?", nil), func(s string) { streamed.WriteString(s) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Path != Simple || len(rec.reqs) != 1 || rec.reqs[0].Agent != agentDirect || streamed.String() != res.Answer || rec.reqs[0].OnDelta == nil {
-		t.Fatalf("path %s, %d calls, streamed %q", res.Path, len(rec.reqs), streamed.String())
+	if res.Path != Simple || len(rec.Requests()) != 1 || rec.Requests()[0].Agent != agentDirect || streamed.String() != res.Answer || rec.Requests()[0].OnDelta == nil {
+		t.Fatalf("path %s, %d calls, streamed %q", res.Path, len(rec.Requests()), streamed.String())
 	}
 	states := []string{}
 	for _, tr := range res.Transitions {
@@ -203,7 +180,7 @@ func TestSimplePathStreamsOneCall(t *testing.T) {
 }
 
 func TestComplexPath(t *testing.T) {
-	rec := &recorder{next: mock.New(MockResponders())}
+	rec := &mock.Recorder{Next: mock.New(MockResponders())}
 	s := &fakeSearch{}
 	var streamed strings.Builder
 	q := "Explain step by step how to implement async iterators"
@@ -211,7 +188,7 @@ func TestComplexPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rec.agents(); got["propose"] != 3 || got["aggregate"] != 1 || len(rec.reqs) != 4 {
+	if got := rec.Calls(); got["propose"] != 3 || got["aggregate"] != 1 || len(rec.Requests()) != 4 {
 		t.Fatalf("calls %v", got)
 	}
 	if len(res.Handoffs) != 3 || streamed.String() != res.Answer || s.calls != 1 || len(res.Sources) != MaxSearchResults {
@@ -222,7 +199,7 @@ func TestComplexPath(t *testing.T) {
 			t.Fatalf("handoff %+v", h)
 		}
 	}
-	for _, q2 := range rec.reqs {
+	for _, q2 := range rec.Requests() {
 		prompt := q2.Prompt()
 		switch {
 		case q2.Agent == agentAggregate:
@@ -243,17 +220,17 @@ func TestComplexPath(t *testing.T) {
 }
 
 func TestRoundsAndPeerReview(t *testing.T) {
-	rec := &recorder{next: mock.New(MockResponders())}
+	rec := &mock.Recorder{Next: mock.New(MockResponders())}
 	res, err := runDebate(t, rec, nil, query("Design a distributed cache architecture", func(p *Params) {
 		p.Rounds, p.PeerReview = 2, true
 	}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rec.agents(); got["propose"] != 6 || got["review"] != 3 || got["aggregate"] != 1 {
+	if got := rec.Calls(); got["propose"] != 6 || got["review"] != 3 || got["aggregate"] != 1 {
 		t.Fatalf("calls %v", got)
 	}
-	for _, q := range rec.reqs {
+	for _, q := range rec.Requests() {
 		if q.Agent == agentPropose && q.Input.(proposeInput).Round == 2 && len(q.Input.(proposeInput).Peers) != 3 {
 			t.Fatal("round 2 proposers must read the round 1 handoffs")
 		}
@@ -285,18 +262,18 @@ func TestHandoffOverBudgetIsRepaired(t *testing.T) {
 		}
 		return base.Generate(ctx, req)
 	})
-	rec := &recorder{next: c}
+	rec := &mock.Recorder{Next: c}
 	if _, err := runDebate(t, rec, nil, query("Explain the trade-offs of Raft", nil), nil); err != nil {
 		t.Fatal(err)
 	}
 	repaired := false
-	for _, q := range rec.reqs {
+	for _, q := range rec.Requests() {
 		if q.Agent == agentPropose && len(q.Messages) == 3 && strings.Contains(q.Messages[2].Content, "token budget exceeded") {
 			repaired = true
 		}
 	}
-	if !repaired || rec.agents()["propose"] != 4 {
-		t.Fatalf("over-budget handoff not sent back: %v", rec.agents())
+	if !repaired || rec.Calls()["propose"] != 4 {
+		t.Fatalf("over-budget handoff not sent back: %v", rec.Calls())
 	}
 }
 
@@ -321,11 +298,11 @@ func TestProposerModelsAndFailures(t *testing.T) {
 			t.Errorf("ParseRoleConfig(%q) accepted", bad)
 		}
 	}
-	rec := &recorder{next: mock.New(MockResponders())}
+	rec := &mock.Recorder{Next: mock.New(MockResponders())}
 	if _, err := runDebate(t, rec, nil, query("Compare B-trees and LSM trees", func(p *Params) { p.Roles = roles }), nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range rec.reqs {
+	for _, q := range rec.Requests() {
 		if q.Agent == agentPropose && q.Input.(proposeInput).Role == Drafter && (q.Provider != "openai" || q.Model != "gpt-4o-mini") {
 			t.Fatalf("drafter routed to %s/%s", q.Provider, q.Model)
 		}
@@ -344,7 +321,7 @@ func TestProposerModelsAndFailures(t *testing.T) {
 }
 
 func TestModeOverridesAndValidation(t *testing.T) {
-	rec := &recorder{next: mock.New(MockResponders())}
+	rec := &mock.Recorder{Next: mock.New(MockResponders())}
 	res, err := runDebate(t, rec, nil, query("What is Rust?", func(p *Params) { p.Mode = "complex" }), nil)
 	if err != nil || res.Path != Complex || res.Route.Level != Simple {
 		t.Fatalf("forced complex: %+v %v", res, err)

@@ -42,9 +42,9 @@ func Definition(count func(string) int, searcher search.Provider, logger *slog.L
 			return ""
 		},
 		Files: func(run *madspark.Run) (map[string][]byte, error) {
-			var res Result
-			if err := json.Unmarshal(run.Result, &res); err != nil {
-				return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+			res, err := resultOf(run)
+			if err != nil {
+				return nil, err
 			}
 			answer := "# " + res.Query + "\n\n" + res.Answer + "\n"
 			if run.Mode == "mock" {
@@ -52,7 +52,7 @@ func Definition(count func(string) int, searcher search.Provider, logger *slog.L
 			}
 			envelope, err := json.MarshalIndent(map[string]any{
 				"run_id": run.ID, "pipeline": "debate", "mode": run.Mode, "provider": run.Provider, "model": run.Model,
-				"result": &res, "usage": run.Usage, "duration_ms": run.FinishedAt.Sub(run.CreatedAt).Milliseconds(),
+				"result": res, "usage": run.Usage, "duration_ms": run.FinishedAt.Sub(run.CreatedAt).Milliseconds(),
 			}, "", "  ")
 			if err != nil {
 				return nil, err

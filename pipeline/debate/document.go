@@ -1,7 +1,6 @@
 package debate
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,17 +9,12 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/document/mdconv"
+	"github.com/madspark/madspark/pipeline"
 )
 
 const mockNotice = "MOCK DATA: generated offline by the mock provider, not by a language model."
 
-func resultOf(run *madspark.Run) (*Result, error) {
-	var res Result
-	if err := json.Unmarshal(run.Result, &res); err != nil {
-		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
-	}
-	return &res, nil
-}
+func resultOf(run *madspark.Run) (*Result, error) { return pipeline.StoredResult[Result](run) }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 

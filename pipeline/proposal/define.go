@@ -49,27 +49,15 @@ func Definition(sources []search.Provider, logger *slog.Logger, font []byte) (pi
 			return ""
 		},
 		Files: func(run *madspark.Run) (map[string][]byte, error) {
-			var res Result
-			if err := json.Unmarshal(run.Result, &res); err != nil {
-				return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
-			}
-			meta := Meta{RunID: run.ID, Mock: run.Mode == "mock", Provider: run.Provider, Model: run.Model, Date: run.FinishedAt}
-			out, err := res.Render(meta, font)
-			if err != nil {
-				return nil, fmt.Errorf("run %s: %w", run.ID, err)
-			}
-			envelope := map[string]any{
-				"run_id": run.ID, "pipeline": "proposal", "mode": run.Mode, "provider": run.Provider, "model": run.Model,
-				"result": &res, "usage": run.Usage, "duration_ms": run.FinishedAt.Sub(run.CreatedAt).Milliseconds(),
-			}
-			if n := res.Notice(meta); n != "" {
-				envelope["notice"] = n
-			}
-			js, err := json.MarshalIndent(envelope, "", "  ")
+			res, err := pipeline.StoredResult[Result](run)
 			if err != nil {
 				return nil, err
 			}
-			return map[string][]byte{"proposal.pdf": out.PDF, "proposal.md": out.Markdown, "proposal.json": append(js, '\n')}, nil
+			meta := Meta{RunID: run.ID, Mock: run.Mode == "mock", Provider: run.Provider, Model: run.Model, Date: run.FinishedAt}
+			return res.Files(meta, font, map[string]any{
+				"run_id": run.ID, "pipeline": "proposal", "mode": run.Mode, "provider": run.Provider, "model": run.Model,
+				"usage": run.Usage, "duration_ms": run.FinishedAt.Sub(run.CreatedAt).Milliseconds(),
+			})
 		},
 		// No QueryParam: a proposal needs a whole profile, not one line.
 		Document: RunDocument,
@@ -79,9 +67,9 @@ func Definition(sources []search.Provider, logger *slog.Logger, font []byte) (pi
 
 // RunDocument lays a succeeded run's proposal out, as its PDF shows it.
 func RunDocument(run *madspark.Run) (*document.Document, error) {
-	var res Result
-	if err := json.Unmarshal(run.Result, &res); err != nil {
-		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	res, err := pipeline.StoredResult[Result](run)
+	if err != nil {
+		return nil, err
 	}
 	return res.Document(Meta{RunID: run.ID, Mock: run.Mode == "mock", Provider: run.Provider, Model: run.Model, Date: run.FinishedAt}), nil
 }
@@ -90,9 +78,9 @@ func RunDocument(run *madspark.Run) (*document.Document, error) {
 // questions, its objectives (with the question each answers, indicator and
 // due week), its methodology's phases and its literature.
 func Table(run *madspark.Run) ([]string, [][]string, error) {
-	var res Result
-	if err := json.Unmarshal(run.Result, &res); err != nil {
-		return nil, nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	res, err := pipeline.StoredResult[Result](run)
+	if err != nil {
+		return nil, nil, err
 	}
 	header := []string{"kind", "id", "text", "research_question", "indicator", "due_week", "weeks", "year", "authors", "url"}
 	var rows [][]string
@@ -122,6 +110,26 @@ type Rendered struct {
 	Document *document.Document
 	PDF      []byte
 	Markdown []byte
+}
+
+// Files renders res as the files a user gets: proposal.pdf, proposal.md
+// and proposal.json, whose JSON is envelope (the run's identity, usage and
+// whatever the caller adds) with the result and, when there is one, the
+// notice. envelope is changed.
+func (res *Result) Files(m Meta, font []byte, envelope map[string]any) (map[string][]byte, error) {
+	out, err := res.Render(m, font)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", m.RunID, err)
+	}
+	envelope["result"] = res
+	if n := res.Notice(m); n != "" {
+		envelope["notice"] = n
+	}
+	js, err := json.MarshalIndent(envelope, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{"proposal.pdf": out.PDF, "proposal.md": out.Markdown, "proposal.json": append(js, '\n')}, nil
 }
 
 // Render lays res out as a document and renders it as PDF (with font, when

@@ -130,6 +130,13 @@ func Interview(ctx context.Context, in io.Reader, out io.Writer) (UserProfile, e
 				return p, fmt.Errorf("interview interrupted before %s was answered: %w", q.field, ctx.Err())
 			case l = <-lines:
 			}
+			if l.tooLong {
+				fmt.Fprintf(out, "  ✗ The answer is longer than %d bytes. Please answer again.\n", maxAnswer)
+				if l.err == nil {
+					continue
+				}
+				l.text = ""
+			}
 			if l.err != nil && (l.err != io.EOF || l.text == "") {
 				fmt.Fprintln(out)
 				if l.err == io.EOF {
@@ -137,7 +144,7 @@ func Interview(ctx context.Context, in io.Reader, out io.Writer) (UserProfile, e
 				}
 				return p, fmt.Errorf("interview: reading the answer to %s: %w", q.field, l.err)
 			}
-			answer := strings.TrimSpace(strings.TrimSuffix(l.text, "\n"))
+			answer := strings.TrimSpace(l.text)
 			if err := q.set(&p, answer); err != nil {
 				fmt.Fprintf(out, "  ✗ %s. Please answer again.\n", capitalize(err.Error()))
 				continue
@@ -153,26 +160,51 @@ func Interview(ctx context.Context, in io.Reader, out io.Writer) (UserProfile, e
 	return p, nil
 }
 
+// maxAnswer bounds an answer line, in bytes: room for the longest field
+// (additional_context, 4000 characters) in any script.
+const maxAnswer = 4 * maxContext
+
 // readLine is a line read from the terminal, or why none could be.
+// tooLong marks a line longer than maxAnswer, of which text holds nothing.
 type readLine struct {
-	text string
-	err  error
+	text    string
+	tooLong bool
+	err     error
 }
 
 // readLines reads lines from in in a goroutine, so that waiting for an
 // answer can be interrupted; stop ends it once its current read returns.
+// A line longer than maxAnswer is read to its end and dropped, so that no
+// input, however long, is held in memory.
 func readLines(in io.Reader) (<-chan readLine, func()) {
 	lines, done := make(chan readLine), make(chan struct{})
 	go func() {
-		br := bufio.NewReader(in)
+		br := bufio.NewReaderSize(in, 4096)
 		for {
-			text, err := br.ReadString('\n')
+			var l readLine
+			var b []byte
+			for {
+				chunk, more, err := br.ReadLine()
+				if len(b)+len(chunk) > maxAnswer {
+					l.tooLong, b = true, nil
+				} else if !l.tooLong {
+					b = append(b, chunk...)
+				}
+				if err != nil {
+					l.err = err
+					break
+				}
+				if !more {
+					break
+				}
+			}
+			l.text = string(b)
 			select {
-			case lines <- readLine{text, err}:
+			case lines <- l:
 			case <-done:
 				return
 			}
-			if err != nil {
+			if l.err != nil {
 				return
 			}
 		}

@@ -164,6 +164,26 @@ func TestInterviewReasksBadAnswers(t *testing.T) {
 	}
 }
 
+// TestInterviewLongAnswer: an answer longer than any field allows (here a
+// megabyte without a newline, as from a wrong file piped in) is refused
+// and the question asked again; it is never held whole.
+func TestInterviewLongAnswer(t *testing.T) {
+	script := strings.Repeat("x", 1<<20) + "\nMaster's\nEducation\npeer tutoring\n10\n6 months\n\n\n\n\n"
+	var out strings.Builder
+	p, err := Interview(context.Background(), strings.NewReader(script), &out)
+	if err != nil || p.AcademicProgram != "Master's" {
+		t.Fatalf("%+v %v", p, err)
+	}
+	if !strings.Contains(out.String(), "✗ The answer is longer than 16000 bytes. Please answer again.") || strings.Count(out.String(), "[1/9]") != 2 {
+		t.Errorf("output %q", out.String())
+	}
+	// Without a newline before the input ends: the interview ends.
+	_, err = Interview(context.Background(), strings.NewReader(strings.Repeat("x", 1<<20)), &out)
+	if !errors.Is(err, ErrInterviewEnded) {
+		t.Errorf("err %v", err)
+	}
+}
+
 func TestInterviewEndsEarly(t *testing.T) {
 	var out strings.Builder
 	_, err := Interview(context.Background(), strings.NewReader("Master's\nEducation\npeer tutoring\n"), &out)

@@ -29,39 +29,11 @@ func newDB(t testing.TB) *sqlite.DB {
 	return db
 }
 
-// recorder is a client that keeps every request it passes on.
-type recorder struct {
-	next llm.Client
-	mu   sync.Mutex
-	reqs []llm.Request
-}
-
-func (r *recorder) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	r.mu.Lock()
-	r.reqs = append(r.reqs, *req)
-	r.mu.Unlock()
-	return r.next.Generate(ctx, req)
-}
-
-// calls counts the requests per agent.
-func (r *recorder) calls() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := map[string]int{}
-	for _, q := range r.reqs {
-		n[strings.TrimPrefix(q.Agent, "proposal.")]++
-	}
-	return n
-}
-
-func (r *recorder) prompts(agent string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// prompts returns the prompts of agent's requests, in order.
+func prompts(rec *mock.Recorder, agent string) []string {
 	var out []string
-	for _, q := range r.reqs {
-		if q.Agent == agent {
-			out = append(out, q.Prompt())
-		}
+	for _, q := range rec.Of(agent) {
+		out = append(out, q.Prompt())
 	}
 	return out
 }
@@ -97,7 +69,7 @@ func params(hours int, mod func(*Params)) Params {
 
 type run struct {
 	res   *Result
-	rec   *recorder
+	rec   *mock.Recorder
 	db    *sqlite.DB
 	runID string
 	err   error
@@ -106,7 +78,7 @@ type run struct {
 func runProposal(t *testing.T, client llm.Client, sources []search.Provider, p Params) run {
 	t.Helper()
 	db := newDB(t)
-	rec := &recorder{next: client}
+	rec := &mock.Recorder{Next: client}
 	pipe, err := New(sources, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -178,14 +150,14 @@ func TestMockRunThroughOneRefinement(t *testing.T) {
 	if got := stepKeys(t, r.db, r.runID); !reflect.DeepEqual(got, want) {
 		t.Errorf("steps\n got %v\nwant %v", got, want)
 	}
-	if c := r.rec.calls(); !reflect.DeepEqual(c, map[string]int{"queries": 1, "problem": 1, "objectives": 1, "methodology": 2, "data": 2, "qc": 2}) {
+	if c := r.rec.Calls(); !reflect.DeepEqual(c, map[string]int{"queries": 1, "problem": 1, "objectives": 1, "methodology": 2, "data": 2, "qc": 2}) {
 		t.Errorf("calls %v", c)
 	}
 
 	// The feedback reached the stages that ran again, with their previous
 	// output; the data plan shrank to fit.
-	meth := r.rec.prompts(agentMethodology)
-	data := r.rec.prompts(agentData)
+	meth := prompts(r.rec, agentMethodology)
+	data := prompts(r.rec, agentData)
 	if strings.Contains(meth[0], "Quality control reviewed") || !strings.Contains(meth[1], "Reduce the sample to about 9 participants") ||
 		!strings.Contains(meth[1], "The earlier methodology was") {
 		t.Errorf("methodology prompts do not carry the feedback as they should:\n%s", meth[1])
@@ -241,8 +213,8 @@ func TestMockRunPassesFirstTime(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if !r.res.Passed || r.res.Refinements != 0 || len(r.rec.reqs) != 6 {
-		t.Errorf("passed %v, %d refinements, %d calls", r.res.Passed, r.res.Refinements, len(r.rec.reqs))
+	if !r.res.Passed || r.res.Refinements != 0 || len(r.rec.Requests()) != 6 {
+		t.Errorf("passed %v, %d refinements, %d calls", r.res.Passed, r.res.Refinements, len(r.rec.Requests()))
 	}
 	if r.res.Notice(Meta{}) != "" || !strings.Contains(r.res.Notice(Meta{Mock: true}), "MOCK DATA") {
 		t.Errorf("notice %q", r.res.Notice(Meta{Mock: true}))
@@ -260,8 +232,8 @@ func TestRefinementCapStillProduces(t *testing.T) {
 		t.Fatal(r.err)
 	}
 	res := r.res
-	if res.Passed || res.Refinements != 2 || len(res.Rounds) != 3 || len(r.rec.reqs) != 18 {
-		t.Fatalf("passed %v, %d refinements, %d rounds, %d calls", res.Passed, res.Refinements, len(res.Rounds), len(r.rec.reqs))
+	if res.Passed || res.Refinements != 2 || len(res.Rounds) != 3 || len(r.rec.Requests()) != 18 {
+		t.Fatalf("passed %v, %d refinements, %d rounds, %d calls", res.Passed, res.Refinements, len(res.Rounds), len(r.rec.Requests()))
 	}
 	for _, rd := range res.Rounds {
 		if rd.From != StageProblem || len(rd.Stages) != 4 || rd.QualityValidation.Verdict != Fail {
@@ -280,7 +252,7 @@ func TestRefinementCapStillProduces(t *testing.T) {
 	}
 	// The refined problem formulation planned new searches from the
 	// feedback.
-	if q := r.rec.prompts(agentQueries); len(q) != 3 || !strings.Contains(q[1], "Narrow the research question") {
+	if q := prompts(r.rec, agentQueries); len(q) != 3 || !strings.Contains(q[1], "Narrow the research question") {
 		t.Errorf("queries prompts %d", len(q))
 	}
 	if !strings.Contains(res.ProblemDefinition.ProblemStatement, "narrowed") {
@@ -319,7 +291,7 @@ func TestRefinementStartsAtTheEarliestTarget(t *testing.T) {
 	if r.res.Rounds[0].QualityValidation.Reason != "coherence 0.60 < 0.70" {
 		t.Errorf("reason %q", r.res.Rounds[0].QualityValidation.Reason)
 	}
-	if !strings.Contains(r.rec.prompts(agentObjectives)[1], "Tie SO2 to RQ2") {
+	if !strings.Contains(prompts(r.rec, agentObjectives)[1], "Tie SO2 to RQ2") {
 		t.Error("objectives did not get the feedback")
 	}
 }
@@ -353,7 +325,7 @@ func TestCitationsMustBeSearchResults(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if c := r.rec.calls()["problem"]; c != 2 {
+	if c := r.rec.Calls()["problem"]; c != 2 {
 		t.Errorf("%d problem calls, want 2 (one repair)", c)
 	}
 	checkLiterature(t, r.res)
@@ -373,7 +345,7 @@ func TestNoSearch(t *testing.T) {
 	if len(res.ProblemDefinition.PreliminaryLiterature) != 0 || res.LiteratureSearch.Enabled || !strings.Contains(res.LiteratureSearch.Note, "--no-search") {
 		t.Errorf("literature %+v", res.LiteratureSearch)
 	}
-	if c := r.rec.calls(); c["queries"] != 0 || len(r.rec.reqs) != 5 {
+	if c := r.rec.Calls(); c["queries"] != 0 || len(r.rec.Requests()) != 5 {
 		t.Errorf("calls %v", c)
 	}
 	if got := states(res.Transitions[:4]); got != "INTERVIEWING PF_START PF_REVISE PF_DONE" {
@@ -440,7 +412,7 @@ func TestResumeReplaysEveryRound(t *testing.T) {
 		}
 		return mockData(req)
 	}})
-	first := &recorder{next: mock.New(rs)}
+	first := &mock.Recorder{Next: mock.New(rs)}
 	e := &engine.Engine{Store: db, Client: first}
 	r, err := e.Start(ctx, engine.RunInfo{Pipeline: "proposal", Params: p}, nil)
 	if err != nil {
@@ -452,7 +424,7 @@ func TestResumeReplaysEveryRound(t *testing.T) {
 	if err := r.Finish(ctx, nil, errors.New("interrupted")); err != nil {
 		t.Fatal(err)
 	}
-	second := &recorder{next: mock.New(MockResponders())}
+	second := &mock.Recorder{Next: mock.New(MockResponders())}
 	e2 := &engine.Engine{Store: db, Client: second}
 	r2, err := e2.Resume(ctx, r.ID(), nil)
 	if err != nil {
@@ -462,7 +434,7 @@ func TestResumeReplaysEveryRound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := second.calls(); !reflect.DeepEqual(c, map[string]int{"data": 1, "qc": 1}) {
+	if c := second.Calls(); !reflect.DeepEqual(c, map[string]int{"data": 1, "qc": 1}) {
 		t.Errorf("resumed run called %v; want only r1's data collection and review", c)
 	}
 	if !res.Passed || res.Refinements != 1 {

@@ -62,9 +62,9 @@ func Definition() (pipeline.Definition, error) {
 // Ideas are a succeeded run's candidates, best first, as bookmarks keep
 // them.
 func Ideas(run *madspark.Run) ([]pipeline.Idea, error) {
-	var res Result
-	if err := json.Unmarshal(run.Result, &res); err != nil {
-		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	res, err := resultOf(run)
+	if err != nil {
+		return nil, err
 	}
 	p := DefaultParams()
 	_ = json.Unmarshal(run.Params, &p)
@@ -78,9 +78,9 @@ func Ideas(run *madspark.Run) ([]pipeline.Idea, error) {
 
 // ReportOf is the report of a succeeded spark run, from its record.
 func ReportOf(run *madspark.Run) (*Report, error) {
-	var res Result
-	if err := json.Unmarshal(run.Result, &res); err != nil {
-		return nil, fmt.Errorf("run %s: stored result: %w", run.ID, err)
+	res, err := resultOf(run)
+	if err != nil {
+		return nil, err
 	}
-	return NewReport(&res, run.ID, run.Mode, run.Provider, run.Model, run.Usage, run.FinishedAt.Sub(run.CreatedAt)), nil
+	return NewReport(res, run.ID, run.Mode, run.Provider, run.Model, run.Usage, run.FinishedAt.Sub(run.CreatedAt)), nil
 }

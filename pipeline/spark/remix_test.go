@@ -15,16 +15,16 @@ import (
 // costs six calls; without seed ideas the prompt says nothing of them.
 func TestSeedIdeasReachTheGeneratePrompt(t *testing.T) {
 	seeds := []string{"Refined Rooftop Seed Library: swap heirloom seeds between buildings", "Compost Courier: bikes that collect kitchen scraps"}
-	rec := &recorder{next: mock.New(MockResponders())}
+	rec := &mock.Recorder{Next: mock.New(MockResponders())}
 	res, _, err := runSpark(t, newStore(t), rec, params("urban farming", func(p *Params) { p.SeedIdeas = seeds }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := rec.calls(""); n != 6 {
+	if n := len(rec.Requests()); n != 6 {
 		t.Errorf("a remix made %d calls, want 6", n)
 	}
 	var prompt string
-	for _, q := range rec.reqs {
+	for _, q := range rec.Requests() {
 		if q.Agent == agentGenerate {
 			prompt = q.Messages[len(q.Messages)-1].Content
 		}
@@ -50,11 +50,11 @@ func TestSeedIdeasReachTheGeneratePrompt(t *testing.T) {
 		t.Errorf("%d of %d mock candidates build on a seed idea", builds, len(res.Candidates))
 	}
 
-	rec = &recorder{next: mock.New(MockResponders())}
+	rec = &mock.Recorder{Next: mock.New(MockResponders())}
 	if _, _, err := runSpark(t, newStore(t), rec, params("urban farming", nil)); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range rec.reqs {
+	for _, q := range rec.Requests() {
 		if q.Agent == agentGenerate && strings.Contains(q.Messages[len(q.Messages)-1].Content, "Build on") {
 			t.Errorf("a run without seed ideas mentions them:\n%s", q.Messages[len(q.Messages)-1].Content)
 		}

@@ -19,33 +19,6 @@ import (
 	"github.com/madspark/madspark/store/sqlite"
 )
 
-// recorder wraps a client and records every request, concurrency-safe.
-type recorder struct {
-	next llm.Client
-	mu   sync.Mutex
-	reqs []*llm.Request
-}
-
-func (r *recorder) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	r.mu.Lock()
-	cp := *req
-	r.reqs = append(r.reqs, &cp)
-	r.mu.Unlock()
-	return r.next.Generate(ctx, req)
-}
-
-func (r *recorder) calls(agent string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, q := range r.reqs {
-		if agent == "" || q.Agent == agent {
-			n++
-		}
-	}
-	return n
-}
-
 func newStore(t *testing.T) *sqlite.DB {
 	t.Helper()
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "madspark.db"))
@@ -100,13 +73,13 @@ func TestCallsPerRunAreConstant(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := &recorder{next: mock.New(MockResponders())}
+			rec := &mock.Recorder{Next: mock.New(MockResponders())}
 			p := params("sustainable urban farming", tt.mod)
 			res, run, err := runSpark(t, newStore(t), rec, p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := rec.calls(""); got != tt.calls {
+			if got := len(rec.Requests()); got != tt.calls {
 				t.Fatalf("LLM calls = %d, want %d", got, tt.calls)
 			}
 			if u := run.Usage(); u.LLMCalls != tt.calls || u.InputTokens == 0 || u.OutputTokens == 0 {
@@ -140,12 +113,12 @@ func TestCallsPerRunAreConstant(t *testing.T) {
 }
 
 func TestRoleTemperatures(t *testing.T) {
-	rec := &recorder{next: mock.New(MockResponders())}
+	rec := &mock.Recorder{Next: mock.New(MockResponders())}
 	if _, _, err := runSpark(t, newStore(t), rec, params("AI in education", nil)); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]float64{agentGenerate: 0.9, agentEvaluate: 0.3, agentAdvocate: 0.5, agentSkeptic: 0.5, agentImprove: 0.9}
-	for _, q := range rec.reqs {
+	for _, q := range rec.Requests() {
 		if q.Temperature != want[q.Agent] {
 			t.Errorf("%s temperature = %v, want %v", q.Agent, q.Temperature, want[q.Agent])
 		}
@@ -211,17 +184,17 @@ func TestBatchReplyIsRepaired(t *testing.T) {
 		}
 		return resp, err
 	})
-	rec := &recorder{next: client}
+	rec := &mock.Recorder{Next: client}
 	if _, _, err := runSpark(t, newStore(t), rec, params("urban farming", nil)); err != nil {
 		t.Fatal(err)
 	}
-	if rec.calls(agentSkeptic) != 2 {
-		t.Fatalf("skeptic calls = %d, want 2 (one repair)", rec.calls(agentSkeptic))
+	if len(rec.Of(agentSkeptic)) != 2 {
+		t.Fatalf("skeptic calls = %d, want 2 (one repair)", len(rec.Of(agentSkeptic)))
 	}
 	var repair *llm.Request
-	for _, q := range rec.reqs {
+	for _, q := range rec.Requests() {
 		if q.Agent == agentSkeptic && len(q.Messages) == 3 {
-			repair = q
+			repair = &q
 		}
 	}
 	if repair == nil || !strings.Contains(repair.Messages[2].Content, "index 2 is missing") {
@@ -292,7 +265,7 @@ func TestResumeReplaysFinishedSteps(t *testing.T) {
 	if err == nil || first != nil {
 		t.Fatalf("first run should fail, got %v", err)
 	}
-	rec := &recorder{next: mock.New(MockResponders())}
+	rec := &mock.Recorder{Next: mock.New(MockResponders())}
 	e := &engine.Engine{Store: db, Client: rec}
 	resumed, err := e.Resume(context.Background(), run.ID(), nil)
 	if err != nil {
@@ -304,7 +277,7 @@ func TestResumeReplaysFinishedSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]int{}
-	for _, q := range rec.reqs {
+	for _, q := range rec.Requests() {
 		got[q.Agent]++
 	}
 	want := map[string]int{agentImprove: 1, agentEvaluate: 1, agentMultiDim: 1}

@@ -51,3 +51,21 @@ func TestPickIsDeterministic(t *testing.T) {
 		t.Fatalf("Short = %q", Short("one two three four five", 12))
 	}
 }
+
+func TestRecorder(t *testing.T) {
+	rec := &Recorder{Next: New(map[string]Responder{
+		"p.a": func(*llm.Request) (any, error) { return "a", nil },
+		"b":   func(*llm.Request) (any, error) { return "b", nil },
+	})}
+	for _, agent := range []string{"p.a", "b", "p.a"} {
+		if _, err := rec.Generate(context.Background(), &llm.Request{Agent: agent, System: agent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rec.Calls(); got["a"] != 2 || got["b"] != 1 || len(got) != 2 {
+		t.Errorf("calls %v", got)
+	}
+	if of := rec.Of("p.a"); len(of) != 2 || of[1].System != "p.a" || len(rec.Requests()) != 3 {
+		t.Errorf("of %+v", of)
+	}
+}
