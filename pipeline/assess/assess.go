@@ -234,6 +234,7 @@ type session struct {
 	ws     *workspace
 	rec    *recorder
 	out    *writer // the run's files, written off the critical path
+	marked uint64  // the files given before the step under way began
 	meta   Metadata
 	res    *Result
 	start  time.Time
@@ -385,6 +386,19 @@ func (s *session) saveMeta() error {
 	return s.out.failed()
 }
 
+// beginStep waits until the files of the step before the previous one are
+// written, and returns the first error of a write. The files of a step are
+// written while the next step's call is under way, so a run whose files
+// cannot be written stops at most one step later, whatever the speed of
+// the disk.
+func (s *session) beginStep() error {
+	if err := s.out.settled(s.marked); err != nil {
+		return err
+	}
+	s.marked = s.out.mark()
+	return nil
+}
+
 // progress reports one more stage done.
 func (s *session) progress(stage, message string) {
 	s.r.Emit(stage, min(99, s.done*100/max(1, s.units)), message)
@@ -495,7 +509,7 @@ func (pl *researchPlan) check(max int) error {
 // one with its feedback from n = 2 on — and writes it to
 // iterations/iteration_n.md, pointing analysis.md at it.
 func (s *session) analyse(ctx context.Context, n int) (*Iteration, error) {
-	if err := s.out.failed(); err != nil {
+	if err := s.beginStep(); err != nil {
 		return nil, err
 	}
 	s.progress(fmt.Sprintf("iteration %d", n), "the analyst writes")
@@ -530,7 +544,7 @@ func (s *session) analyse(ctx context.Context, n int) (*Iteration, error) {
 // review has the reviewer, and the fact checker beside it, judge iteration
 // it, and writes their verdicts.
 func (s *session) review(ctx context.Context, it *Iteration) error {
-	if err := s.out.failed(); err != nil {
+	if err := s.beginStep(); err != nil {
 		return err
 	}
 	n := it.Number
@@ -615,7 +629,7 @@ func (f *FactCheck) checkSources(returned []string) error {
 
 // judge grades the final analysis and writes evaluation.json.
 func (s *session) judge(ctx context.Context) error {
-	if err := s.out.failed(); err != nil {
+	if err := s.beginStep(); err != nil {
 		return err
 	}
 	s.progress("judge", "the judge grades the analysis")

@@ -353,6 +353,35 @@ func TestWriterOrderAndErrors(t *testing.T) {
 	}
 }
 
+// TestWriterSettled checks that settled waits for the files given before
+// its mark, and only for those.
+func TestWriterSettled(t *testing.T) {
+	w := newWriter()
+	first, second := make(chan struct{}), make(chan struct{})
+	w.enqueue("a", func() error { <-first; return nil })
+	m := w.mark()
+	w.enqueue("b", func() error { <-second; return nil })
+	done := make(chan error, 1)
+	go func() { done <- w.settled(m) }()
+	select {
+	case err := <-done:
+		t.Fatalf("settled returned %v while a file before the mark was being written", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(first)
+	if err := <-done; err != nil { // returns with b still blocked
+		t.Fatal(err)
+	}
+	close(second)
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
+	}
+	w.enqueue("c", func() error { return errors.New("disk full") })
+	if err := w.settled(w.mark()); err == nil || err.Error() != "disk full" {
+		t.Fatalf("settled after a failed write: %v", err)
+	}
+}
+
 // TestWriteFailureStopsTheRun makes the iteration file impossible to write
 // (a file stands where iterations/ should be): the run fails naming it
 // before the reviewer is paid for.

@@ -235,16 +235,20 @@ type Metadata struct {
 // (each file is synced before it is renamed into place). A file given again
 // before its earlier version was written is written once, with the later
 // data, after everything given before it. Flush waits until every file
-// given so far is written. It is safe for concurrent use.
+// given so far is written; settled waits for those given before a mark. It
+// is safe for concurrent use.
 type writer struct {
-	mu      sync.Mutex
-	idle    sync.Cond
-	pending []writeOp
-	busy    bool // a goroutine is writing
-	err     error
+	mu       sync.Mutex
+	idle     sync.Cond
+	pending  []writeOp
+	busy     bool   // a goroutine is writing
+	seq      uint64 // of the last file given
+	inflight uint64 // seq of the file being written, 0 if none
+	err      error
 }
 
 type writeOp struct {
+	seq  uint64
 	path string
 	do   func() error
 }
@@ -260,7 +264,8 @@ func (w *writer) enqueue(path string, do func() error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.pending = slices.DeleteFunc(w.pending, func(o writeOp) bool { return o.path == path })
-	w.pending = append(w.pending, writeOp{path, do})
+	w.seq++
+	w.pending = append(w.pending, writeOp{w.seq, path, do})
 	if !w.busy {
 		w.busy = true
 		go w.drain()
@@ -274,12 +279,15 @@ func (w *writer) drain() {
 	for len(w.pending) > 0 {
 		op := w.pending[0]
 		w.pending = w.pending[1:]
+		w.inflight = op.seq
 		w.mu.Unlock()
 		err := op.do()
 		w.mu.Lock()
+		w.inflight = 0
 		if err != nil && w.err == nil {
 			w.err = err
 		}
+		w.idle.Broadcast()
 	}
 	w.busy = false
 	w.idle.Broadcast()
@@ -306,6 +314,34 @@ func (w *writer) failed() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
+}
+
+// mark names the files given so far, for settled.
+func (w *writer) mark() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq
+}
+
+// settled waits until every file given before mark m is written (or given
+// again since, with later data), and returns the first error of a write
+// done so far.
+func (w *writer) settled(m uint64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.err == nil && w.before(m) {
+		w.idle.Wait()
+	}
+	return w.err
+}
+
+// before reports whether a file given before mark m is still to be
+// written. w.mu is held.
+func (w *writer) before(m uint64) bool {
+	if w.inflight != 0 && w.inflight <= m {
+		return true
+	}
+	return slices.ContainsFunc(w.pending, func(o writeOp) bool { return o.seq <= m })
 }
 
 // flush waits until every file given so far is written, and returns the
