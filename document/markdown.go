@@ -2,6 +2,7 @@ package document
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -10,10 +11,12 @@ import (
 // Markdown renders d as GitHub-flavoured Markdown: the title as a level-1
 // heading, the notice as a quote, a linked table of contents, sections as
 // numbered headings with HTML anchors, lists, tables and links. Text is
-// escaped so that nothing in it is read as Markdown.
+// escaped so that nothing in it is read as Markdown or HTML, and kept on
+// its line; only http, https and mailto URLs (see LinkURL) become links,
+// others leave their text alone.
 func Markdown(d *Document) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", Escape(d.Title))
+	fmt.Fprintf(&b, "# %s\n\n", headingText(Escape(d.Title)))
 	if d.Subtitle != "" {
 		fmt.Fprintf(&b, "**%s**\n\n", Escape(d.Subtitle))
 	}
@@ -29,12 +32,12 @@ func Markdown(d *Document) []byte {
 	if d.Contents {
 		b.WriteString("## Contents\n\n")
 		for _, h := range Headings(d) {
-			fmt.Fprintf(&b, "%s- [%s](#%s)\n", strings.Repeat("  ", h.Level-1), escapeInline(h.Label()), h.Anchor)
+			fmt.Fprintf(&b, "%s- [%s](#%s)\n", strings.Repeat("  ", h.Level-1), escapeInline(collapse(h.Label())), h.Anchor)
 		}
 		b.WriteString("\n")
 	}
 	Walk(d, func(h Heading, s *Section) {
-		fmt.Fprintf(&b, "<a id=\"%s\"></a>\n\n%s %s\n\n", h.Anchor, strings.Repeat("#", h.Level+1), escapeInline(h.Label()))
+		fmt.Fprintf(&b, "<a id=\"%s\"></a>\n\n%s %s\n\n", h.Anchor, strings.Repeat("#", h.Level+1), headingText(escapeInline(collapse(h.Label()))))
 		for _, blk := range s.Blocks {
 			writeBlock(&b, blk)
 		}
@@ -109,18 +112,30 @@ func spans(ss []Span) string {
 		case s.Italic:
 			core = "*" + core + "*"
 		}
-		if s.URL != "" {
-			core = "[" + core + "](" + escapeURL(s.URL) + ")"
+		if u := LinkURL(s.URL); u != "" {
+			core = "[" + core + "](" + escapeURL(u) + ")"
 		}
 		b.WriteString(lead + core + trail)
 	}
 	return strings.TrimSpace(b.String())
 }
 
-// Escape backslash-escapes the characters Markdown could read as syntax,
-// and a "#", "+", "-", "=" or "N." that starts the text.
+// headingText is escaped text as the text of an ATX heading: a "#" at
+// its end is escaped too, which would otherwise close the heading and be
+// dropped.
+func headingText(out string) string {
+	if strings.HasSuffix(out, "#") {
+		out = out[:len(out)-1] + "\\#"
+	}
+	return out
+}
+
+// Escape returns s as one line of Markdown text: white space collapsed,
+// and the characters Markdown could read as syntax or HTML
+// backslash-escaped, with a "#", "+", "-", "=" or "N." that starts the
+// text.
 func Escape(s string) string {
-	out := escapeInline(s)
+	out := escapeInline(collapse(s))
 	if out != "" && strings.ContainsRune("#+-=", rune(out[0])) {
 		out = "\\" + out
 	}
@@ -132,12 +147,12 @@ func Escape(s string) string {
 }
 
 // escapeInline backslash-escapes the characters Markdown could read as
-// syntax inside a line.
+// syntax inside a line, and an "&" that would start an HTML entity.
 func escapeInline(s string) string {
 	s = clean(s)
 	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune("\\`*_[]<>|~", r) {
+	for i, r := range s {
+		if strings.ContainsRune("\\`*_[]<>|~", r) || (r == '&' && entity.MatchString(s[i:])) {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
@@ -145,10 +160,22 @@ func escapeInline(s string) string {
 	return b.String()
 }
 
-// escapeURL makes a URL safe inside (...) of a Markdown link.
+// entity matches an HTML entity or character reference at the start.
+var entity = regexp.MustCompile(`^&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});`)
+
+// escapeURL makes a URL safe inside (...) of a Markdown link: white
+// space, control characters and the characters that would end the
+// destination or escape one are percent-encoded.
 func escapeURL(u string) string {
-	r := strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29", "<", "%3C", ">", "%3E")
-	return r.Replace(strings.TrimSpace(u))
+	var b strings.Builder
+	for _, c := range []byte(strings.TrimSpace(u)) {
+		if c <= ' ' || c == 0x7f || strings.IndexByte("()<>\\", c) >= 0 {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // collapse replaces every run of white space by one space and trims.

@@ -6,10 +6,13 @@
 // Headings become sections, paragraphs paragraphs (bold, italic, links
 // kept), lists lists (a nested list's items follow their parent's, marked
 // with a dash), tables tables, and code blocks and quotes paragraphs of
-// their text. Raw HTML is dropped.
+// their text. Raw HTML is dropped. Only http, https and mailto links are
+// kept (document.LinkURL); any other link, such as javascript: or data:,
+// keeps its text without the link.
 package mdconv
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -17,6 +20,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 
 	"github.com/madspark/madspark/document"
 )
@@ -226,7 +230,11 @@ func (c *converter) spans(n ast.Node) []document.Span {
 		for ch := n.FirstChild(); ch != nil; ch = ch.NextSibling() {
 			switch v := ch.(type) {
 			case *ast.Text:
-				emit(string(v.Value(c.src)), bold, italic, url)
+				t := v.Value(c.src)
+				if !v.IsRaw() {
+					t = unescape(t)
+				}
+				emit(string(t), bold, italic, url)
 				if v.SoftLineBreak() || v.HardLineBreak() {
 					emit(" ", bold, italic, url)
 				}
@@ -243,10 +251,13 @@ func (c *converter) spans(n ast.Node) []document.Span {
 			case *ast.Emphasis:
 				walk(v, bold || v.Level >= 2, italic || v.Level == 1, url)
 			case *ast.Link:
-				walk(v, bold, italic, string(v.Destination))
+				walk(v, bold, italic, document.LinkURL(string(unescape(v.Destination))))
 			case *ast.AutoLink:
 				u := string(v.URL(c.src))
-				emit(string(v.Label(c.src)), bold, italic, u)
+				if v.AutoLinkType == ast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(u), "mailto:") {
+					u = "mailto:" + u
+				}
+				emit(string(v.Label(c.src)), bold, italic, document.LinkURL(u))
 			case *ast.Image:
 				walk(v, bold, italic, url)
 			case *ast.RawHTML:
@@ -256,5 +267,36 @@ func (c *converter) spans(n ast.Node) []document.Span {
 		}
 	}
 	walk(n, false, false, "")
+	return out
+}
+
+// reference matches an HTML entity or character reference at the start.
+var reference = regexp.MustCompile(`^&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});`)
+
+// unescape reads Markdown's backslash escapes and HTML entity and
+// character references in text, as a Markdown renderer does: "a \\| b"
+// is "a | b" and "AT&amp;T" is "AT&T".
+func unescape(b []byte) []byte {
+	if !strings.ContainsAny(string(b), "\\&") {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '\\' && i+1 < len(b) && util.IsPunct(b[i+1]):
+			out = append(out, b[i+1])
+			i++
+		case b[i] == '&':
+			m := reference.Find(b[i:])
+			if m == nil {
+				out = append(out, '&')
+				continue
+			}
+			out = append(out, util.ResolveNumericReferences(util.ResolveEntityNames(m))...)
+			i += len(m) - 1
+		default:
+			out = append(out, b[i])
+		}
+	}
 	return out
 }

@@ -98,3 +98,47 @@ func TestBlocks(t *testing.T) {
 		t.Errorf("Blocks = %+v", bs)
 	}
 }
+
+func TestConvertKeepsOnlySafeLinks(t *testing.T) {
+	src := "[a](javascript:alert(1)) [b](data:text/html,x) <javascript:alert(2)> <ada@example.org> [c](https://example.org/c) " +
+		"[d](JAVASCRIPT:x) [e](  javascript:x) [f](java&#115;cript:x) [g](<javascript:x>) [h](file:///etc/passwd) [i](/relative) " +
+		"![j](javascript:x) [k][ref] <mailto:bob@example.org> <script>alert(3)</script>\n\n<iframe src=x></iframe>\n\n[ref]: vbscript:x\n"
+	bs := Blocks(src)
+	if len(bs) != 1 {
+		t.Fatalf("Blocks = %d blocks, want the paragraph alone: %+v", len(bs), bs)
+	}
+	links := map[string]string{}
+	for _, s := range bs[0].(*document.Paragraph).Spans {
+		if s.URL != "" {
+			links[strings.TrimSpace(s.Text)] = s.URL
+		}
+		if strings.Contains(s.Text, "<") || strings.Contains(s.Text, "iframe") {
+			t.Errorf("raw HTML kept as text: %q", s.Text)
+		}
+	}
+	want := map[string]string{"ada@example.org": "mailto:ada@example.org", "c": "https://example.org/c", "mailto:bob@example.org": "mailto:bob@example.org"}
+	if len(links) != len(want) {
+		t.Errorf("links %q, want %q", links, want)
+	}
+	for k, v := range want {
+		if links[k] != v {
+			t.Errorf("link %q = %q, want %q (all: %q)", k, links[k], v, links)
+		}
+	}
+	for _, text := range []string{"a", "b", "javascript:alert(2)", "d", "e", "f", "g", "h", "i", "j", "k", "alert(3)"} {
+		if !strings.Contains(" "+spans(bs[0].(*document.Paragraph).Spans)+" ", " "+text+" ") {
+			t.Errorf("text %q lost: %q", text, spans(bs[0].(*document.Paragraph).Spans))
+		}
+	}
+}
+
+func TestConvertReadsEscapesAndReferences(t *testing.T) {
+	bs := Blocks("a \\| b \\*c\\* AT&amp;T &#x3C;b&#x3E; &copy; &nosuch; \\q `co\\*de &amp;` [x&amp;y](https://example.org/?a=1&amp;b=2)\n")
+	p := bs[0].(*document.Paragraph)
+	if got, want := spans(p.Spans), "a | b *c* AT&T <b> © &nosuch; \\q co\\*de &amp; x&y"; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+	if u := p.Spans[len(p.Spans)-1].URL; u != "https://example.org/?a=1&b=2" {
+		t.Errorf("URL %q", u)
+	}
+}

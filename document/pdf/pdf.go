@@ -338,7 +338,9 @@ func (r *renderer) block(b document.Block) {
 }
 
 // spans writes a paragraph of styled spans flowing from the left margin
-// left, and reports whether it wrote anything.
+// left, and reports whether it wrote anything. Only http, https and mailto
+// URLs (document.LinkURL) become links; a span with another URL is drawn
+// as plain text.
 func (r *renderer) spans(ss []document.Span, left float64) bool {
 	p := r.pdf
 	p.SetLeftMargin(left)
@@ -346,6 +348,7 @@ func (r *renderer) spans(ss []document.Span, left float64) bool {
 	p.SetX(left)
 	wrote := false
 	for i, s := range ss {
+		url := document.LinkURL(s.URL)
 		text := collapseSpan(s.Text, i == 0, i == len(ss)-1)
 		if text == "" {
 			continue
@@ -365,10 +368,10 @@ func (r *renderer) spans(ss []document.Span, left float64) bool {
 			if run.fallback {
 				fc = faceFallback
 			}
-			if s.URL != "" {
+			if url != "" {
 				r.faces.setStyle(p, fc, bodySize, "U")
 				p.SetTextColor(20, 60, 160)
-				p.WriteLinkString(bodyLine, run.text, s.URL)
+				p.WriteLinkString(bodyLine, run.text, url)
 				p.SetTextColor(0, 0, 0)
 			} else {
 				r.faces.set(p, fc, bodySize)

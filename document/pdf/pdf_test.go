@@ -281,3 +281,31 @@ func TestBadFallbackFont(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyWebAndMailLinks: a span whose URL is not http, https or mailto
+// is drawn as its text, with no link annotation.
+func TestOnlyWebAndMailLinks(t *testing.T) {
+	d := &document.Document{Title: "Links <script>alert(0)</script>", Sections: []document.Section{{Title: "Sources", Blocks: []document.Block{
+		document.Para(document.Link("js-link", "javascript:app.alert(1)"), document.Plain(" "), document.Link("data-link", "data:text/html,<script>x</script>"),
+			document.Plain(" "), document.Link("file-link", "file:///etc/passwd"), document.Plain(" "), document.Link("rel-link", "../secret.pdf"),
+			document.Plain(" "), document.Link("launch-link", " JavaScript:this.print()"), document.Plain(" "), document.Link("web-link", "https://example.org/a(b)"),
+			document.Plain(" "), document.Link("mail-link", "mailto:ada@example.org")),
+	}}}}
+	path, raw := render(t, d)
+	var uris []string
+	for _, m := range regexp.MustCompile(`/URI \(((?:[^()\\]|\\.)*)\)`).FindAllSubmatch(raw, -1) {
+		uris = append(uris, string(m[1]))
+	}
+	if want := []string{`https://example.org/a\(b\)`, "mailto:ada@example.org"}; strings.Join(uris, " ") != strings.Join(want, " ") {
+		t.Errorf("link targets %q, want %q", uris, want)
+	}
+	for _, bad := range []string{"/JavaScript", "/JS", "/Launch", "javascript:", "data:", "file:"} {
+		if bytes.Contains(raw, []byte(bad)) {
+			t.Errorf("the PDF holds %q", bad)
+		}
+	}
+	text := pdftest.Text(t, path)
+	if want := "js-link data-link file-link rel-link launch-link web-link mail-link"; !strings.Contains(text, want) {
+		t.Errorf("text lacks %q: %s", want, text)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/madspark/madspark/document"
 )
 
 // MockNote heads every rendering of mock data.
@@ -100,7 +102,7 @@ func (s *Synthesis) Markdown() string {
 	}
 	for _, r := range s.Ranking[:s.Top] {
 		fmt.Fprintf(&b, "### %d. %s\n\nScore %.1f/10 · grade %s · %s · [analysis](../analyses/%s/analysis.md)\n\n%s\n\n",
-			r.Rank, r.Idea, r.WeightedScore, r.OverallGrade, r.Recommendation, r.Slug, why[r.Slug])
+			r.Rank, document.Escape(r.Idea), r.WeightedScore, r.OverallGrade, r.Recommendation, r.Slug, why[r.Slug])
 	}
 	b.WriteString("## Ranking\n\n| # | Idea | Score | Grade |")
 	for _, c := range Criteria {
@@ -110,7 +112,7 @@ func (s *Synthesis) Markdown() string {
 	b.WriteString(strings.Repeat("---|", len(Criteria)))
 	b.WriteString("---|\n")
 	for _, r := range s.Ranking {
-		fmt.Fprintf(&b, "| %d | %s | %.1f | %s |", r.Rank, escapeCell(r.Idea), r.WeightedScore, r.OverallGrade)
+		fmt.Fprintf(&b, "| %d | %s | %.1f | %s |", r.Rank, document.Escape(r.Idea), r.WeightedScore, r.OverallGrade)
 		for _, c := range Criteria {
 			g, _ := r.Grades.ByKey(c.Key)
 			fmt.Fprintf(&b, " %s |", g.Grade)
@@ -157,5 +159,3 @@ func (s *Synthesis) Report() string {
 	fmt.Fprintf(&b, "\n%s\n\nReport: %s\n", oneLine(s.Narrative.Recommendation), filepath.Join(s.OutputDir, filepath.FromSlash(s.Files.Report)))
 	return b.String()
 }
-
-func escapeCell(s string) string { return strings.ReplaceAll(oneLine(s), "|", `\|`) }

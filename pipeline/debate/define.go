@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/search"
@@ -46,7 +47,7 @@ func Definition(count func(string) int, searcher search.Provider, logger *slog.L
 			if err != nil {
 				return nil, err
 			}
-			answer := "# " + res.Query + "\n\n" + res.Answer + "\n"
+			answer := "# " + document.Escape(res.Query) + "\n\n" + res.Answer + "\n"
 			if run.Mode == "mock" {
 				answer = "MOCK DATA: generated offline by the mock provider, not by a language model.\n\n" + answer
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/llm"
 )
 
@@ -156,15 +157,17 @@ func dimensionsText(m *MultiDimensional) string {
 
 func (r *Report) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", r.Topic)
+	// The topic, context and ideas are one-line texts: escaped, so that
+	// none of them can start a heading, a table or HTML.
+	fmt.Fprintf(&b, "# %s\n\n", document.Escape(r.Topic))
 	if r.Mode == "mock" {
 		b.WriteString("> **Mock data**: generated offline by the mock provider, not by a language model.\n\n")
 	}
 	if r.Context != "" {
-		fmt.Fprintf(&b, "**Context:** %s\n\n", r.Context)
+		fmt.Fprintf(&b, "**Context:** %s\n\n", document.Escape(r.Context))
 	}
 	for i, c := range r.Candidates {
-		fmt.Fprintf(&b, "## %d. %s\n\n", i+1, c.Idea)
+		fmt.Fprintf(&b, "## %d. %s\n\n", i+1, document.Escape(c.Idea))
 		fmt.Fprintf(&b, "**Initial score:** %.1f/10 — %s\n\n", c.InitialScore, c.InitialCritique)
 		if m := c.MultiDimensionalEvaluation; m != nil {
 			b.WriteString(dimensionsTable(m))
