@@ -99,8 +99,9 @@ type Config struct {
 	// means DefaultMaxImportBytes.
 	MaxBodyBytes, MaxImportBytes int64
 	// RateLimit is each client's sustained rate of requests per second
-	// (a token bucket per bearer token, or per IP address without one),
-	// and RateBurst the bucket's size; 0 means the defaults, a negative
+	// (a token bucket per client: the server's token when the server
+	// checked it, else the IP address, an IPv6 one by its /64), and
+	// RateBurst the bucket's size; 0 means the defaults, a negative
 	// RateLimit no limit.
 	RateLimit float64
 	RateBurst int

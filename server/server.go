@@ -346,6 +346,7 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 			writeRouteError(w, r, http.StatusUnauthorized, "invalid_api_key", "missing or invalid API key: send Authorization: Bearer <MADSPARK_API_TOKEN>")
 			return
 		}
+		infoOf(r.Context()).authenticated = true
 		next.ServeHTTP(w, r)
 	})
 }
@@ -356,6 +357,8 @@ type requestInfo struct {
 	stream bool
 	runID  string
 	err    error
+	// authenticated: the request carried the configured token.
+	authenticated bool
 }
 
 type infoKey struct{}
@@ -367,6 +370,17 @@ func infoOf(ctx context.Context) *requestInfo {
 		return info
 	}
 	return &requestInfo{}
+}
+
+// Authenticated reports whether the request of ctx, served by a Server,
+// carried the server's configured token (Config.Token). It is false when no
+// token is configured, for public requests (GET /health, Config.Public),
+// and for a context that did not come from a Server's handler; so a bearer
+// token a client merely sends says nothing about who it is unless this is
+// true.
+func Authenticated(ctx context.Context) bool {
+	info, ok := ctx.Value(infoKey{}).(*requestInfo)
+	return ok && info.authenticated
 }
 
 // statusWriter records the status and size of a response. Unwrap lets
