@@ -79,6 +79,7 @@ const (
 	DefaultRateLimit      = 20
 	DefaultRateBurst      = 120
 	DefaultSyncTimeout    = 10 * time.Minute
+	DefaultWriteTimeout   = 10 * time.Second
 )
 
 // Config configures a Handler.
@@ -117,6 +118,10 @@ type Config struct {
 	// Heartbeat is how often an idle progress stream sends a keep-alive;
 	// 0 means 15s.
 	Heartbeat time.Duration
+	// WriteTimeout bounds each write to a progress stream (SSE or
+	// WebSocket): a client that reads nothing for that long is dropped,
+	// and its subscription with it. 0 means DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// WebUI says that the server also serves the web UI at / (mounted by
 	// its caller), so that the OpenAPI document lists GET / too.
 	WebUI bool
@@ -166,6 +171,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.SyncTimeout <= 0 {
 		cfg.SyncTimeout = DefaultSyncTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
