@@ -39,6 +39,10 @@ type Config struct {
 	MaxBodyBytes int64
 	// Version is reported by GET /health.
 	Version string
+	// WriteTimeout bounds each write of a streamed chat completion: a
+	// client that reads nothing for that long is dropped and its run
+	// stopped. Zero means 10s.
+	WriteTimeout time.Duration
 	// DrainTimeout bounds how long Serve, when shutting down, waits for
 	// requests and streams in progress to finish before it closes their
 	// connections. Zero means 30s.
@@ -89,6 +93,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 10 * time.Second
 	}
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = 30 * time.Second
