@@ -76,6 +76,7 @@ type Info struct {
 const (
 	DefaultMaxBodyBytes   = 1 << 20
 	DefaultMaxImportBytes = 16 << 20
+	DefaultMaxImportItems = 10000
 	DefaultRateLimit      = 20
 	DefaultRateBurst      = 120
 	DefaultSyncTimeout    = 10 * time.Minute
@@ -99,6 +100,9 @@ type Config struct {
 	// DefaultMaxBodyBytes. MaxImportBytes bounds a bookmarks import; 0
 	// means DefaultMaxImportBytes.
 	MaxBodyBytes, MaxImportBytes int64
+	// MaxImportItems bounds the bookmarks of one import (413 beyond); 0
+	// means DefaultMaxImportItems.
+	MaxImportItems int
 	// RateLimit is each client's sustained rate of requests per second
 	// (a token bucket per client: the server's token when the server
 	// checked it, else the IP address, an IPv6 one by its /64), and
@@ -162,6 +166,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.MaxImportBytes <= 0 {
 		cfg.MaxImportBytes = DefaultMaxImportBytes
+	}
+	if cfg.MaxImportItems <= 0 {
+		cfg.MaxImportItems = DefaultMaxImportItems
 	}
 	if cfg.RateLimit == 0 {
 		cfg.RateLimit = DefaultRateLimit

@@ -170,7 +170,7 @@ func (h *Handler) table() []route {
 				headers: map[string]string{"Content-Disposition": `attachment; filename="bookmarks.json"`}}}}},
 		{"POST", "/api/bookmarks/import", h.importBookmarks, operation{tag: "bookmarks",
 			summary:   "Import bookmarks in the seed's bookmarks.json shape",
-			desc:      "Every entry is checked first; if one is bad nothing is kept. Entries whose ID is kept already are skipped. The body may be up to 16 MiB.",
+			desc:      "Every entry is checked first; if one is bad nothing is kept. Entries whose ID is kept already are skipped. The body may be up to 16 MiB and hold up to 10000 bookmarks (413 beyond).",
 			body:      bookmark.File{},
 			responses: append([]response{ok(ImportResult{}, "how many were kept and skipped")}, errs(400, 413, 422)...)}},
 		{"POST", "/api/bookmarks/remix", h.remix, operation{tag: "bookmarks",
@@ -222,6 +222,7 @@ var serverRoutes = []route{
 				"text/event-stream": {"schema": map[string]any{"type": "string"}}}},
 			{status: 400, desc: "invalid request", content: openAIJSON()},
 			{status: 404, desc: "no such model", content: openAIJSON()},
+			{status: 413, desc: "request body too large", content: openAIJSON()},
 		}}},
 }
 
