@@ -76,9 +76,11 @@ type Info struct {
 const (
 	DefaultMaxBodyBytes   = 1 << 20
 	DefaultMaxImportBytes = 16 << 20
+	DefaultMaxImportItems = 10000
 	DefaultRateLimit      = 20
 	DefaultRateBurst      = 120
 	DefaultSyncTimeout    = 10 * time.Minute
+	DefaultWriteTimeout   = 10 * time.Second
 )
 
 // Config configures a Handler.
@@ -98,9 +100,13 @@ type Config struct {
 	// DefaultMaxBodyBytes. MaxImportBytes bounds a bookmarks import; 0
 	// means DefaultMaxImportBytes.
 	MaxBodyBytes, MaxImportBytes int64
+	// MaxImportItems bounds the bookmarks of one import (413 beyond); 0
+	// means DefaultMaxImportItems.
+	MaxImportItems int
 	// RateLimit is each client's sustained rate of requests per second
-	// (a token bucket per bearer token, or per IP address without one),
-	// and RateBurst the bucket's size; 0 means the defaults, a negative
+	// (a token bucket per client: the server's token when the server
+	// checked it, else the IP address, an IPv6 one by its /64), and
+	// RateBurst the bucket's size; 0 means the defaults, a negative
 	// RateLimit no limit.
 	RateLimit float64
 	RateBurst int
@@ -116,6 +122,10 @@ type Config struct {
 	// Heartbeat is how often an idle progress stream sends a keep-alive;
 	// 0 means 15s.
 	Heartbeat time.Duration
+	// WriteTimeout bounds each write to a progress stream (SSE or
+	// WebSocket): a client that reads nothing for that long is dropped,
+	// and its subscription with it. 0 means DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// WebUI says that the server also serves the web UI at / (mounted by
 	// its caller), so that the OpenAPI document lists GET / too.
 	WebUI bool
@@ -157,6 +167,9 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.MaxImportBytes <= 0 {
 		cfg.MaxImportBytes = DefaultMaxImportBytes
 	}
+	if cfg.MaxImportItems <= 0 {
+		cfg.MaxImportItems = DefaultMaxImportItems
+	}
 	if cfg.RateLimit == 0 {
 		cfg.RateLimit = DefaultRateLimit
 	}
@@ -165,6 +178,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.SyncTimeout <= 0 {
 		cfg.SyncTimeout = DefaultSyncTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second

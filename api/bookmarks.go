@@ -304,6 +304,9 @@ func (h *Handler) importBookmarks(w http.ResponseWriter, r *http.Request) error 
 		}
 		return invalid(field, "%v", err)
 	}
+	if len(f) > h.cfg.MaxImportItems {
+		return errorf(http.StatusRequestEntityTooLarge, typeTooLarge, "", "a bookmarks import holds at most %d bookmarks, got %d", h.cfg.MaxImportItems, len(f))
+	}
 	imported, skipped, err := bookmark.Import(r.Context(), h.cfg.Store, f)
 	if fe, ok := errors.AsType[*bookmark.FieldError](err); ok {
 		return unprocessable(fe.Field, "%v", err)

@@ -1,31 +1,45 @@
 package api
 
 import (
+	"container/list"
 	"crypto/sha256"
 	"encoding/hex"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/madspark/madspark/server"
 )
 
 // limiter keeps a token bucket per client: per bearer token when the
-// request carries one (so that the clients of one proxy or one NAT that
-// hold different tokens do not share a bucket), else per IP address.
-// Buckets idle for long are forgotten.
+// server authenticated the request with it (the token is the server's own,
+// so a client cannot make up new ones), else per IP address, an IPv6
+// address counting as its /64 (what one host or one site is given). A
+// token the server did not check gets no bucket of its own: a client that
+// sends a fresh random token with every request is still one address.
+//
+// At most maxClients buckets are kept, least recently used first out; a
+// bucket idle for idleTTL is forgotten (it would be full again anyway). So
+// memory stays bounded whatever the clients send. A client whose bucket
+// was pushed out starts again with a full one, which only the clients of
+// more than maxClients addresses at once could bring about.
 type limiter struct {
-	rate  rate.Limit
-	burst int
+	rate       rate.Limit
+	burst      int
+	maxClients int
 
 	mu      sync.Mutex
-	clients map[string]*client
-	swept   time.Time
+	clients map[string]*list.Element // of *client
+	lru     list.List                // most recently seen first
 }
 
 type client struct {
+	key  string
 	lim  *rate.Limiter
 	seen time.Time
 }
@@ -34,28 +48,42 @@ type client struct {
 // is full again anyway.
 const idleTTL = 10 * time.Minute
 
+// maxClients bounds the buckets kept at once: a few MiB at most.
+const maxClients = 10000
+
 func newLimiter(perSecond float64, burst int) *limiter {
-	return &limiter{rate: rate.Limit(perSecond), burst: burst, clients: map[string]*client{}, swept: time.Now()}
+	return &limiter{rate: rate.Limit(perSecond), burst: burst, maxClients: maxClients, clients: map[string]*list.Element{}}
 }
 
 // allow takes a token for r's client. When there is none it reports how
 // long until there will be.
 func (l *limiter) allow(r *http.Request) (time.Duration, bool) {
-	key := clientKey(r)
-	now := time.Now()
+	return l.allowKey(clientKey(r), time.Now())
+}
+
+func (l *limiter) allowKey(key string, now time.Time) (time.Duration, bool) {
 	l.mu.Lock()
-	if now.Sub(l.swept) > idleTTL {
-		for k, c := range l.clients {
-			if now.Sub(c.seen) > idleTTL {
-				delete(l.clients, k)
-			}
+	// Forget the idle buckets: they are at the back.
+	for e := l.lru.Back(); e != nil; e = l.lru.Back() {
+		c := e.Value.(*client)
+		if now.Sub(c.seen) <= idleTTL {
+			break
 		}
-		l.swept = now
+		l.lru.Remove(e)
+		delete(l.clients, c.key)
 	}
-	c := l.clients[key]
-	if c == nil {
-		c = &client{lim: rate.NewLimiter(l.rate, l.burst)}
-		l.clients[key] = c
+	var c *client
+	if e := l.clients[key]; e != nil {
+		c = e.Value.(*client)
+		l.lru.MoveToFront(e)
+	} else {
+		if l.lru.Len() >= l.maxClients {
+			old := l.lru.Back()
+			l.lru.Remove(old)
+			delete(l.clients, old.Value.(*client).key)
+		}
+		c = &client{key: key, lim: rate.NewLimiter(l.rate, l.burst)}
+		l.clients[key] = l.lru.PushFront(c)
 	}
 	c.seen = now
 	l.mu.Unlock()
@@ -67,16 +95,35 @@ func (l *limiter) allow(r *http.Request) (time.Duration, bool) {
 	return 0, true
 }
 
-// clientKey names r's client: a digest of its bearer token, or its IP
-// address (X-Forwarded-For is not trusted: a client could set it).
+// tracked is how many buckets are kept.
+func (l *limiter) tracked() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lru.Len()
+}
+
+// clientKey names r's client: a digest of its bearer token when the server
+// authenticated the request with it, else its IP address, an IPv6 one
+// as its /64 (X-Forwarded-For is not trusted: a client could set it).
 func clientKey(r *http.Request) string {
-	if scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") && token != "" {
-		sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
-		return "token:" + hex.EncodeToString(sum[:8])
+	if server.Authenticated(r.Context()) {
+		if scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") && token != "" {
+			sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+			return "token:" + hex.EncodeToString(sum[:8])
+		}
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	return "ip:" + host
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return "ip:" + host
+	}
+	addr = addr.Unmap().WithZone("")
+	if addr.Is6() {
+		p, _ := addr.Prefix(64)
+		return "ip:" + p.String()
+	}
+	return "ip:" + addr.String()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -83,6 +84,18 @@ func (h *Handler) runEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer stop()
 	rc := http.NewResponseController(w)
+	// A client that stops reading must not hold the stream and the run's
+	// subscription: each write has WriteTimeout, after which the
+	// connection is dropped. A stream that ends well leaves no deadline
+	// on the connection, which may serve another request.
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	send := func(s string) error {
+		_ = rc.SetWriteDeadline(time.Now().Add(h.cfg.WriteTimeout))
+		if _, err := io.WriteString(w, s); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-store")
@@ -90,12 +103,12 @@ func (h *Handler) runEvents(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	// An EventSource that loses the stream reconnects after this many
 	// milliseconds, sending the last id it saw.
-	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil {
+	if err := send("retry: 2000\n\n"); err != nil {
 		return nil
 	}
-	_ = rc.Flush()
 	beat := time.NewTicker(h.cfg.Heartbeat)
 	defer beat.Stop()
+	var buf strings.Builder
 	for {
 		select {
 		case e, ok := <-ch:
@@ -106,21 +119,21 @@ func (h *Handler) runEvents(w http.ResponseWriter, r *http.Request) error {
 			if err != nil {
 				return nil
 			}
+			buf.Reset()
 			if e.Seq > 0 {
-				fmt.Fprintf(w, "id: %d\n", e.Seq)
+				fmt.Fprintf(&buf, "id: %d\n", e.Seq)
 			}
-			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, data); err != nil {
-				return nil // the client went away
+			fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", e.Type, data)
+			if err := send(buf.String()); err != nil {
+				return nil // the client went away, or stopped reading
 			}
-			_ = rc.Flush()
 			if e.Final() {
 				return nil
 			}
 		case <-beat.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if err := send(": keep-alive\n\n"); err != nil {
 				return nil
 			}
-			_ = rc.Flush()
 		}
 	}
 }
@@ -171,7 +184,7 @@ func (h *Handler) runWebSocket(w http.ResponseWriter, r *http.Request) error {
 			if err != nil {
 				return nil
 			}
-			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			wctx, cancel := context.WithTimeout(ctx, h.cfg.WriteTimeout)
 			err = conn.Write(wctx, websocket.MessageText, data)
 			cancel()
 			if err != nil {
@@ -182,7 +195,7 @@ func (h *Handler) runWebSocket(w http.ResponseWriter, r *http.Request) error {
 				return nil
 			}
 		case <-beat.C:
-			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			pctx, cancel := context.WithTimeout(ctx, h.cfg.WriteTimeout)
 			err := conn.Ping(pctx)
 			cancel()
 			if err != nil {

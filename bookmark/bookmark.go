@@ -76,13 +76,19 @@ func similarityOf(text, topic similarity.Vector, hasTopic bool, b *madspark.Book
 	return min(max(s, 0), 1)
 }
 
-// Check compares an idea (text, on topic) with every kept bookmark.
+// MaxCompared is how many kept bookmarks, the newest, Check compares a
+// new idea with: so a check costs the same however many are kept. An
+// older near-duplicate is not found.
+const MaxCompared = 1000
+
+// Check compares an idea (text, on topic) with the MaxCompared newest kept
+// bookmarks.
 func Check(ctx context.Context, store madspark.BookmarkStore, text, topic string) (*Duplicates, error) {
 	tv, pv := similarity.Of(text), similarity.Of(topic)
 	out := &Duplicates{Recommendation: Allow, Similar: []Similar{}}
-	const page = 1000
-	for offset := 0; ; offset += page {
-		bs, total, err := store.Bookmarks(ctx, madspark.BookmarkFilter{Limit: page, Offset: offset})
+	const page = 500 // within what a store answers at once
+	for offset := 0; offset < MaxCompared; offset += page {
+		bs, total, err := store.Bookmarks(ctx, madspark.BookmarkFilter{Limit: min(page, MaxCompared-offset), Offset: offset})
 		if err != nil {
 			return nil, fmt.Errorf("bookmark: check duplicates: %w", err)
 		}

@@ -335,8 +335,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 
-	rc := http.NewResponseController(w)
-	sse := newSSEWriter(w, flusherFunc(func() { _ = rc.Flush() }))
+	// A client that stops reading fails a write after WriteTimeout; the
+	// run is then stopped as if the client had gone away.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	sse := newSSEWriter(w, s.cfg.WriteTimeout, cancel)
 	defer sse.close()
 	enc := newChunker(id, created, req.Model)
 	sse.event(enc.delta(`{"role":"assistant","content":""}`, ""))
@@ -344,7 +347,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 	// that calls onDelta late cannot slip text after the finish chunk.
 	var mu sync.Mutex
 	open := true
-	c, err := s.complete(r.Context(), model, prompt, func(text string) {
+	c, err := s.complete(ctx, model, prompt, func(text string) {
 		mu.Lock()
 		defer mu.Unlock()
 		if open && text != "" {
@@ -357,7 +360,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 	info := infoOf(r.Context())
 	if err != nil {
 		info.err = err
-		if r.Context().Err() == nil {
+		if ctx.Err() == nil {
 			_, e := classify(err)
 			sse.event(mustJSON(&errorBody{Error: e}))
 		}
@@ -372,11 +375,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 	}
 	sse.event([]byte("[DONE]"))
 }
-
-// flusherFunc adapts a function to http.Flusher.
-type flusherFunc func()
-
-func (f flusherFunc) Flush() { f() }
 
 // mustJSON encodes one of the server's own response types, which cannot
 // fail, without escaping HTML characters.

@@ -39,6 +39,10 @@ type Config struct {
 	MaxBodyBytes int64
 	// Version is reported by GET /health.
 	Version string
+	// WriteTimeout bounds each write of a streamed chat completion: a
+	// client that reads nothing for that long is dropped and its run
+	// stopped. Zero means 10s.
+	WriteTimeout time.Duration
 	// DrainTimeout bounds how long Serve, when shutting down, waits for
 	// requests and streams in progress to finish before it closes their
 	// connections. Zero means 30s.
@@ -89,6 +93,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 10 * time.Second
 	}
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = 30 * time.Second
@@ -346,6 +353,7 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 			writeRouteError(w, r, http.StatusUnauthorized, "invalid_api_key", "missing or invalid API key: send Authorization: Bearer <MADSPARK_API_TOKEN>")
 			return
 		}
+		infoOf(r.Context()).authenticated = true
 		next.ServeHTTP(w, r)
 	})
 }
@@ -356,6 +364,8 @@ type requestInfo struct {
 	stream bool
 	runID  string
 	err    error
+	// authenticated: the request carried the configured token.
+	authenticated bool
 }
 
 type infoKey struct{}
@@ -367,6 +377,17 @@ func infoOf(ctx context.Context) *requestInfo {
 		return info
 	}
 	return &requestInfo{}
+}
+
+// Authenticated reports whether the request of ctx, served by a Server,
+// carried the server's configured token (Config.Token). It is false when no
+// token is configured, for public requests (GET /health, Config.Public),
+// and for a context that did not come from a Server's handler; so a bearer
+// token a client merely sends says nothing about who it is unless this is
+// true.
+func Authenticated(ctx context.Context) bool {
+	info, ok := ctx.Value(infoKey{}).(*requestInfo)
+	return ok && info.authenticated
 }
 
 // statusWriter records the status and size of a response. Unwrap lets

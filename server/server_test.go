@@ -1090,7 +1090,7 @@ func (w *slowWriter) Write(b []byte) (int, error) {
 
 func TestSSEWriterKeepsBuffersApart(t *testing.T) {
 	w := &slowWriter{}
-	sse := newSSEWriter(w, w)
+	sse := newSSEWriter(w, time.Second, nil)
 	var want strings.Builder
 	for i := range 2000 {
 		p := fmt.Sprintf("event-%d", i)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // sseWriter sends server-sent events from any goroutine. Events queue in a
@@ -12,21 +13,30 @@ import (
 // flushed) at once, and events that arrive while a write is in progress go
 // out together in the next write, so a fast model does not cost one system
 // call per token.
+//
+// Each write has a deadline, timeout: a client that stops reading (without
+// closing its connection) fails the write, after which onErr is called
+// once, so that the answer's run can be stopped, and later events are
+// dropped instead of queued.
 type sseWriter struct {
-	w http.ResponseWriter
-	f http.Flusher
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	onErr   func()
 
 	mu      sync.Mutex
 	pending []byte
 	spare   []byte
 	closed  bool
+	failed  bool
 	notify  chan struct{}
 	done    chan struct{}
 	err     error
 }
 
-func newSSEWriter(w http.ResponseWriter, f http.Flusher) *sseWriter {
-	s := &sseWriter{w: w, f: f, notify: make(chan struct{}, 1), done: make(chan struct{})}
+func newSSEWriter(w http.ResponseWriter, timeout time.Duration, onErr func()) *sseWriter {
+	s := &sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, onErr: onErr,
+		notify: make(chan struct{}, 1), done: make(chan struct{})}
 	go s.loop()
 	return s
 }
@@ -39,7 +49,7 @@ func (s *sseWriter) loop() {
 			// being written, neither pending nor spare shares its array.
 			s.mu.Lock()
 			buf, closed := s.pending, s.closed
-			if len(buf) == 0 {
+			if len(buf) == 0 || s.failed {
 				s.mu.Unlock()
 				if closed {
 					return
@@ -48,12 +58,22 @@ func (s *sseWriter) loop() {
 			}
 			s.pending, s.spare = s.spare[:0], nil
 			s.mu.Unlock()
-			if _, err := s.w.Write(buf); err != nil && s.err == nil {
-				s.err = err
+			// A writer that cannot take deadlines (ErrNotSupported) is
+			// written without.
+			_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+			_, err := s.w.Write(buf)
+			if err == nil {
+				err = s.rc.Flush()
 			}
-			s.f.Flush()
 			s.mu.Lock()
 			s.spare = buf[:0]
+			if err != nil && !s.failed {
+				s.failed, s.err = true, err
+				s.pending = nil
+				if s.onErr != nil {
+					s.onErr()
+				}
+			}
 			s.mu.Unlock()
 		}
 	}
@@ -62,7 +82,7 @@ func (s *sseWriter) loop() {
 // event queues "data: payload\n\n".
 func (s *sseWriter) event(payload []byte) {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.failed {
 		s.mu.Unlock()
 		return
 	}
@@ -79,7 +99,8 @@ func (s *sseWriter) event(payload []byte) {
 
 // close sends what is queued and stops the writer; nothing is written
 // after it returns, and events sent later, from any goroutine, are
-// dropped. It may be called more than once.
+// dropped. It may be called more than once. It leaves no write deadline
+// on a connection that may serve another request.
 func (s *sseWriter) close() {
 	s.mu.Lock()
 	if s.closed {
@@ -95,6 +116,9 @@ func (s *sseWriter) close() {
 	close(s.notify)
 	s.mu.Unlock()
 	<-s.done
+	if !s.failed {
+		_ = s.rc.SetWriteDeadline(time.Time{})
+	}
 }
 
 // chunker encodes chat.completion.chunk events for one stream from a
