@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -79,7 +80,7 @@ func (q *Queue) Start(ctx context.Context) error {
 }
 
 // takeLease takes a new lease, under a new worker ID, with the River client
-// that will work under it.
+// that will work under it, and makes it the current one.
 func (q *Queue) takeLease(ctx context.Context) (*generation, error) {
 	q.mu.Lock()
 	id := q.id
@@ -99,20 +100,21 @@ func (q *Queue) takeLease(ctx context.Context) (*generation, error) {
 		return nil, err
 	}
 	g.deadline = start.Add(q.cfg.LeaseTTL)
-	return g, nil
-}
-
-// startWorking makes g the current generation and starts its client; on
-// failure its lease is dropped.
-func (q *Queue) startWorking(ctx context.Context, g *generation) error {
+	// From now on the rescue counts the lease as this worker's own.
 	q.mu.Lock()
 	if q.draining {
 		q.mu.Unlock()
 		q.dropLease(g.id)
-		return errors.New("the worker is stopping")
+		return nil, errors.New("the worker is stopping")
 	}
 	q.cur = g
 	q.mu.Unlock()
+	return g, nil
+}
+
+// startWorking starts the client of g, the current generation; on failure
+// its lease is dropped.
+func (q *Queue) startWorking(ctx context.Context, g *generation) error {
 	// River's services run until Stop, not until ctx is done.
 	if err := g.client.Start(context.WithoutCancel(ctx)); err != nil {
 		q.mu.Lock()
@@ -322,14 +324,22 @@ func (q *Queue) rescue(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// processStart is when this process started, near enough: a lease with
+// this process's PID that started before it is an earlier process's.
+var processStart = time.Now()
+
 // deadHere reports whether the worker of lease l ran on this machine, in
-// this process namespace, and is no longer alive (a lease with this
-// process's own PID but another ID is from an earlier process).
+// this process namespace, and is no longer alive: its process is gone, or
+// it had this process's PID and is an earlier process's (it started before
+// this one) or an earlier lease of this queue's.
 func (q *Queue) deadHere(l madspark.WorkerLease) bool {
 	if q.host == "" || l.Host != q.host {
 		return false
 	}
-	return l.PID == os.Getpid() || !processAlive(l.PID)
+	if l.PID == os.Getpid() {
+		return l.StartedAt.Before(processStart) || strings.HasPrefix(l.ID, q.id)
+	}
+	return !processAlive(l.PID)
 }
 
 // rawRunArgs are a job's arguments as stored, inserted again as they are.
