@@ -111,6 +111,10 @@ var ErrNotFound = errors.New("not found")
 // ErrExists is returned when a bookmark with the same ID is stored already.
 var ErrExists = errors.New("already exists")
 
+// ErrLeaseLost is returned by LeaseStore.ExtendLease when the worker's lease
+// expired or was dropped.
+var ErrLeaseLost = errors.New("worker lease lost")
+
 // RunStore keeps runs and their step journal.
 type RunStore interface {
 	// CreateRun stores a new run; run.ID must be set and unique.
@@ -255,6 +259,12 @@ type LeaseStore interface {
 	// the store's clock, creating its lease if needed. It sets
 	// l.ExpiresAt, and l.StartedAt when the lease is new.
 	RenewLease(ctx context.Context, l *WorkerLease, ttl time.Duration) error
+	// ExtendLease is RenewLease for a lease that must still be held: it
+	// records that worker l.ID is alive for ttl from now only if its lease
+	// exists and has not expired, and otherwise changes nothing and
+	// returns an error wrapping ErrLeaseLost (another worker may have
+	// taken over its runs). It sets l.ExpiresAt.
+	ExtendLease(ctx context.Context, l *WorkerLease, ttl time.Duration) error
 	// Leases returns every lease, oldest first.
 	Leases(ctx context.Context) ([]WorkerLease, error)
 	// DropLease removes a worker's lease; dropping a missing lease is no

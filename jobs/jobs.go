@@ -21,12 +21,19 @@
 // dead worker waiting that long. So each worker holds a lease
 // (madspark.LeaseStore) that it renews every LeaseTTL/3, and every worker
 // looks, every LeaseTTL/3 or two seconds if sooner, for running jobs whose
-// worker's lease expired, or whose worker was on this machine and is no
-// longer alive: those are made available again at once (River's JobRescueMany, guarded by the job's
-// attempt time so that a job another worker took meanwhile is left alone).
-// A worker that starts does this first, so the runs of a server that died
-// resume as soon as it starts again. River's own rescuer remains, after a
-// day, as a backstop.
+// worker's lease expired or is gone, or whose worker was on this machine
+// and is no longer alive: each is discarded and a new job for its run
+// inserted, in one transaction that does nothing unless the job still runs
+// the attempt the rescuer saw (so a job is rescued once, and a stalled
+// worker that comes back cannot record its old attempt's end over the new
+// one). A worker that starts does this first, so the runs of a server that
+// died resume as soon as it starts again. River's own rescuer remains,
+// after a day, as a backstop.
+//
+// A worker whose lease lapses (a renewal finds it gone or expired, or it
+// could not renew it within LeaseTTL) stops working under it: its runs are
+// cancelled without recording an outcome and handed back to the queue, and
+// it takes a new lease under a new worker ID.
 package jobs
 
 import (
@@ -42,6 +49,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
@@ -136,21 +144,55 @@ type riverClient interface {
 // Queue is the job queue. It is safe for concurrent use. Create one with
 // Open; a Queue that works jobs is started with Start and drained with Stop.
 type Queue struct {
-	cfg      Config
-	logger   *slog.Logger
+	cfg    Config
+	logger *slog.Logger
+	// client inserts, lists and cancels jobs; it is never started.
 	client   riverClient
 	executor func() riverdriver.Executor
 	schema   string
 	// byRunID is the JobList condition matching a job's run_id argument.
 	byRunID string
+	// workClient creates the River client that works jobs under a lease.
+	workClient func(id string, w *runWorker) (riverClient, error)
+	// fence runs fn in a transaction that holds job id, if the job is
+	// still running the given attempt; ok reports whether it was.
+	fence func(ctx context.Context, id int64, attempt int, fn func(tx fenceTx) error) (ok bool, err error)
 
-	id   string // this worker's ID, as River records it on the jobs it works
+	id   string // this process's first worker ID; later leases add a suffix
 	host string // this process's machine and PID namespace, or ""
 
-	hard    atomic.Bool // set when Stop cancels running jobs
+	mu       sync.Mutex
+	cur      *generation // the lease this process works under, or nil
+	draining bool
+	leases   int // how many leases this process took
+
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 	started bool
+}
+
+// generation is one lease of this process and the River client that works
+// jobs under it: when the lease is lost, the client is stopped, its runs
+// are stopped without recording an outcome, and a new generation, with a
+// new worker ID, takes over.
+type generation struct {
+	id     string
+	client riverClient
+	lease  madspark.WorkerLease
+	// deadline is when the lease may have expired, by this process's
+	// clock: the start of its last successful renewal plus LeaseTTL.
+	deadline time.Time
+	lost     atomic.Bool // set when the lease is lost
+	hard     atomic.Bool // set when Stop cancels running jobs
+}
+
+// fenceTx is what fence gives its function: River's driver on the
+// transaction, the job's metadata as locked, and an insertion of jobs in the
+// transaction.
+type fenceTx struct {
+	exec     riverdriver.ExecutorTx
+	metadata []byte
+	insert   func(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 }
 
 // ErrFinished is wrapped by Cancel's error for a run that already finished.
@@ -187,14 +229,10 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 	hostname, _ := os.Hostname()
 	q.id = fmt.Sprintf("%s-%d-%s", hostname, os.Getpid(), randomSuffix())
 
-	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &runWorker{q: q}); err != nil {
-		return nil, fmt.Errorf("jobs: %w", err)
-	}
 	rc := &river.Config{
 		ID:      q.id,
 		Logger:  q.logger,
-		Workers: workers,
+		Workers: river.NewWorkers(),
 		// Runs are bounded by their own timeout (runWorker.Timeout).
 		JobTimeout: -1,
 		// Dead workers are found by their leases; River's rescuer is a
@@ -208,8 +246,8 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 		// indexed query, and runs last seconds, not milliseconds.
 		FetchCooldown: 10 * time.Millisecond,
 	}
-	if cfg.Concurrency > 0 {
-		rc.Queues = map[string]river.QueueConfig{cfg.Provider: {MaxWorkers: cfg.Concurrency}}
+	if err := river.AddWorkerSafely(rc.Workers, &runWorker{q: q}); err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
 	}
 	var err error
 	if cfg.SQLite != nil {
@@ -221,6 +259,18 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
 	return q, nil
+}
+
+// workConfig returns rc for a client that works this process's queue as
+// worker id with w.
+func (q *Queue) workConfig(rc *river.Config, id string, w *runWorker) (*river.Config, error) {
+	wc := *rc
+	wc.ID, wc.Workers = id, river.NewWorkers()
+	if err := river.AddWorkerSafely(wc.Workers, w); err != nil {
+		return nil, err
+	}
+	wc.Queues = map[string]river.QueueConfig{q.cfg.Provider: {MaxWorkers: q.cfg.Concurrency}}
+	return &wc, nil
 }
 
 func (q *Queue) openSQLite(ctx context.Context, rc *river.Config) error {
@@ -252,6 +302,44 @@ func (q *Queue) openSQLite(ctx context.Context, rc *river.Config) error {
 	}
 	q.client, q.executor = c, c.Driver().GetExecutor
 	q.byRunID = `json_extract(args, '$.run_id') = @run_id`
+	q.workClient = func(id string, w *runWorker) (riverClient, error) {
+		wc, err := q.workConfig(rc, id, w)
+		if err != nil {
+			return nil, err
+		}
+		return river.NewClient(drv, wc)
+	}
+	q.fence = func(ctx context.Context, id int64, attempt int, fn func(tx fenceTx) error) (bool, error) {
+		// The write pool's transactions begin IMMEDIATE: the job cannot
+		// change until this one ends.
+		tx, err := q.cfg.SQLite.BeginTx(ctx, nil)
+		if err != nil {
+			return false, err
+		}
+		defer func() { _ = tx.Rollback() }()
+		var (
+			state string
+			att   int
+			meta  []byte
+		)
+		err = tx.QueryRowContext(ctx, `SELECT state, attempt, json(metadata) FROM river_job WHERE id = ?`, id).Scan(&state, &att, &meta)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if state != string(rivertype.JobStateRunning) || att != attempt {
+			return false, nil
+		}
+		insert := func(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+			return c.InsertManyTx(ctx, tx, params)
+		}
+		if err := fn(fenceTx{exec: drv.UnwrapExecutor(tx), metadata: meta, insert: insert}); err != nil {
+			return false, err
+		}
+		return true, tx.Commit()
+	}
 	return nil
 }
 
@@ -294,11 +382,56 @@ func (q *Queue) openPostgres(ctx context.Context, rc *river.Config) error {
 	}
 	q.client, q.executor = c, c.Driver().GetExecutor
 	q.byRunID = `args->>'run_id' = @run_id`
+	q.workClient = func(id string, w *runWorker) (riverClient, error) {
+		wc, err := q.workConfig(rc, id, w)
+		if err != nil {
+			return nil, err
+		}
+		return river.NewClient(drv, wc)
+	}
+	table := pgx.Identifier{q.schema, "river_job"}.Sanitize()
+	q.fence = func(ctx context.Context, id int64, attempt int, fn func(tx fenceTx) error) (bool, error) {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			return false, err
+		}
+		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+		var (
+			state string
+			att   int
+			meta  []byte
+		)
+		err = tx.QueryRow(ctx, `SELECT state::text, attempt, metadata FROM `+table+` WHERE id = $1 FOR UPDATE`, id).Scan(&state, &att, &meta)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if state != string(rivertype.JobStateRunning) || att != attempt {
+			return false, nil
+		}
+		insert := func(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+			return c.InsertManyTx(ctx, tx, params)
+		}
+		if err := fn(fenceTx{exec: drv.UnwrapExecutor(tx), metadata: meta, insert: insert}); err != nil {
+			return false, err
+		}
+		return true, tx.Commit(ctx)
+	}
 	return nil
 }
 
-// WorkerID returns the ID this process has as a worker.
-func (q *Queue) WorkerID() string { return q.id }
+// WorkerID returns the ID this process has as a worker: the ID of its
+// current lease, which changes when a lease is lost and another taken.
+func (q *Queue) WorkerID() string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.cur != nil {
+		return q.cur.id
+	}
+	return q.id
+}
 
 // Request asks for a run.
 type Request struct {

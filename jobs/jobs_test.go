@@ -217,19 +217,30 @@ func waitSteps(t *testing.T, s madspark.RunStore, id string, n int) {
 	}
 }
 
+// jobOf returns the latest job of run runID.
 func jobOf(t *testing.T, d *db, runID string) *rivertype.JobRow {
 	t.Helper()
+	js := jobsOf(t, d, runID)
+	if len(js) == 0 {
+		t.Fatalf("no job for run %s", runID)
+	}
+	return js[len(js)-1]
+}
+
+// jobsOf returns the jobs of run runID, oldest first.
+func jobsOf(t *testing.T, d *db, runID string) []*rivertype.JobRow {
+	t.Helper()
+	var out []*rivertype.JobRow
 	for _, j := range d.list(t) {
 		var a struct {
 			RunID string `json:"run_id"`
 		}
 		_ = json.Unmarshal(j.EncodedArgs, &a)
 		if a.RunID == runID {
-			return j
+			out = append(out, j)
 		}
 	}
-	t.Fatalf("no job for run %s", runID)
-	return nil
+	return out
 }
 
 func TestEnqueueAndWork(t *testing.T) {

@@ -17,6 +17,8 @@ import (
 type runWorker struct {
 	river.WorkerDefaults[RunArgs]
 	q *Queue
+	// g is the lease the jobs are worked under.
+	g *generation
 }
 
 // Timeout bounds a run by its request's timeout.
@@ -35,6 +37,21 @@ func (w *runWorker) Timeout(job *river.Job[RunArgs]) time.Duration {
 // trouble with the database before the run starts makes River try the job
 // again.
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
+	err := w.work(ctx, job)
+	if err != nil && w.g.lost.Load() {
+		// This worker's lease lapsed: another worker may be running
+		// the run now, so nothing more is recorded here. The job goes
+		// back to the queue unless another worker took it.
+		w.handBack(ctx, job)
+		return nil
+	}
+	return err
+}
+
+// errLeaseLost ends the work of a job whose worker's lease lapsed.
+var errLeaseLost = errors.New("the worker's lease lapsed")
+
+func (w *runWorker) work(ctx context.Context, job *river.Job[RunArgs]) error {
 	q, a := w.q, job.Args
 	rec, err := q.cfg.Store.Run(ctx, a.RunID)
 	if errors.Is(err, madspark.ErrNotFound) {
@@ -75,8 +92,11 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	q.logger.Info("run started", "run", rec.ID, "pipeline", rec.Pipeline, "attempt", job.Attempt, "worker", q.id)
 	res, runErr := def.Run(ctx, run, params)
 	switch {
+	case w.g.lost.Load():
+		// Its outcome here is not recorded (see Work).
+		return errLeaseLost
 	case runErr == nil:
-	case q.hard.Load() && ctx.Err() != nil:
+	case w.g.hard.Load() && ctx.Err() != nil:
 		// This worker is stopping: the run goes back to the queue at
 		// once, for the next worker to resume.
 		q.requeue(ctx, rec.ID, "requeued: its worker stopped")
@@ -94,6 +114,16 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 		return river.JobCancel(runErr)
 	}
 	return nil
+}
+
+// handBack gives job back to the queue after this worker's lease lapsed,
+// if it is still running this worker's attempt.
+func (w *runWorker) handBack(ctx context.Context, job *river.Job[RunArgs]) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := w.q.rescueJob(ctx, job.JobRow, "the lease of worker "+w.g.id+" lapsed"); err != nil {
+		w.q.logger.Warn("could not give back the job of a lapsed lease; another worker will", "run", job.Args.RunID, "err", err)
+	}
 }
 
 // reject fails a run that cannot be worked (an unknown pipeline, parameters

@@ -250,8 +250,11 @@ WHERE j.state = 'running' AND j.attempted_by[array_length(j.attempted_by, 1)] = 
 		}
 	}
 	var taken int
-	if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM river_job WHERE $1 = ANY(attempted_by) AND state = 'completed'
-AND attempted_by[array_length(attempted_by, 1)] <> $1`, victimID).Scan(&taken); err != nil || taken == 0 {
+	// A rescued job is discarded, and a new job for its run completed.
+	if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM river_job old JOIN river_job nw
+ON nw.args->>'run_id' = old.args->>'run_id' AND nw.id > old.id
+WHERE old.attempted_by[array_length(old.attempted_by, 1)] = $1 AND old.state = 'discarded'
+AND nw.state = 'completed' AND nw.attempted_by[array_length(nw.attempted_by, 1)] <> $1`, victimID).Scan(&taken); err != nil || taken == 0 {
 		t.Fatalf("no job of the killed worker was completed by the other (%d, %v)", taken, err)
 	}
 	var calls int
@@ -259,4 +262,68 @@ AND attempted_by[array_length(attempted_by, 1)] <> $1`, victimID).Scan(&taken); 
 		t.Fatalf("%d runs do not count 6 LLM calls (%v)", calls, err)
 	}
 	t.Logf("killed worker %s; %d jobs taken over; %d steps finished before the kill; %d re-run after being in flight", victimID, taken, len(finished), resumed)
+}
+
+// TestWorkerSIGTERMDrains stops a worker process with SIGTERM mid-run: it
+// exits cleanly within its drain timeout (plus the time to hand back),
+// leaving the run queued, and another worker finishes it.
+func TestWorkerSIGTERMDrains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	book := &ledger{}
+	srv := openaitest.NewServer(t, book.respond(300*time.Millisecond))
+	env := map[string]string{
+		"MADSPARK_PROVIDER": "openai", "OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test",
+		"MADSPARK_DB": filepath.Join(t.TempDir(), "m.db"),
+	}
+	file := writeTemp(t, "batch.csv", "topic,num_candidates\nbatch topic 01,3\n")
+	out := filepath.Join(t.TempDir(), "results.json")
+	first, firstErr := startWorkerProcess(t, env, "--drain-timeout", "200ms", "--lease", "2s", "--no-cache")
+	done := make(chan result, 1)
+	go func() { done <- invoke(t, env, "batch", file, "--no-worker", "--output", out) }()
+	// SIGTERM once the run has finished a step.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker never got far enough:\n%s", firstErr)
+		}
+		if len(book.all()) >= 2 {
+			break
+		}
+	}
+	if err := first.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- first.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("the worker exited with %v:\n%s", err, firstErr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the worker did not exit after SIGTERM:\n%s", firstErr)
+	}
+	if !strings.Contains(firstErr.String(), "draining") {
+		t.Fatalf("the worker did not drain:\n%s", firstErr)
+	}
+	second, secondErr := startWorkerProcess(t, env, "--no-cache")
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the batch did not complete:\n%s", secondErr)
+	}
+	second.Process.Signal(os.Interrupt)
+	second.Wait()
+	if r.code != 0 {
+		t.Fatalf("batch exit %d:\n%s", r.code, r.stderr)
+	}
+	if res := readResults(t, out); res.Total != 1 || res.Succeeded != 1 {
+		t.Fatalf("results: %+v", res)
+	}
+	// The run went back to the queue, and the second worker finished it.
+	if n := len(book.all()); n < 6 {
+		t.Fatalf("%d requests in all, want at least a run's 6", n)
+	}
 }

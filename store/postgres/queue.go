@@ -111,6 +111,27 @@ RETURNING started_at, expires_at`, l.ID, l.Host, int64(l.PID), ttl.Microseconds(
 	return nil
 }
 
+// ExtendLease records that worker l.ID is alive for ttl from now by the
+// database's clock, if its lease is still there and has not expired;
+// otherwise it returns an error wrapping madspark.ErrLeaseLost.
+func (db *DB) ExtendLease(ctx context.Context, l *madspark.WorkerLease, ttl time.Duration) error {
+	const op = "extend lease"
+	if l == nil || l.ID == "" {
+		return fmt.Errorf("postgres: %s: worker ID is empty", op)
+	}
+	var expires pgtype.Timestamptz
+	err := db.pool.QueryRow(ctx, `UPDATE worker_leases SET expires_at = now() + $2 * interval '1 microsecond'
+WHERE id = $1 AND expires_at >= now() RETURNING expires_at`, l.ID, ttl.Microseconds()).Scan(&expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("postgres: %s %q: %w", op, l.ID, madspark.ErrLeaseLost)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: %s %q: %w", op, l.ID, err)
+	}
+	l.ExpiresAt, l.Expired = scannedTime(expires), false
+	return nil
+}
+
 // Leases returns every worker lease, oldest first, with Expired by the
 // database's clock.
 func (db *DB) Leases(ctx context.Context) ([]madspark.WorkerLease, error) {

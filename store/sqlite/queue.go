@@ -119,6 +119,36 @@ RETURNING started_at`, l.ID, l.Host, l.PID, formatTime(now), formatTime(expires)
 	return nil
 }
 
+// ExtendLease records that worker l.ID is alive for ttl from now, if its
+// lease is still there and has not expired; otherwise it returns an error
+// wrapping madspark.ErrLeaseLost.
+func (db *DB) ExtendLease(ctx context.Context, l *madspark.WorkerLease, ttl time.Duration) error {
+	const op = "extend lease"
+	if l == nil || l.ID == "" {
+		return fmt.Errorf("sqlite: %s: worker ID is empty", op)
+	}
+	now := time.Now().UTC()
+	expires := now.Add(ttl)
+	var n int64
+	err := db.write(ctx, op, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE worker_leases SET expires_at = ? WHERE id = ? AND expires_at >= ?`,
+			formatTime(expires), l.ID, formatTime(now))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("sqlite: %s %q: %w", op, l.ID, madspark.ErrLeaseLost)
+	}
+	l.ExpiresAt, l.Expired = expires, false
+	return nil
+}
+
 // Leases returns every worker lease, oldest first.
 func (db *DB) Leases(ctx context.Context) ([]madspark.WorkerLease, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT id, host, pid, started_at, expires_at FROM worker_leases ORDER BY started_at, id`)

@@ -381,4 +381,27 @@ func testLeases(t *testing.T, s Store) {
 	if err := s.RenewLease(c, &madspark.WorkerLease{}, time.Hour); err == nil {
 		t.Error("RenewLease without an ID succeeded")
 	}
+
+	// ExtendLease extends a live lease, and neither revives an expired one
+	// nor recreates a dropped one.
+	if err := s.ExtendLease(c, b, time.Hour); err != nil {
+		t.Errorf("ExtendLease of a live lease: %v", err)
+	}
+	e := &madspark.WorkerLease{ID: "w-e", Host: "h3", PID: 44}
+	if err := s.RenewLease(c, e, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := s.ExtendLease(c, e, time.Hour); !errors.Is(err, madspark.ErrLeaseLost) {
+		t.Errorf("ExtendLease of an expired lease: %v, want ErrLeaseLost", err)
+	}
+	if err := s.ExtendLease(c, &madspark.WorkerLease{ID: "w-a"}, time.Hour); !errors.Is(err, madspark.ErrLeaseLost) {
+		t.Errorf("ExtendLease of a dropped lease: %v, want ErrLeaseLost", err)
+	}
+	ls, _ = s.Leases(c)
+	for _, l := range ls {
+		if l.ID == "w-a" || (l.ID == "w-e" && !l.Expired) {
+			t.Errorf("after refused extensions: %+v", ls)
+		}
+	}
 }
