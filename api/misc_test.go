@@ -226,6 +226,36 @@ func TestPipelineModels(t *testing.T) {
 	}
 }
 
+// TestPipelineModelClientGone: a chat client that goes away mid-run
+// cancels the run, which is recorded as cancelled, not failed.
+func TestPipelineModelClientGone(t *testing.T) {
+	hs := newHarness(t, options{latency: 300 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", hs.url+"/v1/chat/completions",
+		strings.NewReader(`{"model":"madspark-spark","messages":[{"role":"user","content":"urban farming"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+		t.Fatalf("the request was answered (%d) before the client went away", res.StatusCode)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var l api.RunList
+		hs.do("GET", "/api/runs?pipeline=spark", nil).json(t, &l)
+		if len(l.Runs) == 1 && l.Runs[0].Status == madspark.RunCancelled {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runs: %+v", l.Runs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestPostgres: the paths that touch the store, on PostgreSQL.
 func TestPostgres(t *testing.T) {
 	hs := newHarness(t, options{postgres: pgtest.URL(t), workers: 2})

@@ -3,9 +3,11 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/pipeline"
@@ -56,6 +58,10 @@ func (m *PipelineModel) Complete(ctx context.Context, p server.Prompt, onDelta f
 		return nil, err
 	}
 	res, runErr := m.def.Run(ctx, run, params)
+	if runErr != nil && errors.Is(ctx.Err(), context.Canceled) {
+		// The client went away: nobody will read the answer.
+		runErr = fmt.Errorf("%w: the client closed the connection", madspark.ErrCancelled)
+	}
 	if err := run.Finish(ctx, res, runErr); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/api"
 	"github.com/madspark/madspark/cache/redis"
 	"github.com/madspark/madspark/engine"
@@ -86,6 +88,10 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta fun
 		return nil, err
 	}
 	res, err := m.d.pipe.Run(ctx, run, params, onDelta)
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		// The client went away: nobody will read the answer.
+		err = fmt.Errorf("%w: the client closed the connection", madspark.ErrCancelled)
+	}
 	if ferr := run.Finish(ctx, res, err); ferr != nil {
 		m.c.logger.Warn("could not record the run's outcome", "run", run.ID(), "err", ferr)
 	}
