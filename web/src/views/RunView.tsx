@@ -134,7 +134,7 @@ export function RunView() {
         </dd>
         <dt>Run ID</dt>
         <dd className="mono">{run.run_id}</dd>
-        {run.usage?.llm_calls !== undefined && (
+        {run.usage?.llm_calls !== undefined && (over || run.usage.llm_calls > 0) && (
           <>
             <dt>Usage</dt>
             <dd>
@@ -152,7 +152,7 @@ export function RunView() {
         </p>
       )}
       {run.status === 'cancelled' && <p role="status">The run was cancelled.</p>}
-      {over && <ExportControl runId={run.run_id} />}
+      {over && <ExportControl runId={run.run_id} hasResult={run.status === 'succeeded'} />}
       {run.status === 'succeeded' && run.result !== undefined && (
         isSparkResult(run.result) ? (
           <>
@@ -254,9 +254,16 @@ function CancelControl({ runId, onCancelled }: { runId: string; onCancelled(): v
   )
 }
 
-function ExportControl({ runId }: { runId: string }) {
+/** exportFormatsOf are the formats a run exports to: a run without a result has only its JSON record. */
+export function exportFormatsOf(hasResult: boolean): ExportFormat[] {
+  return hasResult ? exportFormats : ['json']
+}
+
+function ExportControl({ runId, hasResult }: { runId: string; hasResult: boolean }) {
   const api = useApi()
-  const [format, setFormat] = useState<ExportFormat>('markdown')
+  const formats = exportFormatsOf(hasResult)
+  const [chosen, setFormat] = useState<ExportFormat>('markdown')
+  const format = formats.includes(chosen) ? chosen : formats[0]
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string>()
   const link = useRef<HTMLAnchorElement>(null)
@@ -289,8 +296,8 @@ function ExportControl({ runId }: { runId: string }) {
         <label htmlFor={id} className="sr-only">
           Export format
         </label>
-        <select id={id} value={format} onChange={(e) => setFormat(e.target.value as ExportFormat)} aria-describedby={error ? errorId(id) : undefined} aria-invalid={error ? true : undefined}>
-          {exportFormats.map((f) => (
+        <select id={id} value={format} onChange={(e) => setFormat(e.target.value as ExportFormat)} aria-describedby={[hasResult ? '' : 'export-hint', error ? errorId(id) : ''].filter(Boolean).join(' ') || undefined} aria-invalid={error ? true : undefined}>
+          {formats.map((f) => (
             <option key={f} value={f}>
               {f === 'markdown' ? 'Markdown' : f.toUpperCase()}
             </option>
@@ -300,6 +307,11 @@ function ExportControl({ runId }: { runId: string }) {
           {busy ? 'Preparing…' : 'Download'}
         </button>
       </div>
+      {!hasResult && (
+        <p className="hint" id="export-hint">
+          The run has no result: its JSON record says how it ended.
+        </p>
+      )}
       <FieldError id={id} message={error} />
       {/* The download link the button clicks; hidden from everyone. */}
       <a ref={link} hidden aria-hidden="true" tabIndex={-1} />

@@ -154,6 +154,25 @@ describe('a run', () => {
     click.mockRestore()
   })
 
+  it('shows no usage while a running run has counted no calls', async () => {
+    show('/runs/run-1', {
+      'GET /api/runs/run-1': () => json(200, { ...baseRun, usage: { llm_calls: 0 } }),
+      'GET /api/runs/run-1/events': () => new Response(new ReadableStream({ start() {} }), { headers: { 'Content-Type': 'text/event-stream' } }),
+    })
+    await screen.findByRole('button', { name: 'Cancel run' })
+    expect(screen.queryByText('Usage')).toBeNull()
+    expect(screen.queryByText(/LLM calls/)).toBeNull()
+  })
+
+  it('offers a run without a result only its JSON export', async () => {
+    show('/runs/run-1', { 'GET /api/runs/run-1': () => json(200, { ...baseRun, status: 'failed', error: 'provider down' }) })
+    const format = (await screen.findByLabelText('Export format')) as HTMLSelectElement
+    expect([...format.options].map((o) => o.value)).toEqual(['json'])
+    expect(format.value).toBe('json')
+    expect(format.getAttribute('aria-describedby')).toBe('export-hint')
+    expect(screen.getByText(/provider down/)).toBeTruthy()
+  })
+
   it('says when the run does not exist', async () => {
     show('/runs/nope', {})
     expect((await screen.findByRole('alert')).textContent).toBe('unknown URL: GET /api/runs/nope')
