@@ -1,4 +1,4 @@
-import { render, screen, waitFor, within } from '@testing-library/react'
+import { cleanup, render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { MemoryRouter, Route, Routes, useLocation, useParams } from 'react-router'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -282,6 +282,22 @@ describe('run history', () => {
     expect(await screen.findByRole('link', { name: 'run at 20' })).toBeTruthy()
     expect(screen.getByTestId('where').textContent).toBe('/runs?pipeline=debate&status=failed&offset=20')
     expect((screen.getByRole('button', { name: 'Next' }) as HTMLButtonElement).disabled).toBe(true)
+  })
+
+  it('says there are no runs, with no pager, and keeps the pager past the last page', async () => {
+    show('/runs', {
+      'GET /api/pipelines': () => json(200, { pipelines: [] }),
+      'GET /api/runs': (c) => json(200, { runs: [], limit: 20, offset: Number(c.url.searchParams.get('offset') ?? 0), next_offset: null }),
+    })
+    expect(await screen.findByText('No runs yet.')).toBeTruthy()
+    expect(screen.queryByRole('navigation', { name: 'Pages of runs' })).toBeNull()
+    cleanup()
+    show('/runs?offset=40', {
+      'GET /api/pipelines': () => json(200, { pipelines: [] }),
+      'GET /api/runs': () => json(200, { runs: [], limit: 20, offset: 40, next_offset: null }),
+    })
+    const pager = await screen.findByRole('navigation', { name: 'Pages of runs' })
+    expect((within(pager).getByRole('button', { name: 'Previous' }) as HTMLButtonElement).disabled).toBe(false)
   })
 })
 
