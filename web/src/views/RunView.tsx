@@ -82,6 +82,13 @@ export function RunView() {
     }
   }, [api, id, reload])
 
+  // When the stream was lost before its final message, the record says how the run ended.
+  const ended = run && finalStatuses.has(run.status) ? run.status : undefined
+  const endError = run?.error ?? undefined
+  useEffect(() => {
+    if (ended) dispatch({ type: 'ended', status: ended as 'succeeded' | 'failed' | 'cancelled', error: endError })
+  }, [ended, endError])
+
   if (loadError) {
     return (
       <section aria-labelledby="run-heading">
