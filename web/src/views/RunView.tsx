@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useReducer, useRef, useState } from 'react'
 import { Link, useParams } from 'react-router'
-import { errorMessage } from '../api/client'
+import { ApiError, errorMessage } from '../api/client'
 import { useApi } from '../api/context'
 import { exportFormats, type ExportFormat, type Run } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
@@ -18,6 +18,7 @@ export function RunView() {
   const api = useApi()
   const [run, setRun] = useState<Run>()
   const [loadError, setLoadError] = useState<string>()
+  const [notFound, setNotFound] = useState(false)
   const [progress, dispatch] = useReducer(progressReducer, initialProgress)
   const [followed, setFollowed] = useState(false)
 
@@ -41,6 +42,7 @@ export function RunView() {
     let poll: ReturnType<typeof setInterval> | undefined
     setRun(undefined)
     setLoadError(undefined)
+    setNotFound(false)
     setFollowed(false)
     reload(false, ac.signal).then(
       (r) => {
@@ -72,7 +74,9 @@ export function RunView() {
         })
       },
       (err) => {
-        if (!ac.signal.aborted) setLoadError(errorMessage(err))
+        if (ac.signal.aborted) return
+        setNotFound(err instanceof ApiError && err.status === 404)
+        setLoadError(errorMessage(err))
       },
     )
     return () => {
@@ -92,12 +96,12 @@ export function RunView() {
   if (loadError) {
     return (
       <section aria-labelledby="run-heading">
-        <h1 id="run-heading">Run {shortId(id)}</h1>
+        <h1 id="run-heading">{notFound ? 'Run not found' : `Run ${shortId(id)}`}</h1>
         <p className="field-error" role="alert">
-          {loadError}
+          {notFound ? `There is no run with the ID ${id}: the link may be wrong, or the run deleted.` : loadError}
         </p>
         <p>
-          <Link to="/runs">All runs</Link>
+          <Link to="/runs">All runs</Link> · <Link to="/">Start a run</Link>
         </p>
       </section>
     )

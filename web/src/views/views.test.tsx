@@ -175,7 +175,13 @@ describe('a run', () => {
 
   it('says when the run does not exist', async () => {
     show('/runs/nope', {})
-    expect((await screen.findByRole('alert')).textContent).toBe('unknown URL: GET /api/runs/nope')
+    expect((await screen.findByRole('alert')).textContent).toBe('There is no run with the ID nope: the link may be wrong, or the run deleted.')
+    expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('Run not found')
+  })
+
+  it("shows the server's reason when a run cannot be loaded", async () => {
+    show('/runs/run-1', { 'GET /api/runs/run-1': () => apiError(503, 'the database is unavailable', 'unavailable') })
+    expect((await screen.findByRole('alert')).textContent).toBe('the database is unavailable')
   })
 })
 
