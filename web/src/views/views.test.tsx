@@ -256,10 +256,28 @@ describe('bookmarks', () => {
     await user.click(screen.getByRole('checkbox', { name: 'Select for remix: improved idea 1' }))
     await user.click(screen.getByRole('checkbox', { name: 'Select for remix: improved idea 3' }))
     const panel = screen.getByRole('form', { name: 'Remix 2 selected' })
+    const more = within(panel).getByText('Topic and context (optional)').closest('details')!
+    expect(more.open).toBe(false)
+    await user.click(within(panel).getByText('Topic and context (optional)'))
+    expect(more.open).toBe(true)
     await user.type(within(panel).getByLabelText('Topic'), 'farming in schools')
     await user.click(within(panel).getByRole('button', { name: 'Remix into a new run' }))
     expect(await screen.findByText('opened run run-remix')).toBeTruthy()
     expect(s.calls.find((c) => c.method === 'POST')?.body).toEqual({ bookmark_ids: ['bm-1', 'bm-3'], topic: 'farming in schools' })
+  })
+})
+
+describe('remix errors', () => {
+  it('unfolds the topic and context to show an error about one of them', async () => {
+    const { user } = show('/bookmarks', {
+      'GET /api/bookmarks': () => json(200, { bookmarks: [bm(1)], total: 1, next_offset: null }),
+      'POST /api/bookmarks/remix': () => apiError(422, 'topic is too long', 'validation', 'topic'),
+    })
+    await user.click(await screen.findByRole('checkbox', { name: 'Select for remix: improved idea 1' }))
+    await user.click(screen.getByRole('button', { name: 'Remix into a new run' }))
+    const err = await screen.findByText('topic is too long')
+    expect(err.closest('details')!.open).toBe(true)
+    expect(screen.getByLabelText('Topic').getAttribute('aria-describedby')).toBe(err.id)
   })
 })
 
