@@ -89,6 +89,7 @@ describe('bookmarking a candidate', () => {
     await user.type(card.getByLabelText('Note'), 'ask the city')
     await user.click(card.getByRole('button', { name: 'Bookmark candidate 2' }))
     expect(await card.findByText(/Bookmarked/)).toBeTruthy()
+    expect(card.getByRole('link', { name: 'See the bookmarks' }).getAttribute('href')).toBe('/bookmarks')
     expect(s.calls[0].body).toEqual({ run_id: 'run-1', candidate_index: 1, tags: ['garage', 'energy'], notes: 'ask the city', force: false })
   })
 
