@@ -9,6 +9,8 @@ export function Pager(props: {
   onChange(offset: number): void
 }) {
   const { offset, limit, count, total, nextOffset, onChange } = props
+  // An empty list has no pages; past its end, Previous leads back.
+  if (count === 0 && offset === 0) return null
   const first = count === 0 ? 0 : offset + 1
   const last = offset + count
   return (

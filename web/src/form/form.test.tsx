@@ -120,7 +120,21 @@ describe('the run form', () => {
     await user.type(await screen.findByLabelText(/^Topic/), 'urban farming')
     await user.click(screen.getByRole('button', { name: 'Start run' }))
     const err = await screen.findByText('too many requests')
-    expect(screen.getByRole('button', { name: 'Start run' }).getAttribute('aria-describedby')).toBe(err.id)
+    const button = screen.getByRole('button', { name: 'Start run' })
+    expect(button.getAttribute('aria-describedby')).toBe(err.id)
+    // The error is at the foot of the form: the button it describes takes the focus.
+    await waitFor(() => expect(document.activeElement).toBe(button))
+  })
+
+  it("shows an error the API gives a group under the group's field its message names", async () => {
+    const { user } = setup(() => apiError(422, 'params: temperatures: improve must be 0..2', 'validation', 'params.temperatures'))
+    await user.selectOptions(await screen.findByLabelText('Pipeline'), 'spark2')
+    await user.type(await screen.findByLabelText(/^Topic/), 'x')
+    await user.click(screen.getByRole('button', { name: 'Start run' }))
+    const err = await screen.findByText('params: temperatures: improve must be 0..2')
+    const improve = screen.getByLabelText(/^Improve/)
+    expect(improve.getAttribute('aria-describedby')).toContain(err.id)
+    await waitFor(() => expect(document.activeElement).toBe(improve))
   })
 
   it("switches to another pipeline's form and keeps what was typed in each", async () => {

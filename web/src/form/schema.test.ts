@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { registrySparkSchema, sparkSchema } from '../test/fixtures'
-import { fieldInMessage, fieldOfError, fieldsOf, flatten, initialValues, presetOf, presetValue, toParams, validate, validateField, type Field } from './schema'
+import { fieldInGroup, fieldInMessage, fieldOfError, fieldsOf, flatten, initialValues, presetOf, presetValue, toParams, validate, validateField, type Field } from './schema'
 
 const byPath = (fs: Field[], p: string) => flatten(fs).find((f) => f.path === p)!
 
@@ -163,5 +163,34 @@ describe('the registry\'s schema', () => {
     expect(fieldInMessage(fields, 'topic must not be empty')).toBe('topic')
     expect(fieldInMessage(fields, 'temperatures.generate must be 0..2, got 3')).toBe('temperatures.generate')
     expect(fieldInMessage(fields, 'the provider is down')).toBeUndefined()
+  })
+})
+
+describe('fieldInGroup', () => {
+  const fields = fieldsOf({
+    type: 'object',
+    properties: {
+      profile: {
+        type: 'object',
+        properties: { academic_program: { type: 'string' }, field_of_study: { type: 'string' } },
+      },
+      max_refinements: { type: 'integer' },
+    },
+  })
+
+  it("finds the control of a group's error in its message", () => {
+    expect(fieldInGroup(fields, 'params.profile', 'params: profile: academic_program must not be empty')).toBe('profile.academic_program')
+    expect(fieldInGroup(fields, 'params.profile', 'params: profile: field_of_study is too long')).toBe('profile.field_of_study')
+  })
+
+  it('looks only inside the group the API names', () => {
+    expect(fieldInGroup(fields, 'params.profile', 'profile: max_refinements must be positive')).toBeUndefined()
+    expect(fieldInGroup(fields, 'params.unknown', 'max_refinements must be positive')).toBeUndefined()
+  })
+
+  it('searches the whole form without a field, and no form field for one outside the parameters', () => {
+    expect(fieldInGroup(fields, undefined, 'max_refinements must be positive')).toBe('max_refinements')
+    expect(fieldInGroup(fields, 'params', 'max_refinements must be positive')).toBe('max_refinements')
+    expect(fieldInGroup(fields, 'tags', 'max_refinements must be positive')).toBeUndefined()
   })
 })

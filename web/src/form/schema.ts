@@ -408,3 +408,19 @@ export function fieldInMessage(fields: Field[], message: string): string | undef
   }
   return best?.path
 }
+
+/**
+ * fieldInGroup finds the form field a validation error is about when the
+ * field the API names is not a control of the form: a group
+ * ("params.profile") or none at all. It looks for a parameter of the group
+ * (of the whole form without one) in the message ("params: profile:
+ * academic_program must not be empty"). A field outside the parameters
+ * ("pipeline", "tags") is no control's.
+ */
+export function fieldInGroup(fields: Field[], apiField: string | undefined, message: string): string | undefined {
+  if (!apiField || apiField === 'params') return fieldInMessage(fields, message)
+  if (!apiField.startsWith('params.')) return undefined
+  const group = apiField.replace(/^params\./, '').replace(/\[(\d+)\]/g, '.$1')
+  const within = flatten(fields).filter((f) => f.path.startsWith(`${group}.`))
+  return within.length > 0 ? fieldInMessage(within, message) : undefined
+}

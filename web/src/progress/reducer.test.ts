@@ -10,6 +10,26 @@ const m = (seq: number, type: ProgressMessage['type'], stage: string, progress: 
 const fold = (actions: ProgressAction[], from: ProgressState = initialProgress) => actions.reduce(progressReducer, from)
 
 describe('progressReducer', () => {
+  it('ends as the run record says when the stream was lost before the final message', () => {
+    const lost = fold([{ type: 'connecting' }, m(1, 'progress', 'generate', 5), m(2, 'progress', 'evaluate', 20), { type: 'stream_error', error: 'lost the progress stream' }])
+    expect(lost.streamError).toBe('lost the progress stream')
+    let s = progressReducer(lost, { type: 'ended', status: 'succeeded' })
+    expect([s.phase, s.progress, s.streamError]).toEqual(['succeeded', 100, undefined])
+    expect(s.stages.map((x) => [x.name, x.status])).toEqual([
+      ['generate', 'done'],
+      ['evaluate', 'done'],
+    ])
+    s = progressReducer(lost, { type: 'ended', status: 'failed', error: 'provider down' })
+    expect([s.phase, s.progress, s.error, s.streamError]).toEqual(['failed', 20, 'provider down', undefined])
+    expect(s.stages.map((x) => x.status)).toEqual(['done', 'failed'])
+    expect(progressReducer(lost, { type: 'ended', status: 'cancelled' }).stages.map((x) => x.status)).toEqual(['done', 'failed'])
+  })
+
+  it('keeps what the final message said when the record then says the run is over', () => {
+    const done = fold([m(1, 'progress', 'generate', 5), m(2, 'error', 'generate', 5, 'quota exceeded')])
+    expect(progressReducer(done, { type: 'ended', status: 'succeeded' })).toBe(done)
+  })
+
   it('follows a spark run stage by stage to its result', () => {
     let s = fold([{ type: 'connecting' }, { type: 'connected', transport: 'websocket' }])
     expect(s.phase).toBe('running')

@@ -38,6 +38,8 @@ export type ProgressAction =
   | { type: 'message'; message: ProgressMessage }
   | { type: 'snapshot'; progress: Progress }
   | { type: 'stream_error'; error: string }
+  /** The run record says the run is over: the stream may have been lost before its final message. */
+  | { type: 'ended'; status: 'succeeded' | 'failed' | 'cancelled'; error?: string }
 
 export const initialProgress: ProgressState = { phase: 'idle', lastSeq: 0, progress: 0, stages: [], notes: [] }
 
@@ -65,6 +67,26 @@ export function progressReducer(state: ProgressState, action: ProgressAction): P
       return { ...applyProgress({ ...state, phase: 'running' }, action.progress.stage, action.progress.progress, action.progress.message ?? ''), fromSnapshot: true }
     case 'message':
       return applyMessage(state, action.message)
+    case 'ended':
+      if (isFinal(state)) return state
+      if (action.status === 'succeeded') {
+        return {
+          ...state,
+          phase: 'succeeded',
+          progress: 100,
+          message: 'done',
+          stages: state.stages.map((s) => (s.status === 'active' ? { ...s, status: 'done' } : s)),
+          streamError: undefined,
+        }
+      }
+      // The stage under way when the run failed or was cancelled did not finish.
+      return {
+        ...state,
+        phase: 'failed',
+        error: action.error || action.status,
+        stages: state.stages.map((s) => (s.status === 'active' ? { ...s, status: 'failed' } : s)),
+        streamError: undefined,
+      }
   }
 }
 

@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from 'react'
+import { Link } from 'react-router'
 import { ApiError, errorMessage } from '../api/client'
 import { useApi } from '../api/context'
 import type { Duplicates } from '../api/types'
@@ -51,7 +52,7 @@ export function BookmarkControl({ runId, candidateIndex }: { runId: string; cand
     return (
       <div className="bookmark saved" role="status">
         <p>
-          Bookmarked <span className="muted">({state.id.slice(0, 8)})</span>.
+          Bookmarked. <Link to="/bookmarks">See the bookmarks</Link> to search them or remix them into a new run.
         </p>
         {similar.length > 0 && (
           <div className="warning">

@@ -12,13 +12,28 @@ import {
   Tooltip,
   XAxis,
   YAxis,
+  type LegendPayload,
 } from 'recharts'
 import type { MultiDimensional, SparkCandidate } from '../api/types'
 import { humanize } from '../form/schema'
 import { score } from '../components/format'
 
-const initialColor = '#94a3b8'
+const initialColor = '#64748b'
 const improvedColor = '#4f46e5'
+
+/** The series in the order they are drawn, and listed in a legend. */
+const series = ['initial', 'improved']
+
+/** legendOrder lists a chart's series as they are drawn: initial, then improved (not alphabetically). */
+export function legendOrder(item: LegendPayload): number {
+  const i = series.indexOf(String(item.dataKey))
+  return i < 0 ? series.length : i
+}
+
+/** legendLabel writes a series' name in the text's colour, readable whatever the series' colour. */
+function legendLabel(value: unknown) {
+  return <span className="legend-label">{String(value)}</span>
+}
 
 /** The size charts start at before their container is measured (and in tests). */
 const initialDimension = { width: 320, height: 260 }
@@ -39,7 +54,7 @@ export function ScoreComparison({ candidates }: { candidates: SparkCandidate[] }
           <XAxis dataKey="name" />
           <YAxis domain={[0, 10]} ticks={[0, 2, 4, 6, 8, 10]} />
           <Tooltip formatter={(v) => score(typeof v === 'number' ? v : undefined)} />
-          <Legend />
+          <Legend itemSorter={legendOrder} formatter={legendLabel} />
           <Bar dataKey="initial" name="Initial" fill={initialColor} isAnimationActive={false} />
           <Bar dataKey="improved" name="Improved" fill={improvedColor} isAnimationActive={false} />
         </BarChart>
@@ -102,10 +117,11 @@ export function DimensionRadar({ id, candidate }: { id: string; candidate: Spark
         <RadarChart data={rows} outerRadius="70%" margin={{ top: 4, right: 28, bottom: 4, left: 28 }}>
           <PolarGrid />
           <PolarAngleAxis dataKey="axis" tick={{ fontSize: 11 }} />
-          <PolarRadiusAxis domain={[0, 10]} tickCount={6} angle={90} tick={{ fontSize: 10 }} />
+          {/* The scale's ticks lie between the first two axes, clear of their names. */}
+          <PolarRadiusAxis domain={[0, 10]} tickCount={6} angle={90 - 180 / rows.length} tick={{ fontSize: 10 }} />
           {initial && <Radar name="Initial" dataKey="initial" stroke={initialColor} fill={initialColor} fillOpacity={0.25} isAnimationActive={false} />}
           {improved && <Radar name="Improved" dataKey="improved" stroke={improvedColor} fill={improvedColor} fillOpacity={0.3} isAnimationActive={false} />}
-          <Legend />
+          <Legend itemSorter={legendOrder} formatter={legendLabel} />
           <Tooltip formatter={(v) => score(typeof v === 'number' ? v : undefined)} />
         </RadarChart>
       </ResponsiveContainer>

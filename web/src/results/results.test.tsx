@@ -52,12 +52,15 @@ describe('spark results', () => {
     expect(bars.querySelectorAll('.recharts-bar-rectangle path, .recharts-bar-rectangle rect').length).toBe(4)
     const table = within(bars).getByRole('table')
     expect(within(table).getAllByRole('row').map((r) => r.textContent)).toEqual(['CandidateInitialImproved', '#16.17.4', '#25.55.2'])
+    // The legend lists the series as they are drawn.
+    expect([...bars.querySelectorAll('.recharts-legend-item-text')].map((e) => e.textContent)).toEqual(['Initial', 'Improved'])
 
     // Only the first candidate has multi-dimensional scores.
     const radars = await screen.findAllByTestId('dimension-radar')
     expect(radars).toHaveLength(1)
     expect(within(screen.getAllByTestId('candidate')[0]).getByTestId('dimension-radar')).toBe(radars[0])
     expect(radars[0].querySelectorAll('.recharts-radar-polygon').length).toBe(2)
+    expect([...radars[0].querySelectorAll('.recharts-legend-item-text')].map((e) => e.textContent)).toEqual(['Initial', 'Improved'])
     expect(radars[0].textContent).toContain('weighted 6.1 → 7.2')
     expect(within(radars[0]).getByRole('row', { name: /Cost effectiveness/ }).textContent).toBe('Cost effectiveness5.06.0')
     // Nothing to bookmark here.
@@ -86,6 +89,7 @@ describe('bookmarking a candidate', () => {
     await user.type(card.getByLabelText('Note'), 'ask the city')
     await user.click(card.getByRole('button', { name: 'Bookmark candidate 2' }))
     expect(await card.findByText(/Bookmarked/)).toBeTruthy()
+    expect(card.getByRole('link', { name: 'See the bookmarks' }).getAttribute('href')).toBe('/bookmarks')
     expect(s.calls[0].body).toEqual({ run_id: 'run-1', candidate_index: 1, tags: ['garage', 'energy'], notes: 'ask the city', force: false })
   })
 

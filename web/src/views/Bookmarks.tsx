@@ -219,6 +219,9 @@ function RemixPanel({ selected, onClear, onStarted }: { selected: Bookmark[]; on
   const [context, setContext] = useState('')
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<{ field?: string; message: string }>()
+  // The optional fields are folded, so that the panel, which stays in view,
+  // leaves room for the list on a phone.
+  const [more, setMore] = useState(false)
   const submit = async (e: FormEvent) => {
     e.preventDefault()
     setBusy(true)
@@ -236,32 +239,37 @@ function RemixPanel({ selected, onClear, onStarted }: { selected: Bookmark[]; on
   return (
     <form className="remix" onSubmit={submit} aria-labelledby="remix-heading">
       <h2 id="remix-heading">Remix {selected.length} selected</h2>
-      <div className="field">
-        <label htmlFor="remix-topic">Topic</label>
-        <input
-          id="remix-topic"
-          type="text"
-          value={topic}
-          onChange={(e) => setTopic(e.target.value)}
-          placeholder={`optional; default: ${selected[0]?.topic ?? ''}`}
-          aria-invalid={fieldError('topic') ? true : undefined}
-          aria-describedby={fieldError('topic') ? errorId('remix-topic') : undefined}
-        />
-        <FieldError id="remix-topic" message={fieldError('topic')} />
-      </div>
-      <div className="field">
-        <label htmlFor="remix-context">Context</label>
-        <input
-          id="remix-context"
-          type="text"
-          value={context}
-          onChange={(e) => setContext(e.target.value)}
-          placeholder="optional"
-          aria-invalid={fieldError('context') ? true : undefined}
-          aria-describedby={fieldError('context') ? errorId('remix-context') : undefined}
-        />
-        <FieldError id="remix-context" message={fieldError('context')} />
-      </div>
+      <details className="remix-more" open={more || !!error?.field} onToggle={(e) => setMore(e.currentTarget.open)}>
+        <summary>Topic and context (optional)</summary>
+        <div className="remix-fields">
+          <div className="field">
+            <label htmlFor="remix-topic">Topic</label>
+            <input
+              id="remix-topic"
+              type="text"
+              value={topic}
+              onChange={(e) => setTopic(e.target.value)}
+              placeholder={`optional; default: ${selected[0]?.topic ?? ''}`}
+              aria-invalid={fieldError('topic') ? true : undefined}
+              aria-describedby={fieldError('topic') ? errorId('remix-topic') : undefined}
+            />
+            <FieldError id="remix-topic" message={fieldError('topic')} />
+          </div>
+          <div className="field">
+            <label htmlFor="remix-context">Context</label>
+            <input
+              id="remix-context"
+              type="text"
+              value={context}
+              onChange={(e) => setContext(e.target.value)}
+              placeholder="optional"
+              aria-invalid={fieldError('context') ? true : undefined}
+              aria-describedby={fieldError('context') ? errorId('remix-context') : undefined}
+            />
+            <FieldError id="remix-context" message={fieldError('context')} />
+          </div>
+        </div>
+      </details>
       <div className="field actions">
         <button id="remix-submit" type="submit" className="primary" disabled={busy} aria-describedby={error && !error.field ? errorId('remix-submit') : undefined}>
           {busy ? 'Starting…' : 'Remix into a new run'}

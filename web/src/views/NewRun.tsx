@@ -6,7 +6,7 @@ import type { PipelineInfo, TemperaturePresets } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
 import { SchemaForm, controlId } from '../form/SchemaForm'
 import {
-  fieldInMessage,
+  fieldInGroup,
   fieldOfError,
   fieldsOf,
   flatten,
@@ -141,9 +141,10 @@ export function NewRun() {
       setSubmitting(false)
       const message = errorMessage(err)
       const field = err instanceof ApiError ? err.field : undefined
-      // A check across fields may name no field: its message does.
-      const named = err instanceof ApiError && !field && (err.status === 400 || err.status === 422) ? fieldInMessage(fields, message) : undefined
-      const path = fieldOfError(fields, field) ?? named
+      // A check across fields may name no field, and a check of a group
+      // names the group: the message names the parameter.
+      const validation = err instanceof ApiError && (err.status === 400 || err.status === 422)
+      const path = fieldOfError(fields, field) ?? (validation ? fieldInGroup(fields, field, message) : undefined)
       if (path) {
         update((s) => ({ ...s, errors: { ...s.errors, [path]: message } }))
         focus(controlId(formId, path))
@@ -155,6 +156,9 @@ export function NewRun() {
         focus(pipelineId)
       } else {
         setSubmitError(message)
+        // The error is under the button, at the foot of what may be a long
+        // form: bring it into view, and read it out with the button.
+        focus(submitId)
       }
     }
   }

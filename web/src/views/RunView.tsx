@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useReducer, useRef, useState } from 'react'
 import { Link, useParams } from 'react-router'
-import { errorMessage } from '../api/client'
+import { ApiError, errorMessage } from '../api/client'
 import { useApi } from '../api/context'
 import { exportFormats, type ExportFormat, type Run } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
@@ -18,6 +18,7 @@ export function RunView() {
   const api = useApi()
   const [run, setRun] = useState<Run>()
   const [loadError, setLoadError] = useState<string>()
+  const [notFound, setNotFound] = useState(false)
   const [progress, dispatch] = useReducer(progressReducer, initialProgress)
   const [followed, setFollowed] = useState(false)
 
@@ -41,6 +42,7 @@ export function RunView() {
     let poll: ReturnType<typeof setInterval> | undefined
     setRun(undefined)
     setLoadError(undefined)
+    setNotFound(false)
     setFollowed(false)
     reload(false, ac.signal).then(
       (r) => {
@@ -72,7 +74,9 @@ export function RunView() {
         })
       },
       (err) => {
-        if (!ac.signal.aborted) setLoadError(errorMessage(err))
+        if (ac.signal.aborted) return
+        setNotFound(err instanceof ApiError && err.status === 404)
+        setLoadError(errorMessage(err))
       },
     )
     return () => {
@@ -82,15 +86,22 @@ export function RunView() {
     }
   }, [api, id, reload])
 
+  // When the stream was lost before its final message, the record says how the run ended.
+  const ended = run && finalStatuses.has(run.status) ? run.status : undefined
+  const endError = run?.error ?? undefined
+  useEffect(() => {
+    if (ended) dispatch({ type: 'ended', status: ended as 'succeeded' | 'failed' | 'cancelled', error: endError })
+  }, [ended, endError])
+
   if (loadError) {
     return (
       <section aria-labelledby="run-heading">
-        <h1 id="run-heading">Run {shortId(id)}</h1>
+        <h1 id="run-heading">{notFound ? 'Run not found' : `Run ${shortId(id)}`}</h1>
         <p className="field-error" role="alert">
-          {loadError}
+          {notFound ? `There is no run with the ID ${id}: the link may be wrong, or the run deleted.` : loadError}
         </p>
         <p>
-          <Link to="/runs">All runs</Link>
+          <Link to="/runs">All runs</Link> · <Link to="/">Start a run</Link>
         </p>
       </section>
     )
@@ -134,7 +145,7 @@ export function RunView() {
         </dd>
         <dt>Run ID</dt>
         <dd className="mono">{run.run_id}</dd>
-        {run.usage?.llm_calls !== undefined && (
+        {run.usage?.llm_calls !== undefined && (over || run.usage.llm_calls > 0) && (
           <>
             <dt>Usage</dt>
             <dd>
@@ -152,7 +163,7 @@ export function RunView() {
         </p>
       )}
       {run.status === 'cancelled' && <p role="status">The run was cancelled.</p>}
-      {over && <ExportControl runId={run.run_id} />}
+      {over && <ExportControl runId={run.run_id} hasResult={run.status === 'succeeded'} />}
       {run.status === 'succeeded' && run.result !== undefined && (
         isSparkResult(run.result) ? (
           <>
@@ -254,9 +265,16 @@ function CancelControl({ runId, onCancelled }: { runId: string; onCancelled(): v
   )
 }
 
-function ExportControl({ runId }: { runId: string }) {
+/** exportFormatsOf are the formats a run exports to: a run without a result has only its JSON record. */
+export function exportFormatsOf(hasResult: boolean): ExportFormat[] {
+  return hasResult ? exportFormats : ['json']
+}
+
+function ExportControl({ runId, hasResult }: { runId: string; hasResult: boolean }) {
   const api = useApi()
-  const [format, setFormat] = useState<ExportFormat>('markdown')
+  const formats = exportFormatsOf(hasResult)
+  const [chosen, setFormat] = useState<ExportFormat>('markdown')
+  const format = formats.includes(chosen) ? chosen : formats[0]
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string>()
   const link = useRef<HTMLAnchorElement>(null)
@@ -289,8 +307,8 @@ function ExportControl({ runId }: { runId: string }) {
         <label htmlFor={id} className="sr-only">
           Export format
         </label>
-        <select id={id} value={format} onChange={(e) => setFormat(e.target.value as ExportFormat)} aria-describedby={error ? errorId(id) : undefined} aria-invalid={error ? true : undefined}>
-          {exportFormats.map((f) => (
+        <select id={id} value={format} onChange={(e) => setFormat(e.target.value as ExportFormat)} aria-describedby={[hasResult ? '' : 'export-hint', error ? errorId(id) : ''].filter(Boolean).join(' ') || undefined} aria-invalid={error ? true : undefined}>
+          {formats.map((f) => (
             <option key={f} value={f}>
               {f === 'markdown' ? 'Markdown' : f.toUpperCase()}
             </option>
@@ -300,6 +318,11 @@ function ExportControl({ runId }: { runId: string }) {
           {busy ? 'Preparing…' : 'Download'}
         </button>
       </div>
+      {!hasResult && (
+        <p className="hint" id="export-hint">
+          The run has no result: its JSON record says how it ended.
+        </p>
+      )}
       <FieldError id={id} message={error} />
       {/* The download link the button clicks; hidden from everyone. */}
       <a ref={link} hidden aria-hidden="true" tabIndex={-1} />

@@ -1,4 +1,4 @@
-import { render, screen, waitFor, within } from '@testing-library/react'
+import { cleanup, render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { MemoryRouter, Route, Routes, useLocation, useParams } from 'react-router'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -154,9 +154,34 @@ describe('a run', () => {
     click.mockRestore()
   })
 
+  it('shows no usage while a running run has counted no calls', async () => {
+    show('/runs/run-1', {
+      'GET /api/runs/run-1': () => json(200, { ...baseRun, usage: { llm_calls: 0 } }),
+      'GET /api/runs/run-1/events': () => new Response(new ReadableStream({ start() {} }), { headers: { 'Content-Type': 'text/event-stream' } }),
+    })
+    await screen.findByRole('button', { name: 'Cancel run' })
+    expect(screen.queryByText('Usage')).toBeNull()
+    expect(screen.queryByText(/LLM calls/)).toBeNull()
+  })
+
+  it('offers a run without a result only its JSON export', async () => {
+    show('/runs/run-1', { 'GET /api/runs/run-1': () => json(200, { ...baseRun, status: 'failed', error: 'provider down' }) })
+    const format = (await screen.findByLabelText('Export format')) as HTMLSelectElement
+    expect([...format.options].map((o) => o.value)).toEqual(['json'])
+    expect(format.value).toBe('json')
+    expect(format.getAttribute('aria-describedby')).toBe('export-hint')
+    expect(screen.getByText(/provider down/)).toBeTruthy()
+  })
+
   it('says when the run does not exist', async () => {
     show('/runs/nope', {})
-    expect((await screen.findByRole('alert')).textContent).toBe('unknown URL: GET /api/runs/nope')
+    expect((await screen.findByRole('alert')).textContent).toBe('There is no run with the ID nope: the link may be wrong, or the run deleted.')
+    expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('Run not found')
+  })
+
+  it("shows the server's reason when a run cannot be loaded", async () => {
+    show('/runs/run-1', { 'GET /api/runs/run-1': () => apiError(503, 'the database is unavailable', 'unavailable') })
+    expect((await screen.findByRole('alert')).textContent).toBe('the database is unavailable')
   })
 })
 
@@ -231,10 +256,28 @@ describe('bookmarks', () => {
     await user.click(screen.getByRole('checkbox', { name: 'Select for remix: improved idea 1' }))
     await user.click(screen.getByRole('checkbox', { name: 'Select for remix: improved idea 3' }))
     const panel = screen.getByRole('form', { name: 'Remix 2 selected' })
+    const more = within(panel).getByText('Topic and context (optional)').closest('details')!
+    expect(more.open).toBe(false)
+    await user.click(within(panel).getByText('Topic and context (optional)'))
+    expect(more.open).toBe(true)
     await user.type(within(panel).getByLabelText('Topic'), 'farming in schools')
     await user.click(within(panel).getByRole('button', { name: 'Remix into a new run' }))
     expect(await screen.findByText('opened run run-remix')).toBeTruthy()
     expect(s.calls.find((c) => c.method === 'POST')?.body).toEqual({ bookmark_ids: ['bm-1', 'bm-3'], topic: 'farming in schools' })
+  })
+})
+
+describe('remix errors', () => {
+  it('unfolds the topic and context to show an error about one of them', async () => {
+    const { user } = show('/bookmarks', {
+      'GET /api/bookmarks': () => json(200, { bookmarks: [bm(1)], total: 1, next_offset: null }),
+      'POST /api/bookmarks/remix': () => apiError(422, 'topic is too long', 'validation', 'topic'),
+    })
+    await user.click(await screen.findByRole('checkbox', { name: 'Select for remix: improved idea 1' }))
+    await user.click(screen.getByRole('button', { name: 'Remix into a new run' }))
+    const err = await screen.findByText('topic is too long')
+    expect(err.closest('details')!.open).toBe(true)
+    expect(screen.getByLabelText('Topic').getAttribute('aria-describedby')).toBe(err.id)
   })
 })
 
@@ -263,6 +306,22 @@ describe('run history', () => {
     expect(await screen.findByRole('link', { name: 'run at 20' })).toBeTruthy()
     expect(screen.getByTestId('where').textContent).toBe('/runs?pipeline=debate&status=failed&offset=20')
     expect((screen.getByRole('button', { name: 'Next' }) as HTMLButtonElement).disabled).toBe(true)
+  })
+
+  it('says there are no runs, with no pager, and keeps the pager past the last page', async () => {
+    show('/runs', {
+      'GET /api/pipelines': () => json(200, { pipelines: [] }),
+      'GET /api/runs': (c) => json(200, { runs: [], limit: 20, offset: Number(c.url.searchParams.get('offset') ?? 0), next_offset: null }),
+    })
+    expect(await screen.findByText('No runs yet.')).toBeTruthy()
+    expect(screen.queryByRole('navigation', { name: 'Pages of runs' })).toBeNull()
+    cleanup()
+    show('/runs?offset=40', {
+      'GET /api/pipelines': () => json(200, { pipelines: [] }),
+      'GET /api/runs': () => json(200, { runs: [], limit: 20, offset: 40, next_offset: null }),
+    })
+    const pager = await screen.findByRole('navigation', { name: 'Pages of runs' })
+    expect((within(pager).getByRole('button', { name: 'Previous' }) as HTMLButtonElement).disabled).toBe(false)
   })
 })
 
