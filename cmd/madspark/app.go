@@ -181,11 +181,27 @@ func (c *cli) executeRun(ctx context.Context, a *app, resumeID, pipeline string,
 	if err := run.Finish(ctx, res, runErr); err != nil {
 		c.logger.Warn("could not record the run's outcome", "run", run.ID(), "err", err)
 	}
+	if runErr != nil && ctx.Err() != nil {
+		return run, 0, &interruptedError{runID: run.ID(), err: runErr}
+	}
 	if runErr != nil {
 		return run, 0, fmt.Errorf("run %s failed with %s/%s: %w", run.ID(), a.info.Name, a.info.Model, runErr)
 	}
 	return run, time.Since(start), nil
 }
+
+// interruptedError is a run stopped by Ctrl-C (or SIGTERM): it is kept,
+// failed, and "madspark resume" finishes it.
+type interruptedError struct {
+	runID string
+	err   error
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("interrupted; run %s is kept, finish it with: madspark resume %s", e.runID, e.runID)
+}
+
+func (e *interruptedError) Unwrap() error { return e.err }
 
 // mockResponders answers every pipeline's agents in mock mode.
 func mockResponders() map[string]mock.Responder {

@@ -496,7 +496,7 @@ and reports/synthesis.json.`,
 			return err
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.SetFlagErrorFunc(flagError)
 	fs := cmd.Flags()
 	fs.StringVar(&in.OutputDir, "output-dir", in.OutputDir, "the directory whose analyses/ are compared; the report goes to its reports/")
 	fs.IntVar(&in.Top, "top", in.Top, "how many of the best ideas the report explains (1-10)")

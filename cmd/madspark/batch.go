@@ -196,7 +196,7 @@ func (c *cli) batchStatusCmd() *cobra.Command {
 	fs.StringVar(&exportDir, "export-dir", "", "write each succeeded item's files to a directory of its own under DIR")
 	fs.StringVar(&format, "output-format", "table", "table|json (the results)")
 	fs.BoolVar(&wait, "wait", false, "wait until every item's run has finished")
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.SetFlagErrorFunc(flagError)
 	return cmd
 }
 

@@ -276,7 +276,7 @@ score outside 0-10, a bad timestamp) is named and nothing is imported.`,
 
 	cmd.AddCommand(list, search, show, remove, exp, imp)
 	for _, sub := range cmd.Commands() {
-		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+		sub.SetFlagErrorFunc(flagError)
 	}
 	return cmd
 }

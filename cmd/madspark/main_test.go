@@ -30,6 +30,12 @@ func invoke(t testing.TB, vars map[string]string, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
+// lastLine is the last line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
 func mockEnv(t *testing.T) map[string]string {
 	return map[string]string{"MADSPARK_MODE": "mock", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
 }
@@ -198,15 +204,18 @@ func TestBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 		{[]string{"ok", "--temperature-preset", "spicy"}, `unknown temperature preset "spicy"`},
 		{[]string{"ok", "--num-candidates", "2", "--num-top-candidates", "3"}, "must not exceed num_candidates"},
 		{[]string{"ok", "--num-top-candidates", "6"}, "num_top_candidates must be 1..5"},
-		{[]string{"ok", "--num-candidates", "x"}, "invalid argument"},
+		{[]string{"ok", "--num-candidates", "x"}, `--num-candidates wants a whole number, got "x"`},
+		{[]string{"ok", "--timeout", "soon"}, `--timeout wants a duration such as 90s`},
+		{[]string{"ok", "--novelty-threshold", "high"}, `--novelty-threshold wants a number, got "high"`},
 		{[]string{"ok", "--temperature", "3"}, "--temperature must be within 0..2"},
 		{[]string{"ok", "--novelty-threshold", "0"}, "novelty_threshold"},
 		{[]string{"ok", "--output-format", "xml"}, `unknown output format "xml"`},
 		{[]string{"ok", "--timeout", "-1s"}, "--timeout must be positive"},
 		{[]string{"ok", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"spark"}, "a topic is required"},
-		{[]string{"spark", "a", "b", "c"}, "accepts between 0 and 2 arg(s)"},
-		{[]string{"a", "b", "c"}, "accepts at most 2 arg(s)"},
+		{[]string{"spark", "a", "b", "c"}, `got 3: quote a topic of several words, as in madspark spark "a b c"`},
+		{[]string{"urban", "farming", "ideas"}, `at most 2 arguments, TOPIC and CONTEXT, got 3: quote a topic of several words, as in madspark "urban farming ideas"`},
+		{[]string{"chaos"}, "usage: madspark chaos PROMPT"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -216,7 +225,7 @@ func TestBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 			if r.code != 2 || !strings.HasPrefix(last, "madspark: ") || !strings.Contains(last, tt.want) {
 				t.Fatalf("exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, tt.want)
 			}
-			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic") {
+			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "strconv.") {
 				t.Fatalf("stack trace on stderr: %s", r.stderr)
 			}
 		})
@@ -382,12 +391,20 @@ func TestInterruptRecordsFailedRun(t *testing.T) {
 		}
 	}
 	cancel()
-	if code := <-done; code != 1 || !strings.Contains(errb.String(), "interrupted") {
+	// Exit 130, as for a process killed by SIGINT, and one line that says
+	// how to finish the run.
+	code := <-done
+	hint := regexp.MustCompile(`^madspark: interrupted; run (\S+) is kept, finish it with: madspark resume (\S+)$`).FindStringSubmatch(lastLine(errb.String()))
+	if code != 130 || hint == nil || hint[1] != hint[2] {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 	list := invoke(t, env, "runs", "list", "--status", "failed", "--output-format", "json")
-	if !strings.Contains(list.stdout, "interrupted") {
+	if !strings.Contains(list.stdout, "interrupted") || !strings.Contains(list.stdout, hint[1]) {
 		t.Fatalf("interrupted run not recorded as failed: %s", list.stdout)
+	}
+	// The hint works: the run finishes.
+	if r := invoke(t, env, "resume", hint[1], "--output-format", "json"); r.code != 0 || !strings.Contains(r.stdout, hint[1]) {
+		t.Fatalf("resume: exit %d %s", r.code, r.stderr)
 	}
 }
 

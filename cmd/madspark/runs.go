@@ -101,7 +101,7 @@ func (c *cli) runsCmd() *cobra.Command {
 	show.Flags().StringVar(&showFormat, "output-format", "detailed", "record|"+strings.Join(spark.Formats, "|"))
 	cmd.AddCommand(list, show, c.runsCancelCmd(), c.runsWatchCmd())
 	for _, sub := range cmd.Commands() {
-		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+		sub.SetFlagErrorFunc(flagError)
 	}
 	return cmd
 }

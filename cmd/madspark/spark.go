@@ -113,7 +113,7 @@ against the best, improves them and scores the improvements.
 become the run's seed ideas, and TOPIC and CONTEXT default to the first
 bookmark's. --bookmark-tags T... bookmarks the run's candidates with those
 tags; one near-identical to a kept bookmark is reported and not saved.`,
-		Args: argsError(cobra.RangeArgs(0, 2)),
+		Args: topicArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.runSpark(cmd.Context(), args, f)
 		},
