@@ -121,6 +121,20 @@ func TestBookmarkTagsAndBookmarksCommands(t *testing.T) {
 	if l := listBookmarks(t, other); l.Total != 3 {
 		t.Errorf("a bad import kept bookmarks: %d", l.Total)
 	}
+	// A file that is not a bookmarks file is named in the file's terms,
+	// never in Go's.
+	for content, want := range map[string]string{
+		`{"x": {"idea_text": 5}}`:                   "x.idea_text: want a string, got number",
+		`{"x": {"idea_text": "a", "tags": "food"}}`: "x.tags: want an array, got string",
+		`[{"idea_text": "a"}]`:                      "want a JSON object of bookmarks by ID, got array",
+		`{"x": {"idea_text": "a"}`:                  "want a JSON object of bookmarks by ID: not valid JSON: it ends too early",
+		``:                                          "want a JSON object of bookmarks by ID, got an empty file",
+	} {
+		r := invoke(t, other, "bookmarks", "import", writeTemp(t, "bad.json", content))
+		if r.code != 2 || !strings.HasSuffix(r.stderr, want+"\n") || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, "unmarshal") || strings.Contains(r.stderr, ": :") {
+			t.Errorf("import %s: exit %d %q, want 2 and %q", content, r.code, r.stderr, want)
+		}
+	}
 
 	// Remove: all named must exist, or none goes.
 	if r := invoke(t, env, "bookmarks", "remove", id, "nope"); r.code != 2 || !strings.Contains(r.stderr, "no bookmark nope; nothing removed") {
