@@ -182,9 +182,23 @@ func TestRunsListAndShow(t *testing.T) {
 	if rec.code != 0 || !strings.Contains(rec.stdout, `"key": "improve"`) {
 		t.Fatalf("record lacks steps: %s", rec.stdout)
 	}
+	// A run that does not exist is bad input, as for export and resume.
 	missing := invoke(t, env, "runs", "show", "nope")
-	if missing.code != 1 || !strings.Contains(missing.stderr, "not found") {
+	if missing.code != 2 || missing.stderr != "madspark: no run nope (madspark runs list)\n" {
 		t.Fatalf("missing run: %+v", missing)
+	}
+	// The table names what each pipeline's run is about.
+	if r := invoke(t, env, "debate", "what is a B-tree"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := invoke(t, env, "runs", "list", "--pipeline", "debate"); r.code != 0 || !strings.Contains(r.stdout, "what is a B-tree") {
+		t.Fatalf("runs list lacks the debate's query: %+v", r)
+	}
+	if r := invoke(t, env, "runs", "list", "--status", "done"); r.code != 2 || !strings.Contains(r.stderr, `unknown --status "done"`) {
+		t.Fatalf("bad status: %+v", r)
+	}
+	if r := invoke(t, env, "runs", "list", "--pipeline", "sparks"); r.code != 0 || r.stdout != "" || r.stderr != "madspark: no runs match\n" {
+		t.Fatalf("no runs: %+v", r)
 	}
 }
 
