@@ -198,7 +198,7 @@ func (c *cli) runDebate(ctx context.Context, d *debater, p debate.Params, format
 	if d.app.info.Mock {
 		note += " · MOCK DATA"
 	}
-	fmt.Fprintf(c.stderr, "madspark: %s path · %s%s\n", res.Path, usageLine(run, elapsed), note)
+	fmt.Fprintf(c.stderr, "madspark: run %s · %s path · %s%s\n", run.ID(), res.Path, usageLine(run, elapsed), note)
 	return res, nil
 }
 

@@ -21,6 +21,14 @@ func TestDebateOneShot(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "What is Rust?") || !strings.Contains(r.stderr, "simple path") || !strings.Contains(r.stderr, "1 LLM calls") {
 		t.Fatalf("simple: %+v", r)
 	}
+	// The summary names the run, for runs show, export and bookmarks.
+	id := regexp.MustCompile(`madspark: run (\S+) · simple path`).FindStringSubmatch(r.stderr)
+	if id == nil {
+		t.Fatalf("no run ID: %s", r.stderr)
+	}
+	if r := invoke(t, env, "export", id[1], "--format", "markdown"); r.code != 0 || !strings.Contains(r.stdout, "What is Rust?") {
+		t.Fatalf("export %s: %+v", id[1], r)
+	}
 	r = invoke(t, env, "debate", "Explain step by step how to implement async iterators", "--output-format", "json", "--rounds", "2", "--peer-review")
 	var out struct {
 		Result struct {
