@@ -303,6 +303,9 @@ func TestServeRESTAPI(t *testing.T) {
 			t.Fatalf("server did not start: %s", errb.String())
 		}
 	}
+	if !strings.Contains(errb.String(), "madspark: web UI at "+base+"/ ") {
+		t.Errorf("the start-up lines do not say where the web UI is: %s", errb.String())
+	}
 	if models != "madspark-debate, madspark-direct, madspark-assess, madspark-chaos, madspark-spark" {
 		t.Errorf("models: %s", models)
 	}
