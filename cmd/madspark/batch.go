@@ -54,7 +54,7 @@ func (c *cli) batchCmd() *cobra.Command {
 		Short: "Run every row of a CSV or JSON file as a job, and collect the results",
 		Long: `Runs each item of FILE as a job of the queue and waits for all of them.
 
-FILE is the seed's batch CSV, with a header row: topic (or the legacy theme),
+FILE is a CSV file with a header row: topic (or the legacy theme),
 context (or constraints), temperature_preset, num_candidates,
 num_top_candidates, tags; other columns are ignored with a warning. Or a JSON
 array of objects with the same fields; with --pipeline NAME, a JSON array of

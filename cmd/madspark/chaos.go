@@ -30,7 +30,9 @@ func (c *cli) chaosCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chaos PROMPT",
 		Short: "Creativity workflow: chaos seeds → two creative tracks → refinement → judge, with an idea memory",
-		Long: `Runs seed 001's creativity workflow for PROMPT. Accepted ideas are remembered
+		Long: `Runs the creativity workflow for PROMPT: random seed concepts inspire a chaos
+generator, two creative tracks (bold and grounded) write ideas, they are
+refined, and a judge accepts or rejects each. Accepted ideas are remembered
 across iterations and runs and fed back to the creative tracks.
 
 Files go to --output-dir (default outputs/run_YYYYMMDD_HHMMSS): final_output.txt,

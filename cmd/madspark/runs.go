@@ -163,7 +163,7 @@ func (c *cli) runsWatchCmd() *cobra.Command {
 		Use:   "watch RUN_ID",
 		Short: "Print a run's events as JSON lines, from the start (or --after SEQ), until it finishes",
 		Long: `Prints the run's stored events, then its new ones as they happen (wherever the
-run executes), one JSON object per line in the seed's progress message shape
+run executes), one JSON object per line in the progress message shape
 ({type, stage, progress, message, data} with run_id and seq), and exits after
 the final result or error event.`,
 		Args: argsError(cobra.ExactArgs(1)),
