@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/madspark/madspark"
@@ -194,11 +195,32 @@ func (c *cli) executeRun(ctx context.Context, a *app, resumeID, pipeline string,
 // failed, and "madspark resume" finishes it.
 type interruptedError struct {
 	runID string
+	// flags are resume's flags that the hint suggests ("--output-dir DIR").
+	flags string
 	err   error
 }
 
 func (e *interruptedError) Error() string {
-	return fmt.Sprintf("interrupted; run %s is kept, finish it with: madspark resume %s", e.runID, e.runID)
+	return fmt.Sprintf("interrupted; run %s is kept, finish it with: madspark resume %s%s", e.runID, e.runID, e.flags)
+}
+
+// resumeInto makes the hint of an interrupted run's err, if it is one,
+// write the run's files to dir when it is resumed.
+func resumeInto(err error, dir string) error {
+	if ie, ok := errors.AsType[*interruptedError](err); ok {
+		ie.flags = " --output-dir " + shellQuote(dir)
+	}
+	return err
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@+=,", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (e *interruptedError) Unwrap() error { return e.err }

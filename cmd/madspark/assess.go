@@ -202,7 +202,7 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 		return res, err
 	})
 	if err != nil {
-		return err
+		return resumeInto(err, p.OutputDir)
 	}
 	var synth *assess.Synthesis
 	if p.Mode == assess.FullEvaluation {

@@ -116,7 +116,7 @@ func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format strin
 		return res, err
 	})
 	if err != nil {
-		return fmt.Errorf("%w (outputs so far in %s)", err, dir)
+		return fmt.Errorf("%w (outputs so far in %s)", resumeInto(err, dir), dir)
 	}
 	summary := chaos.Summary(res, run.ID(), a.info.Mode(), a.info.Name, a.info.Model, p.Seed, usageLine(run, elapsed))
 	envelope := map[string]any{

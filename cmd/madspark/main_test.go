@@ -385,16 +385,17 @@ func TestTimeoutFailsTheRun(t *testing.T) {
 	}
 }
 
-func TestInterruptRecordsFailedRun(t *testing.T) {
-	env := mockEnv(t)
-	env["MADSPARK_MOCK_LATENCY"] = "50ms"
+// interruptMidRun runs the CLI with args and cancels it, as Ctrl-C would,
+// once its run is recorded as running. It returns the exit code and stderr.
+func interruptMidRun(t *testing.T, env map[string]string, args ...string) (int, string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var out, errb bytes.Buffer
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"urban farming", "--no-cache"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+		done <- run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
 	}()
-	// Cancel once the run is recorded as running, as Ctrl-C mid-run would.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		list := invoke(t, env, "runs", "list", "--output-format", "json")
 		if strings.Contains(list.stdout, `"status": "running"`) {
@@ -405,12 +406,18 @@ func TestInterruptRecordsFailedRun(t *testing.T) {
 		}
 	}
 	cancel()
+	return <-done, errb.String()
+}
+
+func TestInterruptRecordsFailedRun(t *testing.T) {
+	env := mockEnv(t)
+	env["MADSPARK_MOCK_LATENCY"] = "50ms"
 	// Exit 130, as for a process killed by SIGINT, and one line that says
 	// how to finish the run.
-	code := <-done
-	hint := regexp.MustCompile(`^madspark: interrupted; run (\S+) is kept, finish it with: madspark resume (\S+)$`).FindStringSubmatch(lastLine(errb.String()))
+	code, stderr := interruptMidRun(t, env, "urban farming", "--no-cache")
+	hint := regexp.MustCompile(`^madspark: interrupted; run (\S+) is kept, finish it with: madspark resume (\S+)$`).FindStringSubmatch(lastLine(stderr))
 	if code != 130 || hint == nil || hint[1] != hint[2] {
-		t.Fatalf("exit %d, stderr %q", code, errb.String())
+		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	list := invoke(t, env, "runs", "list", "--status", "failed", "--output-format", "json")
 	if !strings.Contains(list.stdout, "interrupted") || !strings.Contains(list.stdout, hint[1]) {
@@ -419,6 +426,26 @@ func TestInterruptRecordsFailedRun(t *testing.T) {
 	// The hint works: the run finishes.
 	if r := invoke(t, env, "resume", hint[1], "--output-format", "json"); r.code != 0 || !strings.Contains(r.stdout, hint[1]) {
 		t.Fatalf("resume: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestInterruptedChaosResumesIntoItsDirectory: the hint of an interrupted
+// run that writes files names its output directory, and following it
+// writes them there.
+func TestInterruptedChaosResumesIntoItsDirectory(t *testing.T) {
+	env := mockEnv(t)
+	env["MADSPARK_MOCK_LATENCY"] = "50ms"
+	dir := filepath.Join(t.TempDir(), "chaos out")
+	code, stderr := interruptMidRun(t, env, "chaos", "food waste", "--no-cache", "--output-dir", dir)
+	hint := regexp.MustCompile(`finish it with: madspark resume (\S+) --output-dir '([^']+)' \(outputs so far in `).FindStringSubmatch(stderr)
+	if code != 130 || hint == nil || hint[2] != dir {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if r := invoke(t, env, "resume", hint[1], "--output-dir", hint[2]); r.code != 0 {
+		t.Fatalf("resume: exit %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "final_output.txt")); err != nil {
+		t.Fatal(err)
 	}
 }
 
