@@ -183,7 +183,7 @@ func (c *cli) runSpark(ctx context.Context, args []string, f *sparkFlags) error 
 	}
 	report := spark.NewReport(res, run.ID(), a.info.Mode(), a.info.Name, a.info.Model, run.Usage(), elapsed)
 	if err := c.writeReport(report, f.format, f.output); err != nil {
-		return err
+		return fmt.Errorf("%w (run %s succeeded and is kept: madspark runs show %s --output-format %s)", err, run.ID(), run.ID(), f.format)
 	}
 	if f.changed("bookmark-tags") {
 		rec := run.Record()
