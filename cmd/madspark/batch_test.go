@@ -303,8 +303,13 @@ func TestRunsCancelAndWatch(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the batch did not end after its only run was cancelled")
 	}
-	if r := invoke(t, env, "runs", "cancel", id); r.code != 2 || !strings.Contains(r.stderr, "already finished") {
+	if r := invoke(t, env, "runs", "cancel", id); r.code != 2 || r.stderr != "madspark: run "+id+" has finished already (cancelled)\n" {
 		t.Fatalf("cancel twice: %+v", r)
+	}
+	// So does a finished run that the queue never held.
+	local := decode(t, invoke(t, env, "urban farming", "--output-format", "json"))
+	if r := invoke(t, env, "runs", "cancel", local.RunID); r.code != 2 || !strings.Contains(r.stderr, "has finished already (succeeded)") {
+		t.Fatalf("cancel a local run: %+v", r)
 	}
 	w := invoke(t, env, "runs", "watch", id)
 	lines := strings.Split(strings.TrimSpace(w.stdout), "\n")

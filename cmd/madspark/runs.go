@@ -142,8 +142,10 @@ func (c *cli) runsCancelCmd() *cobra.Command {
 			switch {
 			case errors.Is(err, madspark.ErrNotFound):
 				return usagef("no run %s", args[0])
-			case errors.Is(err, jobs.ErrFinished), errors.Is(err, jobs.ErrNotQueued):
-				return usageError{err}
+			case errors.Is(err, jobs.ErrFinished):
+				return usagef("run %s has finished already (%s)", args[0], status)
+			case errors.Is(err, jobs.ErrNotQueued):
+				return usagef("run %s is not a run of the job queue: Ctrl-C in the command that runs it stops it", args[0])
 			case err != nil:
 				return err
 			}
