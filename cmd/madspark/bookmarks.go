@@ -339,6 +339,8 @@ Files are written atomically.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "json", strings.Join(export.Formats, "|"))
+	// --output-format, as every other command spells it.
+	cmd.Flags().StringVar(&format, "output-format", "json", "the same as --format")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write to FILE (atomically)")
 	return cmd
 }

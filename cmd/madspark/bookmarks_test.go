@@ -266,6 +266,9 @@ func TestExportCommand(t *testing.T) {
 	if r := invoke(t, env, "export", debateID, "--format", "markdown"); r.code != 0 || !strings.Contains(r.stdout, "## 1 Answer") {
 		t.Errorf("debate markdown: %d %.300s %s", r.code, r.stdout, r.stderr)
 	}
+	if r := invoke(t, env, "export", debateID, "--output-format", "markdown"); r.code != 0 || !strings.Contains(r.stdout, "## 1 Answer") {
+		t.Errorf("--output-format markdown: %d %.300s %s", r.code, r.stdout, r.stderr)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
