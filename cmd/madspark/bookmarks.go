@@ -80,6 +80,14 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 		if format == "json" {
 			return writeJSON(c, map[string]any{"bookmarks": bs, "total": total})
 		}
+		if len(bs) == 0 {
+			if total == 0 && query == "" && len(t) == 0 {
+				fmt.Fprintln(c.stderr, "madspark: no bookmarks yet; keep a run's ideas with madspark spark TOPIC --bookmark-tags TAG")
+			} else {
+				fmt.Fprintln(c.stderr, "madspark: no bookmarks match")
+			}
+			return nil
+		}
 		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tCREATED\tSCORE\tTAGS\tIDEA")
 		for _, b := range bs {

@@ -47,6 +47,10 @@ func listBookmarks(t *testing.T, env map[string]string, args ...string) bookmark
 // search, show, export, import and remove them.
 func TestBookmarkTagsAndBookmarksCommands(t *testing.T) {
 	env := mockEnv(t)
+	// None yet: say how to keep some, rather than print an empty table.
+	if r := invoke(t, env, "bookmarks", "list"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no bookmarks yet; keep a run's ideas with madspark spark TOPIC --bookmark-tags TAG") {
+		t.Fatalf("empty list: %+v", r)
+	}
 	r := invoke(t, env, "spark", "urban farming", "cheap", "--bookmark-tags", "food,city", "--output-format", "json")
 	if r.code != 0 || strings.Count(r.stderr, "bookmarked as") != 3 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -70,6 +74,9 @@ func TestBookmarkTagsAndBookmarksCommands(t *testing.T) {
 	}
 	if l := listBookmarks(t, env, "--tag", "food", "--tag", "city", "--limit", "2"); len(l.Bookmarks) != 2 || l.Total != 3 {
 		t.Errorf("tags and limit: %+v", l)
+	}
+	if r := invoke(t, env, "bookmarks", "search", "no such words"); r.code != 0 || r.stdout != "" || r.stderr != "madspark: no bookmarks match\n" {
+		t.Errorf("search without a match: %+v", r)
 	}
 	r = invoke(t, env, "bookmarks", "search", "MARKETPLACE", "--output-format", "json")
 	var found bookmarkList
