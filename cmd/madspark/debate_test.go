@@ -77,6 +77,37 @@ func TestDebateREPL(t *testing.T) {
 	}
 }
 
+// TestDebateREPLInterrupted: Ctrl-C ends a session that waits for a line
+// that never comes, with the exit code of an interrupted command.
+func TestDebateREPLInterrupted(t *testing.T) {
+	env := mockEnv(t)
+	stdin, w := io.Pipe()
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"debate"}, func(k string) string { return env[k] }, stdin, &out, &errb)
+	}()
+	if _, err := io.WriteString(w, "What is Rust?\n"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(errb.String(), "simple path"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer: %s", errb.String())
+		}
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 130 || !strings.HasSuffix(errb.String(), "madspark: interrupted\n") {
+			t.Fatalf("exit %d, stderr %q", code, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ctrl-C did not end a session waiting for input")
+	}
+}
+
 func TestDebateBadInput(t *testing.T) {
 	env := mockEnv(t)
 	for _, tt := range []struct {
