@@ -120,6 +120,16 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 				_ = cmd.Usage()
 				return usagef("a topic is required: madspark TOPIC [CONTEXT]")
 			}
+			// A mistyped command would otherwise be a topic, and a paid run.
+			if len(args) > 0 {
+				if name := nearCommand(cmd, args[0]); name != "" {
+					quoted := make([]string, len(args))
+					for i, a := range args {
+						quoted[i] = shellQuote(a)
+					}
+					return usagef("unknown command %q: did you mean madspark %s? (for a spark run on that topic: madspark spark %s)", args[0], name, strings.Join(quoted, " "))
+				}
+			}
 			return c.runSpark(cmd.Context(), args, sf)
 		},
 	}
@@ -130,6 +140,41 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 		sub.SetFlagErrorFunc(flagError)
 	}
 	return root
+}
+
+// nearCommand returns the name of root's command that word, one word of
+// lower-case letters, is likely a typo of: a letter missing, one too many,
+// or two swapped ("bookmark", "sparks", "sprak"); else "". A letter typed
+// for another is not counted, as that makes words ("shark", "patch").
+func nearCommand(root *cobra.Command, word string) string {
+	if strings.ContainsFunc(word, func(r rune) bool { return r < 'a' || r > 'z' }) {
+		return ""
+	}
+	for _, sub := range root.Commands() {
+		if sub.IsAvailableCommand() && oneTypo(word, sub.Name()) {
+			return sub.Name()
+		}
+	}
+	return ""
+}
+
+// oneTypo reports whether a becomes b by inserting or deleting one byte,
+// or by swapping two adjacent ones.
+func oneTypo(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	switch len(b) - len(a) {
+	case 1:
+		return a[i:] == b[i+1:]
+	case 0:
+		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
+	}
+	return false
 }
 
 // argsError turns cobra's argument-count errors into usage errors that

@@ -123,6 +123,13 @@ func TestBareFormIsSpark(t *testing.T) {
 	if rep.Topic != "runs" || rep.Context != "" || len(rep.Candidates) != 1 {
 		t.Fatalf("spark runs = %+v", rep)
 	}
+	// A one-word topic is a topic, even one a letter away from a command
+	// (a typo of one is refused: TestBadInputExitsTwoBeforeAnyCall).
+	for _, topic := range []string{"shark", "patch", "assets"} {
+		if rep := decode(t, invoke(t, env, topic, "--output-format", "json", "--num-candidates", "1", "--num-top-candidates", "1")); rep.Topic != topic {
+			t.Fatalf("%s: %+v", topic, rep)
+		}
+	}
 }
 
 func TestOutputFormats(t *testing.T) {
@@ -240,6 +247,10 @@ func TestBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 		{[]string{"spark", "a", "b", "c"}, `got 3: quote a topic of several words, as in madspark spark "a b c"`},
 		{[]string{"urban", "farming", "ideas"}, `at most 2 arguments, TOPIC and CONTEXT, got 3: quote a topic of several words, as in madspark "urban farming ideas"`},
 		{[]string{"chaos"}, "usage: madspark chaos PROMPT"},
+		{[]string{"sprak", "AI"}, `unknown command "sprak": did you mean madspark spark? (for a spark run on that topic: madspark spark sprak AI)`},
+		{[]string{"bookmark", "list"}, `unknown command "bookmark": did you mean madspark bookmarks?`},
+		{[]string{"run", "list"}, `did you mean madspark runs?`},
+		{[]string{"exprot", "my run"}, `did you mean madspark export? (for a spark run on that topic: madspark spark exprot 'my run')`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
