@@ -173,7 +173,7 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 		}
 	}
 	if err := os.MkdirAll(p.OutputDir, 0o755); err != nil {
-		return fmt.Errorf("output directory: %w", err)
+		return usagef("--output-dir: %v", err)
 	}
 
 	a, err := c.openApp(ctx, !f.noCache)

@@ -79,7 +79,8 @@ chaos, creative, refinement and judge outputs.`,
 func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format string, timeout time.Duration, useCache bool) error {
 	dir, err := makeOutputDir(outDir)
 	if err != nil {
-		return err
+		// Before any call, as for every other bad flag.
+		return usageError{err}
 	}
 	p.MemoryFile = filepath.Join(dir, "ideas.json")
 	a, err := c.openApp(ctx, useCache)

@@ -525,6 +525,7 @@ func TestChaosBadInput(t *testing.T) {
 		{[]string{"chaos", "x", "--accept-threshold", "11"}, "accept_threshold"},
 		{[]string{"chaos", "x", "--output-format", "pdf"}, "unknown output format"},
 		{[]string{"chaos"}, "accepts 1 arg(s)"},
+		{[]string{"chaos", "x", "--output-dir", filepath.Join(writeTemp(t, "file", "x"), "sub")}, "output directory: mkdir "},
 	} {
 		r := invoke(t, env, tt.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tt.want) {
