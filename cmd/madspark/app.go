@@ -186,7 +186,7 @@ func (c *cli) executeRun(ctx context.Context, a *app, resumeID, pipeline string,
 		return run, 0, &interruptedError{runID: run.ID(), err: runErr}
 	}
 	if runErr != nil {
-		return run, 0, fmt.Errorf("run %s failed with %s/%s: %w", run.ID(), a.info.Name, a.info.Model, runErr)
+		return run, 0, fmt.Errorf("run %s failed with %s/%s: %w; once the cause is fixed, madspark resume %s finishes it", run.ID(), a.info.Name, a.info.Model, runErr, run.ID())
 	}
 	return run, time.Since(start), nil
 }

@@ -384,6 +384,10 @@ func TestProviderFailureExitsOneAndKeepsRun(t *testing.T) {
 			t.Fatalf("stderr %q lacks %q", r.stderr, want)
 		}
 	}
+	// The message says how to finish the kept run.
+	if m := regexp.MustCompile(`^madspark: run (\S+) failed with .*; once the cause is fixed, madspark resume (\S+) finishes it\n$`).FindStringSubmatch(r.stderr); m == nil || m[1] != m[2] {
+		t.Fatalf("no resume hint: %q", r.stderr)
+	}
 	list := invoke(t, env, "runs", "list", "--status", "failed", "--output-format", "json")
 	if list.code != 0 || !strings.Contains(list.stdout, `"status": "failed"`) || !strings.Contains(list.stdout, "stage generate") {
 		t.Fatalf("failed run not kept: %s", list.stdout)
