@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -46,7 +47,12 @@ type FieldError struct {
 	Err   error
 }
 
-func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.Err.Error()
+	}
+	return e.Field + ": " + e.Err.Error()
+}
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // Export returns every kept bookmark as a File.
@@ -82,7 +88,14 @@ func entryOf(b *madspark.Bookmark) Entry {
 func Parse(data []byte) (File, error) {
 	var raw map[string]json.RawMessage
 	if err := strictDecode(data, &raw); err != nil {
-		return nil, &FieldError{Field: "", Err: fmt.Errorf("want a JSON object of bookmarks by ID: %w", err)}
+		const want = "want a JSON object of bookmarks by ID"
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			return nil, &FieldError{Err: fmt.Errorf("%s, got %s", want, te.Value)}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, &FieldError{Err: fmt.Errorf("%s, got an empty file", want)}
+		}
+		return nil, &FieldError{Err: fmt.Errorf("%s: %s", want, decodeProblem(err))}
 	}
 	if raw == nil {
 		return nil, &FieldError{Err: errors.New("want a JSON object of bookmarks by ID, got null")}
@@ -98,11 +111,51 @@ func Parse(data []byte) (File, error) {
 			} else if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 				field += "." + strings.Trim(name, `"`)
 			}
-			return nil, &FieldError{Field: field, Err: err}
+			return nil, &FieldError{Field: field, Err: errors.New(decodeProblem(err))}
 		}
 		f[key] = e
 	}
 	return f, nil
+}
+
+// decodeProblem says what is wrong with JSON that strictDecode refused, in
+// the file's terms rather than the Go types': "want a string, got number".
+func decodeProblem(err error) string {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		return fmt.Sprintf("want %s, got %s", jsonKind(te.Type), te.Value)
+	}
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return fmt.Sprintf("not valid JSON at byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "not valid JSON: it ends too early"
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "unknown field " + name
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonKind names the JSON type that decodes into t.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another type"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another type"
 }
 
 func strictDecode(data []byte, v any) error {

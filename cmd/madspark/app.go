@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/madspark/madspark"
@@ -181,11 +182,48 @@ func (c *cli) executeRun(ctx context.Context, a *app, resumeID, pipeline string,
 	if err := run.Finish(ctx, res, runErr); err != nil {
 		c.logger.Warn("could not record the run's outcome", "run", run.ID(), "err", err)
 	}
+	if runErr != nil && ctx.Err() != nil {
+		return run, 0, &interruptedError{runID: run.ID(), err: runErr}
+	}
 	if runErr != nil {
-		return run, 0, fmt.Errorf("run %s failed with %s/%s: %w", run.ID(), a.info.Name, a.info.Model, runErr)
+		return run, 0, fmt.Errorf("run %s failed with %s/%s: %w; once the cause is fixed, madspark resume %s finishes it", run.ID(), a.info.Name, a.info.Model, runErr, run.ID())
 	}
 	return run, time.Since(start), nil
 }
+
+// interruptedError is a run stopped by Ctrl-C (or SIGTERM): it is kept,
+// failed, and "madspark resume" finishes it.
+type interruptedError struct {
+	runID string
+	// flags are resume's flags that the hint suggests ("--output-dir DIR").
+	flags string
+	err   error
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("interrupted; run %s is kept, finish it with: madspark resume %s%s", e.runID, e.runID, e.flags)
+}
+
+// resumeInto makes the hint of an interrupted run's err, if it is one,
+// write the run's files to dir when it is resumed.
+func resumeInto(err error, dir string) error {
+	if ie, ok := errors.AsType[*interruptedError](err); ok {
+		ie.flags = " --output-dir " + shellQuote(dir)
+	}
+	return err
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@+=,", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func (e *interruptedError) Unwrap() error { return e.err }
 
 // mockResponders answers every pipeline's agents in mock mode.
 func mockResponders() map[string]mock.Responder {

@@ -173,7 +173,7 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 		}
 	}
 	if err := os.MkdirAll(p.OutputDir, 0o755); err != nil {
-		return fmt.Errorf("output directory: %w", err)
+		return usagef("--output-dir: %v", err)
 	}
 
 	a, err := c.openApp(ctx, !f.noCache)
@@ -202,7 +202,7 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 		return res, err
 	})
 	if err != nil {
-		return err
+		return resumeInto(err, p.OutputDir)
 	}
 	var synth *assess.Synthesis
 	if p.Mode == assess.FullEvaluation {
@@ -496,7 +496,7 @@ and reports/synthesis.json.`,
 			return err
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.SetFlagErrorFunc(flagError)
 	fs := cmd.Flags()
 	fs.StringVar(&in.OutputDir, "output-dir", in.OutputDir, "the directory whose analyses/ are compared; the report goes to its reports/")
 	fs.IntVar(&in.Top, "top", in.Top, "how many of the best ideas the report explains (1-10)")

@@ -120,6 +120,7 @@ func TestAssessBadInput(t *testing.T) {
 		{[]string{"assess", "synthesize", "--output-dir", t.TempDir()}, "no judged analyses"},
 		{[]string{"assess", "synthesize", "--top", "0"}, "--top must be 1..10"},
 		{[]string{"assess", "synthesize", "--bogus"}, "unknown flag"},
+		{[]string{"assess", "x", "--output-dir", filepath.Join(ideas, "sub")}, "--output-dir: mkdir "},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := invoke(t, env, tt.args...)

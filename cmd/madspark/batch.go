@@ -54,7 +54,7 @@ func (c *cli) batchCmd() *cobra.Command {
 		Short: "Run every row of a CSV or JSON file as a job, and collect the results",
 		Long: `Runs each item of FILE as a job of the queue and waits for all of them.
 
-FILE is the seed's batch CSV, with a header row: topic (or the legacy theme),
+FILE is a CSV file with a header row: topic (or the legacy theme),
 context (or constraints), temperature_preset, num_candidates,
 num_top_candidates, tags; other columns are ignored with a warning. Or a JSON
 array of objects with the same fields; with --pipeline NAME, a JSON array of
@@ -188,6 +188,10 @@ func (c *cli) batchStatusCmd() *cobra.Command {
 			}
 			done, failed, _ := batchCounts(b)
 			fmt.Fprintf(c.stderr, "madspark: batch %s (%s, %s): %d items, %d finished, %d failed\n", b.ID, b.Pipeline, b.Source, len(b.Items), done, failed)
+			if waitErr == nil && failed > 0 {
+				// As with --output: exit 1 when any item failed.
+				return fmt.Errorf("batch %s: %d of %d items failed", b.ID, failed, len(b.Items))
+			}
 			return waitErr
 		},
 	}
@@ -196,7 +200,7 @@ func (c *cli) batchStatusCmd() *cobra.Command {
 	fs.StringVar(&exportDir, "export-dir", "", "write each succeeded item's files to a directory of its own under DIR")
 	fs.StringVar(&format, "output-format", "table", "table|json (the results)")
 	fs.BoolVar(&wait, "wait", false, "wait until every item's run has finished")
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.SetFlagErrorFunc(flagError)
 	return cmd
 }
 
@@ -209,7 +213,7 @@ func (c *cli) parseBatch(name string, data []byte, reg *pipeline.Registry, def p
 		items []batchItem
 		err   error
 	)
-	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && (trimmed[0] == '[' || trimmed[0] == '{') || strings.EqualFold(filepath.Ext(name), ".json") {
 		items, err = c.parseBatchJSON(name, data, reg, def)
 	} else if def.Name != "spark" {
 		return nil, usagef("%s: CSV is spark's batch format; give --pipeline %s a JSON array of its parameters", name, def.Name)
@@ -306,7 +310,14 @@ func (c *cli) parseBatchJSON(name string, data []byte, reg *pipeline.Registry, d
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, usagef("%s: not a JSON array", name)
+		got := "something else"
+		switch {
+		case err != nil:
+			got = "invalid JSON"
+		case tok == json.Delim('{'):
+			got = "one object"
+		}
+		return nil, usagef(`%s: want a JSON array of items, [{"topic": …}, …], got %s`, name, got)
 	}
 	var items []batchItem
 	for n := 1; dec.More(); n++ {

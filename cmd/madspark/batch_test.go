@@ -142,10 +142,14 @@ remote work
 		t.Errorf("%d exports for the repeated topic, want 2", farming)
 	}
 
-	// The batch is on record: its status from another command.
+	// The batch is on record: its status from another command, which
+	// exits 1 for its failed items, in every output format.
 	st := invoke(t, env, "batch", "status", res.BatchID)
-	if st.code != 0 || strings.Count(st.stdout, "succeeded") != 4 || strings.Count(st.stdout, "rejected") != 2 {
+	if st.code != 1 || strings.Count(st.stdout, "succeeded") != 4 || strings.Count(st.stdout, "rejected") != 2 || !strings.Contains(st.stderr, "2 of 6 items failed") {
 		t.Fatalf("batch status: %+v", st)
+	}
+	if st := invoke(t, env, "batch", "status", res.BatchID, "--output-format", "json"); st.code != 1 {
+		t.Fatalf("batch status --output-format json: exit %d %s", st.code, st.stderr)
 	}
 	again := filepath.Join(dir, "again.json")
 	if st := invoke(t, env, "batch", "status", res.BatchID, "--output", again); st.code != 1 {
@@ -201,6 +205,8 @@ func TestBatchBadInput(t *testing.T) {
 	onlyHeader := writeTemp(t, "c.csv", "topic,context\n")
 	dup := writeTemp(t, "d.csv", "topic,topic\nx,y\n")
 	badJSON := writeTemp(t, "e.json", `[{"topic": "x"}, {"topic": }]`)
+	object := writeTemp(t, "f.json", `{"topic": "x"}`)
+	notJSON := writeTemp(t, "g.json", "topic\nx\n")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -210,6 +216,8 @@ func TestBatchBadInput(t *testing.T) {
 		{[]string{"batch", onlyHeader}, "no items"},
 		{[]string{"batch", dup}, `column "topic" appears twice`},
 		{[]string{"batch", badJSON}, "item 2 (line 1): invalid JSON"},
+		{[]string{"batch", object}, `f.json: want a JSON array of items, [{"topic": …}, …], got one object`},
+		{[]string{"batch", notJSON}, `g.json: want a JSON array of items, [{"topic": …}, …], got invalid JSON`},
 		{[]string{"batch", filepath.Join(t.TempDir(), "missing.csv")}, "no such file"},
 		{[]string{"batch", onlyHeader, "--pipeline", "nosuch"}, `unknown pipeline "nosuch"`},
 		{[]string{"batch", noHeader, "--pipeline", "chaos"}, "CSV is spark's batch format"},
@@ -295,8 +303,13 @@ func TestRunsCancelAndWatch(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the batch did not end after its only run was cancelled")
 	}
-	if r := invoke(t, env, "runs", "cancel", id); r.code != 2 || !strings.Contains(r.stderr, "already finished") {
+	if r := invoke(t, env, "runs", "cancel", id); r.code != 2 || r.stderr != "madspark: run "+id+" has finished already (cancelled)\n" {
 		t.Fatalf("cancel twice: %+v", r)
+	}
+	// So does a finished run that the queue never held.
+	local := decode(t, invoke(t, env, "urban farming", "--output-format", "json"))
+	if r := invoke(t, env, "runs", "cancel", local.RunID); r.code != 2 || !strings.Contains(r.stderr, "has finished already (succeeded)") {
+		t.Fatalf("cancel a local run: %+v", r)
 	}
 	w := invoke(t, env, "runs", "watch", id)
 	lines := strings.Split(strings.TrimSpace(w.stdout), "\n")

@@ -80,6 +80,14 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 		if format == "json" {
 			return writeJSON(c, map[string]any{"bookmarks": bs, "total": total})
 		}
+		if len(bs) == 0 {
+			if total == 0 && query == "" && len(t) == 0 {
+				fmt.Fprintln(c.stderr, "madspark: no bookmarks yet; keep a run's ideas with madspark spark TOPIC --bookmark-tags TAG")
+			} else {
+				fmt.Fprintln(c.stderr, "madspark: no bookmarks match")
+			}
+			return nil
+		}
 		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tCREATED\tSCORE\tTAGS\tIDEA")
 		for _, b := range bs {
@@ -276,7 +284,7 @@ score outside 0-10, a bad timestamp) is named and nothing is imported.`,
 
 	cmd.AddCommand(list, search, show, remove, exp, imp)
 	for _, sub := range cmd.Commands() {
-		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+		sub.SetFlagErrorFunc(flagError)
 	}
 	return cmd
 }
@@ -339,6 +347,8 @@ Files are written atomically.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "json", strings.Join(export.Formats, "|"))
+	// --output-format, as every other command spells it.
+	cmd.Flags().StringVar(&format, "output-format", "json", "the same as --format")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write to FILE (atomically)")
 	return cmd
 }

@@ -47,6 +47,10 @@ func listBookmarks(t *testing.T, env map[string]string, args ...string) bookmark
 // search, show, export, import and remove them.
 func TestBookmarkTagsAndBookmarksCommands(t *testing.T) {
 	env := mockEnv(t)
+	// None yet: say how to keep some, rather than print an empty table.
+	if r := invoke(t, env, "bookmarks", "list"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no bookmarks yet; keep a run's ideas with madspark spark TOPIC --bookmark-tags TAG") {
+		t.Fatalf("empty list: %+v", r)
+	}
 	r := invoke(t, env, "spark", "urban farming", "cheap", "--bookmark-tags", "food,city", "--output-format", "json")
 	if r.code != 0 || strings.Count(r.stderr, "bookmarked as") != 3 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -70,6 +74,9 @@ func TestBookmarkTagsAndBookmarksCommands(t *testing.T) {
 	}
 	if l := listBookmarks(t, env, "--tag", "food", "--tag", "city", "--limit", "2"); len(l.Bookmarks) != 2 || l.Total != 3 {
 		t.Errorf("tags and limit: %+v", l)
+	}
+	if r := invoke(t, env, "bookmarks", "search", "no such words"); r.code != 0 || r.stdout != "" || r.stderr != "madspark: no bookmarks match\n" {
+		t.Errorf("search without a match: %+v", r)
 	}
 	r = invoke(t, env, "bookmarks", "search", "MARKETPLACE", "--output-format", "json")
 	var found bookmarkList
@@ -120,6 +127,20 @@ func TestBookmarkTagsAndBookmarksCommands(t *testing.T) {
 	}
 	if l := listBookmarks(t, other); l.Total != 3 {
 		t.Errorf("a bad import kept bookmarks: %d", l.Total)
+	}
+	// A file that is not a bookmarks file is named in the file's terms,
+	// never in Go's.
+	for content, want := range map[string]string{
+		`{"x": {"idea_text": 5}}`:                   "x.idea_text: want a string, got number",
+		`{"x": {"idea_text": "a", "tags": "food"}}`: "x.tags: want an array, got string",
+		`[{"idea_text": "a"}]`:                      "want a JSON object of bookmarks by ID, got array",
+		`{"x": {"idea_text": "a"}`:                  "want a JSON object of bookmarks by ID: not valid JSON: it ends too early",
+		``:                                          "want a JSON object of bookmarks by ID, got an empty file",
+	} {
+		r := invoke(t, other, "bookmarks", "import", writeTemp(t, "bad.json", content))
+		if r.code != 2 || !strings.HasSuffix(r.stderr, want+"\n") || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, "unmarshal") || strings.Contains(r.stderr, ": :") {
+			t.Errorf("import %s: exit %d %q, want 2 and %q", content, r.code, r.stderr, want)
+		}
 	}
 
 	// Remove: all named must exist, or none goes.
@@ -252,6 +273,9 @@ func TestExportCommand(t *testing.T) {
 	if r := invoke(t, env, "export", debateID, "--format", "markdown"); r.code != 0 || !strings.Contains(r.stdout, "## 1 Answer") {
 		t.Errorf("debate markdown: %d %.300s %s", r.code, r.stdout, r.stderr)
 	}
+	if r := invoke(t, env, "export", debateID, "--output-format", "markdown"); r.code != 0 || !strings.Contains(r.stdout, "## 1 Answer") {
+		t.Errorf("--output-format markdown: %d %.300s %s", r.code, r.stdout, r.stderr)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -288,6 +312,9 @@ func TestServeRESTAPI(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("server did not start: %s", errb.String())
 		}
+	}
+	if !strings.Contains(errb.String(), "madspark: web UI at "+base+"/ ") {
+		t.Errorf("the start-up lines do not say where the web UI is: %s", errb.String())
 	}
 	if models != "madspark-debate, madspark-direct, madspark-assess, madspark-chaos, madspark-spark" {
 		t.Errorf("models: %s", models)

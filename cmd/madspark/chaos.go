@@ -30,7 +30,9 @@ func (c *cli) chaosCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chaos PROMPT",
 		Short: "Creativity workflow: chaos seeds → two creative tracks → refinement → judge, with an idea memory",
-		Long: `Runs seed 001's creativity workflow for PROMPT. Accepted ideas are remembered
+		Long: `Runs the creativity workflow for PROMPT: random seed concepts inspire a chaos
+generator, two creative tracks (bold and grounded) write ideas, they are
+refined, and a judge accepts or rejects each. Accepted ideas are remembered
 across iterations and runs and fed back to the creative tracks.
 
 Files go to --output-dir (default outputs/run_YYYYMMDD_HHMMSS): final_output.txt,
@@ -77,7 +79,8 @@ chaos, creative, refinement and judge outputs.`,
 func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format string, timeout time.Duration, useCache bool) error {
 	dir, err := makeOutputDir(outDir)
 	if err != nil {
-		return err
+		// Before any call, as for every other bad flag.
+		return usageError{err}
 	}
 	p.MemoryFile = filepath.Join(dir, "ideas.json")
 	a, err := c.openApp(ctx, useCache)
@@ -114,7 +117,7 @@ func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format strin
 		return res, err
 	})
 	if err != nil {
-		return fmt.Errorf("%w (outputs so far in %s)", err, dir)
+		return fmt.Errorf("%w (outputs so far in %s)", resumeInto(err, dir), dir)
 	}
 	summary := chaos.Summary(res, run.ID(), a.info.Mode(), a.info.Name, a.info.Model, p.Seed, usageLine(run, elapsed))
 	envelope := map[string]any{

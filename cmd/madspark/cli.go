@@ -11,6 +11,7 @@ import (
 
 	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes.
@@ -18,6 +19,9 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // the run failed: provider errors, storage errors
 	exitUsage   = 2 // bad input, detected before any LLM call
+	// exitInterrupted is a command stopped by Ctrl-C (or SIGTERM), as a
+	// shell reports a process killed by SIGINT.
+	exitInterrupted = 130
 )
 
 // usageError is bad input from the user.
@@ -69,9 +73,16 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "madspark: %s\n", oneLine(err.Error()))
+	msg := oneLine(err.Error())
+	if ctx.Err() != nil && msg == context.Canceled.Error() {
+		msg = "interrupted"
+	}
+	fmt.Fprintf(stderr, "madspark: %s\n", msg)
 	var ue usageError
-	if errors.As(err, &ue) {
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case errors.As(err, &ue):
 		return exitUsage
 	}
 	return exitFailure
@@ -100,7 +111,7 @@ func (c *cli) rootCmd() *cobra.Command {
 
 With a topic and an optional context it runs the spark pipeline, exactly as
 "madspark spark TOPIC [CONTEXT]" does.`,
-		Args:          argsError(cobra.MaximumNArgs(2)),
+		Args:          topicArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -109,24 +120,100 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 				_ = cmd.Usage()
 				return usagef("a topic is required: madspark TOPIC [CONTEXT]")
 			}
+			// A mistyped command would otherwise be a topic, and a paid run.
+			if len(args) > 0 {
+				if name := nearCommand(cmd, args[0]); name != "" {
+					quoted := make([]string, len(args))
+					for i, a := range args {
+						quoted[i] = shellQuote(a)
+					}
+					return usagef("unknown command %q: did you mean madspark %s? (for a spark run on that topic: madspark spark %s)", args[0], name, strings.Join(quoted, " "))
+				}
+			}
 			return c.runSpark(cmd.Context(), args, sf)
 		},
 	}
 	sf.register(root)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.workerCmd(), c.batchCmd(), c.runsCmd(), c.resumeCmd(), c.exportCmd(), c.bookmarksCmd())
 	for _, sub := range root.Commands() {
-		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+		sub.SetFlagErrorFunc(flagError)
 	}
 	return root
 }
 
-// argsError turns cobra's argument-count errors into usage errors.
+// nearCommand returns the name of root's command that word, one word of
+// lower-case letters, is likely a typo of: a letter missing, one too many,
+// or two swapped ("bookmark", "sparks", "sprak"); else "". A letter typed
+// for another is not counted, as that makes words ("shark", "patch").
+func nearCommand(root *cobra.Command, word string) string {
+	if strings.ContainsFunc(word, func(r rune) bool { return r < 'a' || r > 'z' }) {
+		return ""
+	}
+	for _, sub := range root.Commands() {
+		if sub.IsAvailableCommand() && oneTypo(word, sub.Name()) {
+			return sub.Name()
+		}
+	}
+	return ""
+}
+
+// oneTypo reports whether a becomes b by inserting or deleting one byte,
+// or by swapping two adjacent ones.
+func oneTypo(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	switch len(b) - len(a) {
+	case 1:
+		return a[i:] == b[i+1:]
+	case 0:
+		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
+	}
+	return false
+}
+
+// argsError turns cobra's argument-count errors into usage errors that
+// show the command's usage line.
 func argsError(fn cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := fn(cmd, args); err != nil {
-			return usageError{err}
+			return usagef("%v; usage: %s", err, cmd.UseLine())
 		}
 		return nil
 	}
+}
+
+// topicArgs are spark's arguments, TOPIC [CONTEXT]: a topic of several
+// words typed without quotes is the likely cause of more.
+func topicArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 2 {
+		return usagef("at most 2 arguments, TOPIC and CONTEXT, got %d: quote a topic of several words, as in %s %q", len(args), cmd.CommandPath(), strings.Join(args, " "))
+	}
+	return nil
+}
+
+// flagError is a flag that cobra could not parse, as a usage error that
+// says what the flag wants rather than how Go failed to parse it.
+func flagError(_ *cobra.Command, err error) error {
+	if ive, ok := errors.AsType[*pflag.InvalidValueError](err); ok {
+		f := ive.GetFlag()
+		want := map[string]string{
+			"int":      "a whole number",
+			"int64":    "a whole number",
+			"uint":     "a whole number, 0 or more",
+			"uint64":   "a whole number, 0 or more",
+			"float64":  "a number",
+			"duration": "a duration such as 90s, 10m or 1h30m",
+			"bool":     "true or false",
+		}[f.Value.Type()]
+		if want != "" {
+			return usagef("--%s wants %s, got %q", f.Name, want, ive.GetValue())
+		}
+	}
+	return usageError{err}
 }

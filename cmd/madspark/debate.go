@@ -198,7 +198,7 @@ func (c *cli) runDebate(ctx context.Context, d *debater, p debate.Params, format
 	if d.app.info.Mock {
 		note += " · MOCK DATA"
 	}
-	fmt.Fprintf(c.stderr, "madspark: %s path · %s%s\n", res.Path, usageLine(run, elapsed), note)
+	fmt.Fprintf(c.stderr, "madspark: run %s · %s path · %s%s\n", run.ID(), res.Path, usageLine(run, elapsed), note)
 	return res, nil
 }
 
@@ -214,16 +214,41 @@ func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, tim
 		fmt.Fprintln(c.stderr, "madspark debate: ask anything; an empty line is ignored, /exit or Ctrl-D ends, /reset forgets the conversation.")
 	}
 	var history []llm.Message
-	sc := bufio.NewScanner(c.stdin)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	// Lines are read aside, so that Ctrl-C ends a session waiting for one.
+	lines, readErr := make(chan string), make(chan error, 1)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(c.stdin)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-done:
+				return
+			}
+		}
+		readErr <- sc.Err()
+	}()
 	for {
 		if interactive {
 			fmt.Fprint(c.stderr, "› ")
 		}
-		if !sc.Scan() {
-			break
+		var text string
+		var ok bool
+		select {
+		case <-ctx.Done():
+			if interactive {
+				fmt.Fprintln(c.stderr)
+			}
+			return ctx.Err()
+		case text, ok = <-lines:
 		}
-		line := strings.TrimSpace(sc.Text())
+		if !ok {
+			return <-readErr
+		}
+		line := strings.TrimSpace(text)
 		switch line {
 		case "":
 			continue
@@ -252,5 +277,4 @@ func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, tim
 			history = history[len(history)-12:]
 		}
 	}
-	return sc.Err()
 }

@@ -21,6 +21,14 @@ func TestDebateOneShot(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "What is Rust?") || !strings.Contains(r.stderr, "simple path") || !strings.Contains(r.stderr, "1 LLM calls") {
 		t.Fatalf("simple: %+v", r)
 	}
+	// The summary names the run, for runs show, export and bookmarks.
+	id := regexp.MustCompile(`madspark: run (\S+) · simple path`).FindStringSubmatch(r.stderr)
+	if id == nil {
+		t.Fatalf("no run ID: %s", r.stderr)
+	}
+	if r := invoke(t, env, "export", id[1], "--format", "markdown"); r.code != 0 || !strings.Contains(r.stdout, "What is Rust?") {
+		t.Fatalf("export %s: %+v", id[1], r)
+	}
 	r = invoke(t, env, "debate", "Explain step by step how to implement async iterators", "--output-format", "json", "--rounds", "2", "--peer-review")
 	var out struct {
 		Result struct {
@@ -66,6 +74,37 @@ func TestDebateREPL(t *testing.T) {
 	code := run(context.Background(), []string{"debate"}, func(k string) string { return env[k] }, stdin, &out, &errb)
 	if code != 0 || strings.Count(errb.String(), "simple path") != 2 || strings.Contains(out.String(), "never asked") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
+}
+
+// TestDebateREPLInterrupted: Ctrl-C ends a session that waits for a line
+// that never comes, with the exit code of an interrupted command.
+func TestDebateREPLInterrupted(t *testing.T) {
+	env := mockEnv(t)
+	stdin, w := io.Pipe()
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"debate"}, func(k string) string { return env[k] }, stdin, &out, &errb)
+	}()
+	if _, err := io.WriteString(w, "What is Rust?\n"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(errb.String(), "simple path"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer: %s", errb.String())
+		}
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 130 || !strings.HasSuffix(errb.String(), "madspark: interrupted\n") {
+			t.Fatalf("exit %d, stderr %q", code, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ctrl-C did not end a session waiting for input")
 	}
 }
 

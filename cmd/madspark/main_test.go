@@ -30,6 +30,12 @@ func invoke(t testing.TB, vars map[string]string, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
+// lastLine is the last line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
 func mockEnv(t *testing.T) map[string]string {
 	return map[string]string{"MADSPARK_MODE": "mock", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
 }
@@ -117,6 +123,13 @@ func TestBareFormIsSpark(t *testing.T) {
 	if rep.Topic != "runs" || rep.Context != "" || len(rep.Candidates) != 1 {
 		t.Fatalf("spark runs = %+v", rep)
 	}
+	// A one-word topic is a topic, even one a letter away from a command
+	// (a typo of one is refused: TestBadInputExitsTwoBeforeAnyCall).
+	for _, topic := range []string{"shark", "patch", "assets"} {
+		if rep := decode(t, invoke(t, env, topic, "--output-format", "json", "--num-candidates", "1", "--num-top-candidates", "1")); rep.Topic != topic {
+			t.Fatalf("%s: %+v", topic, rep)
+		}
+	}
 }
 
 func TestOutputFormats(t *testing.T) {
@@ -157,6 +170,16 @@ func TestOutputFile(t *testing.T) {
 	if err != nil || !json.Valid(data) {
 		t.Fatalf("output file: %v", err)
 	}
+	// A file that cannot be written fails the command, but the run is
+	// kept, and the message says how to get its result.
+	r = invoke(t, env, "ocean cleanup", "--output-format", "json", "--output", filepath.Join(path, "x.json"))
+	show := regexp.MustCompile(`run (\S+) succeeded and is kept: madspark runs show (\S+) --output-format json\)$`).FindStringSubmatch(lastLine(r.stderr))
+	if r.code != 1 || show == nil || show[1] != show[2] {
+		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+	}
+	if rep := decode(t, invoke(t, env, "runs", "show", show[1], "--output-format", "json")); rep.Topic != "ocean cleanup" {
+		t.Fatalf("runs show: %+v", rep)
+	}
 }
 
 func TestRunsListAndShow(t *testing.T) {
@@ -176,9 +199,23 @@ func TestRunsListAndShow(t *testing.T) {
 	if rec.code != 0 || !strings.Contains(rec.stdout, `"key": "improve"`) {
 		t.Fatalf("record lacks steps: %s", rec.stdout)
 	}
+	// A run that does not exist is bad input, as for export and resume.
 	missing := invoke(t, env, "runs", "show", "nope")
-	if missing.code != 1 || !strings.Contains(missing.stderr, "not found") {
+	if missing.code != 2 || missing.stderr != "madspark: no run nope (madspark runs list)\n" {
 		t.Fatalf("missing run: %+v", missing)
+	}
+	// The table names what each pipeline's run is about.
+	if r := invoke(t, env, "debate", "what is a B-tree"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := invoke(t, env, "runs", "list", "--pipeline", "debate"); r.code != 0 || !strings.Contains(r.stdout, "what is a B-tree") {
+		t.Fatalf("runs list lacks the debate's query: %+v", r)
+	}
+	if r := invoke(t, env, "runs", "list", "--status", "done"); r.code != 2 || !strings.Contains(r.stderr, `unknown --status "done"`) {
+		t.Fatalf("bad status: %+v", r)
+	}
+	if r := invoke(t, env, "runs", "list", "--pipeline", "sparks"); r.code != 0 || r.stdout != "" || r.stderr != "madspark: no runs match\n" {
+		t.Fatalf("no runs: %+v", r)
 	}
 }
 
@@ -198,15 +235,22 @@ func TestBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 		{[]string{"ok", "--temperature-preset", "spicy"}, `unknown temperature preset "spicy"`},
 		{[]string{"ok", "--num-candidates", "2", "--num-top-candidates", "3"}, "must not exceed num_candidates"},
 		{[]string{"ok", "--num-top-candidates", "6"}, "num_top_candidates must be 1..5"},
-		{[]string{"ok", "--num-candidates", "x"}, "invalid argument"},
+		{[]string{"ok", "--num-candidates", "x"}, `--num-candidates wants a whole number, got "x"`},
+		{[]string{"ok", "--timeout", "soon"}, `--timeout wants a duration such as 90s`},
+		{[]string{"ok", "--novelty-threshold", "high"}, `--novelty-threshold wants a number, got "high"`},
 		{[]string{"ok", "--temperature", "3"}, "--temperature must be within 0..2"},
 		{[]string{"ok", "--novelty-threshold", "0"}, "novelty_threshold"},
 		{[]string{"ok", "--output-format", "xml"}, `unknown output format "xml"`},
 		{[]string{"ok", "--timeout", "-1s"}, "--timeout must be positive"},
 		{[]string{"ok", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"spark"}, "a topic is required"},
-		{[]string{"spark", "a", "b", "c"}, "accepts between 0 and 2 arg(s)"},
-		{[]string{"a", "b", "c"}, "accepts at most 2 arg(s)"},
+		{[]string{"spark", "a", "b", "c"}, `got 3: quote a topic of several words, as in madspark spark "a b c"`},
+		{[]string{"urban", "farming", "ideas"}, `at most 2 arguments, TOPIC and CONTEXT, got 3: quote a topic of several words, as in madspark "urban farming ideas"`},
+		{[]string{"chaos"}, "usage: madspark chaos PROMPT"},
+		{[]string{"sprak", "AI"}, `unknown command "sprak": did you mean madspark spark? (for a spark run on that topic: madspark spark sprak AI)`},
+		{[]string{"bookmark", "list"}, `unknown command "bookmark": did you mean madspark bookmarks?`},
+		{[]string{"run", "list"}, `did you mean madspark runs?`},
+		{[]string{"exprot", "my run"}, `did you mean madspark export? (for a spark run on that topic: madspark spark exprot 'my run')`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -216,7 +260,7 @@ func TestBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 			if r.code != 2 || !strings.HasPrefix(last, "madspark: ") || !strings.Contains(last, tt.want) {
 				t.Fatalf("exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, tt.want)
 			}
-			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic") {
+			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "strconv.") {
 				t.Fatalf("stack trace on stderr: %s", r.stderr)
 			}
 		})
@@ -340,6 +384,10 @@ func TestProviderFailureExitsOneAndKeepsRun(t *testing.T) {
 			t.Fatalf("stderr %q lacks %q", r.stderr, want)
 		}
 	}
+	// The message says how to finish the kept run.
+	if m := regexp.MustCompile(`^madspark: run (\S+) failed with .*; once the cause is fixed, madspark resume (\S+) finishes it\n$`).FindStringSubmatch(r.stderr); m == nil || m[1] != m[2] {
+		t.Fatalf("no resume hint: %q", r.stderr)
+	}
 	list := invoke(t, env, "runs", "list", "--status", "failed", "--output-format", "json")
 	if list.code != 0 || !strings.Contains(list.stdout, `"status": "failed"`) || !strings.Contains(list.stdout, "stage generate") {
 		t.Fatalf("failed run not kept: %s", list.stdout)
@@ -362,16 +410,17 @@ func TestTimeoutFailsTheRun(t *testing.T) {
 	}
 }
 
-func TestInterruptRecordsFailedRun(t *testing.T) {
-	env := mockEnv(t)
-	env["MADSPARK_MOCK_LATENCY"] = "50ms"
+// interruptMidRun runs the CLI with args and cancels it, as Ctrl-C would,
+// once its run is recorded as running. It returns the exit code and stderr.
+func interruptMidRun(t *testing.T, env map[string]string, args ...string) (int, string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var out, errb bytes.Buffer
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"urban farming", "--no-cache"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+		done <- run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
 	}()
-	// Cancel once the run is recorded as running, as Ctrl-C mid-run would.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		list := invoke(t, env, "runs", "list", "--output-format", "json")
 		if strings.Contains(list.stdout, `"status": "running"`) {
@@ -382,12 +431,46 @@ func TestInterruptRecordsFailedRun(t *testing.T) {
 		}
 	}
 	cancel()
-	if code := <-done; code != 1 || !strings.Contains(errb.String(), "interrupted") {
-		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	return <-done, errb.String()
+}
+
+func TestInterruptRecordsFailedRun(t *testing.T) {
+	env := mockEnv(t)
+	env["MADSPARK_MOCK_LATENCY"] = "50ms"
+	// Exit 130, as for a process killed by SIGINT, and one line that says
+	// how to finish the run.
+	code, stderr := interruptMidRun(t, env, "urban farming", "--no-cache")
+	hint := regexp.MustCompile(`^madspark: interrupted; run (\S+) is kept, finish it with: madspark resume (\S+)$`).FindStringSubmatch(lastLine(stderr))
+	if code != 130 || hint == nil || hint[1] != hint[2] {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	list := invoke(t, env, "runs", "list", "--status", "failed", "--output-format", "json")
-	if !strings.Contains(list.stdout, "interrupted") {
+	if !strings.Contains(list.stdout, "interrupted") || !strings.Contains(list.stdout, hint[1]) {
 		t.Fatalf("interrupted run not recorded as failed: %s", list.stdout)
+	}
+	// The hint works: the run finishes.
+	if r := invoke(t, env, "resume", hint[1], "--output-format", "json"); r.code != 0 || !strings.Contains(r.stdout, hint[1]) {
+		t.Fatalf("resume: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestInterruptedChaosResumesIntoItsDirectory: the hint of an interrupted
+// run that writes files names its output directory, and following it
+// writes them there.
+func TestInterruptedChaosResumesIntoItsDirectory(t *testing.T) {
+	env := mockEnv(t)
+	env["MADSPARK_MOCK_LATENCY"] = "50ms"
+	dir := filepath.Join(t.TempDir(), "chaos out")
+	code, stderr := interruptMidRun(t, env, "chaos", "food waste", "--no-cache", "--output-dir", dir)
+	hint := regexp.MustCompile(`finish it with: madspark resume (\S+) --output-dir '([^']+)' \(outputs so far in `).FindStringSubmatch(stderr)
+	if code != 130 || hint == nil || hint[2] != dir {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if r := invoke(t, env, "resume", hint[1], "--output-dir", hint[2]); r.code != 0 {
+		t.Fatalf("resume: exit %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "final_output.txt")); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -446,6 +529,7 @@ func TestChaosBadInput(t *testing.T) {
 		{[]string{"chaos", "x", "--accept-threshold", "11"}, "accept_threshold"},
 		{[]string{"chaos", "x", "--output-format", "pdf"}, "unknown output format"},
 		{[]string{"chaos"}, "accepts 1 arg(s)"},
+		{[]string{"chaos", "x", "--output-dir", filepath.Join(writeTemp(t, "file", "x"), "sub")}, "output directory: mkdir "},
 	} {
 		r := invoke(t, env, tt.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tt.want) {

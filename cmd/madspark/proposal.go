@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -149,7 +150,7 @@ func (c *cli) runProposal(ctx context.Context, p proposal.Params, outDir, format
 		return res, err
 	})
 	if err != nil {
-		return err
+		return resumeInto(err, cmp.Or(outDir, "DIR"))
 	}
 	meta := proposal.Meta{RunID: run.ID(), Mock: a.info.Mock, Provider: a.info.Name, Model: a.info.Model, Date: time.Now()}
 	dir, err := makeOutputDir(outDir)

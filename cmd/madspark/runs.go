@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +35,10 @@ func (c *cli) runsCmd() *cobra.Command {
 			if limit < 1 || limit > 1000 || offset < 0 {
 				return usagef("--limit must be 1..1000 and --offset not negative")
 			}
+			statuses := []madspark.RunStatus{madspark.RunQueued, madspark.RunRunning, madspark.RunSucceeded, madspark.RunFailed, madspark.RunCancelled}
+			if status != "" && !slices.Contains(statuses, madspark.RunStatus(status)) {
+				return usagef("unknown --status %q (want queued, running, succeeded, failed or cancelled)", status)
+			}
 			db, err := c.openStore(cmd.Context())
 			if err != nil {
 				return err
@@ -45,6 +50,10 @@ func (c *cli) runsCmd() *cobra.Command {
 			}
 			if format == "json" {
 				return writeJSON(c, runs)
+			}
+			if len(runs) == 0 {
+				fmt.Fprintln(c.stderr, "madspark: no runs match")
+				return nil
 			}
 			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "RUN ID\tPIPELINE\tSTATUS\tMODE\tCREATED\tCALLS\tCACHED\tTOPIC")
@@ -77,6 +86,9 @@ func (c *cli) runsCmd() *cobra.Command {
 			}
 			defer db.Close()
 			r, err := db.Run(cmd.Context(), args[0])
+			if errors.Is(err, madspark.ErrNotFound) {
+				return usagef("no run %s (madspark runs list)", args[0])
+			}
 			if err != nil {
 				return err
 			}
@@ -101,7 +113,7 @@ func (c *cli) runsCmd() *cobra.Command {
 	show.Flags().StringVar(&showFormat, "output-format", "detailed", "record|"+strings.Join(spark.Formats, "|"))
 	cmd.AddCommand(list, show, c.runsCancelCmd(), c.runsWatchCmd())
 	for _, sub := range cmd.Commands() {
-		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+		sub.SetFlagErrorFunc(flagError)
 	}
 	return cmd
 }
@@ -130,8 +142,10 @@ func (c *cli) runsCancelCmd() *cobra.Command {
 			switch {
 			case errors.Is(err, madspark.ErrNotFound):
 				return usagef("no run %s", args[0])
-			case errors.Is(err, jobs.ErrFinished), errors.Is(err, jobs.ErrNotQueued):
-				return usageError{err}
+			case errors.Is(err, jobs.ErrFinished):
+				return usagef("run %s has finished already (%s)", args[0], status)
+			case errors.Is(err, jobs.ErrNotQueued):
+				return usagef("run %s is not a run of the job queue: Ctrl-C in the command that runs it stops it", args[0])
 			case err != nil:
 				return err
 			}
@@ -151,7 +165,7 @@ func (c *cli) runsWatchCmd() *cobra.Command {
 		Use:   "watch RUN_ID",
 		Short: "Print a run's events as JSON lines, from the start (or --after SEQ), until it finishes",
 		Long: `Prints the run's stored events, then its new ones as they happen (wherever the
-run executes), one JSON object per line in the seed's progress message shape
+run executes), one JSON object per line in the progress message shape
 ({type, stage, progress, message, data} with run_id and seq), and exits after
 the final result or error event.`,
 		Args: argsError(cobra.ExactArgs(1)),
@@ -192,13 +206,22 @@ func writeJSON(c *cli, v any) error {
 	return enc.Encode(v)
 }
 
-// topicOf is the run's topic parameter, shortened for a table.
+// topicOf is what the run is about, shortened for a table: spark's topic,
+// chaos's prompt, debate's query, assess's idea or the research area of a
+// proposal's profile.
 func topicOf(r *madspark.Run) string {
 	var p struct {
-		Topic string `json:"topic"`
+		Topic   string `json:"topic"`
+		Prompt  string `json:"prompt"`
+		Query   string `json:"query"`
+		Idea    string `json:"idea"`
+		Profile struct {
+			ResearchArea string `json:"research_area"`
+		} `json:"profile"`
 	}
 	_ = json.Unmarshal(r.Params, &p)
-	t := strings.Join(strings.Fields(p.Topic), " ")
+	t := cmp.Or(p.Topic, p.Prompt, p.Query, p.Idea, p.Profile.ResearchArea)
+	t = strings.Join(strings.Fields(t), " ")
 	if len([]rune(t)) > 48 {
 		t = string([]rune(t)[:47]) + "…"
 	}

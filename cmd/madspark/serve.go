@@ -111,12 +111,12 @@ func (c *cli) serveCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the HTTP API: the REST API of runs and bookmarks, and OpenAI-compatible chat completions",
-		Long: `Serves the REST API at http://ADDR/api (runs of every pipeline, their live
-progress over SSE and WebSocket, exports, bookmarks; its OpenAPI document is
-/api/openapi.json), an OpenAI-compatible API at http://ADDR/v1 (GET
-/v1/models, POST /v1/chat/completions, streaming included), GET /health,
-GET /health/detailed and GET /metrics.
+		Short: "Serve the web UI, the REST API of runs and bookmarks, and OpenAI-compatible chat completions",
+		Long: `Serves the web UI at http://ADDR/, the REST API at http://ADDR/api (runs
+of every pipeline, their live progress over SSE and WebSocket, exports,
+bookmarks; its OpenAPI document is /api/openapi.json), an OpenAI-compatible
+API at http://ADDR/v1 (GET /v1/models, POST /v1/chat/completions, streaming
+included), GET /health, GET /health/detailed and GET /metrics.
 
 MADSPARK_CORS_ORIGINS (comma-separated origins) lets other sites' pages call
 it; MADSPARK_RATE_LIMIT (requests per second per client, default 20, "off"
@@ -199,8 +199,9 @@ HTTP server.`,
 			for i, m := range models {
 				ids[i] = m.ID()
 			}
-			fmt.Fprintf(c.stderr, "madspark: serving http://%s/v1 (models %s; provider %s/%s, %s) and the REST API at http://%s/api\n",
-				ln.Addr(), strings.Join(ids, ", "), d.app.info.Name, d.app.info.Model, mode, ln.Addr())
+			fmt.Fprintf(c.stderr, "madspark: serving http://%s/v1 (models %s; provider %s/%s, %s) and the REST API at http://%s/api\n"+
+				"madspark: web UI at http://%s/ (Ctrl-C stops the server)\n",
+				ln.Addr(), strings.Join(ids, ", "), d.app.info.Name, d.app.info.Model, mode, ln.Addr(), ln.Addr())
 			start := time.Now()
 			err = srv.Serve(ctx, ln)
 			fmt.Fprintf(c.stderr, "madspark: server stopped after %s\n", time.Since(start).Round(time.Second))

@@ -113,7 +113,7 @@ against the best, improves them and scores the improvements.
 become the run's seed ideas, and TOPIC and CONTEXT default to the first
 bookmark's. --bookmark-tags T... bookmarks the run's candidates with those
 tags; one near-identical to a kept bookmark is reported and not saved.`,
-		Args: argsError(cobra.RangeArgs(0, 2)),
+		Args: topicArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.runSpark(cmd.Context(), args, f)
 		},
@@ -183,7 +183,7 @@ func (c *cli) runSpark(ctx context.Context, args []string, f *sparkFlags) error 
 	}
 	report := spark.NewReport(res, run.ID(), a.info.Mode(), a.info.Name, a.info.Model, run.Usage(), elapsed)
 	if err := c.writeReport(report, f.format, f.output); err != nil {
-		return err
+		return fmt.Errorf("%w (run %s succeeded and is kept: madspark runs show %s --output-format %s)", err, run.ID(), run.ID(), f.format)
 	}
 	if f.changed("bookmark-tags") {
 		rec := run.Record()
