@@ -9,6 +9,7 @@ package llm
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -126,6 +127,17 @@ func (u *Usage) Add(o Usage) {
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens
 	u.CostUSD += o.CostUSD
+}
+
+// String summarises u on one line: "6 LLM calls, 0 cached; 1200 input +
+// 800 output tokens; $0.0000".
+func (u Usage) String() string {
+	calls := "LLM calls"
+	if u.LLMCalls == 1 {
+		calls = "LLM call"
+	}
+	return fmt.Sprintf("%d %s, %d cached; %d input + %d output tokens; $%.4f",
+		u.LLMCalls, calls, u.CachedCalls, u.InputTokens, u.OutputTokens, u.CostUSD)
 }
 
 // Client is a language model, or a decorator around one.

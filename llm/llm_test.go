@@ -130,3 +130,18 @@ func TestRetryAfterHeaderTable(t *testing.T) {
 		}
 	}
 }
+
+func TestUsageString(t *testing.T) {
+	for _, tt := range []struct {
+		u    Usage
+		want string
+	}{
+		{Usage{LLMCalls: 1, InputTokens: 10, OutputTokens: 5}, "1 LLM call, 0 cached; 10 input + 5 output tokens; $0.0000"},
+		{Usage{LLMCalls: 6, CachedCalls: 2, InputTokens: 1200, OutputTokens: 800, CostUSD: 0.01234}, "6 LLM calls, 2 cached; 1200 input + 800 output tokens; $0.0123"},
+		{Usage{}, "0 LLM calls, 0 cached; 0 input + 0 output tokens; $0.0000"},
+	} {
+		if got := tt.u.String(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.u, got, tt.want)
+		}
+	}
+}

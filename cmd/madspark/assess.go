@@ -354,8 +354,7 @@ func (c *cli) batchSummary(items []assessBatchItem, failed int, usage llm.Usage,
 			fmt.Fprintf(w, "  ✗ line %d %q: %s\n", it.Line, short(it.Idea, 60), it.Error)
 		}
 	}
-	fmt.Fprintf(w, "\n%d LLM calls, %d cached; %d input + %d output tokens; $%.4f\n",
-		usage.LLMCalls, usage.CachedCalls, usage.InputTokens, usage.OutputTokens, usage.CostUSD)
+	fmt.Fprintf(w, "\n%s\n", usage)
 }
 
 func short(s string, n int) string {

@@ -145,8 +145,7 @@ func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format strin
 
 func usageLine(run *engine.Run, elapsed time.Duration) string {
 	u := run.Usage()
-	return fmt.Sprintf("%d LLM calls, %d cached; %d input + %d output tokens; $%.4f; %.1fs",
-		u.LLMCalls, u.CachedCalls, u.InputTokens, u.OutputTokens, u.CostUSD, elapsed.Seconds())
+	return fmt.Sprintf("%s; %.1fs", u, elapsed.Seconds())
 }
 
 // makeOutputDir creates dir, or outputs/run_YYYYMMDD_HHMMSS (with a suffix

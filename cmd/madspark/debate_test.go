@@ -18,7 +18,7 @@ import (
 func TestDebateOneShot(t *testing.T) {
 	env := mockEnv(t)
 	r := invoke(t, env, "debate", "What is Rust?")
-	if r.code != 0 || !strings.Contains(r.stdout, "What is Rust?") || !strings.Contains(r.stderr, "simple path") || !strings.Contains(r.stderr, "1 LLM calls") {
+	if r.code != 0 || !strings.Contains(r.stdout, "What is Rust?") || !strings.Contains(r.stderr, "simple path") || !strings.Contains(r.stderr, "1 LLM call,") {
 		t.Fatalf("simple: %+v", r)
 	}
 	// The summary names the run, for runs show, export and bookmarks.

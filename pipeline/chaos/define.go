@@ -99,8 +99,7 @@ func Files(run *madspark.Run) (map[string][]byte, error) {
 	_ = json.Unmarshal(run.Params, &p)
 	elapsed := run.FinishedAt.Sub(run.CreatedAt)
 	u := run.Usage
-	usage := fmt.Sprintf("%d LLM calls, %d cached; %d input + %d output tokens; $%.4f; %.1fs",
-		u.LLMCalls, u.CachedCalls, u.InputTokens, u.OutputTokens, u.CostUSD, elapsed.Seconds())
+	usage := fmt.Sprintf("%s; %.1fs", u, elapsed.Seconds())
 	envelope, err := json.MarshalIndent(map[string]any{
 		"run_id": run.ID, "pipeline": "chaos", "mode": run.Mode, "provider": run.Provider, "model": run.Model,
 		"seed": p.Seed, "result": res, "usage": run.Usage, "duration_ms": elapsed.Round(time.Millisecond).Milliseconds(),

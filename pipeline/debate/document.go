@@ -39,7 +39,7 @@ func Document(run *madspark.Run) (*document.Document, error) {
 		Subtitle: "madspark debate",
 		TitleLines: []string{
 			fmt.Sprintf("Run %s · %s/%s · %s", run.ID, run.Provider, run.Model, run.FinishedAt.UTC().Format("2 January 2006 15:04 MST")),
-			fmt.Sprintf("%s path, %d round(s) · %d LLM calls", res.Path, res.Rounds, run.Usage.LLMCalls),
+			fmt.Sprintf("%s path, %d round(s) · %s", res.Path, res.Rounds, run.Usage),
 		},
 		Author:  "madspark",
 		Subject: shorten(res.Query, 200),

@@ -71,9 +71,7 @@ func (r *Report) mockNote() string {
 
 func (r *Report) usageLine() string {
 	u := r.Usage
-	s := fmt.Sprintf("%d LLM calls, %d cached; %d input + %d output tokens; $%.4f; %.1fs",
-		u.LLMCalls, u.CachedCalls, u.InputTokens, u.OutputTokens, u.CostUSD, float64(r.DurationMS)/1000)
-	return s
+	return fmt.Sprintf("%s; %.1fs", u, float64(r.DurationMS)/1000)
 }
 
 func (r *Report) brief() string {
