@@ -139,7 +139,26 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 	for _, sub := range root.Commands() {
 		sub.SetFlagErrorFunc(flagError)
 	}
+	root.SetHelpCommand(helpCmd(root))
 	return root
+}
+
+// helpCmd is "madspark help [COMMAND]": the help of a command, and a
+// usage error for a name that is none (cobra's own prints the root's help
+// and succeeds).
+func helpCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [COMMAND]",
+		Short: "Help about any command",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 || target == nil {
+				return usagef("no command %q; the commands are listed by madspark --help", strings.Join(args, " "))
+			}
+			target.SetOut(cmd.OutOrStdout())
+			return target.Help()
+		},
+	}
 }
 
 // nearCommand returns the name of root's command that word, one word of

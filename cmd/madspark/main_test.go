@@ -219,6 +219,14 @@ func TestRunsListAndShow(t *testing.T) {
 	}
 }
 
+// TestHelpOfACommand: "madspark help runs list" is that command's help.
+func TestHelpOfACommand(t *testing.T) {
+	r := invoke(t, mockEnv(t), "help", "runs", "list")
+	if r.code != 0 || !strings.Contains(r.stdout, "madspark runs list") || strings.Contains(r.stdout, "Available Commands:\n  assess") {
+		t.Fatalf("exit %d, stdout %q", r.code, r.stdout)
+	}
+}
+
 func TestBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 	srv := openaitest.NewServer(t, nil)
 	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
@@ -251,6 +259,7 @@ func TestBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 		{[]string{"bookmark", "list"}, `unknown command "bookmark": did you mean madspark bookmarks?`},
 		{[]string{"run", "list"}, `did you mean madspark runs?`},
 		{[]string{"exprot", "my run"}, `did you mean madspark export? (for a spark run on that topic: madspark spark exprot 'my run')`},
+		{[]string{"help", "nope"}, `no command "nope"; the commands are listed by madspark --help`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
