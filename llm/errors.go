@@ -35,10 +35,14 @@ func (e *Error) Error() string {
 	if msg == "" && e.Err != nil {
 		msg = e.Err.Error()
 	}
-	if e.Status != 0 {
-		return fmt.Sprintf("%s: HTTP %d: %s", e.Provider, e.Status, msg)
+	prefix := ""
+	if e.Provider != "" {
+		prefix = e.Provider + ": "
 	}
-	return fmt.Sprintf("%s: %s", e.Provider, msg)
+	if e.Status != 0 {
+		return fmt.Sprintf("%sHTTP %d: %s", prefix, e.Status, msg)
+	}
+	return prefix + msg
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -106,18 +106,17 @@ func (b *breaker) admit(req *llm.Request) (trial bool, err error) {
 		now := b.cfg.Now()
 		until := b.openedAt.Add(b.cfg.Cooldown)
 		if now.Before(until) {
-			return false, fmt.Errorf("%s: %w after %s (last: %v); next trial call at %s (in %s)",
-				agentOf(req), ErrCircuitOpen, plural(b.failures, "consecutive failure"), b.lastErr,
+			return false, fmt.Errorf("%w after %s (last: %v); next trial call at %s (in %s)",
+				ErrCircuitOpen, plural(b.failures, "consecutive failure"), b.lastErr,
 				until.Format(time.RFC3339), until.Sub(now).Round(time.Second))
 		}
 		b.state = stateHalfOpen
-		b.cfg.Logger.Info("circuit half-open, sending trial call",
-			"agent", req.Agent, "provider", providerOf(b.lastErr), "model", req.Model)
+		b.cfg.Logger.Info("circuit half-open, sending trial call", callAttrs(req, b.lastErr)...)
 	}
 	// Half-open.
 	if b.trial {
-		return false, fmt.Errorf("%s: %w (last: %v); a trial call is in progress",
-			agentOf(req), ErrCircuitOpen, b.lastErr)
+		return false, fmt.Errorf("%w (last: %v); a trial call is in progress",
+			ErrCircuitOpen, b.lastErr)
 	}
 	b.trial = true
 	return true, nil
@@ -159,13 +158,12 @@ func (b *breaker) open(req *llm.Request, err error) {
 	b.state = stateOpen
 	b.openedAt = b.cfg.Now()
 	b.cfg.Logger.Warn("circuit opened",
-		"agent", req.Agent, "provider", providerOf(err), "model", req.Model,
-		"failures", b.failures, "cooldown", b.cfg.Cooldown, "error", err)
+		append(callAttrs(req, err), "failures", b.failures, "cooldown", b.cfg.Cooldown, "error", err)...)
 }
 
 func (b *breaker) close(req *llm.Request) {
 	b.state = stateClosed
 	b.failures = 0
 	b.lastErr = nil
-	b.cfg.Logger.Info("circuit closed", "agent", req.Agent, "model", req.Model)
+	b.cfg.Logger.Info("circuit closed", callAttrs(req, nil)...)
 }

@@ -57,13 +57,17 @@ func logger(l *slog.Logger) *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// agentOf returns the agent name of req for logs and errors, or "llm" when the
-// request does not name one.
-func agentOf(req *llm.Request) string {
-	if req.Agent != "" {
-		return req.Agent
+// callAttrs are the log attributes of a call: its agent, and the provider
+// named by err and the model when they are known.
+func callAttrs(req *llm.Request, err error) []any {
+	attrs := []any{"agent", req.Agent}
+	if p := providerOf(err); p != "" {
+		attrs = append(attrs, "provider", p)
 	}
-	return "llm"
+	if req.Model != "" {
+		attrs = append(attrs, "model", req.Model)
+	}
+	return attrs
 }
 
 // providerOf returns the provider named by the *llm.Error in err's chain, or

@@ -96,11 +96,10 @@ func (r *retrier) Generate(ctx context.Context, req *llm.Request) (*llm.Response
 		}
 		d := r.delay(attempt, err)
 		r.cfg.Logger.Warn("llm call failed, retrying",
-			"agent", req.Agent, "provider", providerOf(err), "model", req.Model,
-			"attempt", attempt, "delay", d, "error", err)
+			append(callAttrs(req, err), "attempt", attempt, "delay", d, "error", err)...)
 		if serr := r.cfg.Sleep(ctx, d); serr != nil {
-			return nil, fmt.Errorf("%s: retry abandoned after %s: %w (last error: %v)",
-				agentOf(req), plural(attempt, "attempt"), serr, err)
+			return nil, fmt.Errorf("retry abandoned after %s: %w (last error: %v)",
+				plural(attempt, "attempt"), serr, err)
 		}
 	}
 }
@@ -120,12 +119,13 @@ func (r *retrier) delay(attempt int, err error) time.Duration {
 }
 
 // attemptsError returns err unchanged after a single attempt, and otherwise
-// wraps it with the number of attempts made.
+// wraps it with the number of attempts made. The agent's name is left to
+// the caller, which names the agent in its own errors.
 func attemptsError(req *llm.Request, attempts int, err error) error {
 	if attempts == 1 {
 		return err
 	}
-	return fmt.Errorf("%s: gave up after %s: %w", agentOf(req), plural(attempts, "attempt"), err)
+	return fmt.Errorf("gave up after %s: %w", plural(attempts, "attempt"), err)
 }
 
 func plural(n int, noun string) string {

@@ -65,8 +65,8 @@ func TestRetryBackoffAndExhaustion(t *testing.T) {
 	if !errors.As(err, &le) || le != errs[3] {
 		t.Errorf("error %v does not wrap the last *llm.Error", err)
 	}
-	if !strings.Contains(err.Error(), "4 attempts") || !strings.Contains(err.Error(), "spark.evaluate") {
-		t.Errorf("error %q does not name the agent and the attempts", err)
+	if !strings.Contains(err.Error(), "4 attempts") || strings.Contains(err.Error(), "spark.evaluate") {
+		t.Errorf("error %q does not give the attempts, or names the agent its caller names", err)
 	}
 }
 

@@ -36,7 +36,6 @@ func Timeout(def time.Duration) llm.Middleware {
 			resp, err := next.Generate(cctx, req)
 			if err != nil && cctx.Err() != nil && ctx.Err() == nil {
 				return nil, &llm.Error{
-					Provider:  agentOf(req),
 					Message:   fmt.Sprintf("no reply within %s", d),
 					Retryable: true,
 					Err:       context.DeadlineExceeded,

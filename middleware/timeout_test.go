@@ -22,8 +22,8 @@ func TestTimeoutExpires(t *testing.T) {
 		timeout time.Duration
 		want    string
 	}{
-		{"default", 2 * time.Millisecond, 0, "spark.evaluate: no reply within 2ms"},
-		{"per request", time.Hour, 3 * time.Millisecond, "spark.evaluate: no reply within 3ms"},
+		{"default", 2 * time.Millisecond, 0, "no reply within 2ms"},
+		{"per request", time.Hour, 3 * time.Millisecond, "no reply within 3ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := request("p")
@@ -33,7 +33,7 @@ func TestTimeoutExpires(t *testing.T) {
 			if !errors.As(err, &le) {
 				t.Fatalf("err = %v, want *llm.Error", err)
 			}
-			if err.Error() != tc.want || le.Provider != "spark.evaluate" || !le.Retryable || !llm.IsRetryable(err) {
+			if err.Error() != tc.want || le.Provider != "" || !le.Retryable || !llm.IsRetryable(err) {
 				t.Errorf("err = %q (%+v), want %q, retryable", err, le, tc.want)
 			}
 			if !errors.Is(err, context.DeadlineExceeded) {
