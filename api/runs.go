@@ -25,7 +25,8 @@ type PipelineInfo struct {
 	Title       string `json:"title"`
 	Description string `json:"description"`
 	// ParamsSchema is the JSON Schema of the pipeline's parameters;
-	// Defaults are their default values.
+	// Defaults are the values of those a request may leave out, as the
+	// schema's defaults give them (required parameters have none).
 	ParamsSchema json.RawMessage `json:"params_schema"`
 	Defaults     json.RawMessage `json:"defaults"`
 }
@@ -42,9 +43,9 @@ func (h *Handler) listPipelines(w http.ResponseWriter, _ *http.Request) error {
 		if err != nil {
 			return err
 		}
-		defaults, err := json.Marshal(d.NewParams())
+		defaults, err := h.cfg.Registry.Defaults(d.Name)
 		if err != nil {
-			return fmt.Errorf("defaults of %s: %w", d.Name, err)
+			return err
 		}
 		out.Pipelines = append(out.Pipelines, PipelineInfo{Name: d.Name, Title: d.Title, Description: d.Description, ParamsSchema: schema, Defaults: defaults})
 	}

@@ -165,7 +165,7 @@ func (r *Registry) Register(d Definition) error {
 	if p == nil || reflect.TypeOf(p).Kind() != reflect.Pointer || reflect.TypeOf(p).Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("pipeline: register %s: NewParams must return a pointer to a struct, got %T", d.Name, p)
 	}
-	schema, v, err := paramsSchema(p)
+	schema, v, err := paramsSchema(d, p)
 	if err != nil {
 		return fmt.Errorf("pipeline: register %s: %w", d.Name, err)
 	}
@@ -283,8 +283,11 @@ func leadingField(msg string, fields []string) string {
 // ParamsSchema returns the JSON Schema of the pipeline's parameters, derived
 // from its Params type as package structured derives reply schemas
 // (jsonschema struct tags add ranges and enums), with each property's
-// default value. Only fields tagged `jsonschema:"required"` are required;
-// no other property is allowed.
+// default value: what a property left out takes. Only fields tagged
+// `jsonschema:"required"` are required, and they have no default; a field
+// Prepare fills (chaos's random seed) has none either. Every parameter a
+// person sets has a title and a description (struct tags). No other
+// property is allowed.
 func (r *Registry) ParamsSchema(name string) (json.RawMessage, error) {
 	e, err := r.get(name)
 	if err != nil {
@@ -293,23 +296,52 @@ func (r *Registry) ParamsSchema(name string) (json.RawMessage, error) {
 	return append(json.RawMessage(nil), e.schema...), nil
 }
 
-// paramsSchema derives and compiles the schema of the parameters p points
-// to, with p's values as defaults.
-func paramsSchema(p Params) (json.RawMessage, *validator.Schema, error) {
+// Defaults returns the default values of the pipeline's top-level
+// parameters as the schema gives them, as one JSON object: what a request
+// that leaves them out gets. Required parameters are not in it.
+func (r *Registry) Defaults(name string) (json.RawMessage, error) {
+	e, err := r.get(name)
+	if err != nil {
+		return nil, err
+	}
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(e.schema, &s); err != nil {
+		return nil, fmt.Errorf("defaults of %s: %w", name, err)
+	}
+	out := map[string]json.RawMessage{}
+	for k, p := range s.Properties {
+		if len(p.Default) > 0 {
+			out[k] = p.Default
+		}
+	}
+	return json.Marshal(out)
+}
+
+// paramsSchema derives and compiles the schema of the parameters of d,
+// with the defaults NewParams gives (completed by Prepare) as each
+// property's default, nested ones included. A required property has no
+// default, nor has one that Prepare fills differently each time (chaos's
+// random seed), nor one whose default is null.
+func paramsSchema(d Definition, p Params) (json.RawMessage, *validator.Schema, error) {
 	rf := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true, RequiredFromJSONSchemaTags: true}
 	s := rf.ReflectFromType(reflect.TypeOf(p).Elem())
 	s.Version = ""
-	var defaults map[string]any
-	if b, err := json.Marshal(p); err == nil {
-		_ = json.Unmarshal(b, &defaults)
-	}
-	if s.Properties != nil {
-		for pair := s.Properties.Oldest(); pair != nil; pair = pair.Next() {
-			if v, ok := defaults[pair.Key]; ok && pair.Value.Default == nil {
-				pair.Value.Default = v
-			}
+	prepared := func() map[string]any {
+		q := d.NewParams()
+		if d.Prepare != nil {
+			d.Prepare(q, func(string) bool { return false })
 		}
+		var m map[string]any
+		if b, err := json.Marshal(q); err == nil {
+			_ = json.Unmarshal(b, &m)
+		}
+		return m
 	}
+	setDefaults(s, prepared(), prepared())
 	raw, err := json.Marshal(s)
 	if err != nil {
 		return nil, nil, fmt.Errorf("parameters schema: %w", err)
@@ -327,6 +359,29 @@ func paramsSchema(p Params) (json.RawMessage, *validator.Schema, error) {
 		return nil, nil, fmt.Errorf("parameters schema: %w", err)
 	}
 	return raw, v, nil
+}
+
+// setDefaults gives each property of s the value a and b (two preparations
+// of the defaults) agree on as its default, unless it is required, has a
+// default already or its value is null; it descends into objects, required
+// ones included.
+func setDefaults(s *jsonschema.Schema, a, b map[string]any) {
+	if s.Properties == nil {
+		return
+	}
+	for pair := s.Properties.Oldest(); pair != nil; pair = pair.Next() {
+		va, oka := a[pair.Key]
+		vb, okb := b[pair.Key]
+		if !oka || !okb || va == nil || !reflect.DeepEqual(va, vb) {
+			continue
+		}
+		if pair.Value.Default == nil && !slices.Contains(s.Required, pair.Key) {
+			pair.Value.Default = va
+		}
+		ma, _ := va.(map[string]any)
+		mb, _ := vb.(map[string]any)
+		setDefaults(pair.Value, ma, mb)
+	}
 }
 
 // fieldError turns a schema violation into a ParamsError naming the first

@@ -173,6 +173,12 @@ func TestPrepare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What Prepare fills the same way each time is a default of the
+	// schema.
+	if d, err := reg.Defaults("seeded"); err != nil || string(d) != `{"name":"","seed":42}` {
+		t.Errorf("Defaults = %s, %v", d, err)
+	}
+	givens = nil
 	for raw, want := range map[string]uint64{``: 42, `{}`: 42, `{"seed":0}`: 0, `{"seed":7}`: 7, `{"name":"x"}`: 42} {
 		p, err := reg.Decode("seeded", json.RawMessage(raw))
 		if err != nil {

@@ -20,16 +20,16 @@ import (
 // is removed afterwards, prompts are the built-in ones only, and the files
 // are rendered from the stored result by the Definition's Files.
 type JobParams struct {
-	Idea           string `json:"idea" jsonschema:"required,minLength=1,maxLength=2000,description=The business idea, in one line"`
-	Mode           Mode   `json:"mode" jsonschema:"enum=analyze,enum=analyze_and_review,enum=analyze_review_and_judge,enum=full_evaluation,description=analyze; analyze_and_review; analyze_review_and_judge; full_evaluation"`
-	FactCheck      bool   `json:"fact_check" jsonschema:"description=A fact checker beside the reviewer; both must approve"`
-	MaxIterations  int    `json:"max_iterations" jsonschema:"minimum=1,maximum=5,description=Analyst and reviewer iterations at most"`
-	MinWords       int    `json:"min_words" jsonschema:"minimum=100,maximum=10000,description=Shortest acceptable analysis, in words"`
-	Strictness     string `json:"strictness" jsonschema:"enum=lenient,enum=normal,enum=strict,description=The reviewer's strictness"`
-	NoWebTools     bool   `json:"no_web_tools" jsonschema:"description=No web research even when a search provider is configured"`
-	MaxWebsearches int    `json:"max_websearches" jsonschema:"minimum=1,maximum=20,description=Web searches the analyst may run"`
-	AnalystPrompt  string `json:"analyst_prompt,omitempty" jsonschema:"description=A built-in analyst system prompt, such as experimental/analyst/concise.md"`
-	ReviewerPrompt string `json:"reviewer_prompt,omitempty" jsonschema:"description=A built-in reviewer system prompt"`
+	Idea           string `json:"idea" jsonschema:"required,minLength=1,maxLength=2000,title=Business idea,description=The business idea\\, in one line"`
+	Mode           Mode   `json:"mode" jsonschema:"enum=analyze,enum=analyze_and_review,enum=analyze_review_and_judge,enum=full_evaluation,title=Mode,description=How far the assessment goes: analysis; with review; with review and grades; with a synthesis too"`
+	FactCheck      bool   `json:"fact_check" jsonschema:"title=Fact check,description=A fact checker beside the reviewer; both must approve (needs a mode with review)"`
+	MaxIterations  int    `json:"max_iterations" jsonschema:"minimum=1,maximum=5,title=Iterations,description=Analyst and reviewer iterations at most"`
+	MinWords       int    `json:"min_words" jsonschema:"minimum=100,maximum=10000,title=Minimum words,description=Shortest acceptable analysis\\, in words"`
+	Strictness     string `json:"strictness" jsonschema:"enum=lenient,enum=normal,enum=strict,title=Strictness,description=How strict the reviewer is"`
+	NoWebTools     bool   `json:"no_web_tools" jsonschema:"title=No web research,description=No web research even when a search provider is configured"`
+	MaxWebsearches int    `json:"max_websearches" jsonschema:"minimum=1,maximum=20,title=Web searches,description=Web searches the analyst may run at most"`
+	AnalystPrompt  string `json:"analyst_prompt,omitempty" jsonschema:"title=Analyst prompt,description=A built-in analyst system prompt\\, such as experimental/analyst/concise.md; empty for the default"`
+	ReviewerPrompt string `json:"reviewer_prompt,omitempty" jsonschema:"title=Reviewer prompt,description=A built-in reviewer system prompt; empty for the default"`
 }
 
 // Job returns the parameters of p that any process can run: p without the

@@ -16,33 +16,33 @@ const (
 
 // Params are the inputs of a chaos run.
 type Params struct {
-	Prompt string `json:"prompt" jsonschema:"required"`
+	Prompt string `json:"prompt" jsonschema:"required,title=Prompt,description=What to generate ideas for"`
 	// Iterations is how many times the workflow runs, each building on the
 	// ideas accepted before.
-	Iterations int `json:"iterations" jsonschema:"minimum=1,maximum=10"`
+	Iterations int `json:"iterations" jsonschema:"minimum=1,maximum=10,title=Iterations,description=Rounds of the workflow\\, each building on the ideas accepted before"`
 	// ChaosSeeds is how many random concepts seed the chaos generator.
-	ChaosSeeds int `json:"chaos_seeds" jsonschema:"minimum=1,maximum=50"`
+	ChaosSeeds int `json:"chaos_seeds" jsonschema:"minimum=1,maximum=50,title=Chaos seeds,description=Random concepts that seed the chaos generator"`
 	// Seed makes the sampling of seed concepts reproducible.
-	Seed uint64 `json:"seed"`
+	Seed uint64 `json:"seed" jsonschema:"title=Random seed,description=Makes the sampling of seed concepts repeatable; leave empty for a random one"`
 	// IdeasPerTrack is how many ideas each creative track is asked for (5-20).
-	IdeasPerTrack int `json:"ideas_per_track" jsonschema:"minimum=5,maximum=20"`
+	IdeasPerTrack int `json:"ideas_per_track" jsonschema:"minimum=5,maximum=20,title=Ideas per track,description=Ideas each creative track is asked for"`
 	// ModelA and ModelB override the provider's model for each creative
 	// track; TempA and TempB are their temperatures (A hot, B cooler).
-	ModelA string  `json:"model_a,omitempty"`
-	ModelB string  `json:"model_b,omitempty"`
-	TempA  float64 `json:"temp_a" jsonschema:"minimum=0,maximum=2"`
-	TempB  float64 `json:"temp_b" jsonschema:"minimum=0,maximum=2"`
+	ModelA string  `json:"model_a,omitempty" jsonschema:"title=Track A model,description=Model of the first creative track; empty for the provider's model"`
+	ModelB string  `json:"model_b,omitempty" jsonschema:"title=Track B model,description=Model of the second creative track; empty for the provider's model"`
+	TempA  float64 `json:"temp_a" jsonschema:"minimum=0,maximum=2,title=Track A temperature,description=Sampling temperature of the first (hotter) creative track"`
+	TempB  float64 `json:"temp_b" jsonschema:"minimum=0,maximum=2,title=Track B temperature,description=Sampling temperature of the second (cooler) creative track"`
 	// AcceptThreshold is the lowest quality_score of an accepted idea; the
 	// judge's prompt and its validation use the same number.
-	AcceptThreshold float64 `json:"accept_threshold" jsonschema:"minimum=0,maximum=10"`
+	AcceptThreshold float64 `json:"accept_threshold" jsonschema:"minimum=0,maximum=10,title=Acceptance threshold,description=Lowest quality score (0-10) of an accepted idea"`
 	// Memory names the idea memory; empty means one per prompt.
-	Memory string `json:"memory"`
+	Memory string `json:"memory" jsonschema:"title=Idea memory,description=Name of the idea memory to read and extend; empty for one per prompt"`
 	// Tournament ranks the accepted ideas by pairwise comparison into Elo
 	// ratings.
-	Tournament bool `json:"tournament"`
+	Tournament bool `json:"tournament" jsonschema:"title=Tournament,description=Rank the accepted ideas by pairwise comparison into Elo ratings"`
 	// Evolve recombines the best ideas into new candidates that are refined
 	// and judged like the others.
-	Evolve bool `json:"evolve"`
+	Evolve bool `json:"evolve" jsonschema:"title=Evolve,description=Recombine the best ideas into new candidates\\, refined and judged like the others"`
 	// MemoryFile is where the caller exports the memory (ideas.json); it is
 	// recorded in the shared state.
 	MemoryFile string `json:"-"`

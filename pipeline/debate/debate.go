@@ -51,20 +51,20 @@ const MaxSearchResults = 3
 
 // Params are the inputs of a debate.
 type Params struct {
-	Query string `json:"query" jsonschema:"required"`
+	Query string `json:"query" jsonschema:"required,title=Query,description=The question the debate answers"`
 	// History is the conversation before the query, oldest first.
-	History []llm.Message `json:"history,omitempty"`
+	History []llm.Message `json:"history,omitempty" jsonschema:"title=Conversation history,description=Messages before the query\\, oldest first\\, each with a role and content"`
 	// Mode is auto (route by complexity), simple or complex.
-	Mode string `json:"mode" jsonschema:"enum=auto,enum=simple,enum=complex"`
+	Mode string `json:"mode" jsonschema:"enum=auto,enum=simple,enum=complex,title=Mode,description=auto routes by the query's complexity; simple answers directly; complex debates"`
 	// Rounds of proposing, 1-5; from round 2 proposers revise after
 	// reading each other's handoffs.
-	Rounds int `json:"rounds" jsonschema:"minimum=1,maximum=5"`
+	Rounds int `json:"rounds" jsonschema:"minimum=1,maximum=5,title=Rounds,description=Rounds of proposing; from the second\\, proposers revise after reading each other"`
 	// PeerReview has each proposer rank the others' anonymised handoffs;
 	// the aggregator sees the aggregate ranking.
-	PeerReview bool                `json:"peer_review"`
-	Roles      map[Role]RoleConfig `json:"roles"`
+	PeerReview bool                `json:"peer_review" jsonschema:"title=Peer review,description=Each proposer ranks the others' anonymised contributions for the aggregator"`
+	Roles      map[Role]RoleConfig `json:"roles" jsonschema:"title=Roles,description=Temperature\\, token limit\\, provider and model of each role"`
 	// NoSearch turns web search off.
-	NoSearch bool `json:"no_search"`
+	NoSearch bool `json:"no_search" jsonschema:"title=No web search,description=Answer without searching the web"`
 }
 
 // DefaultParams returns a one-round, auto-routed debate with the seed's

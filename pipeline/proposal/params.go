@@ -15,17 +15,17 @@ const (
 
 // Params are the inputs of a proposal run.
 type Params struct {
-	Profile UserProfile `json:"profile"`
+	Profile UserProfile `json:"profile" jsonschema:"required,title=Researcher profile,description=Who writes the proposal and with what time and skills"`
 	// ProfileSource says where the profile came from: "interview" or the
 	// profile file's name.
-	ProfileSource string `json:"profile_source"`
+	ProfileSource string `json:"profile_source" jsonschema:"readOnly=true,title=Profile source,description=Where the profile came from: interview\\, a profile file's name or api"`
 	// MaxRefinements caps the quality-control refinement rounds (0-10).
-	MaxRefinements int `json:"max_refinements"`
+	MaxRefinements int `json:"max_refinements" jsonschema:"minimum=0,maximum=10,title=Refinement rounds,description=Quality-control rounds that refine the proposal at most"`
 	// NoSearch writes the proposal without a literature search.
-	NoSearch bool `json:"no_search"`
+	NoSearch bool `json:"no_search" jsonschema:"title=No literature search,description=Write the proposal without searching for literature"`
 	// ResultsPerQuery is how many results each source is asked for per
 	// query (1-25).
-	ResultsPerQuery int `json:"results_per_query"`
+	ResultsPerQuery int `json:"results_per_query" jsonschema:"minimum=1,maximum=25,title=Results per query,description=Literature results asked of each source per query"`
 }
 
 // DefaultParams returns the defaults: 3 refinements, 5 results per query

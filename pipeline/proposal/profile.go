@@ -26,8 +26,8 @@ const (
 
 // Timeline is the time the researcher has in total (seed: Timeline).
 type Timeline struct {
-	Value int      `json:"value"`
-	Unit  TimeUnit `json:"unit"`
+	Value int      `json:"value" jsonschema:"required,minimum=1,title=Length,description=How many weeks\\, months or years"`
+	Unit  TimeUnit `json:"unit" jsonschema:"required,enum=weeks,enum=months,enum=years,title=Unit,description=The unit of the length"`
 }
 
 // Weeks returns the timeline in weeks, months counted as 52/12 weeks.
@@ -123,15 +123,15 @@ const (
 // UserProfile is what the interview learns about the researcher (seed:
 // UserProfile).
 type UserProfile struct {
-	AcademicProgram   string   `json:"academic_program"`
-	FieldOfStudy      string   `json:"field_of_study"`
-	ResearchArea      string   `json:"research_area"`
-	WeeklyHours       int      `json:"weekly_hours"`
-	TotalTimeline     Timeline `json:"total_timeline"`
-	ExistingSkills    []string `json:"existing_skills"`
-	MissingSkills     []string `json:"missing_skills"`
-	Constraints       []string `json:"constraints"`
-	AdditionalContext string   `json:"additional_context"`
+	AcademicProgram   string   `json:"academic_program" jsonschema:"required,maxLength=300,title=Academic program,description=Degree or program\\, such as MSc Computer Science"`
+	FieldOfStudy      string   `json:"field_of_study" jsonschema:"required,maxLength=300,title=Field of study,description=The discipline the research belongs to"`
+	ResearchArea      string   `json:"research_area" jsonschema:"required,maxLength=300,title=Research area,description=The topic the proposal is about"`
+	WeeklyHours       int      `json:"weekly_hours" jsonschema:"required,minimum=1,maximum=80,title=Hours a week,description=Time given to the research each week\\, in hours"`
+	TotalTimeline     Timeline `json:"total_timeline" jsonschema:"required,title=Total timeline,description=The time available in total (2 weeks to 10 years)"`
+	ExistingSkills    []string `json:"existing_skills" jsonschema:"maxItems=30,title=Existing skills,description=Skills the researcher has"`
+	MissingSkills     []string `json:"missing_skills" jsonschema:"maxItems=30,title=Skills to acquire,description=Skills the research needs that the researcher lacks"`
+	Constraints       []string `json:"constraints" jsonschema:"maxItems=30,title=Constraints,description=Limits on data\\, equipment\\, ethics or budget"`
+	AdditionalContext string   `json:"additional_context" jsonschema:"maxLength=4000,title=Additional context,description=Anything else the proposal should take into account"`
 }
 
 // HoursAvailable is the researcher's total time in hours.

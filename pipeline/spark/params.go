@@ -21,26 +21,26 @@ const (
 
 // Params are the inputs of a spark run, named as in the seed's canon.
 type Params struct {
-	Topic   string `json:"topic" jsonschema:"required,description=Main subject or theme"`
-	Context string `json:"context" jsonschema:"description=Additional criteria or constraints"`
+	Topic   string `json:"topic" jsonschema:"required,title=Topic,description=The main subject or theme of the ideas"`
+	Context string `json:"context" jsonschema:"title=Context,description=Additional criteria or constraints the ideas must meet"`
 	// NumCandidates is how many ideas are generated.
-	NumCandidates int `json:"num_candidates" jsonschema:"minimum=1,maximum=20,description=Number of ideas to generate"`
+	NumCandidates int `json:"num_candidates" jsonschema:"minimum=1,maximum=20,title=Ideas to generate,description=How many ideas are generated and scored"`
 	// NumTopCandidates is how many of the best are argued over and improved.
-	NumTopCandidates int          `json:"num_top_candidates" jsonschema:"minimum=1,maximum=5,description=Best ideas argued over and improved"`
-	Temperatures     Temperatures `json:"temperatures"`
+	NumTopCandidates int          `json:"num_top_candidates" jsonschema:"minimum=1,maximum=5,title=Ideas to improve,description=How many of the best ideas are argued over and improved (at most the ideas generated)"`
+	Temperatures     Temperatures `json:"temperatures" jsonschema:"title=Temperatures,description=Sampling temperature of each role: higher is more varied\\, lower more focused"`
 	// EnhancedReasoning adds the multi-dimensional evaluation.
-	EnhancedReasoning bool `json:"enhanced_reasoning" jsonschema:"description=Multi-dimensional evaluation (+2 calls)"`
+	EnhancedReasoning bool `json:"enhanced_reasoning" jsonschema:"title=Enhanced reasoning,description=Multi-dimensional evaluation of the ideas (+2 calls)"`
 	// LogicalInference adds a logical analysis of each top candidate.
-	LogicalInference bool `json:"logical_inference" jsonschema:"description=Logical analysis of each top idea (+1 call)"`
+	LogicalInference bool `json:"logical_inference" jsonschema:"title=Logical inference,description=Logical analysis of each top idea (+1 call)"`
 	// NoveltyFilter drops near-duplicate ideas before evaluation.
-	NoveltyFilter    bool    `json:"novelty_filter"`
-	NoveltyThreshold float64 `json:"novelty_threshold" jsonschema:"exclusiveMinimum=0,maximum=1"`
+	NoveltyFilter    bool    `json:"novelty_filter" jsonschema:"title=Novelty filter,description=Drop near-duplicate ideas before they are evaluated"`
+	NoveltyThreshold float64 `json:"novelty_threshold" jsonschema:"exclusiveMinimum=0,maximum=1,title=Novelty threshold,description=Similarity above which an idea counts as a duplicate (with the novelty filter on)"`
 	// AllowFallbacks lets a failed stage be replaced by the seed's fallback
 	// values, each marked in the result.
-	AllowFallbacks bool `json:"allow_fallbacks"`
+	AllowFallbacks bool `json:"allow_fallbacks" jsonschema:"title=Allow fallbacks,description=Replace a failed stage with fallback values\\, marked in the result\\, instead of failing the run"`
 	// SeedIdeas are ideas the generation builds on, such as bookmarked
 	// ones in a remix.
-	SeedIdeas []string `json:"seed_ideas,omitempty" jsonschema:"maxItems=10,description=Ideas to build on (a remix of bookmarks)"`
+	SeedIdeas []string `json:"seed_ideas,omitempty" jsonschema:"maxItems=10,title=Seed ideas,description=Ideas to build on\\, such as a remix of bookmarks"`
 	// StageTimeout scales the per-stage timeouts; 0 means 1.
 	StageTimeout float64 `json:"-"`
 }
@@ -98,11 +98,11 @@ func (p *Params) Validate() error {
 
 // Temperatures are the sampling temperatures of each role.
 type Temperatures struct {
-	Generate float64 `json:"generate" jsonschema:"minimum=0,maximum=2"`
-	Evaluate float64 `json:"evaluate" jsonschema:"minimum=0,maximum=2"`
-	Advocate float64 `json:"advocate" jsonschema:"minimum=0,maximum=2"`
-	Skeptic  float64 `json:"skeptic" jsonschema:"minimum=0,maximum=2"`
-	Improve  float64 `json:"improve" jsonschema:"minimum=0,maximum=2"`
+	Generate float64 `json:"generate" jsonschema:"minimum=0,maximum=2,title=Generation,description=Temperature of the idea generator"`
+	Evaluate float64 `json:"evaluate" jsonschema:"minimum=0,maximum=2,title=Evaluation,description=Temperature of the critic that scores ideas"`
+	Advocate float64 `json:"advocate" jsonschema:"minimum=0,maximum=2,title=Advocacy,description=Temperature of the advocate who argues for an idea"`
+	Skeptic  float64 `json:"skeptic" jsonschema:"minimum=0,maximum=2,title=Skepticism,description=Temperature of the skeptic who argues against an idea"`
+	Improve  float64 `json:"improve" jsonschema:"minimum=0,maximum=2,title=Improvement,description=Temperature of the improver who rewrites the top ideas"`
 }
 
 // DefaultTemperatures are the seed's: generate and improve 0.9, evaluate 0.3,

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react'
 import { NavLink, Route, Routes, useLocation } from 'react-router'
 import { useApi } from './api/context'
+import { ServerModeProvider } from './api/mode'
 import { Bookmarks } from './views/Bookmarks'
 import { History } from './views/History'
 import { NewRun } from './views/NewRun'
@@ -69,19 +70,22 @@ export function App() {
         </nav>
       </header>
       {mode === 'mock' && (
-        <div className="banner mock global" role="note">
+        <div className="banner mock global" role="note" data-testid="mock-banner">
           <strong>Mock mode:</strong> the server has no model configured; every run returns mock data.
         </div>
       )}
       <main id="main" tabIndex={-1} ref={main}>
-        <Routes>
-          <Route path="/" element={<NewRun />} />
-          <Route path="/runs" element={<History />} />
-          <Route path="/runs/:id" element={<RunView />} />
-          <Route path="/bookmarks" element={<Bookmarks />} />
-          <Route path="/settings" element={<Settings />} />
-          <Route path="*" element={<NotFound />} />
-        </Routes>
+        {/* A run page shows no banner of its own when this one is shown. */}
+        <ServerModeProvider value={mode}>
+          <Routes>
+            <Route path="/" element={<NewRun />} />
+            <Route path="/runs" element={<History />} />
+            <Route path="/runs/:id" element={<RunView />} />
+            <Route path="/bookmarks" element={<Bookmarks />} />
+            <Route path="/settings" element={<Settings />} />
+            <Route path="*" element={<NotFound />} />
+          </Routes>
+        </ServerModeProvider>
       </main>
     </>
   )

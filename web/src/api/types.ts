@@ -19,7 +19,10 @@ export interface JSONSchema {
   pattern?: string
   format?: string
   properties?: Record<string, JSONSchema>
+  additionalProperties?: boolean | JSONSchema
   required?: string[]
+  /** A parameter the server sets, which no form shows. */
+  readOnly?: boolean
   items?: JSONSchema
   minItems?: number
   maxItems?: number

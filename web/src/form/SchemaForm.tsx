@@ -1,6 +1,6 @@
 import type { RoleTemperatures } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
-import { isTemperatureGroup, presetField, presetOf, presetValue, type Errors, type Field, type RawValue, type Values } from './schema'
+import { isEnabled, isTemperatureGroup, presetField, presetOf, presetValue, type Errors, type Field, type RawValue, type Values } from './schema'
 
 export interface SchemaFormProps {
   /** Prefix of the controls' ids, unique on the page. */
@@ -48,7 +48,8 @@ function FieldControl(props: SchemaFormProps & { field: Field }) {
   const common = {
     id,
     name: f.path,
-    disabled,
+    // A field whose toggle is off (a filter's threshold) cannot be edited.
+    disabled: disabled || !isEnabled(f, values),
     'aria-invalid': error ? true : undefined,
     'aria-describedby': describedBy,
     'aria-required': f.required || undefined,

@@ -36,6 +36,8 @@ export interface Field {
   enumType?: 'string' | 'number' | 'integer' | 'boolean'
   /** For objects: their fields. */
   children?: Field[]
+  /** The path of the toggle without which the field means nothing (a threshold of a filter): off, the field is disabled. */
+  enabledBy?: string
 }
 
 /** The raw value of a control: text as typed, or a toggle's state. */
@@ -49,6 +51,9 @@ export type Errors = Record<string, string>
 
 /** The parameter that takes one of the temperature presets. */
 export const presetField = 'temperature_preset'
+
+/** Parameters that only mean something with a toggle on, by name: the toggle's name, a sibling. */
+const enabledByToggle: Record<string, string> = { novelty_threshold: 'novelty_filter' }
 
 /** Strings longer than this are edited in a text area. */
 const textareaLength = 2000
@@ -70,7 +75,7 @@ export function fieldsOf(schema: JSONSchema, presetNames: string[] = []): Field[
     const out: Field[] = []
     for (const [name, raw] of Object.entries(s.properties ?? {})) {
       const p = resolve(root, raw)
-      if ((p as { readOnly?: boolean }).readOnly || p.const !== undefined) continue
+      if (p.readOnly || p.const !== undefined) continue
       const path = prefix ? `${prefix}.${name}` : name
       const f: Field = {
         name,
@@ -122,6 +127,10 @@ export function fieldsOf(schema: JSONSchema, presetNames: string[] = []): Field[
         f.kind = 'json'
       }
       out.push(f)
+    }
+    for (const f of out) {
+      const toggle = out.find((x) => x.name === enabledByToggle[f.name] && x.kind === 'boolean')
+      if (toggle) f.enabledBy = toggle.path
     }
     return out
   }
@@ -317,10 +326,16 @@ export function validateField(f: Field, raw: RawValue | undefined): string | und
   }
 }
 
-/** validate checks every field of a form. */
+/** isEnabled tells whether a field is in use: it is, unless the toggle it depends on is off. */
+export function isEnabled(f: Field, values: Values): boolean {
+  return f.enabledBy === undefined || values[f.enabledBy] === true
+}
+
+/** validate checks every field of a form in use (see isEnabled). */
 export function validate(fields: Field[], values: Values): Errors {
   const errors: Errors = {}
   for (const f of flatten(fields)) {
+    if (!isEnabled(f, values)) continue
     const e = validateField(f, values[f.path])
     if (e) errors[f.path] = e
   }
@@ -338,11 +353,13 @@ export function splitList(text: string, separator: ',' | '\n' = ','): string[] {
 /**
  * toParams turns valid raw values into the pipeline's params: numbers as
  * numbers, toggles as booleans, nested objects rebuilt. Empty optional
- * fields are left out, so the server's defaults apply.
+ * fields, and fields not in use (see isEnabled), are left out, so the
+ * server's defaults apply.
  */
 export function toParams(fields: Field[], values: Values): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const f of fields) {
+    if (!isEnabled(f, values)) continue
     if (f.kind === 'object') {
       const child = toParams(f.children ?? [], values)
       if (Object.keys(child).length > 0) out[f.name] = child

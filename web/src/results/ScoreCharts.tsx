@@ -14,12 +14,34 @@ import {
   YAxis,
   type LegendPayload,
 } from 'recharts'
+import { useEffect, useState } from 'react'
 import type { MultiDimensional, SparkCandidate } from '../api/types'
 import { humanize } from '../form/schema'
 import { score } from '../components/format'
 
-const initialColor = '#64748b'
-const improvedColor = '#4f46e5'
+/**
+ * chartColors are the series' colours on the page's background: in dark
+ * mode lighter shades, which keep a contrast of at least 4.5:1 with the
+ * dark panel (#111827) as the light ones do with white.
+ */
+export function chartColors(dark: boolean): { initial: string; improved: string } {
+  return dark ? { initial: '#94a3b8', improved: '#818cf8' } : { initial: '#64748b', improved: '#4f46e5' }
+}
+
+const darkQuery = '(prefers-color-scheme: dark)'
+
+/** useChartColors returns the series' colours for the colour scheme in use, following its changes. */
+function useChartColors() {
+  const [dark, setDark] = useState(() => typeof window !== 'undefined' && typeof window.matchMedia === 'function' && window.matchMedia(darkQuery).matches)
+  useEffect(() => {
+    if (typeof window.matchMedia !== 'function') return
+    const mq = window.matchMedia(darkQuery)
+    const on = () => setDark(mq.matches)
+    mq.addEventListener?.('change', on)
+    return () => mq.removeEventListener?.('change', on)
+  }, [])
+  return chartColors(dark)
+}
 
 /** The series in the order they are drawn, and listed in a legend. */
 const series = ['initial', 'improved']
@@ -40,6 +62,7 @@ const initialDimension = { width: 320, height: 260 }
 
 /** ScoreComparison compares each candidate's initial and improved score in a bar chart. */
 export function ScoreComparison({ candidates }: { candidates: SparkCandidate[] }) {
+  const colors = useChartColors()
   const data = candidates.map((c, i) => ({
     name: `#${i + 1}`,
     initial: c.initial_score,
@@ -55,8 +78,8 @@ export function ScoreComparison({ candidates }: { candidates: SparkCandidate[] }
           <YAxis domain={[0, 10]} ticks={[0, 2, 4, 6, 8, 10]} />
           <Tooltip formatter={(v) => score(typeof v === 'number' ? v : undefined)} />
           <Legend itemSorter={legendOrder} formatter={legendLabel} />
-          <Bar dataKey="initial" name="Initial" fill={initialColor} isAnimationActive={false} />
-          <Bar dataKey="improved" name="Improved" fill={improvedColor} isAnimationActive={false} />
+          <Bar dataKey="initial" name="Initial" fill={colors.initial} isAnimationActive={false} />
+          <Bar dataKey="improved" name="Improved" fill={colors.improved} isAnimationActive={false} />
         </BarChart>
       </ResponsiveContainer>
       <table className="sr-only">
@@ -101,6 +124,7 @@ export function dimensionRows(initial?: MultiDimensional, improved?: MultiDimens
 
 /** DimensionRadar shows a candidate's multi-dimensional scores, initial and improved, as a radar chart. */
 export function DimensionRadar({ id, candidate }: { id: string; candidate: SparkCandidate }) {
+  const colors = useChartColors()
   const initial = candidate.multi_dimensional_evaluation
   const improved = candidate.improved_multi_dimensional_evaluation
   const rows = dimensionRows(initial, improved)
@@ -119,8 +143,8 @@ export function DimensionRadar({ id, candidate }: { id: string; candidate: Spark
           <PolarAngleAxis dataKey="axis" tick={{ fontSize: 11 }} />
           {/* The scale's ticks lie between the first two axes, clear of their names. */}
           <PolarRadiusAxis domain={[0, 10]} tickCount={6} angle={90 - 180 / rows.length} tick={{ fontSize: 10 }} />
-          {initial && <Radar name="Initial" dataKey="initial" stroke={initialColor} fill={initialColor} fillOpacity={0.25} isAnimationActive={false} />}
-          {improved && <Radar name="Improved" dataKey="improved" stroke={improvedColor} fill={improvedColor} fillOpacity={0.3} isAnimationActive={false} />}
+          {initial && <Radar name="Initial" dataKey="initial" stroke={colors.initial} fill={colors.initial} fillOpacity={0.25} isAnimationActive={false} />}
+          {improved && <Radar name="Improved" dataKey="improved" stroke={colors.improved} fill={colors.improved} fillOpacity={0.3} isAnimationActive={false} />}
           <Legend itemSorter={legendOrder} formatter={legendLabel} />
           <Tooltip formatter={(v) => score(typeof v === 'number' ? v : undefined)} />
         </RadarChart>

@@ -4,6 +4,7 @@ import { ApiError, errorMessage } from '../api/client'
 import { useApi } from '../api/context'
 import type { PipelineInfo, TemperaturePresets } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
+import { commandKey, isSubmitKey } from '../components/keys'
 import { SchemaForm, controlId } from '../form/SchemaForm'
 import {
   fieldInGroup,
@@ -49,6 +50,7 @@ export function NewRun() {
   const [submitError, setSubmitError] = useState<string>()
   const [submitting, setSubmitting] = useState(false)
   const formRef = useRef<HTMLFormElement>(null)
+  const key = useMemo(() => commandKey(), [])
 
   useEffect(() => {
     const ac = new AbortController()
@@ -93,6 +95,10 @@ export function NewRun() {
     update((s) => {
       const values = { ...s.values, [path]: value }
       const errors = { ...s.errors }
+      // A field its toggle turns off is no longer checked.
+      for (const f of flatten(fields)) {
+        if (f.enabledBy === path && value !== true) delete errors[f.path]
+      }
       // An error already shown is re-checked as the person types.
       if (errors[path] !== undefined) {
         const f = flatten(fields).find((x) => x.path === path)
@@ -168,7 +174,7 @@ export function NewRun() {
   submitRef.current = submit
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      if (isSubmitKey(e)) {
         e.preventDefault()
         void submitRef.current()
       }
@@ -226,6 +232,11 @@ export function NewRun() {
           )}
           <FieldError id={pipelineId} message={pipelineError} />
         </div>
+        {flatten(fields).some((f) => f.required) && (
+          <p className="hint" id="required-hint">
+            Fields marked <span className="required">*</span> are required.
+          </p>
+        )}
         <SchemaForm
           idPrefix={formId}
           fields={fields}
@@ -259,7 +270,7 @@ export function NewRun() {
             {submitting ? 'Starting…' : 'Start run'}
           </button>
           <span className="hint" id="submit-hint">
-            or press <kbd>Ctrl</kbd>+<kbd>Enter</kbd>
+            or press <kbd>{key}</kbd>+<kbd>Enter</kbd>
           </span>
         </div>
         <FieldError id={submitId} message={submitError} />

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useReducer, useRef, useState } from 'react'
 import { Link, useParams } from 'react-router'
 import { ApiError, errorMessage } from '../api/client'
 import { useApi } from '../api/context'
+import { useServerMode } from '../api/mode'
 import { exportFormats, type ExportFormat, type Run } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
 import { shortId, when } from '../components/format'
@@ -16,6 +17,8 @@ const finalStatuses = new Set(['succeeded', 'failed', 'cancelled'])
 export function RunView() {
   const { id = '' } = useParams()
   const api = useApi()
+  // On a server in mock mode, the page's banner already says every run is mock.
+  const serverMode = useServerMode()
   const [run, setRun] = useState<Run>()
   const [loadError, setLoadError] = useState<string>()
   const [notFound, setNotFound] = useState(false)
@@ -120,7 +123,7 @@ export function RunView() {
   return (
     <section aria-labelledby="run-heading">
       <h1 id="run-heading">{run.title || `${run.pipeline} run`}</h1>
-      {run.mode === 'mock' && (
+      {run.mode === 'mock' && serverMode !== 'mock' && (
         <div className="banner mock" role="note" data-testid="mock-banner">
           <strong>Mock mode.</strong> This run used mock data, not a model: no provider credentials are configured, or
           MADSPARK_MODE=mock is set.

@@ -352,6 +352,30 @@ describe('the page', () => {
     expect(document.activeElement?.id).toBe('main')
   })
 
+  it("shows one mock banner on a mock run's page: the server's when the server is in mock mode, else the run's", async () => {
+    const { App } = await import('../App')
+    for (const mode of ['mock', 'live']) {
+      const s = fakeServer({
+        'GET /health/detailed': () => json(200, { status: 'ok', mode }),
+        'GET /api/runs/run-1': () => json(200, { ...baseRun, status: 'succeeded', result: sparkResult }),
+        'GET /api/runs/run-1/events': () => sse([]),
+        'GET /api/pipelines': () => json(200, { pipelines: [] }),
+      })
+      const { unmount } = render(
+        <ApiProvider value={s.client()}>
+          <MemoryRouter initialEntries={['/runs/run-1']}>
+            <App />
+          </MemoryRouter>
+        </ApiProvider>,
+      )
+      await screen.findByRole('heading', { name: 'urban farming', level: 1 })
+      await waitFor(() => expect(s.calls.some((c) => c.url.pathname === '/health/detailed')).toBe(true))
+      await waitFor(() => expect(screen.getAllByRole('note').filter((n) => /Mock mode/.test(n.textContent ?? ''))).toHaveLength(1))
+      expect(screen.getByTestId('mock-banner').textContent, mode).toMatch(mode === 'mock' ? /every run returns mock data/ : /This run used mock data/)
+      unmount()
+    }
+  })
+
   it('shows no banner in live mode', async () => {
     const { App } = await import('../App')
     const s = fakeServer({ 'GET /health/detailed': () => json(200, { status: 'ok', mode: 'live' }), 'GET /api/pipelines': () => json(200, { pipelines: [] }) })
