@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/madspark/madspark/structured"
 )
 
 // The error types of ErrorBody.
@@ -126,9 +127,9 @@ func decodeJSON(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 			if te.Field == "" {
-				return invalid("", "request body must be %s, not %s", jsonKind(te.Type), te.Value)
+				return invalid("", "request body must be %s, not %s", structured.KindOf(te.Type), te.Value)
 			}
-			return invalid(te.Field, "%s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+			return invalid(te.Field, "%s must be %s, not %s", te.Field, structured.KindOf(te.Type), te.Value)
 		}
 		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			return invalid(strings.Trim(f, `"`), "unknown field %s", f)
@@ -142,35 +143,6 @@ func decodeJSON(body []byte, v any) error {
 		return invalid("", "request body has data after the JSON value")
 	}
 	return nil
-}
-
-// jsonKind names the JSON type that decodes into t.
-func jsonKind(t reflect.Type) string {
-	if t == nil {
-		return "a different type"
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.String:
-		return "a string"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 && t.Name() == "RawMessage" {
-			return "JSON"
-		}
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return "a different type"
 }
 
 // queryInt reads the integer query parameter name, def when absent; it

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/structured"
 )
 
 // Entry is a bookmark as the seed's bookmarks.json keeps it, under its ID:
@@ -122,7 +122,7 @@ func Parse(data []byte) (File, error) {
 // the file's terms rather than the Go types': "want a string, got number".
 func decodeProblem(err error) string {
 	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		return fmt.Sprintf("want %s, got %s", jsonKind(te.Type), te.Value)
+		return fmt.Sprintf("want %s, got %s", structured.KindOf(te.Type), te.Value)
 	}
 	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 		return fmt.Sprintf("not valid JSON at byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
@@ -134,28 +134,6 @@ func decodeProblem(err error) string {
 		return "unknown field " + name
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
-}
-
-// jsonKind names the JSON type that decodes into t.
-func jsonKind(t reflect.Type) string {
-	if t == nil {
-		return "another type"
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return "a whole number"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return "another type"
 }
 
 func strictDecode(data []byte, v any) error {

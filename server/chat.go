@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/structured"
 )
 
 // chatRequest is the body of POST /v1/chat/completions as OpenAI defines
@@ -202,7 +202,7 @@ func decodeStrict(body []byte) (*chatRequest, error) {
 	var req chatRequest
 	if err := dec.Decode(&req); err != nil {
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
-			return nil, badRequest(te.Field, "%s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+			return nil, badRequest(te.Field, "%s must be %s, not %s", te.Field, structured.KindOf(te.Type), te.Value)
 		}
 		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			return nil, badRequest(strings.Trim(f, `"`), "unknown field %s", f)
@@ -216,30 +216,6 @@ func decodeStrict(body []byte) (*chatRequest, error) {
 		return nil, badRequest("", "request body has data after the JSON object")
 	}
 	return &req, nil
-}
-
-// jsonKind names the JSON type that decodes into t.
-func jsonKind(t reflect.Type) string {
-	if t == nil {
-		return "a different type"
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.String:
-		return "a string"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "an object"
 }
 
 // messageText accepts content as a string or as an array of text parts.
