@@ -103,8 +103,8 @@ func (f *assessFlags) params() (assess.Params, error) {
 		p.Mode = assess.Analyze
 	}
 	p.FactCheck = f.withFacts
-	if f.format != "text" && f.format != "json" && f.format != "markdown" {
-		return p, usagef("unknown output format %q (want text, json, markdown)", f.format)
+	if err := checkFormat(f.format, "text", "json", "markdown"); err != nil {
+		return p, err
 	}
 	if f.timeout <= 0 {
 		return p, usagef("--timeout must be positive, got %s", f.timeout)
@@ -454,8 +454,8 @@ and reports/synthesis.json.`,
 			if err := in.Validate(); err != nil {
 				return usageError{flagNames(err)}
 			}
-			if format != "text" && format != "json" && format != "markdown" {
-				return usagef("unknown output format %q (want text, json, markdown)", format)
+			if err := checkFormat(format, "text", "json", "markdown"); err != nil {
+				return err
 			}
 			if timeout <= 0 {
 				return usagef("--timeout must be positive, got %s", timeout)

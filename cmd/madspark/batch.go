@@ -147,8 +147,8 @@ func (c *cli) batchStatusCmd() *cobra.Command {
 		Short: "Show a batch's items and their runs; --wait for it to finish, --output its results",
 		Args:  argsError(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "table" && format != "json" {
-				return usagef("unknown output format %q (want table, json)", format)
+			if err := checkFormat(format, "table", "json"); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			a, err := c.openApp(ctx, true)

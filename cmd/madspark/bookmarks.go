@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,14 +25,6 @@ func checkTags(flag string, tags []string) ([]string, error) {
 		return nil, usagef("%s: %v", flag, err)
 	}
 	return out, nil
-}
-
-// checkFormat checks an --output-format value.
-func checkFormat(format string, allowed ...string) error {
-	if !slices.Contains(allowed, format) {
-		return usagef("unknown output format %q (want %s)", format, strings.Join(allowed, ", "))
-	}
-	return nil
 }
 
 func (c *cli) bookmarksCmd() *cobra.Command {

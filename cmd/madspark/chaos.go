@@ -44,8 +44,8 @@ chaos, creative, refinement and judge outputs.`,
 			if !cmd.Flags().Changed("seed") {
 				p.Seed = rand.Uint64()
 			}
-			if format != "text" && format != "json" {
-				return usagef("unknown output format %q (want text, json)", format)
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
 			}
 			if timeout <= 0 {
 				return usagef("--timeout must be positive, got %s", timeout)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/joho/godotenv"
@@ -212,6 +213,14 @@ func argsError(fn cobra.PositionalArgs) cobra.PositionalArgs {
 func topicArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 2 {
 		return usagef("at most 2 arguments, TOPIC and CONTEXT, got %d: quote a topic of several words, as in %s %q", len(args), cmd.CommandPath(), strings.Join(args, " "))
+	}
+	return nil
+}
+
+// checkFormat checks an --output-format value.
+func checkFormat(format string, allowed ...string) error {
+	if !slices.Contains(allowed, format) {
+		return usagef("unknown output format %q (want %s)", format, strings.Join(allowed, ", "))
 	}
 	return nil
 }

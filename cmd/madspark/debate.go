@@ -110,8 +110,8 @@ Without QUERY, reads queries line by line (an interactive session when
 standard input is a terminal); the conversation is kept between queries.`,
 		Args: argsError(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return usagef("unknown output format %q (want text, json)", format)
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
 			}
 			if timeout <= 0 {
 				return usagef("--timeout must be positive, got %s", timeout)

@@ -44,8 +44,8 @@ Writes proposal.pdf, proposal.md and proposal.json to --output-dir (default
 outputs/run_YYYYMMDD_HHMMSS).`,
 		Args: argsError(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return usagef("unknown output format %q (want text, json)", format)
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
 			}
 			if timeout <= 0 {
 				return usagef("--timeout must be positive, got %s", timeout)

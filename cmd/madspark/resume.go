@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,8 +34,8 @@ queue are resumed by workers, not by this command.`,
 			if timeout <= 0 {
 				return usagef("--timeout must be positive, got %s", timeout)
 			}
-			if !slices.Contains(spark.Formats, format) {
-				return usagef("unknown output format %q (want %s)", format, strings.Join(spark.Formats, ", "))
+			if err := checkFormat(format, spark.Formats...); err != nil {
+				return err
 			}
 			return c.resume(cmd.Context(), args[0], format, outDir, timeout)
 		},

@@ -29,8 +29,8 @@ func (c *cli) runsCmd() *cobra.Command {
 		Short: "List runs, newest first",
 		Args:  argsError(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "table" && format != "json" {
-				return usagef("unknown output format %q (want table, json)", format)
+			if err := checkFormat(format, "table", "json"); err != nil {
+				return err
 			}
 			if limit < 1 || limit > 1000 || offset < 0 {
 				return usagef("--limit must be 1..1000 and --offset not negative")
@@ -76,9 +76,8 @@ func (c *cli) runsCmd() *cobra.Command {
 		Short: "Show a run: its result, or why it failed",
 		Args:  argsError(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			formats := append([]string{"record"}, spark.Formats...)
-			if !slices.Contains(formats, showFormat) {
-				return usagef("unknown output format %q (want %s)", showFormat, strings.Join(formats, ", "))
+			if err := checkFormat(showFormat, append([]string{"record"}, spark.Formats...)...); err != nil {
+				return err
 			}
 			db, err := c.openStore(cmd.Context())
 			if err != nil {

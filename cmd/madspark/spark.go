@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -89,8 +88,8 @@ func (f *sparkFlags) params(args []string, seeds []string) (spark.Params, error)
 		}
 		p.Temperatures = spark.FromBase(f.temperature)
 	}
-	if !slices.Contains(spark.Formats, f.format) {
-		return p, usagef("unknown output format %q (want %s)", f.format, strings.Join(spark.Formats, ", "))
+	if err := checkFormat(f.format, spark.Formats...); err != nil {
+		return p, err
 	}
 	if f.timeout <= 0 {
 		return p, usagef("--timeout must be positive, got %s", f.timeout)
