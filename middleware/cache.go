@@ -10,6 +10,7 @@ import (
 	"hash"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -122,7 +123,9 @@ type cacheEntry struct {
 // streams (OnDelta is not nil), OnDelta is called once with the whole text.
 //
 // A miss calls the wrapped Client and stores its reply if the call succeeded
-// and the reply was not truncated (Response.Truncated). Cache failures
+// and the reply was not truncated (Response.Truncated); for a Deferred
+// request, only once the caller calls the response's Accept, so that a reply
+// the caller could not use is asked again next time rather than replayed. Cache failures
 // never fail a call: a store error or an undecodable stored value is logged
 // and treated as a miss or an unstored reply. Concurrent identical misses
 // each call the wrapped Client.
@@ -171,16 +174,24 @@ func (c *cache) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	if !resp.Truncated() {
-		c.save(ctx, req, key, cacheEntry{
-			Text:         resp.Text,
-			Provider:     resp.Provider,
-			Model:        resp.Model,
-			FinishReason: resp.FinishReason,
-			CreatedAt:    c.cfg.Now().UTC(),
-		})
+	if resp.Truncated() {
+		return resp, nil
 	}
-	return resp, nil
+	e := cacheEntry{
+		Text:         resp.Text,
+		Provider:     resp.Provider,
+		Model:        resp.Model,
+		FinishReason: resp.FinishReason,
+		CreatedAt:    c.cfg.Now().UTC(),
+	}
+	if !req.Deferred {
+		c.save(ctx, req, key, e)
+		return resp, nil
+	}
+	var once sync.Once
+	stored := *resp
+	stored.OnAccept = func() { once.Do(func() { c.save(ctx, req, key, e) }) }
+	return &stored, nil
 }
 
 // lookup finds key in the LRU, then in the store.

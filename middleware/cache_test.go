@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -78,7 +79,7 @@ func TestCacheHit(t *testing.T) {
 	}
 	want := llm.Response{Text: `{"score": 7}`, Provider: "openai", Model: "gpt-4o-mini", FinishReason: "stop",
 		Cached: true, Usage: llm.Usage{CachedCalls: 1}}
-	if *second != want {
+	if !reflect.DeepEqual(*second, want) {
 		t.Errorf("hit = %+v, want %+v", *second, want)
 	}
 	if next.Calls() != 1 {
@@ -294,5 +295,35 @@ func TestCacheConcurrent(t *testing.T) {
 	wg.Wait()
 	if store.len() != 8 {
 		t.Errorf("stored %d, want 8", store.len())
+	}
+}
+
+// TestCacheDeferred: the reply of a Deferred request is stored only once
+// the caller accepts it, so that an unusable reply is asked again.
+func TestCacheDeferred(t *testing.T) {
+	store := newMemStore()
+	c, next := newCache(CacheConfig{Store: store}, okResp(`{"score": "high"}`))
+	req := request("p")
+	req.Deferred = true
+	if _, err := c.Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	// Not accepted: the same request calls the model again.
+	resp, err := c.Generate(context.Background(), req)
+	if err != nil || resp.Cached || next.Calls() != 2 || store.len() != 0 {
+		t.Fatalf("unaccepted reply was cached: resp %+v, calls %d, stored %d", resp, next.Calls(), store.len())
+	}
+	resp.Accept()
+	resp.Accept() // twice is once
+	if store.puts != 1 {
+		t.Fatalf("puts = %d, want 1", store.puts)
+	}
+	hit, err := c.Generate(context.Background(), req)
+	if err != nil || !hit.Cached || next.Calls() != 2 {
+		t.Fatalf("accepted reply not served from the cache: %+v, calls %d", hit, next.Calls())
+	}
+	hit.Accept() // a hit has nothing to store
+	if store.puts != 1 {
+		t.Fatalf("puts = %d after accepting a hit", store.puts)
 	}
 }

@@ -39,6 +39,9 @@ type Settings struct {
 	GoogleKey     string
 	GoogleModel   string
 	AnthropicKey  string
+	// Structured is MADSPARK_STRUCTURED_OUTPUT: how an OpenAI-compatible
+	// server is given a reply's schema (openai.Config.Structured).
+	Structured string
 	// MockLatency is the simulated round trip of each mock call.
 	MockLatency time.Duration
 	// mockLatencyErr is why MADSPARK_MOCK_LATENCY could not be parsed.
@@ -61,6 +64,7 @@ func FromEnv(getenv func(string) string) Settings {
 		GoogleKey:     strings.TrimSpace(google),
 		GoogleModel:   strings.TrimSpace(getenv("GOOGLE_GENAI_MODEL")),
 		AnthropicKey:  strings.TrimSpace(getenv("ANTHROPIC_API_KEY")),
+		Structured:    strings.ToLower(strings.TrimSpace(getenv("MADSPARK_STRUCTURED_OUTPUT"))),
 	}
 	if v := strings.TrimSpace(getenv("MADSPARK_MOCK_LATENCY")); v != "" {
 		d, err := time.ParseDuration(v)
@@ -101,6 +105,11 @@ func (i Info) Mode() string {
 func (s Settings) Choose() (Info, error) {
 	if s.mockLatencyErr != nil {
 		return Info{}, s.mockLatencyErr
+	}
+	switch s.Structured {
+	case "", openai.StructuredNative, openai.StructuredPrompt, openai.StructuredBoth:
+	default:
+		return Info{}, fmt.Errorf("MADSPARK_STRUCTURED_OUTPUT must be native, prompt or both; got %q", s.Structured)
 	}
 	switch s.Mode {
 	case "", "live", "production", "auto":
@@ -177,13 +186,13 @@ func Open(ctx context.Context, s Settings, responders map[string]mock.Responder)
 	case mock.Name:
 		return mock.New(responders, mock.WithLatency(s.MockLatency)), info, nil
 	case "openai":
-		return openai.New(openai.Config{Name: "openai", BaseURL: s.OpenAIBaseURL, APIKey: s.OpenAIKey, Model: info.Model}), info, nil
+		return openai.New(openai.Config{Name: "openai", BaseURL: s.OpenAIBaseURL, APIKey: s.OpenAIKey, Model: info.Model, Structured: s.Structured}), info, nil
 	case "ollama":
 		base, err := ollamaBaseURL(s.OllamaHost)
 		if err != nil {
 			return nil, Info{}, err
 		}
-		return openai.New(openai.Config{Name: "ollama", BaseURL: base, APIKey: s.OpenAIKey, Model: info.Model}), info, nil
+		return openai.New(openai.Config{Name: "ollama", BaseURL: base, APIKey: s.OpenAIKey, Model: info.Model, Structured: s.Structured}), info, nil
 	case "gemini":
 		c, err := gemini.New(ctx, gemini.Config{APIKey: s.GoogleKey, Model: info.Model})
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark"
@@ -143,6 +144,11 @@ HTTP server.`,
 				return err
 			}
 			defer closeAll()
+			// Set before any run starts: the worker's runs count too.
+			metrics := prometheus.NewRegistry()
+			if d.app.engine.OnRepair, err = server.RepairMetric(metrics); err != nil {
+				return fmt.Errorf("metrics: %w", err)
+			}
 			reg, err := c.registry(d.app)
 			if err != nil {
 				return err
@@ -179,6 +185,7 @@ HTTP server.`,
 				Version:     version,
 				Models:      models,
 				CORSOrigins: origins,
+				Registry:    metrics,
 				Public:      func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
 			})
 			if err != nil {
