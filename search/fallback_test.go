@@ -51,4 +51,3 @@ func TestFromEnvFallback(t *testing.T) {
 		t.Fatalf("both failing: %v", err)
 	}
 }
-
