@@ -10,6 +10,7 @@ import (
 	"hash"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,7 +121,8 @@ type cacheEntry struct {
 //
 // A hit returns the stored Text, Provider, Model and FinishReason with Cached
 // set and Usage{CachedCalls: 1}: no tokens and no cost. If the request
-// streams (OnDelta is not nil), OnDelta is called once with the whole text.
+// streams (OnDelta is not nil), OnDelta is called with the text in pieces of
+// a few words, as a model streams it.
 //
 // A miss calls the wrapped Client and stores its reply if the call succeeded
 // and the reply was not truncated (Response.Truncated); for a Deferred
@@ -159,7 +161,9 @@ func (c *cache) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	key := CacheKey(c.cfg.Provider, c.cfg.DefaultModel, req)
 	if e, ok := c.lookup(ctx, req, key); ok {
 		if req.OnDelta != nil {
-			req.OnDelta(e.Text)
+			for _, chunk := range chunks(e.Text) {
+				req.OnDelta(chunk)
+			}
 		}
 		return &llm.Response{
 			Text:         e.Text,
@@ -192,6 +196,26 @@ func (c *cache) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	stored := *resp
 	stored.OnAccept = func() { once.Do(func() { c.save(ctx, req, key, e) }) }
 	return &stored, nil
+}
+
+// chunks splits a cached reply for a streaming request into pieces of a
+// few words each, as a model streams them, so that a client sees the same
+// kind of stream whether the reply was cached or not.
+func chunks(text string) []string {
+	const size = 24 // bytes, ending at a space
+	var out []string
+	for len(text) > size {
+		i := strings.IndexByte(text[size:], ' ')
+		if i < 0 {
+			break
+		}
+		out = append(out, text[:size+i+1])
+		text = text[size+i+1:]
+	}
+	if text != "" || len(out) == 0 {
+		out = append(out, text)
+	}
+	return out
 }
 
 // lookup finds key in the LRU, then in the store.

@@ -85,8 +85,8 @@ func TestCacheHit(t *testing.T) {
 	if next.Calls() != 1 {
 		t.Errorf("calls = %d, want 1", next.Calls())
 	}
-	if len(deltas) != 1 || deltas[0] != want.Text {
-		t.Errorf("OnDelta got %q, want the whole text once", deltas)
+	if strings.Join(deltas, "") != want.Text {
+		t.Errorf("OnDelta got %q, want the whole text", deltas)
 	}
 }
 
@@ -325,5 +325,18 @@ func TestCacheDeferred(t *testing.T) {
 	hit.Accept() // a hit has nothing to store
 	if store.puts != 1 {
 		t.Fatalf("puts = %d after accepting a hit", store.puts)
+	}
+}
+
+func TestChunks(t *testing.T) {
+	long := "The quick brown fox jumps over the lazy dog, and then it runs far away into the woods beyond the hill."
+	got := chunks(long)
+	if len(got) < 3 || strings.Join(got, "") != long {
+		t.Fatalf("chunks = %q", got)
+	}
+	for _, s := range []string{"", "short", strings.Repeat("x", 100)} {
+		if got := chunks(s); strings.Join(got, "") != s || len(got) != 1 {
+			t.Errorf("chunks(%q) = %q", s, got)
+		}
 	}
 }

@@ -506,6 +506,9 @@ func TestBadRequests(t *testing.T) {
 		{`{"model":"madspark-debate",` + user + `,"n":2}`, 400, "n", "only n=1"},
 		{`{"model":"madspark-debate",` + user + `,"response_format":{"type":"json_object"}}`, 400, "response_format", "json_object"},
 		{`{"model":"madspark-debate",` + user + `,"stream_options":{"include_usage":true}}`, 400, "stream_options", "stream true"},
+		{`{"model":"madspark-debate",` + user + `,"logprobs":true}`, 400, "logprobs", "logprobs is not supported"},
+		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"}`, 400, "tool_choice", "requires a tool call"},
+		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}}}`, 400, "tool_choice", "requires a tool call"},
 		{`{"model":"madspark-debate","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "messages[0].content", `type "image_url"`},
 		{`{"model":"madspark-debate","messages":[{"role":"user","content":42}]}`, 400, "messages[0].content", "string or an array"},
 		{`{"model":"madspark-debate","messages":[{"role":"tool","content":"x"}]}`, 400, "messages[0].role", `"tool" is not supported`},
@@ -551,6 +554,44 @@ func TestBadRequests(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("optional fields: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestClientDefaults: the fields OpenAI clients and frameworks send by
+// default are accepted and ignored.
+func TestClientDefaults(t *testing.T) {
+	m := newFake("madspark-debate", "x")
+	srv := newTestServer(t, "", m)
+	for i, extra := range []string{
+		`"tools":[],"tool_choice":"none","logprobs":false,"top_logprobs":0,"store":false,"metadata":{"app":"x"},` +
+			`"parallel_tool_calls":true,"service_tier":"auto","presence_penalty":0,"frequency_penalty":0,"logit_bias":{}`,
+		`"tools":[{"type":"function","function":{"name":"lookup"}}],"tool_choice":"auto"`,
+	} {
+		body := `{"model":"madspark-debate","messages":[{"role":"user","content":"hi"}],` + extra + `}`
+		resp, b := post(t, srv.URL, "", body)
+		if resp.StatusCode != 200 || m.callCount() != i+1 {
+			t.Fatalf("client defaults %d: %d %s", i, resp.StatusCode, b)
+		}
+	}
+}
+
+// TestWrongMethod: a route asked with another method is a 405 naming the
+// methods it takes, also where the web UI's catch-all would match.
+func TestWrongMethod(t *testing.T) {
+	srv := newTestServer(t, "", newFake("madspark-debate"))
+	srv.s.Mux().HandleFunc("GET /", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ui")) })
+	for _, tc := range []struct{ method, path, allow string }{
+		{http.MethodGet, "/v1/chat/completions", "POST"},
+		{http.MethodDelete, "/v1/chat/completions", "POST"},
+		{http.MethodPost, "/v1/models", "GET, HEAD"},
+	} {
+		resp, body := do(t, tc.method, srv.URL+tc.path, "", "")
+		if resp.StatusCode != 405 || resp.Header.Get("Allow") != tc.allow || !strings.Contains(body, "not allowed") {
+			t.Errorf("%s %s: %d Allow %q %s", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), body)
+		}
+	}
+	if resp, body := do(t, http.MethodGet, srv.URL+"/runs/123", "", ""); resp.StatusCode != 200 || body != "ui" {
+		t.Errorf("UI path: %d %s", resp.StatusCode, body)
 	}
 }
 
