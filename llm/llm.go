@@ -137,6 +137,11 @@ type Usage struct {
 	OutputTokens int `json:"output_tokens"`
 	// CostUSD is estimated from the price table; 0 for local and mock models.
 	CostUSD float64 `json:"cost_usd"`
+	// CachedInputTokens and CachedOutputTokens are the tokens that the
+	// replies the cache answered with took when they were made: the real
+	// size of the work, not paid again.
+	CachedInputTokens  int `json:"cached_input_tokens,omitempty"`
+	CachedOutputTokens int `json:"cached_output_tokens,omitempty"`
 }
 
 // Add adds o to u.
@@ -146,6 +151,8 @@ func (u *Usage) Add(o Usage) {
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens
 	u.CostUSD += o.CostUSD
+	u.CachedInputTokens += o.CachedInputTokens
+	u.CachedOutputTokens += o.CachedOutputTokens
 }
 
 // String summarises u on one line: "6 LLM calls, 0 cached; 1200 input +

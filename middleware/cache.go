@@ -109,6 +109,10 @@ type cacheEntry struct {
 	Model        string    `json:"model"`
 	FinishReason string    `json:"finish_reason"`
 	CreatedAt    time.Time `json:"created_at"`
+	// InputTokens and OutputTokens are what the reply took when it was
+	// made.
+	InputTokens  int `json:"input_tokens,omitempty"`
+	OutputTokens int `json:"output_tokens,omitempty"`
 }
 
 // Cache returns a Middleware that answers a request it has seen before from
@@ -120,7 +124,8 @@ type cacheEntry struct {
 // the LRU.
 //
 // A hit returns the stored Text, Provider, Model and FinishReason with Cached
-// set and Usage{CachedCalls: 1}: no tokens and no cost. If the request
+// set and Usage{CachedCalls: 1}: no tokens and no cost, but the tokens the
+// reply took when it was made as CachedInputTokens and CachedOutputTokens. If the request
 // streams (OnDelta is not nil), OnDelta is called with the text in pieces of
 // a few words, as a model streams it.
 //
@@ -171,7 +176,7 @@ func (c *cache) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 			Model:        e.Model,
 			FinishReason: e.FinishReason,
 			Cached:       true,
-			Usage:        llm.Usage{CachedCalls: 1},
+			Usage:        llm.Usage{CachedCalls: 1, CachedInputTokens: e.InputTokens, CachedOutputTokens: e.OutputTokens},
 		}, nil
 	}
 	resp, err := c.next.Generate(ctx, req)
@@ -187,6 +192,8 @@ func (c *cache) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		Model:        resp.Model,
 		FinishReason: resp.FinishReason,
 		CreatedAt:    c.cfg.Now().UTC(),
+		InputTokens:  resp.Usage.InputTokens,
+		OutputTokens: resp.Usage.OutputTokens,
 	}
 	if !req.Deferred {
 		c.save(ctx, req, key, e)

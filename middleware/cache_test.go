@@ -78,7 +78,7 @@ func TestCacheHit(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := llm.Response{Text: `{"score": 7}`, Provider: "openai", Model: "gpt-4o-mini", FinishReason: "stop",
-		Cached: true, Usage: llm.Usage{CachedCalls: 1}}
+		Cached: true, Usage: llm.Usage{CachedCalls: 1, CachedInputTokens: 10, CachedOutputTokens: 20}}
 	if !reflect.DeepEqual(*second, want) {
 		t.Errorf("hit = %+v, want %+v", *second, want)
 	}
@@ -185,7 +185,7 @@ func TestCacheDurableStore(t *testing.T) {
 	// A new process: a new middleware, an empty LRU, the same store.
 	c2, next2 := newCache(cfg, okResp("fresh"))
 	resp, err := c2.Generate(context.Background(), request("p"))
-	if err != nil || !resp.Cached || resp.Text != "durable" || resp.Usage != (llm.Usage{CachedCalls: 1}) {
+	if err != nil || !resp.Cached || resp.Text != "durable" || resp.Usage != (llm.Usage{CachedCalls: 1, CachedInputTokens: 10, CachedOutputTokens: 20}) {
 		t.Fatalf("resp = %+v, %v; want the stored reply", resp, err)
 	}
 	if next1.Calls() != 1 || next2.Calls() != 0 {

@@ -418,7 +418,10 @@ func finishReason(c *Completion) string {
 }
 
 func usageOf(u llm.Usage) *wireUsage {
-	return &wireUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens}
+	// A cached answer reports the tokens it took when it was made (the
+	// extension's cached_calls says it was cached).
+	in, out := u.InputTokens+u.CachedInputTokens, u.OutputTokens+u.CachedOutputTokens
+	return &wireUsage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out}
 }
 
 func extensionOf(c *Completion) *extension {
