@@ -53,7 +53,7 @@ func newFake(id string, chunks ...string) *fakeModel {
 	return &fakeModel{id: id, chunks: chunks, reached: make(chan struct{}), cancelled: make(chan struct{})}
 }
 
-var fakeUsage = llm.Usage{LLMCalls: 4, CachedCalls: 2, InputTokens: 30, OutputTokens: 12, CostUSD: 0.01}
+var fakeUsage = llm.Usage{LLMCalls: 4, CachedCalls: 2, InputTokens: 30, OutputTokens: 12, CostUSD: 0.01, CachedInputTokens: 5, CachedOutputTokens: 3}
 
 func (f *fakeModel) ID() string { return f.id }
 
@@ -277,7 +277,8 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("choice %v", ch)
 	}
 	u, _ := c["usage"].(map[string]any)
-	if u["prompt_tokens"] != 30.0 || u["completion_tokens"] != 12.0 || u["total_tokens"] != 42.0 {
+	// The cached calls' tokens count: the answer's real size.
+	if u["prompt_tokens"] != 35.0 || u["completion_tokens"] != 15.0 || u["total_tokens"] != 50.0 {
 		t.Errorf("usage %v", u)
 	}
 	if x, _ := c["madspark"].(map[string]any); x["run_id"] != "run-1" || x["llm_calls"] != 4.0 || x["cached_calls"] != 2.0 || x["cost_usd"] != 0.01 {
@@ -395,7 +396,7 @@ func TestStreaming(t *testing.T) {
 			}
 			uc := chunkOf(t, rest[0], id, created)
 			u, _ := uc["usage"].(map[string]any)
-			if choices, ok := uc["choices"].([]any); !ok || len(choices) != 0 || u["prompt_tokens"] != 30.0 || u["completion_tokens"] != 12.0 || u["total_tokens"] != 42.0 {
+			if choices, ok := uc["choices"].([]any); !ok || len(choices) != 0 || u["prompt_tokens"] != 35.0 || u["completion_tokens"] != 15.0 || u["total_tokens"] != 50.0 {
 				t.Fatalf("usage chunk %s", rest[0])
 			}
 		})
@@ -426,7 +427,7 @@ func TestOfficialSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Object != "chat.completion" || c.Choices[0].Message.Content != "Hello, world" || c.Choices[0].FinishReason != "stop" ||
-		c.Usage.TotalTokens != 42 || !strings.HasPrefix(c.ID, "chatcmpl-") {
+		c.Usage.TotalTokens != 50 || !strings.HasPrefix(c.ID, "chatcmpl-") {
 		t.Fatalf("completion %+v", c)
 	}
 	if p := m.lastPrompt(); p.System != "be brief" || p.Query() != "Say hello" || *p.Temperature != 0.5 {
