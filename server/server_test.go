@@ -447,7 +447,7 @@ func TestOfficialSDK(t *testing.T) {
 	if err := stream.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if chunks != 6 || acc.Choices[0].Message.Content != "Hello, world" || acc.Choices[0].FinishReason != "stop" || acc.Usage.TotalTokens != 42 {
+	if chunks != 6 || acc.Choices[0].Message.Content != "Hello, world" || acc.Choices[0].FinishReason != "stop" || acc.Usage.TotalTokens != 50 {
 		t.Fatalf("stream: %d chunks, %+v", chunks, acc.ChatCompletion)
 	}
 
