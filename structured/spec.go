@@ -356,6 +356,9 @@ func generate[T any](ctx context.Context, c llm.Client, req llm.Request, read fu
 			if hard == nil {
 				return use(rd, resp)
 			}
+			if resp.Truncated() {
+				hard = fmt.Errorf("%w; the reply was cut off at the length limit", hard)
+			}
 			return zero, usage, &ReplyError{Agent: req.Agent, Problem: hard, Raw: resp.Text}
 		}
 		if hard == nil {
