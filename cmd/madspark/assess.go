@@ -112,11 +112,7 @@ func (f *assessFlags) params() (assess.Params, error) {
 	if f.maxConcurrent < 1 || f.maxConcurrent > 16 {
 		return p, usagef("--max-concurrent must be 1..16, got %d", f.maxConcurrent)
 	}
-	probe := p
-	if probe.Idea == "" {
-		probe.Idea = "probe"
-	}
-	if err := probe.Validate(); err != nil {
+	if err := p.ValidateSettings(); err != nil {
 		return p, usageError{flagNames(err)}
 	}
 	if err := assess.CheckPrompts(p); err != nil {

@@ -248,6 +248,7 @@ export function BatchView() {
             max={Math.max(1, b.counts.total)}
             value={b.counts.succeeded + b.counts.failed + b.counts.rejected}
             aria-label="Rows finished"
+            className="batch-progress"
           />
           <div className="actions">
             <button type="button" onClick={() => download('results')} disabled={busy}>
@@ -296,7 +297,7 @@ export function BatchView() {
                       </progress>
                     )}
                   </td>
-                  <td>{it.run_id && <Link to={`/runs/${encodeURIComponent(it.run_id)}`}>{shortId(it.run_id)}</Link>}</td>
+                  <td>{it.run_id && <Link to={`/runs/${encodeURIComponent(it.run_id)}`}>{it.run_id.slice(-8)}</Link>}</td>
                 </tr>
               ))}
             </tbody>
