@@ -86,7 +86,7 @@ func (r *rig) run(b *testing.B, n int, tag string) time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
-	done, err := r.svc.Wait(ctx, bt.ID, 10*time.Millisecond, nil)
+	done, err := r.svc.Wait(ctx, bt.ID, 100*time.Millisecond, nil)
 	wall := time.Since(start)
 	if err != nil {
 		b.Fatal(err)
