@@ -238,6 +238,9 @@ type BatchStore interface {
 	// Batch returns a batch with its items in order, each with the current
 	// status of its run, or an error wrapping ErrNotFound.
 	Batch(ctx context.Context, id string) (*Batch, error)
+	// Batches returns at most limit batches, newest first, after skipping
+	// offset of them, each as Batch returns it.
+	Batches(ctx context.Context, limit, offset int) ([]*Batch, error)
 }
 
 // WorkerLease says that a queue worker is alive. A worker renews its lease

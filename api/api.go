@@ -1,5 +1,6 @@
 // Package api is madspark's REST API for runs, their progress, their
-// exports and bookmarks: the JSON endpoints under /api/, the progress
+// exports, batches of runs from a CSV or JSON file (package batch) and
+// bookmarks: the JSON endpoints under /api/, the progress
 // WebSocket under /ws/, and GET /health/detailed, with an OpenAPI 3.1
 // document of them all at /api/openapi.json.
 //
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/batch"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/pipeline"
@@ -35,6 +37,7 @@ import (
 // Queue is what the API needs of the job queue (*jobs.Queue).
 type Queue interface {
 	Enqueue(ctx context.Context, req jobs.Request) (*madspark.Run, error)
+	EnqueueMany(ctx context.Context, reqs []jobs.Request) ([]*madspark.Run, error)
 	// Cancel returns jobs.ErrFinished, jobs.ErrNotQueued or
 	// madspark.ErrNotFound (wrapped) when the run cannot be cancelled.
 	Cancel(ctx context.Context, runID string) (madspark.RunStatus, error)
@@ -45,10 +48,11 @@ type Events interface {
 	Subscribe(ctx context.Context, runID string, afterSeq int64) (<-chan madspark.Event, error)
 }
 
-// Store is what the API reads and writes: runs, their events, bookmarks,
-// and the workers' leases (for health).
+// Store is what the API reads and writes: runs, their events, batches,
+// bookmarks, and the workers' leases (for health).
 type Store interface {
 	madspark.RunStore
+	madspark.BatchStore
 	madspark.EventStore
 	madspark.BookmarkStore
 	madspark.LeaseStore
@@ -126,6 +130,9 @@ type Config struct {
 	// WebSocket): a client that reads nothing for that long is dropped,
 	// and its subscription with it. 0 means DefaultWriteTimeout.
 	WriteTimeout time.Duration
+	// BatchPoll is how often a batch's progress stream reads the batch;
+	// 0 means 500ms.
+	BatchPoll time.Duration
 	// WebUI says that the server also serves the web UI at / (mounted by
 	// its caller), so that the OpenAPI document lists GET / too.
 	WebUI bool
@@ -138,6 +145,7 @@ type Handler struct {
 	log     *slog.Logger
 	routes  []route
 	limiter *limiter
+	batches *batch.Service
 
 	docOnce sync.Once
 	doc     []byte
@@ -185,12 +193,15 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
+	if cfg.BatchPoll <= 0 {
+		cfg.BatchPoll = 500 * time.Millisecond
+	}
 	for _, o := range cfg.AllowedOrigins {
 		if _, err := originHost(o); err != nil {
 			return nil, fmt.Errorf("api: allowed origin %q: %w", o, err)
 		}
 	}
-	h := &Handler{cfg: cfg, log: cfg.Logger}
+	h := &Handler{cfg: cfg, log: cfg.Logger, batches: batch.New(cfg.Registry, cfg.Queue, cfg.Store)}
 	h.base, h.stopAll = context.WithCancel(context.Background())
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

@@ -13,6 +13,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/batch"
 	"github.com/madspark/madspark/bookmark"
 	"github.com/madspark/madspark/export"
 	"github.com/madspark/madspark/pipeline/spark"
@@ -23,8 +24,10 @@ type operation struct {
 	summary, desc string
 	tag           string
 	params        []param
-	// body is a value of the request body's type (JSON), or nil.
-	body any
+	// body is a value of the request body's type (JSON), or nil;
+	// bodyContent gives the schema of each content type instead.
+	body        any
+	bodyContent map[string]map[string]any
 	// responses, by status; common errors are added by errs.
 	responses []response
 }
@@ -70,6 +73,7 @@ func errs(statuses ...int) []response {
 		404: "no such resource",
 		409: "conflict with the resource's state",
 		413: "request body too large",
+		415: "unsupported Content-Type",
 		422: "a value out of range or inconsistent (the field is named)",
 		502: "the run failed at its model provider",
 	}
@@ -139,6 +143,50 @@ func (h *Handler) table() []route {
 				{status: 403, desc: "the page's origin is not allowed", content: map[string]map[string]any{"text/plain": {"schema": map[string]any{"type": "string"}}}},
 				{status: 426, desc: "not a WebSocket handshake", content: map[string]map[string]any{"text/plain": {"schema": map[string]any{"type": "string"}}}},
 			}, errs(400, 404)...)}},
+		{"POST", "/api/batches", h.createBatch, operation{tag: "batches",
+			summary: "Start a batch: every row of a CSV or JSON file as a run",
+			desc: fmt.Sprintf("The body is the file itself (Content-Type text/csv or application/json) or a multipart/form-data form whose part \"file\" is the file. "+
+				"CSV (spark only) has a header row: topic (or theme), context (or constraints), temperature_preset, num_candidates, num_top_candidates, tags; "+
+				"JSON is an array of objects: spark's fields as in CSV, or the pipeline's own parameters (and tags). "+
+				"Each row is checked on its own: a bad row is rejected with its line and reason, and the others run. "+
+				"A file may hold up to %d rows and %d bytes (413 beyond); an empty file, a CSV file without a header or JSON that is not an array is a 400.", batch.MaxRows, batch.MaxBytes),
+			params: []param{queryParam("pipeline", "the pipeline of every row", map[string]any{"type": "string", "default": "spark"})},
+			bodyContent: map[string]map[string]any{
+				"text/csv":         {"schema": map[string]any{"type": "string"}},
+				"application/json": {"schema": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}},
+				"multipart/form-data": {"schema": map[string]any{"type": "object", "required": []string{"file"},
+					"properties": map[string]any{"file": map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}}}},
+			},
+			responses: append([]response{{status: 202, desc: "queued: the rows accepted, with their runs, and those rejected, with their lines and reasons", body: CreateBatchResponse{},
+				headers: map[string]string{"Location": "the batch's URL"}}}, errs(400, 413, 415, 422)...)}},
+		{"GET", "/api/batches", h.listBatches, operation{tag: "batches",
+			summary:   "Batches, newest first, with their counts",
+			params:    []param{limitParam, offsetParam},
+			responses: append([]response{ok(BatchList{}, "a page of batches")}, errs(400, 422)...)}},
+		{"GET", "/api/batches/{id}", h.getBatch, operation{tag: "batches",
+			summary:   "A batch: its counts and its rows (line, topic, status, run, error, progress)",
+			params:    []param{pathID("batch")},
+			responses: append([]response{ok(Batch{}, "the batch")}, errs(404)...)}},
+		{"DELETE", "/api/batches/{id}", h.cancelBatch, operation{tag: "batches",
+			summary:   "Cancel a batch's unfinished runs",
+			desc:      "Queued runs are cancelled at once; running ones are stopped by their workers. Rows that finished keep their results.",
+			params:    []param{pathID("batch")},
+			responses: append([]response{{status: 202, desc: "cancelled", body: CancelBatchResponse{}}}, errs(404)...)}},
+		{"GET", "/api/batches/{id}/results", h.batchResults, operation{tag: "batches",
+			summary:   "A batch's results document, as madspark batch --output writes it",
+			params:    []param{pathID("batch")},
+			responses: append([]response{ok(batch.Results{}, "per row: line, topic, run, status, error and the run's result")}, errs(404)...)}},
+		{"GET", "/api/batches/{id}/export", h.exportBatch, operation{tag: "batches",
+			summary: "A zip of every succeeded row's files, one directory per row, and results.json",
+			params:  []param{pathID("batch")},
+			responses: append([]response{{status: 200, desc: "the zip", headers: map[string]string{"Content-Disposition": `attachment; filename="madspark-batch-<id8>.zip"`},
+				content: map[string]map[string]any{"application/zip": {"schema": map[string]any{"type": "string", "contentMediaType": "application/zip"}}}}}, errs(404)...)}},
+		{"GET", "/api/batches/{id}/events", h.batchEvents, operation{tag: "progress",
+			summary: "A batch's progress as server-sent events",
+			desc:    "event: progress with data: the batch (#/components/schemas/Batch) when it changes, then event: done with the batch once every row has finished or was rejected; the stream ends there. Comments keep an idle stream alive.",
+			params:  []param{pathID("batch")},
+			responses: append([]response{{status: 200, desc: "the event stream",
+				content: map[string]map[string]any{"text/event-stream": {"schema": map[string]any{"type": "string"}}}}}, errs(404)...)}},
 		{"POST", "/api/generate-ideas", h.generateIdeas, operation{tag: "runs",
 			summary:   "Run spark and answer when it is done (the seed's synchronous form)",
 			desc:      "The run is recorded like any other. The answer is spark's JSON contract, as `madspark --output-format json` prints it.",
@@ -320,6 +368,7 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 	s := newSchemas()
 	s.ref(export.Envelope{})
 	s.ref(Message{}) // the data of the progress streams' events and frames
+	s.ref(Batch{})   // the data of a batch's progress events
 	paths := map[string]map[string]any{}
 	for _, rt := range h.documented() {
 		op := map[string]any{
@@ -349,6 +398,9 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 		}
 		if rt.doc.body != nil {
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": s.ref(rt.doc.body)}}}
+		}
+		if rt.doc.bodyContent != nil {
+			op["requestBody"] = map[string]any{"required": true, "content": rt.doc.bodyContent}
 		}
 		responses := map[string]any{}
 		resps := rt.doc.responses
@@ -387,7 +439,8 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 	for _, t := range []struct{ name, desc string }{
 		{"pipelines", "What can be run"},
 		{"runs", "Start, list, follow, cancel and export runs"},
-		{"progress", "A run's progress, live"},
+		{"batches", "Batches: every row of a CSV or JSON file as a run, followed together"},
+		{"progress", "A run's or a batch's progress, live"},
 		{"bookmarks", "Ideas kept, checked for duplicates, searched, remixed"},
 		{"health", "Health and this document"},
 		{"openai", "The OpenAI-compatible endpoints"},

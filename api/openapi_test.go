@@ -41,6 +41,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	// Every documented operation answers.
 	runID := hs.sparkRun("urban farming")
 	_, b := hs.bookmark(runID, 0, nil)
+	batchID := hs.batch("spark", "text/csv", "topic\nurban farming\n").BatchID
 	values := map[string]string{"id": runID, "model": "madspark-spark"}
 	var ops []string
 	for path, item := range hs.doc.Paths.Map() {
@@ -61,6 +62,9 @@ func TestOpenAPIConformance(t *testing.T) {
 			if strings.HasPrefix(path, "/api/bookmarks/") && k == "id" {
 				v = b.Bookmark.ID
 			}
+			if strings.HasPrefix(path, "/api/batches/") && k == "id" {
+				v = batchID
+			}
 			url = strings.ReplaceAll(url, "{"+k+"}", v)
 		}
 		var body any
@@ -75,6 +79,8 @@ func TestOpenAPIConformance(t *testing.T) {
 			body = map[string]any{"bookmark_ids": []string{b.Bookmark.ID}}
 		case "POST /api/bookmarks/import":
 			body = map[string]any{}
+		case "POST /api/batches":
+			body = []map[string]any{{"topic": "x"}}
 		case "POST /api/generate-ideas":
 			body = map[string]any{"topic": "x", "num_candidates": 1}
 		case "POST /v1/chat/completions":

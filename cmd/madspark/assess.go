@@ -2,19 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/batch"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline/assess"
@@ -112,11 +112,7 @@ func (f *assessFlags) params() (assess.Params, error) {
 	if f.maxConcurrent < 1 || f.maxConcurrent > 16 {
 		return p, usagef("--max-concurrent must be 1..16, got %d", f.maxConcurrent)
 	}
-	probe := p
-	if probe.Idea == "" {
-		probe.Idea = "probe"
-	}
-	if err := probe.Validate(); err != nil {
+	if err := p.ValidateSettings(); err != nil {
 		return p, usageError{flagNames(err)}
 	}
 	if err := assess.CheckPrompts(p); err != nil {
@@ -143,6 +139,8 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 		return usagef("--ideas-file needs --batch")
 	case !f.batch && len(args) == 0:
 		return usagef("an idea is required: madspark assess \"IDEA\" (or --batch --ideas-file FILE)")
+	case f.batch && f.p.PromptsDir != "":
+		return usagef("--prompts-dir applies to one idea; a batch's runs use the built-in prompts (choose them with --analyst-prompt and --reviewer-prompt)")
 	}
 	p, err := f.params()
 	if err != nil {
@@ -231,130 +229,125 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 	return nil
 }
 
-// assessBatchItem is one idea of a batch and how it went.
-type assessBatchItem struct {
-	Line       int            `json:"line"`
-	Idea       string         `json:"idea"`
-	Status     string         `json:"status"` // succeeded, failed, not_started
-	RunID      string         `json:"run_id,omitempty"`
-	Error      string         `json:"error,omitempty"`
-	Usage      llm.Usage      `json:"usage"`
-	DurationMS int64          `json:"duration_ms"`
-	Result     *assess.Result `json:"result,omitempty"`
-}
-
-// assessBatch assesses ideas at most f.maxConcurrent at a time, each as its
-// own recorded run. A failed idea is reported and the others go on; the
-// batch fails (exit 1) when any idea did.
+// assessBatch assesses ideas as a batch of assess runs on the job queue,
+// worked in this process at most f.maxConcurrent at a time. Each
+// succeeded idea's files go under p.OutputDir in the seed's layout; a
+// failed idea is reported and the others go on; the batch fails (exit 1)
+// when any idea did.
 func (c *cli) assessBatch(ctx context.Context, a *app, pipe *assess.Pipeline, p assess.Params, f *assessFlags, ideas []assess.IdeaLine) error {
-	if a.info.Mock {
-		fmt.Fprintf(c.stderr, "madspark: mock mode (%s): outputs are mock data, no model is called\n", a.info.Reason)
+	reg, err := c.registry(a)
+	if err != nil {
+		return err
 	}
-	// Each idea runs quietly; the batch draws one display for all.
-	quiet := *c
-	quiet.stderr, quiet.progress = io.Discard, false
-	bar := newBatchProgress(c, len(ideas))
-	start := time.Now()
-	items := make([]assessBatchItem, len(ideas))
-	var g errgroup.Group
-	g.SetLimit(f.maxConcurrent)
-	for i, idea := range ideas {
-		items[i] = assessBatchItem{Line: idea.Line, Idea: idea.Idea, Status: "not_started"}
-		g.Go(func() error {
-			if ctx.Err() != nil {
-				items[i].Error = "interrupted before it started"
-				bar.finish(&items[i])
-				return nil
-			}
-			stop := bar.start()
-			q := p
-			q.Idea = idea.Idea
-			var res *assess.Result
-			run, elapsed, err := quiet.execute(ctx, a, "assess", q.Job(), f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
-				var err error
-				res, err = pipe.Run(ctx, r, q)
-				return res, err
-			})
-			it := &items[i]
-			if run != nil {
-				it.RunID, it.Usage = run.ID(), run.Usage()
-			}
-			it.DurationMS = elapsed.Milliseconds()
-			if err != nil {
-				it.Status, it.Error = "failed", oneLine(err.Error())
+	base, err := json.Marshal(p.Job())
+	if err != nil {
+		return err
+	}
+	in := &batch.Input{}
+	for _, idea := range ideas {
+		var obj map[string]any
+		if err := json.Unmarshal(base, &obj); err != nil {
+			return err
+		}
+		obj["idea"] = idea.Idea
+		in.Rows = append(in.Rows, batch.Item(reg, "assess", idea.Line, obj))
+	}
+	o := batchOptions{concurrency: f.maxConcurrent, timeout: f.timeout, quiet: true,
+		onItem: func(it madspark.BatchItem, done, total int) {
+			if it.Status == madspark.RunSucceeded {
+				fmt.Fprintf(c.stderr, "madspark: [%d/%d] done   %s\n", done, total, assess.Slug(it.Topic))
 			} else {
-				it.Status, it.Result = "succeeded", res
+				fmt.Fprintf(c.stderr, "madspark: [%d/%d] failed %q: %s\n", done, total, short(it.Topic, 60), batch.ItemStatus(it))
 			}
-			stop()
-			bar.finish(it)
-			return nil
-		})
+		}}
+	start := time.Now()
+	svc, b, waitErr, err := c.runBatch(ctx, a, reg, "assess", filepath.Base(f.ideasFile), in, o)
+	if err != nil {
+		return err
 	}
-	_ = g.Wait()
-	bar.wait()
-
-	failed := 0
+	// The analyses in the seed's layout; the run's own report and result
+	// stay with the run.
+	put := func(name string, data []byte) error {
+		_, rest, _ := strings.Cut(name, "/")
+		if !strings.HasPrefix(rest, "analyses/") {
+			return nil
+		}
+		return writeFile(filepath.Join(p.OutputDir, filepath.FromSlash(rest)), data)
+	}
+	res, err := svc.Files(context.WithoutCancel(ctx), b, put)
+	if err != nil {
+		return err
+	}
 	var usage llm.Usage
-	for _, it := range items {
-		usage.Add(it.Usage)
-		if it.Status != "succeeded" {
-			failed++
+	for _, it := range b.Items {
+		if rec, err := a.db.Run(context.WithoutCancel(ctx), it.RunID); err == nil && it.RunID != "" {
+			usage.Add(rec.Usage)
 		}
 	}
 	var synth *assess.Synthesis
 	var synthErr error
-	if p.Mode == assess.FullEvaluation && failed < len(items) && ctx.Err() == nil {
+	if p.Mode == assess.FullEvaluation && res.Succeeded > 0 && waitErr == nil {
+		quiet := *c
+		quiet.stderr, quiet.progress = io.Discard, false
 		synth, synthErr = c.synthesize(ctx, &quiet, a, pipe, assess.SynthesisParams{OutputDir: p.OutputDir, Top: assess.DefaultTop, PromptsDir: p.PromptsDir}, f.timeout)
 	}
 	elapsed := time.Since(start)
 	if f.format == "json" {
-		out := map[string]any{"pipeline": "assess", "batch": true, "mode": a.info.Mode(), "provider": a.info.Name, "model": a.info.Model,
-			"ideas": items, "succeeded": len(items) - failed, "failed": failed, "usage": usage, "duration_ms": elapsed.Milliseconds()}
-		if synth != nil {
-			out["synthesis"] = synth
-		}
+		out := struct {
+			*batch.Results
+			Usage      llm.Usage         `json:"usage"`
+			DurationMS int64             `json:"duration_ms"`
+			Synthesis  *assess.Synthesis `json:"synthesis,omitempty"`
+		}{res, usage, elapsed.Milliseconds(), synth}
 		if err := writeJSON(c, out); err != nil {
 			return err
 		}
 	} else {
-		c.batchSummary(items, failed, usage, elapsed, a.info.Mock)
+		if err := c.batchSummary(res, p.OutputDir, usage, elapsed); err != nil {
+			return err
+		}
 		if synth != nil {
 			fmt.Fprintf(c.stdout, "\n%s", synth.Report())
 		}
 	}
 	switch {
+	case waitErr != nil:
+		return waitErr
 	case synthErr != nil:
 		return fmt.Errorf("synthesis: %w", synthErr)
-	case failed > 0:
-		return fmt.Errorf("%d of %d ideas failed (see the summary above)", failed, len(items))
+	case res.Failed > 0:
+		return fmt.Errorf("%d of %d ideas failed (see the summary above)", res.Failed, res.Total)
 	}
 	return nil
 }
 
 // batchSummary prints one line per idea and the totals.
-func (c *cli) batchSummary(items []assessBatchItem, failed int, usage llm.Usage, elapsed time.Duration, isMock bool) {
+func (c *cli) batchSummary(res *batch.Results, dir string, usage llm.Usage, elapsed time.Duration) error {
 	w := c.stdout
-	if isMock {
+	if res.Mode == "mock" {
 		fmt.Fprintln(w, assess.MockNote)
 	}
-	fmt.Fprintf(w, "BATCH: %d ideas, %d succeeded, %d failed (%s)\n\n", len(items), len(items)-failed, failed, elapsed.Round(100*time.Millisecond))
-	for _, it := range items {
-		switch it.Status {
-		case "succeeded":
-			r := it.Result
-			line := fmt.Sprintf("  ✓ %-50s %d iteration(s)", r.Slug, len(r.Iterations))
-			if r.Mode.Reviews() {
-				line += map[bool]string{true: ", approved", false: ", not approved"}[r.Approved]
-			}
-			if ev := r.Evaluation; ev != nil {
-				line += fmt.Sprintf(", %.1f/10 %s", ev.WeightedScore, ev.OverallGrade)
-			}
-			fmt.Fprintf(w, "%s  → %s\n", line, filepath.Join(r.OutputDir, filepath.FromSlash(r.Files.Analysis)))
-		default:
-			fmt.Fprintf(w, "  ✗ line %d %q: %s\n", it.Line, short(it.Idea, 60), it.Error)
+	fmt.Fprintf(w, "BATCH: %d ideas, %d succeeded, %d failed (%s)\n\n", res.Total, res.Succeeded, res.Failed, elapsed.Round(100*time.Millisecond))
+	for _, it := range res.Items {
+		if it.Status != string(madspark.RunSucceeded) {
+			fmt.Fprintf(w, "  ✗ line %d %q: %s\n", it.Line, short(it.Topic, 60), oneLine(it.Error))
+			continue
 		}
+		var r assess.Result
+		if err := json.Unmarshal(it.Result, &r); err != nil {
+			return fmt.Errorf("line %d: result: %w", it.Line, err)
+		}
+		line := fmt.Sprintf("  ✓ %-50s %d iteration(s)", r.Slug, len(r.Iterations))
+		if r.Mode.Reviews() {
+			line += map[bool]string{true: ", approved", false: ", not approved"}[r.Approved]
+		}
+		if ev := r.Evaluation; ev != nil {
+			line += fmt.Sprintf(", %.1f/10 %s", ev.WeightedScore, ev.OverallGrade)
+		}
+		fmt.Fprintf(w, "%s  → %s\n", line, filepath.Join(dir, "analyses", r.Slug, "analysis.md"))
 	}
 	fmt.Fprintf(w, "\n%s\n", usage)
+	return nil
 }
 
 func short(s string, n int) string {
@@ -363,74 +356,6 @@ func short(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-// batchProgress shows a batch's progress on stderr: on a terminal the
-// batch command's bar, redrawn every 100 ms; otherwise one line per idea
-// finished.
-type batchProgress struct {
-	w                     io.Writer
-	total                 int
-	done, failed, running atomic.Int32
-	mu                    sync.Mutex // one line at a time
-	stop                  chan struct{}
-	drawn                 sync.WaitGroup
-}
-
-func newBatchProgress(c *cli, total int) *batchProgress {
-	b := &batchProgress{w: c.stderr, total: total}
-	if !c.progress {
-		return b
-	}
-	b.stop = make(chan struct{})
-	bar := newBatchBar(c.stderr)
-	b.drawn.Go(func() {
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-b.stop:
-				bar.clear()
-				return
-			case <-t.C:
-				bar.draw(int(b.done.Load()), b.total, int(b.failed.Load()), int(b.running.Load()))
-			}
-		}
-	})
-	return b
-}
-
-// start counts an idea that started; the returned func counts it as no
-// longer running.
-func (b *batchProgress) start() func() {
-	b.running.Add(1)
-	return func() { b.running.Add(-1) }
-}
-
-// finish counts a finished idea.
-func (b *batchProgress) finish(it *assessBatchItem) {
-	n := b.done.Add(1)
-	if it.Status != "succeeded" {
-		b.failed.Add(1)
-	}
-	if b.stop != nil {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if it.Status == "succeeded" {
-		fmt.Fprintf(b.w, "madspark: [%d/%d] done   %s\n", n, b.total, it.Result.Slug)
-	} else {
-		fmt.Fprintf(b.w, "madspark: [%d/%d] failed %q: %s\n", n, b.total, short(it.Idea, 60), it.Error)
-	}
-}
-
-// wait erases the bar.
-func (b *batchProgress) wait() {
-	if b.stop != nil {
-		close(b.stop)
-		b.drawn.Wait()
-	}
 }
 
 func (c *cli) synthesizeCmd() *cobra.Command {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/madspark/madspark/pipeline/assess"
 	"github.com/madspark/madspark/provider/openai/openaitest"
@@ -191,10 +190,9 @@ func TestAssessBatchWithAFailingIdea(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	failed := assess.Slug("A doomed idea that the provider refuses")
-	b, err := os.ReadFile(filepath.Join(dir, "analyses", failed, "metadata.json"))
-	if err != nil || !strings.Contains(string(b), `"status": "failed"`) {
-		t.Fatalf("failed idea's metadata: %v %s", err, b)
+	// A failed idea leaves no analysis behind: its run keeps its error.
+	if _, err := os.Stat(filepath.Join(dir, "analyses", assess.Slug("A doomed idea that the provider refuses"))); !os.IsNotExist(err) {
+		t.Errorf("the failed idea has files: %v", err)
 	}
 	// The key is nowhere in the outputs.
 	if strings.Contains(r.stdout+r.stderr, key) {
@@ -221,10 +219,10 @@ func TestAssessBatchFullAndSynthesize(t *testing.T) {
 	}
 	var out struct {
 		Succeeded int `json:"succeeded"`
-		Ideas     []struct {
+		Items     []struct {
 			Status string `json:"status"`
 			RunID  string `json:"run_id"`
-		} `json:"ideas"`
+		} `json:"items"`
 		Synthesis *struct {
 			Ranking []struct {
 				Slug string `json:"slug"`
@@ -466,17 +464,5 @@ func TestBatchProgressOnATerminal(t *testing.T) {
 	newBatchBar(&buf).draw(3, 4, 1, 1)
 	if got := buf.String(); got != "\r\033[K██████████████████░░░░░░ 3/4 done · 1 failed · 1 running · 0s" {
 		t.Fatalf("bar %q", got)
-	}
-	buf.Reset()
-	c := &cli{stderr: &buf, progress: true}
-	b := newBatchProgress(c, 2)
-	stop := b.start()
-	time.Sleep(250 * time.Millisecond)
-	stop()
-	b.finish(&assessBatchItem{Status: "failed", Error: "x"})
-	b.wait()
-	out := buf.String()
-	if !strings.Contains(out, "0/2 done · 0 failed · 1 running") || !strings.HasSuffix(out, "\r\033[K") || strings.Contains(out, "madspark: [") {
-		t.Fatalf("display %q", out)
 	}
 }

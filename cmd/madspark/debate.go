@@ -41,6 +41,16 @@ func (f *debateFlags) register(cmd *cobra.Command) {
 
 // params returns the debate parameters for query, validated.
 func (f *debateFlags) params(query string) (debate.Params, error) {
+	return f.check(query, true)
+}
+
+// settings checks the flags alone, before there is a query.
+func (f *debateFlags) settings() error {
+	_, err := f.check("", false)
+	return err
+}
+
+func (f *debateFlags) check(query string, withQuery bool) (debate.Params, error) {
 	p := debate.DefaultParams()
 	p.Query, p.Mode, p.Rounds, p.PeerReview, p.NoSearch = query, f.mode, f.rounds, f.peerReview, f.noSearch
 	for _, spec := range f.roles {
@@ -51,7 +61,11 @@ func (f *debateFlags) params(query string) (debate.Params, error) {
 	if err := debate.ParseProposerModels(p.Roles, f.proposerModels); err != nil {
 		return p, usageError{err}
 	}
-	if err := p.Validate(); err != nil {
+	validate := p.Validate
+	if !withQuery {
+		validate = p.ValidateSettings
+	}
+	if err := validate(); err != nil {
 		return p, usageError{err}
 	}
 	return p, nil
@@ -137,7 +151,7 @@ standard input is a terminal); the conversation is kept between queries.`,
 				_, err = c.runDebate(cmd.Context(), d, p, format, timeout)
 				return err
 			}
-			if _, err := f.params("probe"); err != nil {
+			if err := f.settings(); err != nil {
 				return err
 			}
 			return c.debateREPL(cmd.Context(), f, format, timeout, !noCache)

@@ -133,7 +133,7 @@ runs it was working when it stopped; on Ctrl-C it drains them after the
 HTTP server.`,
 		Args: argsError(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := f.params("probe"); err != nil {
+			if err := f.settings(); err != nil {
 				return err
 			}
 			if err := wf.check(); err != nil {

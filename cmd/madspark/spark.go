@@ -60,10 +60,13 @@ func (f *sparkFlags) register(cmd *cobra.Command) {
 }
 
 // params turns the flags and arguments into validated parameters; seeds
-// are the ideas of a remix.
+// are the ideas of a remix. Without a topic (args empty), everything else
+// is checked.
 func (f *sparkFlags) params(args []string, seeds []string) (spark.Params, error) {
 	p := spark.DefaultParams()
-	p.Topic = args[0]
+	if len(args) > 0 {
+		p.Topic = args[0]
+	}
 	if len(args) > 1 {
 		p.Context = args[1]
 	}
@@ -94,7 +97,11 @@ func (f *sparkFlags) params(args []string, seeds []string) (spark.Params, error)
 	if f.timeout <= 0 {
 		return p, usagef("--timeout must be positive, got %s", f.timeout)
 	}
-	if err := p.Validate(); err != nil {
+	validate := p.Validate
+	if len(args) == 0 {
+		validate = p.ValidateSettings
+	}
+	if err := validate(); err != nil {
 		return p, usageError{err}
 	}
 	return p, nil
@@ -133,8 +140,7 @@ func (c *cli) runSpark(ctx context.Context, args []string, f *sparkFlags) error 
 		return err
 	}
 	// Everything but the topic is checked before the database is opened.
-	probe := append([]string{"probe"}, args[min(1, len(args)):]...)
-	if _, err := f.params(probe, nil); err != nil {
+	if _, err := f.params(nil, nil); err != nil {
 		return err
 	}
 	pipe, err := spark.New()

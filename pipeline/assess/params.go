@@ -89,6 +89,12 @@ func (p *Params) Validate() error {
 	if err := ValidateIdea(p.Idea); err != nil {
 		return err
 	}
+	return p.ValidateSettings()
+}
+
+// ValidateSettings checks every parameter but the idea, as Validate does:
+// what a command can check from its flags before it reads its ideas.
+func (p *Params) ValidateSettings() error {
 	switch {
 	case !validMode(p.Mode):
 		return fmt.Errorf("mode must be one of %s, got %q", modeList(), p.Mode)

@@ -80,6 +80,14 @@ func (p *Params) Validate() error {
 		return errors.New("query must not be empty")
 	case len(p.Query) > 32000:
 		return errors.New("query is longer than 32000 bytes")
+	}
+	return p.ValidateSettings()
+}
+
+// ValidateSettings checks every parameter but the query, as Validate does:
+// what a command can check from its flags before it reads a query.
+func (p *Params) ValidateSettings() error {
+	switch {
 	case p.Mode != "auto" && p.Mode != "simple" && p.Mode != "complex":
 		return fmt.Errorf("mode must be auto, simple or complex, got %q", p.Mode)
 	case p.Rounds < 1 || p.Rounds > 5:

@@ -64,10 +64,19 @@ func (p *Params) Validate() error {
 		return errors.New("topic must not be empty")
 	case !utf8.ValidString(p.Topic):
 		return errors.New("topic is not valid UTF-8")
-	case !utf8.ValidString(p.Context):
-		return errors.New("context is not valid UTF-8")
 	case utf8.RuneCountInString(p.Topic) > MaxTopicLen:
 		return fmt.Errorf("topic is %d characters; the limit is %d", utf8.RuneCountInString(p.Topic), MaxTopicLen)
+	}
+	return p.ValidateSettings()
+}
+
+// ValidateSettings checks every parameter but the topic, as Validate does:
+// what a command can check from its flags before it knows the topic (a
+// remix takes it from a bookmark).
+func (p *Params) ValidateSettings() error {
+	switch {
+	case !utf8.ValidString(p.Context):
+		return errors.New("context is not valid UTF-8")
 	case utf8.RuneCountInString(p.Context) > MaxContextLen:
 		return fmt.Errorf("context is %d characters; the limit is %d", utf8.RuneCountInString(p.Context), MaxContextLen)
 	case p.NumCandidates < 1 || p.NumCandidates > MaxCandidates:

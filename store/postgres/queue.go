@@ -91,6 +91,28 @@ WHERE i.batch_id = $1 ORDER BY i.idx`, id)
 	return b, nil
 }
 
+// Batches returns at most limit batches, newest first, after skipping
+// offset of them, each with its items.
+func (db *DB) Batches(ctx context.Context, limit, offset int) ([]*madspark.Batch, error) {
+	rows, err := db.pool.Query(ctx, `SELECT id FROM batches ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`, limit, offset)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: batches: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: batches: %w", err)
+	}
+	out := make([]*madspark.Batch, 0, len(ids))
+	for _, id := range ids {
+		b, err := db.Batch(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
 // RenewLease records that worker l.ID is alive for ttl from now by the
 // database's clock (so that workers on machines whose clocks differ agree),
 // creating its lease if needed.

@@ -86,6 +86,37 @@ WHERE i.batch_id = ? ORDER BY i.idx`, id)
 	return b, nil
 }
 
+// Batches returns at most limit batches, newest first, after skipping
+// offset of them, each with its items.
+func (db *DB) Batches(ctx context.Context, limit, offset int) ([]*madspark.Batch, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT id FROM batches ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, limit, offset)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: batches: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: batches: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: batches: %w", err)
+	}
+	out := make([]*madspark.Batch, 0, len(ids))
+	for _, id := range ids {
+		b, err := db.Batch(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
 // tagsJSON returns tags as stored: a JSON array, or null for none.
 func tagsJSON(tags []string) (string, error) {
 	b, err := json.Marshal(tags)

@@ -322,6 +322,27 @@ func testBatchRejects(t *testing.T, s Store) {
 	}
 }
 
+func testBatchesList(t *testing.T, s Store) {
+	c := ctx(t)
+	if got, err := s.Batches(c, 10, 0); err != nil || len(got) != 0 {
+		t.Fatalf("Batches of an empty store = %v, %v", got, err)
+	}
+	for i, id := range []string{"old", "mid", "new"} {
+		b := &madspark.Batch{ID: id, Pipeline: "spark", CreatedAt: base.Add(time.Duration(i) * time.Minute),
+			Items: []madspark.BatchItem{{Line: 2, Topic: id}, {Line: 3, Topic: id + " 2", Error: "bad"}}}
+		if err := s.CreateBatch(c, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Batches(c, 2, 0)
+	if err != nil || len(got) != 2 || got[0].ID != "new" || got[1].ID != "mid" || len(got[0].Items) != 2 || got[0].Items[1].Error != "bad" {
+		t.Fatalf("Batches(2, 0) = %+v, %v; want new, mid with their items", got, err)
+	}
+	if got, err := s.Batches(c, 5, 2); err != nil || len(got) != 1 || got[0].ID != "old" {
+		t.Fatalf("Batches(5, 2) = %+v, %v; want old", got, err)
+	}
+}
+
 // ---- leases ----
 
 func testLeases(t *testing.T, s Store) {

@@ -91,6 +91,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"ConcurrentAppendEvent", testConcurrentAppendEvent},
 		{"BatchRoundTrip", testBatchRoundTrip},
 		{"BatchRejects", testBatchRejects},
+		{"BatchesList", testBatchesList},
 		{"Leases", testLeases},
 		{"RunTags", testRunTags},
 		{"RunsQuery", testRunsQuery},

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react'
 import { NavLink, Route, Routes, useLocation } from 'react-router'
 import { useApi } from './api/context'
 import { ServerModeProvider } from './api/mode'
+import { BatchView, Batches } from './views/Batches'
 import { Bookmarks } from './views/Bookmarks'
 import { History } from './views/History'
 import { NewRun } from './views/NewRun'
@@ -13,6 +14,8 @@ function titleOf(path: string): string {
   if (path === '/') return 'New run'
   if (path === '/runs') return 'Runs'
   if (path.startsWith('/runs/')) return `Run ${decodeURIComponent(path.slice(6, 14))}`
+  if (path === '/batches') return 'Batches'
+  if (path.startsWith('/batches/')) return `Batch ${decodeURIComponent(path.slice(9, 17))}`
   if (path.startsWith('/bookmarks')) return 'Bookmarks'
   if (path.startsWith('/settings')) return 'Settings'
   return 'Not found'
@@ -61,6 +64,9 @@ export function App() {
               </NavLink>
             </li>
             <li>
+              <NavLink to="/batches">Batches</NavLink>
+            </li>
+            <li>
               <NavLink to="/bookmarks">Bookmarks</NavLink>
             </li>
             <li>
@@ -81,6 +87,8 @@ export function App() {
             <Route path="/" element={<NewRun />} />
             <Route path="/runs" element={<History />} />
             <Route path="/runs/:id" element={<RunView />} />
+            <Route path="/batches" element={<Batches />} />
+            <Route path="/batches/:id" element={<BatchView />} />
             <Route path="/bookmarks" element={<Bookmarks />} />
             <Route path="/settings" element={<Settings />} />
             <Route path="*" element={<NotFound />} />

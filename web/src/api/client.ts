@@ -1,5 +1,8 @@
 import type {
+  Batch,
+  BatchSummary,
   BookmarkPage,
+  CreateBatchResponse,
   CreateBookmarkRequest,
   CreateBookmarkResponse,
   Duplicates,
@@ -227,6 +230,53 @@ export class Client {
 
   remix(req: RemixRequest): Promise<StartRunResponse> {
     return this.json('POST', '/api/bookmarks/remix', req)
+  }
+
+  /**
+   * createBatch uploads a batch file (CSV or JSON) as a form, every row a
+   * run of pipeline.
+   */
+  async createBatch(pipeline: string, file: Blob, filename: string): Promise<CreateBatchResponse> {
+    const form = new FormData()
+    form.append('file', file, filename)
+    let res: Response
+    try {
+      res = await this.doFetch(this.url('/api/batches' + query({ pipeline })), {
+        method: 'POST',
+        headers: this.headers({ Accept: 'application/json' }),
+        body: form,
+      })
+    } catch (err) {
+      throw new ApiError(0, `cannot reach the server: ${errorMessage(err)}`, 'network')
+    }
+    if (!res.ok) throw await toApiError(res)
+    return (await res.json()) as CreateBatchResponse
+  }
+
+  async batches(opts: { limit?: number; offset?: number } = {}, signal?: AbortSignal): Promise<BatchSummary[]> {
+    const r = await this.json<{ batches: BatchSummary[] }>('GET', '/api/batches' + query({ ...opts }), undefined, signal)
+    return r.batches ?? []
+  }
+
+  batch(id: string, signal?: AbortSignal): Promise<Batch> {
+    return this.json('GET', `/api/batches/${encodeURIComponent(id)}`, undefined, signal)
+  }
+
+  cancelBatch(id: string): Promise<{ batch_id: string; cancelled: number }> {
+    return this.json('DELETE', `/api/batches/${encodeURIComponent(id)}`)
+  }
+
+  /** batchEvents opens the SSE stream of a batch's progress. */
+  batchEvents(id: string, signal?: AbortSignal): Promise<Response> {
+    return this.request('GET', `/api/batches/${encodeURIComponent(id)}/events`, undefined, signal, { Accept: 'text/event-stream' })
+  }
+
+  /** batchFile downloads a batch's results document (results) or the zip of its exports (export). */
+  async batchFile(id: string, which: 'results' | 'export'): Promise<ExportFile> {
+    const res = await this.request('GET', `/api/batches/${encodeURIComponent(id)}/${which}`, undefined, undefined, { Accept: '*/*' })
+    const blob = await res.blob()
+    const fallback = `madspark-batch-${id.slice(-8)}${which === 'export' ? '.zip' : '-results.json'}`
+    return { blob, filename: filenameOf(res.headers.get('Content-Disposition')) ?? fallback }
   }
 
   /**

@@ -241,3 +241,59 @@ export interface SparkResult {
   filtered?: number
   candidates: SparkCandidate[]
 }
+
+/** Counts of a batch's rows by state. */
+export interface BatchCounts {
+  total: number
+  pending: number
+  running: number
+  succeeded: number
+  failed: number
+  rejected: number
+}
+
+export interface BatchLinks {
+  self: string
+  events: string
+  results: string
+  export: string
+}
+
+/** A batch without its rows (GET /api/batches). */
+export interface BatchSummary {
+  batch_id: string
+  pipeline: string
+  source: string
+  created_at: string
+  counts: BatchCounts
+  done: boolean
+  links: BatchLinks
+}
+
+/** A row of a batch and the state of its run. */
+export interface BatchItem {
+  line: number
+  topic: string
+  tags?: string[]
+  status: string
+  run_id?: string
+  error?: string
+  progress?: number
+  stage?: string
+}
+
+/** A batch with its rows (GET /api/batches/{id}, and its progress events). */
+export interface Batch extends BatchSummary {
+  items: BatchItem[]
+}
+
+/** The answer of POST /api/batches. */
+export interface CreateBatchResponse {
+  batch_id: string
+  pipeline: string
+  source: string
+  accepted: { line: number; topic: string; run_id: string }[]
+  rejected: { line: number; topic?: string; reason: string }[]
+  warnings?: string[]
+  links: BatchLinks
+}
