@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
@@ -41,6 +42,13 @@ type Engine struct {
 	// events stores them and delivers them to subscribers. A failure to
 	// publish is logged; it never fails the run.
 	Events Publisher
+	// Tracer, if set, traces every run: a span per run, per step and per
+	// LLM call (see the package's trace.go). Nil traces nothing.
+	Tracer trace.Tracer
+	// CaptureContent puts the prompt and the reply of each LLM call on its
+	// span, as the GenAI conventions' message attributes. The journal
+	// always keeps them.
+	CaptureContent bool
 }
 
 // Publisher receives the events of runs.
@@ -74,6 +82,9 @@ type Run struct {
 	journal  map[string]*madspark.Step
 	stage    string
 	progress int
+	// span is the run's trace span; nil for a run that is only finished
+	// (Engine.Fail).
+	span trace.Span
 }
 
 func (e *Engine) now() time.Time {
@@ -126,7 +137,7 @@ func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Eve
 	if err := e.Store.CreateRun(ctx, rec); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, rec: *rec}, nil
+	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, rec: *rec, span: e.startRun(ctx, rec)}, nil
 }
 
 // ErrNotResumable is wrapped by Resume's error for a run that succeeded or
@@ -162,7 +173,7 @@ func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event
 	if !ok {
 		return nil, fmt.Errorf("engine: run %s finished meanwhile: %w", id, ErrNotResumable)
 	}
-	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}}
+	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}, span: e.startRun(ctx, rec)}
 	r.rec.Status, r.rec.Error, r.rec.Usage, r.rec.FinishedAt = madspark.RunRunning, "", llm.Usage{}, time.Time{}
 	for _, s := range steps {
 		if s.Status == madspark.StepDone {
@@ -276,6 +287,7 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 	r.mu.Lock()
 	r.rec.Status, r.rec.Result, r.rec.Error, r.rec.FinishedAt = rec.Status, rec.Result, rec.Error, rec.FinishedAt
 	r.mu.Unlock()
+	endRun(r.span, &rec)
 	r.publish(ctx, final)
 	return nil
 }
@@ -306,23 +318,16 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 	}
 
 	step := &madspark.Step{RunID: r.rec.ID, Key: key, InputHash: hash, StartedAt: r.e.now()}
-	var smu sync.Mutex
+	rec := &callLog{step: step}
 	metered := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-		resp, err := r.e.Client.Generate(ctx, req)
-		if err == nil {
-			smu.Lock()
-			step.Usage.Add(resp.Usage)
-			smu.Unlock()
-			r.mu.Lock()
-			r.rec.Usage.Add(resp.Usage)
-			r.mu.Unlock()
-		}
-		return resp, err
+		return r.generate(ctx, rec, key, req)
 	})
+	ctx, span := r.startStep(ctx, key)
 	out, runErr := fn(ctx, metered)
 	step.FinishedAt = r.e.now()
-	smu.Lock()
-	defer smu.Unlock()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	defer func() { endStep(span, step, runErr) }()
 	if runErr != nil {
 		step.Status, step.Error = madspark.StepFailed, runErr.Error()
 		// Keep the reply that could not be repaired, for diagnosis.
