@@ -751,8 +751,8 @@ func testStepRoundTrip(t *testing.T, s Store) {
 		FinishedAt: base.Add(1500*time.Millisecond + 999),
 		Calls: []madspark.Call{{
 			Agent: "spark.evaluate", Provider: "openai", Model: "gpt-4o-mini",
-			System:   "You score ideas.\n\"quoted\" \u2014 and a NUL \x00 too",
-			Messages: []llm.Message{{Role: llm.RoleUser, Content: "Score: ünïcode 💡"}},
+			System:      "You score ideas.\n\"quoted\" \u2014 and a NUL \x00 too",
+			Messages:    []llm.Message{{Role: llm.RoleUser, Content: "Score: ünïcode 💡"}},
 			Temperature: 0.7, MaxTokens: 800,
 			Response: `{"scores":[8.5,7]}`, FinishReason: "stop", Attempt: 1, Retries: 2,
 			Usage:     llm.Usage{LLMCalls: 1, InputTokens: 60, OutputTokens: 30, CostUSD: 0.2},
@@ -808,7 +808,7 @@ func testStepUpsert(t *testing.T, s Store) {
 		Output: json.RawMessage(`{"replaced":true}`), Error: "boom",
 		Usage:     llm.Usage{LLMCalls: 2, CostUSD: 0.5},
 		StartedAt: t0.Add(time.Minute), FinishedAt: t0.Add(2 * time.Minute),
-		Calls:     []madspark.Call{{Agent: "x", Messages: []llm.Message{{Role: llm.RoleUser, Content: "second"}}, Attempt: 1}},
+		Calls: []madspark.Call{{Agent: "x", Messages: []llm.Message{{Role: llm.RoleUser, Content: "second"}}, Attempt: 1}},
 	}
 	mustSaveStep(t, s, &madspark.Step{RunID: "a", Key: "evaluate", Status: madspark.StepFailed, Error: "first retry",
 		Calls: []madspark.Call{{Agent: "x", Messages: []llm.Message{{Role: llm.RoleUser, Content: "first"}}, Attempt: 1}}})
