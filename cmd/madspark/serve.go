@@ -180,6 +180,7 @@ HTTP server.`,
 				Models:      models,
 				CORSOrigins: origins,
 				Public:      func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
+				Wrap:        d.app.tracing.Handler,
 			})
 			if err != nil {
 				return usageError{err}
