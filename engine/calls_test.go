@@ -187,7 +187,7 @@ func TestNoContentWithoutCapture(t *testing.T) {
 	}
 	for _, s := range sr.Ended() {
 		for k, v := range attrs(s) {
-			if strings.Contains(v.Emit(), "secret prompt") {
+			if strings.Contains(v.String(), "secret prompt") {
 				t.Errorf("span %s attribute %s carries the prompt", s.Name(), k)
 			}
 		}

@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/madspark/madspark/inspect"
+	"github.com/madspark/madspark/provider/openai/openaitest"
 )
 
 // TestRunsShowSteps: a spark run's steps as a table and as JSON, one step's
@@ -59,6 +63,42 @@ func TestRunsShowSteps(t *testing.T) {
 		r := invoke(t, env, tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Count(r.stderr, "\n") != 1 || r.stdout != "" {
 			t.Errorf("%v: exit %d stderr %q; want exit 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+// TestRunsShowStepsLive: a run against the OpenAI wire fake records each
+// call's prompt and the provider's raw reply, and nowhere the API key.
+func TestRunsShowStepsLive(t *testing.T) {
+	const key = "sk-test-inspect-secret-987"
+	srv := openaitest.NewServer(t, liveReply)
+	env := map[string]string{
+		"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": key, "MADSPARK_MODEL": "gpt-4o-mini",
+		"MADSPARK_DB": filepath.Join(t.TempDir(), "m.db"),
+	}
+	rep := decode(t, invoke(t, env, "urban farming", "--output-format", "json"))
+	js := invoke(t, env, "runs", "show", rep.RunID, "--steps", "--output-format", "json")
+	var v inspect.View
+	if js.code != 0 || json.Unmarshal([]byte(js.stdout), &v) != nil {
+		t.Fatalf("json: %+v", js)
+	}
+	calls := 0
+	for _, s := range v.Steps {
+		for _, c := range s.Calls {
+			calls++
+			if c.Provider != "openai" || c.Model != "gpt-4o-mini" || c.InputTokens != 100 || c.OutputTokens != 50 || c.Response == "" {
+				t.Errorf("step %s: call %+v", s.Key, c)
+			}
+		}
+	}
+	if reqs := srv.Requests(); calls != len(reqs) || calls == 0 {
+		t.Errorf("%d calls recorded, %d requests made", calls, len(reqs))
+	}
+	rec := invoke(t, env, "runs", "show", rep.RunID, "--output-format", "record")
+	one := invoke(t, env, "runs", "show", rep.RunID, "--step", "generate")
+	for _, out := range []string{js.stdout, rec.stdout, one.stdout} {
+		if strings.Contains(out, key) || strings.Contains(strings.ToLower(out), "authorization") {
+			t.Fatal("the API key or a header is recorded")
 		}
 	}
 }
