@@ -3,6 +3,7 @@ module github.com/madspark/madspark
 go 1.26.8
 
 require (
+	cloud.google.com/go/auth v0.20.0
 	codeberg.org/go-pdf/fpdf v0.12.0
 	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/coder/websocket v1.8.15
@@ -47,7 +48,6 @@ require (
 
 require (
 	cloud.google.com/go v0.116.0 // indirect
-	cloud.google.com/go/auth v0.20.0 // indirect
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect

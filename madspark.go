@@ -82,13 +82,16 @@ type Step struct {
 	Key string `json:"key"`
 	// InputHash identifies the step's input; a replay is valid only for the
 	// same hash.
-	InputHash  string          `json:"input_hash"`
-	Status     StepStatus      `json:"status"`
-	Output     json.RawMessage `json:"output,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	Usage      llm.Usage       `json:"usage"`
-	StartedAt  time.Time       `json:"started_at"`
-	FinishedAt time.Time       `json:"finished_at"`
+	InputHash string          `json:"input_hash"`
+	Status    StepStatus      `json:"status"`
+	Output    json.RawMessage `json:"output,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Usage     llm.Usage       `json:"usage"`
+	// Repairs are the changes made to the step's usable replies that broke
+	// soft rules; a replayed step reports them again.
+	Repairs    []llm.Repair `json:"repairs,omitempty"`
+	StartedAt  time.Time    `json:"started_at"`
+	FinishedAt time.Time    `json:"finished_at"`
 	// Calls are the LLM calls the step made, in the order they started:
 	// what was sent and what came back. Empty for a step that called no
 	// model.

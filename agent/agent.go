@@ -10,7 +10,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -113,46 +112,22 @@ func (a *Agent) Text(ctx context.Context, c llm.Client, input any, o Options) (s
 	return text, nil
 }
 
-// CheckedText asks for a plain-text reply that check accepts. A reply that
-// is empty, cut off at the token limit or rejected by check is sent back
-// once, with the problem; a second failure is a *structured.ReplyError
-// naming the agent and keeping the reply.
-func (a *Agent) CheckedText(ctx context.Context, c llm.Client, input any, o Options, check func(string) error) (string, error) {
+// CheckedText asks for a plain-text reply and reads it with check, which
+// reports problems to p and may repair the text through its pointer (see
+// structured.Text): an empty reply, or one with a hard problem, is sent back
+// once; soft problems are repaired and recorded. A second unusable reply is
+// a *structured.ReplyError naming the agent and keeping the reply.
+func (a *Agent) CheckedText(ctx context.Context, c llm.Client, input any, o Options, check func(text *string, p *structured.Problems)) (string, error) {
 	req, err := a.Request(input, o)
 	if err != nil {
 		return "", err
 	}
-	for attempt := 0; ; attempt++ {
-		resp, err := c.Generate(ctx, &req)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", a.name, err)
-		}
-		text := strings.TrimSpace(resp.Text)
-		var problem error
-		switch {
-		case text == "":
-			problem = errors.New("the reply was empty")
-		case resp.Truncated():
-			problem = errors.New("the reply was cut off at the length limit; write it more concisely")
-		case check != nil:
-			problem = check(text)
-		}
-		if problem == nil {
-			return text, nil
-		}
-		if attempt == 1 || ctx.Err() != nil {
-			return "", &structured.ReplyError{Agent: a.name, Problem: problem, Raw: resp.Text}
-		}
-		req.Messages = append(append([]llm.Message(nil), req.Messages...),
-			llm.Message{Role: llm.RoleAssistant, Content: resp.Text},
-			llm.Message{Role: llm.RoleUser, Content: "Your reply was not acceptable: " + problem.Error() +
-				"\nReply again with the whole corrected text."},
-		)
-	}
+	text, _, err := structured.Text(ctx, c, req, check)
+	return text, err
 }
 
 // JSON asks agent a for a reply of spec's type; see structured.Spec.Generate.
-func JSON[W any](ctx context.Context, c llm.Client, a *Agent, spec *structured.Spec[W], input any, o Options, check func(*W) error) (W, error) {
+func JSON[W any](ctx context.Context, c llm.Client, a *Agent, spec *structured.Spec[W], input any, o Options, check func(*W, *structured.Problems)) (W, error) {
 	req, err := a.Request(input, o)
 	if err != nil {
 		var zero W

@@ -91,11 +91,16 @@ func TestFromText(t *testing.T) {
 func TestCheckedText(t *testing.T) {
 	a, _ := FromText("test.writer", "Write.", "About {{.Topic}}.")
 	in := input{Topic: "tea"}
-	check := func(s string) error {
-		if !strings.Contains(s, "tea") {
-			return errors.New("the text does not mention tea")
+	check := func(s *string, p *structured.Problems) {
+		if !strings.Contains(*s, "tea") {
+			p.Hard("topic", "the text does not mention tea")
 		}
-		return nil
+		if strings.Contains(*s, "biscuit") {
+			p.Fix("scope", "biscuits are off topic", func() string {
+				*s = strings.ReplaceAll(*s, " and biscuit", "")
+				return "biscuit dropped"
+			})
+		}
 	}
 	for _, tc := range []struct {
 		name    string
@@ -108,6 +113,8 @@ func TestCheckedText(t *testing.T) {
 		{"repaired", []llm.Response{{Text: "coffee"}, {Text: "tea"}}, "tea", "", 2},
 		{"empty then good", []llm.Response{{Text: " "}, {Text: "tea"}}, "tea", "", 2},
 		{"truncated then good", []llm.Response{{Text: "tea and", FinishReason: "length"}, {Text: "tea"}}, "tea", "", 2},
+		{"truncated twice is kept", []llm.Response{{Text: "tea and", FinishReason: "length"}, {Text: "tea or", FinishReason: "length"}}, "tea or", "", 2},
+		{"soft fix, one call", []llm.Response{{Text: "tea and biscuit"}}, "tea", "", 1},
 		{"fails twice", []llm.Response{{Text: "coffee"}, {Text: "cocoa"}}, "", "does not mention tea", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

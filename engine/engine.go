@@ -49,6 +49,10 @@ type Engine struct {
 	// span, as the GenAI conventions' message attributes. The journal
 	// always keeps them.
 	CaptureContent bool
+	// OnRepair, if set, is called with every repair made to a reply in a
+	// step of a run of the named pipeline (not again when the step is
+	// replayed), for metrics. It must be safe for concurrent use.
+	OnRepair func(pipeline string, r llm.Repair)
 }
 
 // Publisher receives the events of runs.
@@ -85,6 +89,9 @@ type Run struct {
 	// span is the run's trace span; nil for a run that is only finished
 	// (Engine.Fail).
 	span trace.Span
+	// repairs are those of the run's steps, replayed ones included, in the
+	// order they were made, and those Repair recorded.
+	repairs []llm.Repair
 }
 
 func (e *Engine) now() time.Time {
@@ -210,6 +217,26 @@ func (r *Run) Usage() llm.Usage {
 	return r.rec.Usage
 }
 
+// Repairs returns the repairs made to the replies of the run's steps so far
+// (those of replayed steps included) and those recorded with Repair, in the
+// order they were made; an empty list, not nil, when there were none.
+func (r *Run) Repairs() []llm.Repair {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]llm.Repair{}, r.repairs...)
+}
+
+// Repair records a repair a pipeline made itself, outside any one reply (a
+// pipeline that re-runs, on resume, records it again).
+func (r *Run) Repair(rep llm.Repair) {
+	r.mu.Lock()
+	r.repairs = append(r.repairs, rep)
+	r.mu.Unlock()
+	if r.e.OnRepair != nil {
+		r.e.OnRepair(r.rec.Pipeline, rep)
+	}
+}
+
 // Record returns a copy of the run's record as it stands.
 func (r *Run) Record() madspark.Run {
 	r.mu.Lock()
@@ -299,7 +326,10 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 // calls into the step and the run.
 //
 // The step's output is saved before Step returns, so a crash after Step
-// never loses it.
+// never loses it. The repairs made to replies during fn (reported with
+// llm.RecordRepair on fn's context, as package structured does) are saved
+// with the step and added to the run's Repairs, also when the step is
+// replayed.
 func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx context.Context, c llm.Client) (T, error)) (T, error) {
 	var zero T
 	hash, err := inputHash(input)
@@ -313,6 +343,9 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 		var out T
 		if err := json.Unmarshal(prev.Output, &out); err == nil {
 			r.e.logger().Info("step replayed", "run", r.rec.ID, "step", key)
+			r.mu.Lock()
+			r.repairs = append(r.repairs, prev.Repairs...)
+			r.mu.Unlock()
 			return out, nil
 		}
 	}
@@ -323,6 +356,17 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 		return r.generate(ctx, rec, key, req)
 	})
 	ctx, span := r.startStep(ctx, key)
+	ctx = llm.WithRepairSink(ctx, func(rep llm.Repair) {
+		rep.Step = key
+		rec.mu.Lock()
+		step.Repairs = append(step.Repairs, rep)
+		rec.mu.Unlock()
+		r.e.logger().Info("reply repaired", "run", r.rec.ID, "step", key, "agent", rep.Agent, "rule", rep.Rule, "action", rep.Action)
+		span.AddEvent("repair", trace.WithAttributes(repairAttrs(rep)...))
+		if r.e.OnRepair != nil {
+			r.e.OnRepair(r.rec.Pipeline, rep)
+		}
+	})
 	out, runErr := fn(ctx, metered)
 	step.FinishedAt = r.e.now()
 	rec.mu.Lock()
@@ -347,14 +391,17 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 		return zero, fmt.Errorf("%s: journal: %w", key, err)
 	}
 	r.e.logger().Info("step", "run", r.rec.ID, "step", key, "status", step.Status,
-		"llm_calls", step.Usage.LLMCalls, "cached_calls", step.Usage.CachedCalls,
+		"llm_calls", step.Usage.LLMCalls, "cached_calls", step.Usage.CachedCalls, "repairs", len(step.Repairs),
 		"duration", step.FinishedAt.Sub(step.StartedAt).Round(time.Millisecond))
+	r.mu.Lock()
+	r.repairs = append(r.repairs, step.Repairs...)
+	if runErr == nil {
+		r.journal[key] = step
+	}
+	r.mu.Unlock()
 	if runErr != nil {
 		return zero, runErr
 	}
-	r.mu.Lock()
-	r.journal[key] = step
-	r.mu.Unlock()
 	return out, nil
 }
 

@@ -206,3 +206,64 @@ func TestQueuedRecordResumes(t *testing.T) {
 		t.Fatalf("after Resume: %+v", got)
 	}
 }
+
+// TestStepRepairs: the repairs reported during a step are journaled with
+// it, gathered on the run, counted once through OnRepair, and reported
+// again when a resumed run replays the step.
+func TestStepRepairs(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var mu sync.Mutex
+	counted := map[string]int{}
+	e := &Engine{Store: db, Client: &countingClient{}, OnRepair: func(pipeline string, rep llm.Repair) {
+		mu.Lock()
+		defer mu.Unlock()
+		counted[pipeline+"/"+rep.Agent+"/"+rep.Rule]++
+	}}
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repairing := func(ctx context.Context, c llm.Client) (string, error) {
+		llm.RecordRepair(ctx, llm.Repair{Agent: "t.a", Rule: "range", Action: "11 → 10"})
+		return ask("A")(ctx, c)
+	}
+	if _, err := Step(ctx, r, "a", "in-a", repairing); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Step(ctx, r, "b", "in-b", func(ctx context.Context, c llm.Client) (string, error) {
+		llm.RecordRepair(ctx, llm.Repair{Agent: "t.b", Rule: "count", Action: "kept 2"})
+		return "", errors.New("later failure")
+	}); err == nil {
+		t.Fatal("step b should fail")
+	}
+	got := r.Repairs()
+	if len(got) != 2 || got[0].Step != "a" || got[0].Rule != "range" || got[1].Step != "b" {
+		t.Fatalf("run repairs = %+v", got)
+	}
+	steps, err := db.Steps(ctx, r.ID())
+	if err != nil || len(steps) != 2 || len(steps[0].Repairs) != 1 || steps[0].Repairs[0].Action != "11 → 10" || len(steps[1].Repairs) != 1 {
+		t.Fatalf("journal = %+v, %v", steps, err)
+	}
+	if err := r.Finish(ctx, nil, errors.New("later failure")); err != nil {
+		t.Fatal(err)
+	}
+
+	r2, err := e.Resume(ctx, r.ID(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Step(ctx, r2, "a", "in-a", repairing); err != nil {
+		t.Fatal(err)
+	}
+	if got := r2.Repairs(); len(got) != 1 || got[0].Step != "a" {
+		t.Fatalf("replayed repairs = %+v", got)
+	}
+	if counted["test/t.a/range"] != 1 || counted["test/t.b/count"] != 1 {
+		t.Fatalf("OnRepair counted %v, want each once", counted)
+	}
+}

@@ -208,3 +208,12 @@ func outputContent(resp *llm.Response) []attribute.KeyValue {
 		Role: string(llm.RoleAssistant), Parts: []part{{Type: "text", Content: resp.Text}}, FinishReason: resp.FinishReason,
 	}})}
 }
+
+// repairAttrs describe a repair event.
+func repairAttrs(r llm.Repair) []attribute.KeyValue {
+	return []attribute.KeyValue{
+		attribute.String("gen_ai.agent.name", r.Agent),
+		attribute.String("madspark.repair.rule", r.Rule),
+		attribute.String("madspark.repair.action", r.Action),
+	}
+}

@@ -175,9 +175,14 @@ func buildStep(s *madspark.Step) Step {
 	return st
 }
 
-// repairsOf returns the repairs recorded with step s.
-func repairsOf(*madspark.Step) []Repair {
-	return []Repair{}
+// repairsOf returns the repairs recorded with step s; empty, not nil, for
+// none.
+func repairsOf(s *madspark.Step) []Repair {
+	out := make([]Repair, 0, len(s.Repairs))
+	for _, r := range s.Repairs {
+		out = append(out, Repair{Agent: r.Agent, Rule: r.Rule, Action: r.Action})
+	}
+	return out
 }
 
 func buildCall(c madspark.Call) Call {

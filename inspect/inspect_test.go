@@ -165,7 +165,8 @@ func TestTextAndJSON(t *testing.T) {
 	run := &madspark.Run{ID: "r1", Pipeline: "spark", Status: madspark.RunSucceeded, CreatedAt: t0}
 	steps := []*madspark.Step{{
 		RunID: "r1", Key: "evaluate", Status: madspark.StepDone, StartedAt: t0.Add(2 * time.Second), FinishedAt: t0.Add(3 * time.Second),
-		Usage: llm.Usage{LLMCalls: 2, InputTokens: 30, OutputTokens: 12, CostUSD: 0.0125},
+		Usage:   llm.Usage{LLMCalls: 2, InputTokens: 30, OutputTokens: 12, CostUSD: 0.0125},
+		Repairs: []llm.Repair{{Step: "evaluate", Agent: "spark.evaluate", Rule: "range", Action: "score 10.5 → 10"}},
 		Calls: []madspark.Call{
 			{Agent: "spark.evaluate", Provider: "openai", Model: "gpt-4o-mini", System: "Judge.", Messages: []llm.Message{{Role: llm.RoleUser, Content: "Score it."}},
 				Response: "not json", Attempt: 1, Retries: 1, StartedAt: t0.Add(2 * time.Second), Latency: 400 * time.Millisecond},
@@ -179,6 +180,10 @@ func TestTextAndJSON(t *testing.T) {
 		t.Fatalf("steps = %+v", v.Steps)
 	}
 	ev := v.Step("evaluate")
+	if len(ev.Repairs) != 1 || ev.Repairs[0] != (inspect.Repair{Agent: "spark.evaluate", Rule: "range", Action: "score 10.5 → 10"}) ||
+		v.Step("generate").Repairs == nil || len(v.Step("generate").Repairs) != 0 {
+		t.Errorf("repairs = %+v / %+v", ev.Repairs, v.Step("generate").Repairs)
+	}
 	if ev.Attempts != 2 || ev.LatencyMS != 1000 || ev.Response != `{"score":7}` || len(ev.Prompt) != 4 || ev.Prompt[0].Content != "Judge." {
 		t.Errorf("evaluate = %+v", ev)
 	}
@@ -205,7 +210,7 @@ func TestTextAndJSON(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(tb.String()), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "STEP") || !strings.HasPrefix(lines[1], "generate") ||
-		!strings.Contains(lines[2], "spark.evaluate") || !strings.Contains(lines[2], "$0.0125") || !strings.Contains(lines[2], "1s") {
+		!strings.Contains(lines[2], "spark.evaluate") || !strings.Contains(lines[2], "$0.0125") || !strings.Contains(lines[2], "1s") || !strings.HasSuffix(strings.TrimSpace(lines[2]), " 1") {
 		t.Errorf("table:\n%s", tb.String())
 	}
 	var sb bytes.Buffer

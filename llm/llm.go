@@ -38,6 +38,10 @@ type Schema struct {
 	Name string
 	// JSON is the JSON Schema document, self-contained (no external $ref).
 	JSON []byte
+	// Hint is a compact description of the expected JSON, for providers
+	// that do not enforce the schema (servers without constrained
+	// decoding): they put it in the prompt instead.
+	Hint string
 }
 
 // Request is one call to a language model.
@@ -68,6 +72,10 @@ type Request struct {
 	OnDelta func(delta string)
 	// Timeout bounds this call when positive (see middleware.Timeout).
 	Timeout time.Duration
+	// Deferred asks a response cache to keep the reply only once the
+	// caller calls Response.Accept, after it has decoded and validated it,
+	// so that a reply that proved unusable is never replayed.
+	Deferred bool
 	// Input is the agent's typed input that the prompt was rendered from.
 	// Providers ignore it; the mock provider uses it to give answers that
 	// fit the request. It is never sent over the network.
@@ -97,6 +105,17 @@ type Response struct {
 	Cached bool
 	// Usage is what this one call cost.
 	Usage Usage
+	// OnAccept, set by a response cache for a Deferred request, stores the
+	// reply; call it through Accept.
+	OnAccept func()
+}
+
+// Accept tells the response cache, if any, that the reply of a Deferred
+// request was usable and may be kept.
+func (r *Response) Accept() {
+	if r != nil && r.OnAccept != nil {
+		r.OnAccept()
+	}
 }
 
 // Truncated reports whether the reply was cut off at the token limit:
@@ -118,6 +137,11 @@ type Usage struct {
 	OutputTokens int `json:"output_tokens"`
 	// CostUSD is estimated from the price table; 0 for local and mock models.
 	CostUSD float64 `json:"cost_usd"`
+	// CachedInputTokens and CachedOutputTokens are the tokens that the
+	// replies the cache answered with took when they were made: the real
+	// size of the work, not paid again.
+	CachedInputTokens  int `json:"cached_input_tokens,omitempty"`
+	CachedOutputTokens int `json:"cached_output_tokens,omitempty"`
 }
 
 // Add adds o to u.
@@ -127,6 +151,8 @@ func (u *Usage) Add(o Usage) {
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens
 	u.CostUSD += o.CostUSD
+	u.CachedInputTokens += o.CachedInputTokens
+	u.CachedOutputTokens += o.CachedOutputTokens
 }
 
 // String summarises u on one line: "6 LLM calls, 0 cached; 1200 input +

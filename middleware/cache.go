@@ -10,6 +10,8 @@ import (
 	"hash"
 	"log/slog"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -107,6 +109,10 @@ type cacheEntry struct {
 	Model        string    `json:"model"`
 	FinishReason string    `json:"finish_reason"`
 	CreatedAt    time.Time `json:"created_at"`
+	// InputTokens and OutputTokens are what the reply took when it was
+	// made.
+	InputTokens  int `json:"input_tokens,omitempty"`
+	OutputTokens int `json:"output_tokens,omitempty"`
 }
 
 // Cache returns a Middleware that answers a request it has seen before from
@@ -118,11 +124,15 @@ type cacheEntry struct {
 // the LRU.
 //
 // A hit returns the stored Text, Provider, Model and FinishReason with Cached
-// set and Usage{CachedCalls: 1}: no tokens and no cost. If the request
-// streams (OnDelta is not nil), OnDelta is called once with the whole text.
+// set and Usage{CachedCalls: 1}: no tokens and no cost, but the tokens the
+// reply took when it was made as CachedInputTokens and CachedOutputTokens. If the request
+// streams (OnDelta is not nil), OnDelta is called with the text in pieces of
+// a few words, as a model streams it.
 //
 // A miss calls the wrapped Client and stores its reply if the call succeeded
-// and the reply was not truncated (Response.Truncated). Cache failures
+// and the reply was not truncated (Response.Truncated); for a Deferred
+// request, only once the caller calls the response's Accept, so that a reply
+// the caller could not use is asked again next time rather than replayed. Cache failures
 // never fail a call: a store error or an undecodable stored value is logged
 // and treated as a miss or an unstored reply. Concurrent identical misses
 // each call the wrapped Client.
@@ -156,7 +166,9 @@ func (c *cache) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	key := CacheKey(c.cfg.Provider, c.cfg.DefaultModel, req)
 	if e, ok := c.lookup(ctx, req, key); ok {
 		if req.OnDelta != nil {
-			req.OnDelta(e.Text)
+			for _, chunk := range chunks(e.Text) {
+				req.OnDelta(chunk)
+			}
 		}
 		return &llm.Response{
 			Text:         e.Text,
@@ -164,23 +176,53 @@ func (c *cache) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 			Model:        e.Model,
 			FinishReason: e.FinishReason,
 			Cached:       true,
-			Usage:        llm.Usage{CachedCalls: 1},
+			Usage:        llm.Usage{CachedCalls: 1, CachedInputTokens: e.InputTokens, CachedOutputTokens: e.OutputTokens},
 		}, nil
 	}
 	resp, err := c.next.Generate(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if !resp.Truncated() {
-		c.save(ctx, req, key, cacheEntry{
-			Text:         resp.Text,
-			Provider:     resp.Provider,
-			Model:        resp.Model,
-			FinishReason: resp.FinishReason,
-			CreatedAt:    c.cfg.Now().UTC(),
-		})
+	if resp.Truncated() {
+		return resp, nil
 	}
-	return resp, nil
+	e := cacheEntry{
+		Text:         resp.Text,
+		Provider:     resp.Provider,
+		Model:        resp.Model,
+		FinishReason: resp.FinishReason,
+		CreatedAt:    c.cfg.Now().UTC(),
+		InputTokens:  resp.Usage.InputTokens,
+		OutputTokens: resp.Usage.OutputTokens,
+	}
+	if !req.Deferred {
+		c.save(ctx, req, key, e)
+		return resp, nil
+	}
+	var once sync.Once
+	stored := *resp
+	stored.OnAccept = func() { once.Do(func() { c.save(ctx, req, key, e) }) }
+	return &stored, nil
+}
+
+// chunks splits a cached reply for a streaming request into pieces of a
+// few words each, as a model streams them, so that a client sees the same
+// kind of stream whether the reply was cached or not.
+func chunks(text string) []string {
+	const size = 24 // bytes, ending at a space
+	var out []string
+	for len(text) > size {
+		i := strings.IndexByte(text[size:], ' ')
+		if i < 0 {
+			break
+		}
+		out = append(out, text[:size+i+1])
+		text = text[size+i+1:]
+	}
+	if text != "" || len(out) == 0 {
+		out = append(out, text)
+	}
+	return out
 }
 
 // lookup finds key in the LRU, then in the store.

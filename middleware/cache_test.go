@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -77,15 +78,15 @@ func TestCacheHit(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := llm.Response{Text: `{"score": 7}`, Provider: "openai", Model: "gpt-4o-mini", FinishReason: "stop",
-		Cached: true, Usage: llm.Usage{CachedCalls: 1}}
-	if *second != want {
+		Cached: true, Usage: llm.Usage{CachedCalls: 1, CachedInputTokens: 10, CachedOutputTokens: 20}}
+	if !reflect.DeepEqual(*second, want) {
 		t.Errorf("hit = %+v, want %+v", *second, want)
 	}
 	if next.Calls() != 1 {
 		t.Errorf("calls = %d, want 1", next.Calls())
 	}
-	if len(deltas) != 1 || deltas[0] != want.Text {
-		t.Errorf("OnDelta got %q, want the whole text once", deltas)
+	if strings.Join(deltas, "") != want.Text {
+		t.Errorf("OnDelta got %q, want the whole text", deltas)
 	}
 }
 
@@ -184,7 +185,7 @@ func TestCacheDurableStore(t *testing.T) {
 	// A new process: a new middleware, an empty LRU, the same store.
 	c2, next2 := newCache(cfg, okResp("fresh"))
 	resp, err := c2.Generate(context.Background(), request("p"))
-	if err != nil || !resp.Cached || resp.Text != "durable" || resp.Usage != (llm.Usage{CachedCalls: 1}) {
+	if err != nil || !resp.Cached || resp.Text != "durable" || resp.Usage != (llm.Usage{CachedCalls: 1, CachedInputTokens: 10, CachedOutputTokens: 20}) {
 		t.Fatalf("resp = %+v, %v; want the stored reply", resp, err)
 	}
 	if next1.Calls() != 1 || next2.Calls() != 0 {
@@ -294,5 +295,48 @@ func TestCacheConcurrent(t *testing.T) {
 	wg.Wait()
 	if store.len() != 8 {
 		t.Errorf("stored %d, want 8", store.len())
+	}
+}
+
+// TestCacheDeferred: the reply of a Deferred request is stored only once
+// the caller accepts it, so that an unusable reply is asked again.
+func TestCacheDeferred(t *testing.T) {
+	store := newMemStore()
+	c, next := newCache(CacheConfig{Store: store}, okResp(`{"score": "high"}`))
+	req := request("p")
+	req.Deferred = true
+	if _, err := c.Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	// Not accepted: the same request calls the model again.
+	resp, err := c.Generate(context.Background(), req)
+	if err != nil || resp.Cached || next.Calls() != 2 || store.len() != 0 {
+		t.Fatalf("unaccepted reply was cached: resp %+v, calls %d, stored %d", resp, next.Calls(), store.len())
+	}
+	resp.Accept()
+	resp.Accept() // twice is once
+	if store.puts != 1 {
+		t.Fatalf("puts = %d, want 1", store.puts)
+	}
+	hit, err := c.Generate(context.Background(), req)
+	if err != nil || !hit.Cached || next.Calls() != 2 {
+		t.Fatalf("accepted reply not served from the cache: %+v, calls %d", hit, next.Calls())
+	}
+	hit.Accept() // a hit has nothing to store
+	if store.puts != 1 {
+		t.Fatalf("puts = %d after accepting a hit", store.puts)
+	}
+}
+
+func TestChunks(t *testing.T) {
+	long := "The quick brown fox jumps over the lazy dog, and then it runs far away into the woods beyond the hill."
+	got := chunks(long)
+	if len(got) < 3 || strings.Join(got, "") != long {
+		t.Fatalf("chunks = %q", got)
+	}
+	for _, s := range []string{"", "short", strings.Repeat("x", 100)} {
+		if got := chunks(s); strings.Join(got, "") != s || len(got) != 1 {
+			t.Errorf("chunks(%q) = %q", s, got)
+		}
 	}
 }

@@ -50,7 +50,7 @@ func TestChain(t *testing.T) {
 	}
 
 	resp, err = c.Generate(context.Background(), request("p"))
-	if err != nil || !resp.Cached || resp.Usage != (llm.Usage{CachedCalls: 1}) {
+	if err != nil || !resp.Cached || resp.Usage != (llm.Usage{CachedCalls: 1, CachedInputTokens: 1_000_000, CachedOutputTokens: 1_000_000}) {
 		t.Errorf("second = %+v, %v; want a free cache hit", resp, err)
 	}
 	if provider.Calls() != 3 {

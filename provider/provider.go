@@ -38,7 +38,15 @@ type Settings struct {
 	OllamaHost    string
 	GoogleKey     string
 	GoogleModel   string
-	AnthropicKey  string
+	// Vertex, GoogleProject and GoogleLocation put Gemini on Vertex AI:
+	// GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_CLOUD_PROJECT and
+	// GOOGLE_CLOUD_LOCATION (or GOOGLE_CLOUD_REGION), the SDK's variables.
+	Vertex                        bool
+	GoogleProject, GoogleLocation string
+	AnthropicKey                  string
+	// Structured is MADSPARK_STRUCTURED_OUTPUT: how an OpenAI-compatible
+	// server is given a reply's schema (openai.Config.Structured).
+	Structured string
 	// MockLatency is the simulated round trip of each mock call.
 	MockLatency time.Duration
 	// mockLatencyErr is why MADSPARK_MOCK_LATENCY could not be parsed.
@@ -61,6 +69,16 @@ func FromEnv(getenv func(string) string) Settings {
 		GoogleKey:     strings.TrimSpace(google),
 		GoogleModel:   strings.TrimSpace(getenv("GOOGLE_GENAI_MODEL")),
 		AnthropicKey:  strings.TrimSpace(getenv("ANTHROPIC_API_KEY")),
+		Structured:    strings.ToLower(strings.TrimSpace(getenv("MADSPARK_STRUCTURED_OUTPUT"))),
+		GoogleProject: strings.TrimSpace(getenv("GOOGLE_CLOUD_PROJECT")),
+	}
+	switch strings.ToLower(strings.TrimSpace(getenv("GOOGLE_GENAI_USE_VERTEXAI"))) {
+	case "1", "true":
+		s.Vertex = true
+	}
+	s.GoogleLocation = strings.TrimSpace(getenv("GOOGLE_CLOUD_LOCATION"))
+	if s.GoogleLocation == "" {
+		s.GoogleLocation = strings.TrimSpace(getenv("GOOGLE_CLOUD_REGION"))
 	}
 	if v := strings.TrimSpace(getenv("MADSPARK_MOCK_LATENCY")); v != "" {
 		d, err := time.ParseDuration(v)
@@ -102,6 +120,11 @@ func (s Settings) Choose() (Info, error) {
 	if s.mockLatencyErr != nil {
 		return Info{}, s.mockLatencyErr
 	}
+	switch s.Structured {
+	case "", openai.StructuredNative, openai.StructuredPrompt, openai.StructuredBoth:
+	default:
+		return Info{}, fmt.Errorf("MADSPARK_STRUCTURED_OUTPUT must be native, prompt or both; got %q", s.Structured)
+	}
 	switch s.Mode {
 	case "", "live", "production", "auto":
 	case "mock":
@@ -115,6 +138,8 @@ func (s Settings) Choose() (Info, error) {
 		switch {
 		case s.GoogleKey != "":
 			name, reason = "gemini", "GOOGLE_API_KEY is set"
+		case s.Vertex:
+			name, reason = "gemini", "GOOGLE_GENAI_USE_VERTEXAI is set"
 		case s.AnthropicKey != "":
 			name, reason = "anthropic", "ANTHROPIC_API_KEY is set"
 		case s.OpenAIKey != "" || s.OpenAIBaseURL != "":
@@ -146,8 +171,11 @@ func (s Settings) Choose() (Info, error) {
 			info.Model = "llama3.2"
 		}
 	case "gemini":
-		if s.GoogleKey == "" {
-			return Info{}, fmt.Errorf("provider gemini needs GOOGLE_API_KEY")
+		switch {
+		case s.Vertex && s.GoogleKey == "" && (s.GoogleProject == "" || s.GoogleLocation == ""):
+			return Info{}, fmt.Errorf("provider gemini on Vertex AI needs GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION (or GOOGLE_API_KEY)")
+		case !s.Vertex && s.GoogleKey == "":
+			return Info{}, fmt.Errorf("provider gemini needs GOOGLE_API_KEY (or GOOGLE_GENAI_USE_VERTEXAI=true for Vertex AI)")
 		}
 		if info.Model == "" {
 			info.Model = s.GoogleModel
@@ -177,15 +205,16 @@ func Open(ctx context.Context, s Settings, responders map[string]mock.Responder)
 	case mock.Name:
 		return mock.New(responders, mock.WithLatency(s.MockLatency)), info, nil
 	case "openai":
-		return openai.New(openai.Config{Name: "openai", BaseURL: s.OpenAIBaseURL, APIKey: s.OpenAIKey, Model: info.Model}), info, nil
+		return openai.New(openai.Config{Name: "openai", BaseURL: s.OpenAIBaseURL, APIKey: s.OpenAIKey, Model: info.Model, Structured: s.Structured}), info, nil
 	case "ollama":
 		base, err := ollamaBaseURL(s.OllamaHost)
 		if err != nil {
 			return nil, Info{}, err
 		}
-		return openai.New(openai.Config{Name: "ollama", BaseURL: base, APIKey: s.OpenAIKey, Model: info.Model}), info, nil
+		return openai.New(openai.Config{Name: "ollama", BaseURL: base, APIKey: s.OpenAIKey, Model: info.Model, Structured: s.Structured}), info, nil
 	case "gemini":
-		c, err := gemini.New(ctx, gemini.Config{APIKey: s.GoogleKey, Model: info.Model})
+		c, err := gemini.New(ctx, gemini.Config{APIKey: s.GoogleKey, Model: info.Model,
+			Vertex: s.Vertex, Project: s.GoogleProject, Location: s.GoogleLocation})
 		if err != nil {
 			return nil, Info{}, fmt.Errorf("gemini: %w", err)
 		}

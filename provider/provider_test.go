@@ -39,6 +39,10 @@ func TestChoose(t *testing.T) {
 		{"missing key", env("MADSPARK_PROVIDER", "anthropic"), "", "", false, false, "needs ANTHROPIC_API_KEY"},
 		{"bad mode", env("MADSPARK_MODE", "test"), "", "", false, false, "MADSPARK_MODE"},
 		{"bad mock latency", env("MADSPARK_MOCK_LATENCY", "fast"), "", "", false, false, "MADSPARK_MOCK_LATENCY must be a duration"},
+		{"vertex", env("GOOGLE_GENAI_USE_VERTEXAI", "true", "GOOGLE_CLOUD_PROJECT", "p", "GOOGLE_CLOUD_LOCATION", "us-central1"), "gemini", "gemini-2.5-flash", false, false, ""},
+		{"vertex region", env("GOOGLE_GENAI_USE_VERTEXAI", "1", "GOOGLE_CLOUD_PROJECT", "p", "GOOGLE_CLOUD_REGION", "us-central1"), "gemini", "gemini-2.5-flash", false, false, ""},
+		{"vertex without project", env("GOOGLE_GENAI_USE_VERTEXAI", "true"), "", "", false, false, "needs GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION"},
+		{"bad structured output", env("OPENAI_API_KEY", "k", "MADSPARK_STRUCTURED_OUTPUT", "grammar"), "", "", false, false, "MADSPARK_STRUCTURED_OUTPUT must be"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

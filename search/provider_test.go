@@ -316,8 +316,8 @@ func TestConcurrentSearches(t *testing.T) {
 func TestFromEnv(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	p := FromEnv(env(map[string]string{"TAVILY_API_KEY": "tk", "BRAVE_API_KEY": "bk"}))
-	if tv, ok := p.(*Tavily); !ok || tv.key != "tk" {
-		t.Errorf("both keys: %#v, want Tavily", p)
+	if f, ok := p.(fallback); !ok || len(f) != 2 || f[0].(*Tavily).key != "tk" || f[1].(*Brave).key != "bk" {
+		t.Errorf("both keys: %#v, want Tavily then Brave", p)
 	}
 	p = FromEnv(env(map[string]string{"TAVILY_API_KEY": "  ", "BRAVE_API_KEY": " bk\n"}))
 	if b, ok := p.(*Brave); !ok || b.key != "bk" {

@@ -2,7 +2,8 @@
 // debate's proposers now, a literature review or a market analyst later.
 //
 // Two providers are supported, Tavily (NewTavily) and Brave (NewBrave);
-// FromEnv picks one from the environment. Cached keeps results in the
+// FromEnv picks them from the environment, Brave as Tavily's fallback
+// (Fallback) when both keys are set. Cached keeps results in the
 // response cache's store, and FormatForContext renders them for a prompt.
 //
 // Providers never retry. A failed search returns an *llm.Error whose
@@ -81,13 +82,27 @@ const (
 )
 
 // FromEnv returns the provider whose API key getenv returns: Tavily for
-// TAVILY_API_KEY, else Brave for BRAVE_API_KEY, else nil.
+// TAVILY_API_KEY and Brave for BRAVE_API_KEY; with both, Tavily with Brave
+// as its fallback (see Fallback); with neither, nil. TAVILY_BASE_URL and
+// BRAVE_BASE_URL, when set, replace the providers' endpoints (a proxy, a
+// self-hosted gateway).
 func FromEnv(getenv func(string) string) Provider {
+	var ps []Provider
 	if k := strings.TrimSpace(getenv("TAVILY_API_KEY")); k != "" {
-		return NewTavily(k)
+		ps = append(ps, NewTavily(k, baseFromEnv(getenv, "TAVILY_BASE_URL")...))
 	}
 	if k := strings.TrimSpace(getenv("BRAVE_API_KEY")); k != "" {
-		return NewBrave(k)
+		ps = append(ps, NewBrave(k, baseFromEnv(getenv, "BRAVE_BASE_URL")...))
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	return Fallback(ps...)
+}
+
+func baseFromEnv(getenv func(string) string, name string) []Option {
+	if u := strings.TrimSpace(getenv(name)); u != "" {
+		return []Option{WithBaseURL(u)}
 	}
 	return nil
 }

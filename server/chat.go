@@ -39,6 +39,48 @@ type chatRequest struct {
 	PresencePenalty     *float64        `json:"presence_penalty"`
 	FrequencyPenalty    *float64        `json:"frequency_penalty"`
 	ResponseFormat      *responseFormat `json:"response_format"`
+
+	// Fields that OpenAI clients and frameworks send by default and that
+	// do not change the answer madspark gives: accepted and ignored.
+	// Values that would change it (a required tool call, log
+	// probabilities) are refused by name.
+	Tools             json.RawMessage `json:"tools"`
+	ToolChoice        json.RawMessage `json:"tool_choice"`
+	Functions         json.RawMessage `json:"functions"`
+	FunctionCall      json.RawMessage `json:"function_call"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
+	Logprobs          *bool           `json:"logprobs"`
+	TopLogprobs       *int            `json:"top_logprobs"`
+	LogitBias         json.RawMessage `json:"logit_bias"`
+	Store             *bool           `json:"store"`
+	Metadata          json.RawMessage `json:"metadata"`
+	ServiceTier       string          `json:"service_tier"`
+	ReasoningEffort   string          `json:"reasoning_effort"`
+	Modalities        json.RawMessage `json:"modalities"`
+	Prediction        json.RawMessage `json:"prediction"`
+	SafetyIdentifier  string          `json:"safety_identifier"`
+	PromptCacheKey    string          `json:"prompt_cache_key"`
+	Verbosity         string          `json:"verbosity"`
+}
+
+// nonEmptyList reports whether raw is a JSON array with at least one item.
+func nonEmptyList(raw json.RawMessage) bool {
+	var list []json.RawMessage
+	return json.Unmarshal(raw, &list) == nil && len(list) > 0
+}
+
+// forcesCall reports whether a tool_choice (or function_call) value asks
+// for a call: "required", or an object naming a tool.
+func forcesCall(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s == "required"
+	}
+	return raw[0] == '{'
 }
 
 type streamOptions struct {
@@ -158,6 +200,12 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, P
 		return fail(badRequest("response_format", "response_format type %q is not supported; only text", req.ResponseFormat.Type))
 	case req.StreamOptions != nil && !req.Stream:
 		return fail(badRequest("stream_options", "stream_options is only allowed with stream true"))
+	case nonEmptyList(req.Tools) && forcesCall(req.ToolChoice):
+		return fail(badRequest("tool_choice", "tool_choice requires a tool call, but this server answers without calling tools; leave tool_choice unset, \"auto\" or \"none\""))
+	case nonEmptyList(req.Functions) && forcesCall(req.FunctionCall):
+		return fail(badRequest("function_call", "function_call requires a function call, but this server answers without calling functions"))
+	case req.Logprobs != nil && *req.Logprobs:
+		return fail(badRequest("logprobs", "logprobs is not supported; leave it unset or false"))
 	}
 	m, ok := s.models[req.Model]
 	if !ok {
@@ -370,7 +418,10 @@ func finishReason(c *Completion) string {
 }
 
 func usageOf(u llm.Usage) *wireUsage {
-	return &wireUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens}
+	// A cached answer reports the tokens it took when it was made (the
+	// extension's cached_calls says it was cached).
+	in, out := u.InputTokens+u.CachedInputTokens, u.OutputTokens+u.CachedOutputTokens
+	return &wireUsage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out}
 }
 
 func extensionOf(c *Completion) *extension {

@@ -46,3 +46,15 @@ func (m *metrics) usage(model string, u llm.Usage) {
 	m.tokens.WithLabelValues(model, "input").Add(float64(u.InputTokens))
 	m.tokens.WithLabelValues(model, "output").Add(float64(u.OutputTokens))
 }
+
+// RepairMetric registers madspark_repairs_total{pipeline,agent,rule} on reg
+// and returns the function that counts a repair, for engine.Engine.OnRepair.
+func RepairMetric(reg *prometheus.Registry) (func(pipeline string, r llm.Repair), error) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "madspark_repairs_total",
+		Help: "Repairs made to usable model replies that broke a soft rule, by pipeline, agent and rule."},
+		[]string{"pipeline", "agent", "rule"})
+	if err := reg.Register(c); err != nil {
+		return nil, err
+	}
+	return func(pipeline string, r llm.Repair) { c.WithLabelValues(pipeline, r.Agent, r.Rule).Inc() }, nil
+}

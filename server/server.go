@@ -296,6 +296,17 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 // OpenAI-style JSON errors instead of the mux's plain text.
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
+	if pattern != "" && !catchAll(pattern) {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	if allow := s.allowed(r); len(allow) > 0 {
+		// A route of the server's, asked with the wrong method, rather
+		// than a path for the catch-all (the web UI) or none.
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeRouteError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+		return
+	}
 	if pattern != "" {
 		s.mux.ServeHTTP(w, r)
 		return
@@ -316,6 +327,35 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(cw.status)
 		_, _ = w.Write(cw.body)
 	}
+}
+
+// catchAll reports whether pattern matches every path ("/", "GET /").
+func catchAll(pattern string) bool {
+	_, path, _ := strings.Cut(pattern, " ")
+	if path == "" {
+		path = pattern
+	}
+	return path == "/"
+}
+
+// allowed returns the methods that r's path has a route of its own for,
+// when r's method is not among them; nil otherwise.
+func (s *Server) allowed(r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := s.mux.Handler(probe); p != "" && !catchAll(p) {
+			if m == r.Method || (m == http.MethodGet && r.Method == http.MethodHead) {
+				return nil
+			}
+			allow = append(allow, m)
+			if m == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+	}
+	return allow
 }
 
 // captureWriter records a small response.

@@ -53,7 +53,7 @@ func newFake(id string, chunks ...string) *fakeModel {
 	return &fakeModel{id: id, chunks: chunks, reached: make(chan struct{}), cancelled: make(chan struct{})}
 }
 
-var fakeUsage = llm.Usage{LLMCalls: 4, CachedCalls: 2, InputTokens: 30, OutputTokens: 12, CostUSD: 0.01}
+var fakeUsage = llm.Usage{LLMCalls: 4, CachedCalls: 2, InputTokens: 30, OutputTokens: 12, CostUSD: 0.01, CachedInputTokens: 5, CachedOutputTokens: 3}
 
 func (f *fakeModel) ID() string { return f.id }
 
@@ -277,7 +277,8 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("choice %v", ch)
 	}
 	u, _ := c["usage"].(map[string]any)
-	if u["prompt_tokens"] != 30.0 || u["completion_tokens"] != 12.0 || u["total_tokens"] != 42.0 {
+	// The cached calls' tokens count: the answer's real size.
+	if u["prompt_tokens"] != 35.0 || u["completion_tokens"] != 15.0 || u["total_tokens"] != 50.0 {
 		t.Errorf("usage %v", u)
 	}
 	if x, _ := c["madspark"].(map[string]any); x["run_id"] != "run-1" || x["llm_calls"] != 4.0 || x["cached_calls"] != 2.0 || x["cost_usd"] != 0.01 {
@@ -395,7 +396,7 @@ func TestStreaming(t *testing.T) {
 			}
 			uc := chunkOf(t, rest[0], id, created)
 			u, _ := uc["usage"].(map[string]any)
-			if choices, ok := uc["choices"].([]any); !ok || len(choices) != 0 || u["prompt_tokens"] != 30.0 || u["completion_tokens"] != 12.0 || u["total_tokens"] != 42.0 {
+			if choices, ok := uc["choices"].([]any); !ok || len(choices) != 0 || u["prompt_tokens"] != 35.0 || u["completion_tokens"] != 15.0 || u["total_tokens"] != 50.0 {
 				t.Fatalf("usage chunk %s", rest[0])
 			}
 		})
@@ -426,7 +427,7 @@ func TestOfficialSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Object != "chat.completion" || c.Choices[0].Message.Content != "Hello, world" || c.Choices[0].FinishReason != "stop" ||
-		c.Usage.TotalTokens != 42 || !strings.HasPrefix(c.ID, "chatcmpl-") {
+		c.Usage.TotalTokens != 50 || !strings.HasPrefix(c.ID, "chatcmpl-") {
 		t.Fatalf("completion %+v", c)
 	}
 	if p := m.lastPrompt(); p.System != "be brief" || p.Query() != "Say hello" || *p.Temperature != 0.5 {
@@ -446,7 +447,7 @@ func TestOfficialSDK(t *testing.T) {
 	if err := stream.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if chunks != 6 || acc.Choices[0].Message.Content != "Hello, world" || acc.Choices[0].FinishReason != "stop" || acc.Usage.TotalTokens != 42 {
+	if chunks != 6 || acc.Choices[0].Message.Content != "Hello, world" || acc.Choices[0].FinishReason != "stop" || acc.Usage.TotalTokens != 50 {
 		t.Fatalf("stream: %d chunks, %+v", chunks, acc.ChatCompletion)
 	}
 
@@ -506,6 +507,9 @@ func TestBadRequests(t *testing.T) {
 		{`{"model":"madspark-debate",` + user + `,"n":2}`, 400, "n", "only n=1"},
 		{`{"model":"madspark-debate",` + user + `,"response_format":{"type":"json_object"}}`, 400, "response_format", "json_object"},
 		{`{"model":"madspark-debate",` + user + `,"stream_options":{"include_usage":true}}`, 400, "stream_options", "stream true"},
+		{`{"model":"madspark-debate",` + user + `,"logprobs":true}`, 400, "logprobs", "logprobs is not supported"},
+		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"}`, 400, "tool_choice", "requires a tool call"},
+		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}}}`, 400, "tool_choice", "requires a tool call"},
 		{`{"model":"madspark-debate","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "messages[0].content", `type "image_url"`},
 		{`{"model":"madspark-debate","messages":[{"role":"user","content":42}]}`, 400, "messages[0].content", "string or an array"},
 		{`{"model":"madspark-debate","messages":[{"role":"tool","content":"x"}]}`, 400, "messages[0].role", `"tool" is not supported`},
@@ -551,6 +555,44 @@ func TestBadRequests(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("optional fields: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestClientDefaults: the fields OpenAI clients and frameworks send by
+// default are accepted and ignored.
+func TestClientDefaults(t *testing.T) {
+	m := newFake("madspark-debate", "x")
+	srv := newTestServer(t, "", m)
+	for i, extra := range []string{
+		`"tools":[],"tool_choice":"none","logprobs":false,"top_logprobs":0,"store":false,"metadata":{"app":"x"},` +
+			`"parallel_tool_calls":true,"service_tier":"auto","presence_penalty":0,"frequency_penalty":0,"logit_bias":{}`,
+		`"tools":[{"type":"function","function":{"name":"lookup"}}],"tool_choice":"auto"`,
+	} {
+		body := `{"model":"madspark-debate","messages":[{"role":"user","content":"hi"}],` + extra + `}`
+		resp, b := post(t, srv.URL, "", body)
+		if resp.StatusCode != 200 || m.callCount() != i+1 {
+			t.Fatalf("client defaults %d: %d %s", i, resp.StatusCode, b)
+		}
+	}
+}
+
+// TestWrongMethod: a route asked with another method is a 405 naming the
+// methods it takes, also where the web UI's catch-all would match.
+func TestWrongMethod(t *testing.T) {
+	srv := newTestServer(t, "", newFake("madspark-debate"))
+	srv.s.Mux().HandleFunc("GET /", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ui")) })
+	for _, tc := range []struct{ method, path, allow string }{
+		{http.MethodGet, "/v1/chat/completions", "POST"},
+		{http.MethodDelete, "/v1/chat/completions", "POST"},
+		{http.MethodPost, "/v1/models", "GET, HEAD"},
+	} {
+		resp, body := do(t, tc.method, srv.URL+tc.path, "", "")
+		if resp.StatusCode != 405 || resp.Header.Get("Allow") != tc.allow || !strings.Contains(body, "not allowed") {
+			t.Errorf("%s %s: %d Allow %q %s", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), body)
+		}
+	}
+	if resp, body := do(t, http.MethodGet, srv.URL+"/runs/123", "", ""); resp.StatusCode != 200 || body != "ui" {
+		t.Errorf("UI path: %d %s", resp.StatusCode, body)
 	}
 }
 

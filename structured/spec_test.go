@@ -63,34 +63,80 @@ func TestDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.WithSynonyms(map[string]string{"accept": "approve"})
 	tests := []struct {
-		name, in, wantErr string
+		name, in string
+		// wantErr, when set, is a hard problem the error must mention.
+		wantErr   string
+		wantScore float64
+		wantDec   string
+		wantRule  string
 	}{
-		{"valid fenced", "```json\n{\"score\": 7.5, \"decision\": \"approve\", \"notes\": [\"ok\"]}\n```", ""},
-		{"out of range", `{"score": 11, "decision": "approve", "notes": []}`, "at /score"},
-		{"bad enum", `{"score": 6, "decision": "accept", "notes": []}`, "at /decision"},
-		{"missing field", `{"score": 6, "decision": "approve"}`, "notes"},
-		{"unknown field", `{"score": 6, "decision": "approve", "notes": [], "x": 1}`, "x"},
-		{"string score", `{"score": "7", "decision": "approve", "notes": []}`, "at /score"},
-		{"type rule", `{"score": 2, "decision": "approve", "notes": []}`, "at least 5"},
-		{"truncated", `{"score": 2, "decision": "appr`, "truncated"},
+		{name: "valid fenced", in: "```json\n{\"score\": 7.5, \"decision\": \"approve\", \"notes\": [\"ok\"]}\n```", wantScore: 7.5, wantDec: "approve"},
+		{name: "out of range is clamped", in: `{"score": 11, "decision": "approve", "notes": []}`, wantScore: 10, wantDec: "approve", wantRule: "range"},
+		{name: "synonym", in: `{"score": 6, "decision": "accept", "notes": []}`, wantScore: 6, wantDec: "approve", wantRule: "enum"},
+		{name: "enum case", in: `{"score": 6, "decision": " Revise", "notes": []}`, wantScore: 6, wantDec: "revise", wantRule: "enum"},
+		{name: "unknown enum", in: `{"score": 6, "decision": "maybe", "notes": []}`, wantErr: "at /decision"},
+		{name: "missing list is empty", in: `{"score": 6, "decision": "approve"}`, wantScore: 6, wantDec: "approve", wantRule: "missing"},
+		{name: "missing score", in: `{"decision": "approve", "notes": []}`, wantErr: "score"},
+		{name: "unknown field dropped", in: `{"score": 6, "decision": "approve", "notes": [], "x": 1}`, wantScore: 6, wantDec: "approve"},
+		{name: "string score", in: `{"score": "7", "decision": "approve", "notes": []}`, wantScore: 7, wantDec: "approve", wantRule: "type"},
+		{name: "uncoercible", in: `{"score": "high", "decision": "approve", "notes": []}`, wantErr: "at /score"},
+		{name: "one note for a list", in: `{"score": 6, "decision": "approve", "notes": "fine"}`, wantScore: 6, wantDec: "approve", wantRule: "type"},
+		{name: "type rule", in: `{"score": 2, "decision": "approve", "notes": []}`, wantErr: "at least 5"},
+		{name: "truncated", in: `{"score": 2, "decision": "appr`, wantErr: "truncated"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := s.Decode(tt.in)
-			if tt.wantErr == "" {
-				if err != nil || v.Score != 7.5 {
-					t.Fatalf("Decode = %+v, %v", v, err)
+			rd := s.read(tt.in, nil)
+			err := rd.hardErr()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want mention of %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "\n") {
+					t.Fatalf("error is not one line: %q", err)
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("Decode error = %v, want mention of %q", err, tt.wantErr)
+			if err != nil {
+				t.Fatalf("hard problem: %v", err)
 			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error is not one line: %q", err)
+			fixes := rd.finish()
+			if rd.val.Score != tt.wantScore || rd.val.Decision != tt.wantDec {
+				t.Fatalf("value = %+v", rd.val)
+			}
+			if tt.wantRule == "" && len(fixes) > 0 {
+				t.Fatalf("repairs %+v on a clean reply", fixes)
+			}
+			if tt.wantRule != "" && (len(fixes) != 1 || fixes[0].rule != tt.wantRule) {
+				t.Fatalf("repairs = %+v, want one %q", fixes, tt.wantRule)
 			}
 		})
+	}
+}
+
+func TestDecodeBareListAndIntegers(t *testing.T) {
+	type item struct {
+		Index int    `json:"index" jsonschema:"minimum=0"`
+		Text  string `json:"text" jsonschema:"minLength=1"`
+	}
+	type list struct {
+		Items []item `json:"items" jsonschema:"minItems=1,maxItems=2"`
+	}
+	s, err := NewSpec[list]("list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Decode(`[{"index": "1", "text": "a"}, {"index": 2.0, "text": "b"}, {"index": -1.6, "text": "c"}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Items) != 2 || v.Items[0].Index != 1 || v.Items[1].Index != 2 {
+		t.Fatalf("got %+v", v)
+	}
+	if _, err := s.Decode(`{"items": [{"index": 1}]}`); err == nil || !strings.Contains(err.Error(), "text") {
+		t.Fatalf("a missing required text is hard, got %v", err)
 	}
 }
 
@@ -111,7 +157,7 @@ func (s *scripted) Generate(_ context.Context, req *llm.Request) (*llm.Response,
 func TestGenerateRepairsOnce(t *testing.T) {
 	s, _ := NewSpec[verdict]("verdict")
 	c := &scripted{replies: []string{
-		`{"score": 12, "decision": "approve", "notes": []}`,
+		`{"score": 3, "decision": "approve", "notes": []}`,
 		`Fixed: {"score": 8, "decision": "approve", "notes": ["good"]}`,
 	}}
 	req := llm.Request{Agent: "test.judge", Messages: []llm.Message{{Role: llm.RoleUser, Content: "judge it"}}}
@@ -126,7 +172,7 @@ func TestGenerateRepairsOnce(t *testing.T) {
 		t.Fatalf("schema not attached: %+v", c.reqs[0].Schema)
 	}
 	second := c.reqs[1].Messages
-	if len(second) != 3 || second[1].Role != llm.RoleAssistant || !strings.Contains(second[2].Content, "at /score") {
+	if len(second) != 3 || second[1].Role != llm.RoleAssistant || !strings.Contains(second[2].Content, "at least 5") {
 		t.Fatalf("repair conversation = %+v", second)
 	}
 	if len(req.Messages) != 1 {
@@ -137,7 +183,7 @@ func TestGenerateRepairsOnce(t *testing.T) {
 func TestGenerateFailsLoudly(t *testing.T) {
 	s, _ := NewSpec[verdict]("verdict")
 	c := &scripted{replies: []string{`nope`, `still {"score": 3`}}
-	check := func(*verdict) error { return nil }
+	check := func(*verdict, *Problems) {}
 	_, usage, err := s.Generate(context.Background(), c, llm.Request{Agent: "test.judge"}, check)
 	var re *ReplyError
 	if !errors.As(err, &re) || re.Agent != "test.judge" || re.Raw != `still {"score": 3` || !errors.Is(err, ErrTruncated) {
@@ -176,11 +222,10 @@ func TestGenerateCheck(t *testing.T) {
 		`{"score": 6, "decision": "revise", "notes": []}`,
 		`{"score": 6, "decision": "revise", "notes": ["a", "b"]}`,
 	}}
-	check := func(v *verdict) error {
+	check := func(v *verdict, p *Problems) {
 		if len(v.Notes) != 2 {
-			return fmt.Errorf("want 2 notes, got %d", len(v.Notes))
+			p.Ask("count", fmt.Sprintf("want 2 notes, got %d", len(v.Notes)), func() string { return "kept" })
 		}
-		return nil
 	}
 	v, _, err := s.Generate(context.Background(), c, llm.Request{Agent: "a"}, check)
 	if err != nil || len(v.Notes) != 2 {

@@ -25,6 +25,7 @@ type debateFlags struct {
 	roles          []string
 	noSearch       bool
 	modelPath      string
+	hfRepo         string
 }
 
 func (f *debateFlags) register(cmd *cobra.Command) {
@@ -35,6 +36,7 @@ func (f *debateFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&f.roles, "role", nil, "override a role's config: ROLE=TEMPERATURE/MAX_TOKENS (roles: drafter, critic, synthesizer, aggregator, direct); repeatable")
 	fs.BoolVar(&f.noSearch, "no-search", false, "do not search the web even when a search key is set")
 	fs.StringVar(&f.modelPath, "model-path", "", "a GGUF model file: start llama-server with it (or MADSPARK_MODEL_PATH)")
+	fs.StringVar(&f.hfRepo, "hf-repo", "", "USER/MODEL[:QUANT]: start llama-server with a model it fetches itself (or MADSPARK_HF_REPO)")
 }
 
 // params returns the debate parameters for query, validated.
@@ -64,7 +66,7 @@ type debater struct {
 // newDebater opens the app (starting llama-server for --model-path) and the
 // pipeline with web search from the environment.
 func (c *cli) newDebater(ctx context.Context, f *debateFlags, useCache bool) (*debater, func(), error) {
-	stopLlama, err := c.startLlamaServer(ctx, f.modelPath)
+	stopLlama, err := c.startLlamaServer(ctx, f.modelPath, f.hfRepo)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark"
@@ -29,16 +30,17 @@ import (
 const version = "0.1.0"
 
 // startLlamaServer starts llama-server for modelPath (or
-// MADSPARK_MODEL_PATH) and points the OpenAI-compatible provider at it. It
-// returns the function that stops it; with no model path it does nothing.
-func (c *cli) startLlamaServer(ctx context.Context, modelPath string) (func(), error) {
-	if modelPath == "" {
-		modelPath = c.env("MADSPARK_MODEL_PATH")
+// MADSPARK_MODEL_PATH), or for a model it fetches, hfRepo (or
+// MADSPARK_HF_REPO), and points the OpenAI-compatible provider at it. It
+// returns the function that stops it; with neither it does nothing.
+func (c *cli) startLlamaServer(ctx context.Context, modelPath, hfRepo string) (func(), error) {
+	if modelPath == "" && hfRepo == "" {
+		modelPath, hfRepo = c.env("MADSPARK_MODEL_PATH"), c.env("MADSPARK_HF_REPO")
 	}
-	if modelPath == "" {
+	if modelPath == "" && hfRepo == "" {
 		return func() {}, nil
 	}
-	s, err := llamaserver.Start(ctx, llamaserver.Config{ModelPath: modelPath, Parallel: len(debate.Proposers), Logger: c.logger})
+	s, err := llamaserver.Start(ctx, llamaserver.Config{ModelPath: modelPath, HFRepo: hfRepo, Parallel: len(debate.Proposers), Logger: c.logger})
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -54,7 +56,7 @@ func (c *cli) startLlamaServer(ctx context.Context, modelPath string) (func(), e
 		}
 		return outer(k)
 	}
-	fmt.Fprintf(c.stderr, "madspark: llama-server running at %s with %s\n", s.BaseURL, modelPath)
+	fmt.Fprintf(c.stderr, "madspark: llama-server running at %s with %s\n", s.BaseURL, modelPath+hfRepo)
 	return s.Stop, nil
 }
 
@@ -143,6 +145,11 @@ HTTP server.`,
 				return err
 			}
 			defer closeAll()
+			// Set before any run starts: the worker's runs count too.
+			metrics := prometheus.NewRegistry()
+			if d.app.engine.OnRepair, err = server.RepairMetric(metrics); err != nil {
+				return fmt.Errorf("metrics: %w", err)
+			}
 			reg, err := c.registry(d.app)
 			if err != nil {
 				return err
@@ -179,6 +186,7 @@ HTTP server.`,
 				Version:     version,
 				Models:      models,
 				CORSOrigins: origins,
+				Registry:    metrics,
 				Public:      func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
 				Wrap:        d.app.tracing.Handler,
 			})

@@ -423,7 +423,7 @@ func (s *session) research(ctx context.Context) error {
 	const key = "research/queries"
 	plan, err := engine.Step(ctx, s.r, key, stepInput{ri, s.agents.fingerprint[s.agents.research]}, func(ctx context.Context, c llm.Client) (researchPlan, error) {
 		return agent.JSON(ctx, s.rec.client(c, key), s.agents.research, s.p.plan, ri,
-			agent.Options{Temperature: tempResearch, Timeout: stageTimeout}, func(pl *researchPlan) error { return pl.check(ri.Max) })
+			agent.Options{Temperature: tempResearch, Timeout: stageTimeout}, structured.HardCheck(func(pl *researchPlan) error { return pl.check(ri.Max) }))
 	})
 	if err != nil {
 		return fmt.Errorf("research: %w", err)
@@ -522,9 +522,9 @@ func (s *session) analyse(ctx context.Context, n int) (*Iteration, error) {
 	key := fmt.Sprintf("i%d/analyst", n)
 	opts := agent.Options{Temperature: tempAnalyst, Timeout: analystTimeout, MaxTokens: analystMaxTokens(s.in.MinWords)}
 	text, err := engine.Step(ctx, s.r, key, stepInput{in, s.agents.fingerprint[a]}, func(ctx context.Context, c llm.Client) (string, error) {
-		text, err := a.CheckedText(ctx, s.rec.client(c, key), in, opts, func(t string) error {
+		text, err := a.CheckedText(ctx, s.rec.client(c, key), in, opts, structured.HardText(func(t string) error {
 			return checkAnalysis(unfence(t), in.MinWords, s.urls)
-		})
+		}))
 		return unfence(text), err
 	})
 	if err != nil {
@@ -578,7 +578,7 @@ func (s *session) review(ctx context.Context, it *Iteration) error {
 			var err error
 			fc, err = engine.Step(gctx, s.r, key, stepInput{fi, s.agents.fingerprint[s.agents.factChecker]}, func(ctx context.Context, c llm.Client) (FactCheck, error) {
 				return agent.JSON(ctx, s.rec.client(c, key), s.agents.factChecker, s.p.factCheck, fi,
-					agent.Options{Temperature: tempFactChecker, Timeout: stageTimeout}, func(f *FactCheck) error { return f.checkSources(s.urls) })
+					agent.Options{Temperature: tempFactChecker, Timeout: stageTimeout}, structured.HardCheck(func(f *FactCheck) error { return f.checkSources(s.urls) }))
 			})
 			return err
 		})

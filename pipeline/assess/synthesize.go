@@ -16,6 +16,7 @@ import (
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/prompt"
+	"github.com/madspark/madspark/structured"
 )
 
 // DefaultTop is how many ideas a synthesis explains.
@@ -229,7 +230,7 @@ func (p *Pipeline) Synthesize(ctx context.Context, r *engine.Run, in SynthesisPa
 	const key = "synthesis"
 	n, err := engine.Step(ctx, r, key, stepInput{si, synth.fingerprint}, func(ctx context.Context, c llm.Client) (Narrative, error) {
 		return agent.JSON(ctx, rec.client(c, key), synth.agent, p.narrative, si,
-			agent.Options{Temperature: tempSynthesizer, Timeout: stageTimeout}, func(n *Narrative) error { return n.check(si.TopSlugs) })
+			agent.Options{Temperature: tempSynthesizer, Timeout: stageTimeout}, structured.HardCheck(func(n *Narrative) error { return n.check(si.TopSlugs) }))
 	})
 	if err != nil {
 		return nil, err

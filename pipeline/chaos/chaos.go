@@ -263,7 +263,7 @@ func (p *Pipeline) judgeAndRemember(ctx context.Context, r *engine.Run, in Param
 	ji := judgeInput{Prompt: in.Prompt, RefinementA: refA, RefinementB: refB, Remembered: m.names(rememberedInPrompt), Threshold: in.AcceptThreshold}
 	j, err := engine.Step(ctx, r, key, ji, func(ctx context.Context, c llm.Client) (Judgement, error) {
 		return agent.JSON(ctx, c, p.judge, p.judgement, ji, agent.Options{Temperature: tempJudge, Timeout: stageTimeout},
-			func(j *Judgement) error { return j.check(in.AcceptThreshold) })
+			structured.HardCheck(func(j *Judgement) error { return j.check(in.AcceptThreshold) }))
 	})
 	if err != nil {
 		return j, 0, err

@@ -11,6 +11,7 @@ import (
 	"github.com/madspark/madspark/agent"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/structured"
 )
 
 // Elo parameters: every idea starts at 1000; K is the most a rating moves
@@ -53,10 +54,10 @@ func (p *Pipeline) tournament(ctx context.Context, r *engine.Run, in Params, ide
 		}
 		results, err := engine.Step(ctx, r, fmt.Sprintf("tournament/round_%d", round), ci, func(ctx context.Context, c llm.Client) ([]comparison, error) {
 			out, err := agent.JSON(ctx, c, p.compare, p.verdicts, ci, agent.Options{Temperature: tempCompare, Timeout: stageTimeout},
-				func(v *comparisons) (err error) {
+				structured.HardCheck(func(v *comparisons) (err error) {
 					v.Results, err = oneResultPerPair(v.Results, len(pairs))
 					return err
-				})
+				}))
 			return out.Results, err
 		})
 		if err != nil {

@@ -368,14 +368,14 @@ func (p *Pipeline) proposeStep(ctx context.Context, r *engine.Run, board *Blackb
 		}
 		req.Provider = cfg.Provider
 		var h HandoffMessage
-		_, _, err = p.proposal.Generate(ctx, c, req, func(v *proposal) error {
+		_, _, err = p.proposal.Generate(ctx, c, req, structured.HardCheck(func(v *proposal) error {
 			h = HandoffMessage{
 				ConversationID: conv, FromRole: in.Role, ToRole: Aggregator, Round: in.Round,
 				ContextSummary: v.ContextSummary, KeyPoints: v.KeyPoints, ConfidenceScore: v.ConfidenceScore,
 				Timestamp: time.Now().UTC(),
 			}
 			return board.Validate(&h)
-		})
+		}))
 		return h, err
 	})
 }
@@ -431,7 +431,7 @@ func (p *Pipeline) peerReview(ctx context.Context, r *engine.Run, in Params, fin
 				}
 				req.Provider = cfg.Provider
 				var roles []Role
-				_, _, err = p.ranking.Generate(ctx, c, req, func(v *ranking) error {
+				_, _, err = p.ranking.Generate(ctx, c, req, structured.HardCheck(func(v *ranking) error {
 					roles = roles[:0]
 					seen := map[string]bool{}
 					for _, l := range v.Ranking {
@@ -447,7 +447,7 @@ func (p *Pipeline) peerReview(ctx context.Context, r *engine.Run, in Params, fin
 						return fmt.Errorf("ranking must list each of %s exactly once, got %v", labels(n), v.Ranking)
 					}
 					return nil
-				})
+				}))
 				return roles, err
 			})
 			results[i] = order2

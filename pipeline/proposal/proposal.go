@@ -376,7 +376,7 @@ func (w *work) stage(ctx context.Context, s Stage, round int, fb *Feedback) erro
 // step runs one structured agent call as a journaled step.
 func step[T any](ctx context.Context, r *engine.Run, key string, a *agent.Agent, spec *structured.Spec[T], in any, temp float64, check func(*T) error) (T, error) {
 	return engine.Step(ctx, r, key, in, func(ctx context.Context, c llm.Client) (T, error) {
-		return agent.JSON(ctx, c, a, spec, in, agent.Options{Temperature: temp, Timeout: stageTimeout}, check)
+		return agent.JSON(ctx, c, a, spec, in, agent.Options{Temperature: temp, Timeout: stageTimeout}, structured.HardCheck(check))
 	})
 }
 
@@ -431,11 +431,11 @@ func (w *work) problemFormulation(ctx context.Context, round int, fb *Feedback) 
 	def, err := engine.Step(ctx, w.r, key(round, "problem"), pin, func(ctx context.Context, c llm.Client) (ProblemDefinition, error) {
 		var def ProblemDefinition
 		_, err := agent.JSON(ctx, c, p.problem, p.problemSpec, pin, agent.Options{Temperature: tempWrite, Timeout: stageTimeout},
-			func(rep *problemReply) error {
+			structured.HardCheck(func(rep *problemReply) error {
 				var err error
 				def, err = buildProblem(rep, works)
 				return err
-			})
+			}))
 		return def, err
 	})
 	if err != nil {

@@ -41,7 +41,7 @@ func (a role[W]) ask(ctx context.Context, c llm.Client, in Params, temp float64,
 	if in.StageTimeout > 0 {
 		timeout = time.Duration(float64(timeout) * in.StageTimeout)
 	}
-	return agent.JSON(ctx, c, a.Agent, a.spec, input, agent.Options{Temperature: temp, Timeout: timeout}, check)
+	return agent.JSON(ctx, c, a.Agent, a.spec, input, agent.Options{Temperature: temp, Timeout: timeout}, structured.HardCheck(check))
 }
 
 // batch is an agent that answers n inputs in one call: its reply W holds a

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 
+	"cloud.google.com/go/auth"
+	"cloud.google.com/go/auth/credentials"
 	"google.golang.org/genai"
 
 	"github.com/madspark/madspark/llm"
@@ -30,9 +32,16 @@ const DefaultModel = "gemini-2.5-flash"
 
 // Config configures a Client.
 type Config struct {
-	// APIKey is the Gemini API key. It is required; the environment is not
+	// APIKey is the Gemini API key. It is required for the Gemini API; on
+	// Vertex AI it is optional (express mode). The environment is not
 	// consulted.
 	APIKey string
+	// Vertex selects the Vertex AI backend instead of the Gemini API, in
+	// Project and Location, authenticated with Credentials or, when nil
+	// and there is no APIKey, Google's application default credentials.
+	Vertex            bool
+	Project, Location string
+	Credentials       *auth.Credentials
 	// Model is the default model; DefaultModel when empty.
 	Model string
 	// BaseURL overrides the API endpoint, such as an httptest server's URL
@@ -52,7 +61,14 @@ type Client struct {
 
 // New returns a Client for the Gemini API backend. It does no network I/O.
 func New(ctx context.Context, cfg Config) (*Client, error) {
-	if cfg.APIKey == "" {
+	backend := genai.BackendGeminiAPI
+	switch {
+	case cfg.Vertex:
+		backend = genai.BackendVertexAI
+		if cfg.APIKey == "" && (cfg.Project == "" || cfg.Location == "") {
+			return nil, &llm.Error{Provider: Name, Message: "config: Vertex AI needs a project and a location, or an API key"}
+		}
+	case cfg.APIKey == "":
 		return nil, &llm.Error{Provider: Name, Message: "config: APIKey is required"}
 	}
 	model := cfg.Model
@@ -65,11 +81,26 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	hc := *base
 	hc.Transport = &captureTransport{next: base.Transport}
+	if cfg.Vertex && cfg.APIKey == "" {
+		// The SDK authenticates only the HTTP client it makes itself.
+		creds := cfg.Credentials
+		if creds == nil {
+			var err error
+			creds, err = credentials.DetectDefault(&credentials.DetectOptions{Scopes: []string{"https://www.googleapis.com/auth/cloud-platform"}})
+			if err != nil {
+				return nil, &llm.Error{Provider: Name, Message: "config: Vertex AI credentials: " + err.Error()}
+			}
+		}
+		hc.Transport = &bearerTransport{creds: creds, next: hc.Transport}
+	}
 
 	sdk, err := genai.NewClient(ctx, &genai.ClientConfig{
-		APIKey:     cfg.APIKey,
-		Backend:    genai.BackendGeminiAPI,
-		HTTPClient: &hc,
+		APIKey:      cfg.APIKey,
+		Backend:     backend,
+		Project:     cfg.Project,
+		Location:    cfg.Location,
+		Credentials: cfg.Credentials,
+		HTTPClient:  &hc,
 		HTTPOptions: genai.HTTPOptions{
 			BaseURL: cfg.BaseURL,
 			// genai only retries when RetryOptions is set; say "one attempt"
@@ -426,3 +457,27 @@ type redactedError struct {
 func (e *redactedError) Error() string    { return e.msg }
 func (e *redactedError) GoString() string { return fmt.Sprintf("%q", e.msg) }
 func (e *redactedError) Unwrap() error    { return e.err }
+
+// bearerTransport adds an OAuth access token from creds to each request.
+type bearerTransport struct {
+	creds *auth.Credentials
+	next  http.RoundTripper
+}
+
+func (t *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	tok, err := t.creds.Token(r.Context())
+	if err != nil {
+		return nil, fmt.Errorf("vertex ai credentials: %w", err)
+	}
+	r = r.Clone(r.Context())
+	typ := tok.Type
+	if typ == "" {
+		typ = "Bearer"
+	}
+	r.Header.Set("Authorization", typ+" "+tok.Value)
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return next.RoundTrip(r)
+}

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"cloud.google.com/go/auth"
 
 	"github.com/madspark/madspark/llm"
 )
@@ -522,5 +525,45 @@ func TestNoAutomaticContinuation(t *testing.T) {
 				t.Errorf("%d requests reached the server, want 1 (SDK continued)", n)
 			}
 		})
+	}
+}
+
+// staticToken is a token source for tests: no network, one fixed token.
+type staticToken struct{}
+
+func (staticToken) Token(context.Context) (*auth.Token, error) {
+	return &auth.Token{Value: "ya29.test-token", Type: "Bearer"}, nil
+}
+
+// TestVertexAI: with Vertex set, the SDK's Vertex AI endpoint for the
+// project and location is called with OAuth credentials, not an API key.
+func TestVertexAI(t *testing.T) {
+	var got *http.Request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Clone(context.Background())
+		writeJSON(w, http.StatusOK, map[string]any{
+			"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{map[string]any{"text": "hi"}}}, "finishReason": "STOP"}},
+			"usageMetadata": map[string]any{"promptTokenCount": 3, "candidatesTokenCount": 1},
+			"modelVersion":  "gemini-2.5-flash",
+		})
+	}))
+	defer srv.Close()
+	c, err := New(context.Background(), Config{Vertex: true, Project: "my-proj", Location: "europe-west4", BaseURL: srv.URL,
+		Credentials: auth.NewCredentials(&auth.CredentialsOptions{TokenProvider: staticToken{}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Generate(context.Background(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hello"}}})
+	if err != nil || resp.Text != "hi" {
+		t.Fatalf("got %+v, %v", resp, err)
+	}
+	if want := "/projects/my-proj/locations/europe-west4/publishers/google/models/gemini-2.5-flash:generateContent"; !strings.HasSuffix(got.URL.Path, want) {
+		t.Errorf("path %s, want suffix %s", got.URL.Path, want)
+	}
+	if got.Header.Get("Authorization") != "Bearer ya29.test-token" || got.Header.Get("x-goog-api-key") != "" {
+		t.Errorf("auth headers %v", got.Header)
+	}
+	if _, err := New(context.Background(), Config{Vertex: true, Project: "p"}); err == nil || !strings.Contains(err.Error(), "location") {
+		t.Errorf("missing location: %v", err)
 	}
 }

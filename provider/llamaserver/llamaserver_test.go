@@ -25,17 +25,28 @@ func TestMain(m *testing.M) {
 }
 
 func fakeServer() int {
+	if len(os.Args) > 1 && os.Args[1] == "--help" {
+		fmt.Println("usage: llama-server [options]\n  -m, --model FNAME   model path")
+		if os.Getenv("FAKE_LLAMA_NO_HF") != "1" {
+			fmt.Println("  -hf, --hf-repo <user>/<model>[:quant]   Hugging Face model repository")
+		}
+		return 0
+	}
 	fs := flag.NewFlagSet("llama-server", flag.ContinueOnError)
 	model := fs.String("m", "", "")
+	hf := fs.String("hf-repo", "", "")
 	host := fs.String("host", "", "")
 	port := fs.Int("port", 0, "")
 	parallel := fs.Int("parallel", 0, "")
 	fs.Bool("cont-batching", false, "")
-	if err := fs.Parse(os.Args[1:]); err != nil || *model == "" || *host != "127.0.0.1" || *parallel != 3 {
+	if err := fs.Parse(os.Args[1:]); err != nil || (*model == "") == (*hf == "") || *host != "127.0.0.1" || *parallel != 3 {
 		fmt.Fprintln(os.Stderr, "bad arguments", os.Args)
 		return 2
 	}
 	if os.Getenv("FAKE_LLAMA_CRASH") == "1" {
+		fmt.Fprintln(os.Stderr, "llama_model_load: loading model from", *model)
+		fmt.Fprintln(os.Stderr, "gguf_init_from_file: invalid magic characters 'GGUX'")
+		fmt.Fprintln(os.Stderr, "error loading model: llama_model_loader: failed to load model from", *model)
 		return 1
 	}
 	started := time.Now()
@@ -106,7 +117,27 @@ func TestStartErrors(t *testing.T) {
 		t.Fatalf("missing model: %v", err)
 	}
 	fakeOnPath(t, "FAKE_LLAMA_CRASH=1")
-	if _, err := Start(context.Background(), Config{ModelPath: model, StartTimeout: 10 * time.Second}); err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
+	_, err := Start(context.Background(), Config{ModelPath: model, StartTimeout: 10 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "exited before it was ready (exit status 1)") ||
+		!strings.Contains(err.Error(), "error loading model: llama_model_loader: failed to load model") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("crashing server: %v", err)
+	}
+}
+
+// TestHFRepo: a model to fetch is passed as --hf-repo when the installed
+// llama-server knows it, and refused clearly when it does not.
+func TestHFRepo(t *testing.T) {
+	fakeOnPath(t, "")
+	s, err := Start(context.Background(), Config{HFRepo: "ggml-org/gemma-3-1b-it-GGUF:Q4_K_M", StartTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	fakeOnPath(t, "FAKE_LLAMA_NO_HF=1")
+	if _, err := Start(context.Background(), Config{HFRepo: "ggml-org/x"}); err == nil || !strings.Contains(err.Error(), "cannot fetch models") {
+		t.Fatalf("old llama-server: %v", err)
+	}
+	if _, err := Start(context.Background(), Config{HFRepo: "ggml-org/x", ModelPath: "m.gguf"}); err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Fatalf("both: %v", err)
 	}
 }

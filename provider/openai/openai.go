@@ -55,7 +55,23 @@ type Config struct {
 	Model string
 	// HTTPClient is the HTTP client to use; a new one when nil.
 	HTTPClient *http.Client
+	// Structured says how a request's schema reaches the server:
+	// StructuredNative sends it as response_format json_schema;
+	// StructuredPrompt puts its compact description (llm.Schema.Hint) in
+	// the system prompt instead, for servers that reject response_format;
+	// StructuredBoth does both, for servers that accept the schema but may
+	// not enforce it (llama-server without a grammar, Ollama, many hosted
+	// endpoints). Empty means native on OpenAI's own API and both
+	// elsewhere.
+	Structured string
 }
+
+// The ways a schema reaches the server; see Config.Structured.
+const (
+	StructuredNative = "native"
+	StructuredPrompt = "prompt"
+	StructuredBoth   = "both"
+)
 
 // Client is a model behind an OpenAI-compatible Chat Completions endpoint.
 // It is safe for concurrent use.
@@ -66,6 +82,8 @@ type Client struct {
 	apiKey string
 	// official reports that the endpoint is OpenAI's own API.
 	official bool
+	// structured is Config.Structured, resolved.
+	structured string
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -107,7 +125,14 @@ func New(cfg Config) *Client {
 	if u, err := url.Parse(base); err == nil {
 		official = strings.EqualFold(u.Hostname(), "api.openai.com")
 	}
-	return &Client{chat: chat, name: name, model: model, apiKey: cfg.APIKey, official: official}
+	structured := cfg.Structured
+	if structured == "" {
+		structured = StructuredBoth
+		if official {
+			structured = StructuredNative
+		}
+	}
+	return &Client{chat: chat, name: name, model: model, apiKey: cfg.APIKey, official: official, structured: structured}
 }
 
 // Generate sends req as one Chat Completions request. With req.OnDelta set
@@ -145,8 +170,13 @@ func (c *Client) build(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 		model = c.model
 	}
 	msgs := make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
-	if req.System != "" {
-		msgs = append(msgs, sdk.SystemMessage(req.System))
+	system := req.System
+	if req.Schema != nil && req.Schema.Hint != "" && c.structured != StructuredNative {
+		// The server may not hold the reply to the schema: say it in words.
+		system = strings.TrimSpace(system + "\n\nReply with only a JSON value of this shape: " + req.Schema.Hint)
+	}
+	if system != "" {
+		msgs = append(msgs, sdk.SystemMessage(system))
 	}
 	for i, m := range req.Messages {
 		switch m.Role {
@@ -176,7 +206,7 @@ func (c *Client) build(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 			p.MaxTokens = sdk.Int(int64(req.MaxTokens))
 		}
 	}
-	if req.Schema != nil {
+	if req.Schema != nil && c.structured != StructuredPrompt {
 		if !json.Valid(req.Schema.JSON) {
 			return p, &llm.Error{Provider: c.name, Message: fmt.Sprintf("schema %q is not valid JSON", req.Schema.Name)}
 		}

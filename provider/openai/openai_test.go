@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -78,7 +79,7 @@ func TestPlainReply(t *testing.T) {
 		Text: "Hello there.", Provider: "ollama", Model: "llama3.2", FinishReason: "stop",
 		Usage: llm.Usage{LLMCalls: 1, InputTokens: 12, OutputTokens: 3},
 	}
-	if *resp != want {
+	if !reflect.DeepEqual(*resp, want) {
 		t.Errorf("response = %+v, want %+v", *resp, want)
 	}
 
@@ -194,7 +195,7 @@ func TestStreaming(t *testing.T) {
 		Text: "The quick brown fox.", Provider: "openai", Model: "gpt-4o-mini-2024-07-18", FinishReason: "stop",
 		Usage: llm.Usage{LLMCalls: 1, InputTokens: 20, OutputTokens: 4},
 	}
-	if *resp != want {
+	if !reflect.DeepEqual(*resp, want) {
 		t.Errorf("response = %+v, want %+v", *resp, want)
 	}
 	got := srv.Requests()[0]
@@ -663,5 +664,37 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	if n := len(srv.Requests()); n != 16 {
 		t.Errorf("%d requests", n)
+	}
+}
+
+// TestStructuredModes: how a schema reaches the server in each mode.
+func TestStructuredModes(t *testing.T) {
+	schema := &llm.Schema{Name: "verdict", JSON: []byte(`{"type":"object"}`), Hint: `{"score": number 0-10}`}
+	for _, tc := range []struct {
+		mode                 string
+		wantFormat, wantHint bool
+	}{
+		{"", true, true}, // not OpenAI's own API: both
+		{openai.StructuredNative, true, false},
+		{openai.StructuredPrompt, false, true},
+		{openai.StructuredBoth, true, true},
+	} {
+		t.Run("mode="+tc.mode, func(t *testing.T) {
+			srv := openaitest.NewServer(t, func(*openaitest.ChatRequest) openaitest.Reply {
+				return openaitest.Reply{Content: `{"score": 7}`}
+			})
+			c := newClient(t, srv, openai.Config{Structured: tc.mode})
+			req := &llm.Request{System: "You judge.", Messages: []llm.Message{{Role: llm.RoleUser, Content: "judge"}}, Schema: schema}
+			if _, err := c.Generate(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			got := srv.Requests()[0]
+			if (got.ResponseFormat != nil) != tc.wantFormat {
+				t.Errorf("response_format = %+v, want sent: %v", got.ResponseFormat, tc.wantFormat)
+			}
+			if strings.Contains(got.System(), schema.Hint) != tc.wantHint || !strings.HasPrefix(got.System(), "You judge.") {
+				t.Errorf("system = %q, want hint: %v", got.System(), tc.wantHint)
+			}
+		})
 	}
 }

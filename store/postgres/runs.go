@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/llm"
 )
 
 // Limits on RunFilter.Limit.
@@ -248,6 +249,10 @@ func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
 	if err != nil {
 		return fmt.Errorf("postgres: %s %q of run %q: %w", op, step.Key, step.RunID, err)
 	}
+	repairs, err := repairsJSON(step.Repairs)
+	if err != nil {
+		return fmt.Errorf("postgres: %s %q of run %q: %w", op, step.Key, step.RunID, err)
+	}
 	calls := "[]"
 	if len(step.Calls) > 0 {
 		b, err := json.Marshal(step.Calls)
@@ -273,8 +278,8 @@ func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
 		}
 		// On conflict the existing seq is kept.
 		_, err = tx.Exec(ctx, `INSERT INTO steps
-    (run_id, key, input_hash, status, output, error, usage, started_at, finished_at, calls, seq)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+    (run_id, key, input_hash, status, output, error, usage, started_at, finished_at, repairs, calls, seq)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
     (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE run_id = $1))
 ON CONFLICT (run_id, key) DO UPDATE SET
     input_hash = excluded.input_hash,
@@ -284,9 +289,10 @@ ON CONFLICT (run_id, key) DO UPDATE SET
     usage = excluded.usage,
     started_at = excluded.started_at,
     finished_at = excluded.finished_at,
+    repairs = excluded.repairs,
     calls = excluded.calls`,
 			step.RunID, step.Key, step.InputHash, string(step.Status), output, step.Error, step.Usage,
-			nullTime(step.StartedAt), nullTime(step.FinishedAt), calls)
+			nullTime(step.StartedAt), nullTime(step.FinishedAt), repairs, calls)
 		if err != nil {
 			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
 		}
@@ -298,7 +304,7 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 // The result is empty, not nil, when the run has no steps or does not exist.
 func (db *DB) Steps(ctx context.Context, runID string) ([]*madspark.Step, error) {
 	rows, err := db.pool.Query(ctx, `SELECT
-    run_id, key, input_hash, status, output, error, usage, started_at, finished_at, calls
+    run_id, key, input_hash, status, output, error, usage, started_at, finished_at, repairs, calls
 FROM steps WHERE run_id = $1 ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: steps of run %q: %w", runID, err)
@@ -311,10 +317,11 @@ FROM steps WHERE run_id = $1 ORDER BY seq`, runID)
 			status            string
 			output            *string
 			started, finished pgtype.Timestamptz
+			repairs           string
 			calls             string
 		)
 		if err := rows.Scan(&s.RunID, &s.Key, &s.InputHash, &status, &output, &s.Error, &s.Usage,
-			&started, &finished, &calls); err != nil {
+			&started, &finished, &repairs, &calls); err != nil {
 			return nil, fmt.Errorf("postgres: steps of run %q: %w", runID, err)
 		}
 		if calls != "" && calls != "[]" {
@@ -327,6 +334,9 @@ FROM steps WHERE run_id = $1 ORDER BY seq`, runID)
 		}
 		s.Status = madspark.StepStatus(status)
 		s.Output = rawJSON(output)
+		if err := json.Unmarshal([]byte(repairs), &s.Repairs); err != nil {
+			return nil, fmt.Errorf("postgres: steps of run %q: step %q: repairs: %w", runID, s.Key, err)
+		}
 		s.StartedAt = scannedTime(started)
 		s.FinishedAt = scannedTime(finished)
 		steps = append(steps, &s)
@@ -376,4 +386,16 @@ SELECT old.status, EXISTS (SELECT 1 FROM upd) FROM old`, id, string(status), all
 // character.
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// repairsJSON encodes a step's repairs for the repairs column; none is "[]".
+func repairsJSON(r []llm.Repair) (string, error) {
+	if len(r) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", fmt.Errorf("repairs: %w", err)
+	}
+	return string(b), nil
 }

@@ -329,6 +329,10 @@ func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: %s %q of run %q: %w", op, step.Key, step.RunID, err)
 	}
+	repairs, err := repairsJSON(step.Repairs)
+	if err != nil {
+		return fmt.Errorf("sqlite: %s %q of run %q: %w", op, step.Key, step.RunID, err)
+	}
 	usage, err := usageJSON(step.Usage)
 	if err != nil {
 		return fmt.Errorf("sqlite: %s %q of run %q: %w", op, step.Key, step.RunID, err)
@@ -351,8 +355,8 @@ func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
 		// write lock from its start (BEGIN IMMEDIATE); on conflict the
 		// existing seq is kept.
 		_, err := tx.ExecContext(ctx, `INSERT INTO steps
-    (run_id, key, input_hash, status, output, error, usage, started_at, finished_at, calls, seq)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+    (run_id, key, input_hash, status, output, error, usage, started_at, finished_at, repairs, calls, seq)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
     (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE run_id = ?))
 ON CONFLICT (run_id, key) DO UPDATE SET
     input_hash = excluded.input_hash,
@@ -362,9 +366,10 @@ ON CONFLICT (run_id, key) DO UPDATE SET
     usage = excluded.usage,
     started_at = excluded.started_at,
     finished_at = excluded.finished_at,
+    repairs = excluded.repairs,
     calls = excluded.calls`,
 			step.RunID, step.Key, step.InputHash, string(step.Status), output, step.Error, usage,
-			nullTime(step.StartedAt), nullTime(step.FinishedAt), calls, step.RunID)
+			nullTime(step.StartedAt), nullTime(step.FinishedAt), repairs, calls, step.RunID)
 		if err != nil {
 			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
 		}
@@ -376,7 +381,7 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 // The result is empty, not nil, when the run has no steps or does not exist.
 func (db *DB) Steps(ctx context.Context, runID string) ([]*madspark.Step, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT
-    run_id, key, input_hash, status, output, error, usage, started_at, finished_at, calls
+    run_id, key, input_hash, status, output, error, usage, started_at, finished_at, repairs, calls
 FROM steps WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: steps of run %q: %w", runID, err)
@@ -390,13 +395,17 @@ FROM steps WHERE run_id = ? ORDER BY seq`, runID)
 			calls             string
 			output            sql.NullString
 			started, finished sql.NullString
+			repairs           string
 		)
 		if err := rows.Scan(&s.RunID, &s.Key, &s.InputHash, &status, &output, &s.Error, &usage,
-			&started, &finished, &calls); err != nil {
+			&started, &finished, &repairs, &calls); err != nil {
 			return nil, fmt.Errorf("sqlite: steps of run %q: %w", runID, err)
 		}
 		s.Status = madspark.StepStatus(status)
 		s.Output = rawJSON(output)
+		if err := json.Unmarshal([]byte(repairs), &s.Repairs); err != nil {
+			return nil, fmt.Errorf("sqlite: steps of run %q: step %q: repairs: %w", runID, s.Key, err)
+		}
 		var errU, errS, errF error
 		s.Usage, errU = parseUsage(usage)
 		s.StartedAt, errS = parseTime(started)
@@ -449,4 +458,16 @@ func (db *DB) SetRunStatus(ctx context.Context, id string, status madspark.RunSt
 // character.
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// repairsJSON encodes a step's repairs for the repairs column; none is "[]".
+func repairsJSON(r []llm.Repair) (string, error) {
+	if len(r) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", fmt.Errorf("repairs: %w", err)
+	}
+	return string(b), nil
 }

@@ -280,6 +280,9 @@ func checkStep(t *testing.T, got, want *madspark.Step) {
 	if got.Usage != want.Usage {
 		t.Errorf("step %s/%s: usage = %+v, want %+v", want.RunID, want.Key, got.Usage, want.Usage)
 	}
+	if len(got.Repairs) != len(want.Repairs) || (len(want.Repairs) > 0 && !reflect.DeepEqual(got.Repairs, want.Repairs)) {
+		t.Errorf("step %s/%s: repairs = %+v, want %+v", want.RunID, want.Key, got.Repairs, want.Repairs)
+	}
 	what := "step " + want.RunID + "/" + want.Key
 	checkJSON(t, what+" output", got.Output, want.Output)
 	checkTime(t, what+" started", got.StartedAt, want.StartedAt)
@@ -740,13 +743,17 @@ func testRunsLimitCap(t *testing.T, s Store) {
 func testStepRoundTrip(t *testing.T, s Store) {
 	mustCreate(t, s, newRun("a", "spark", base))
 	full := &madspark.Step{
-		RunID:      "a",
-		Key:        "evaluate",
-		InputHash:  "sha256:0123456789abcdef",
-		Status:     madspark.StepDone,
-		Output:     json.RawMessage(`{"scores":[8.5,7],"notes":"ok"}`),
-		Error:      "retried once",
-		Usage:      llm.Usage{LLMCalls: 2, CachedCalls: 1, InputTokens: 100, OutputTokens: 50, CostUSD: 0.25},
+		RunID:     "a",
+		Key:       "evaluate",
+		InputHash: "sha256:0123456789abcdef",
+		Status:    madspark.StepDone,
+		Output:    json.RawMessage(`{"scores":[8.5,7],"notes":"ok"}`),
+		Error:     "retried once",
+		Usage:     llm.Usage{LLMCalls: 2, CachedCalls: 1, InputTokens: 100, OutputTokens: 50, CostUSD: 0.25},
+		Repairs: []llm.Repair{
+			{Agent: "spark.evaluate", Rule: "range", Action: "/evaluations/0/score: 10.5 → 10 (the maximum)"},
+			{Agent: "spark.evaluate", Rule: "index", Action: "indices 1..3 → 0..2"},
+		},
 		StartedAt:  base,
 		FinishedAt: base.Add(1500*time.Millisecond + 999),
 		Calls: []madspark.Call{{

@@ -1,4 +1,4 @@
--- 0006_step_calls: the LLM calls of each step (prompt, raw reply, usage,
+-- 0007_step_calls: the LLM calls of each step (prompt, raw reply, usage,
 -- latency), as JSON text (not JSONB, which refuses a NUL character that a
 -- prompt or a reply may hold), for inspecting a run call by call.
 

@@ -1,0 +1,164 @@
+// Package config describes madspark's settings: which variables it reads,
+// their effective values with secrets masked, the .env file a user keeps
+// them in, and a check that the chosen provider answers.
+package config
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/joho/godotenv"
+
+	"github.com/madspark/madspark/atomicfile"
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/provider"
+)
+
+// Variables are the settings madspark reads from the environment (and
+// .env), in the order Show lists them.
+var Variables = []string{
+	"MADSPARK_PROVIDER", "MADSPARK_MODE", "MADSPARK_MODEL", "MADSPARK_STRUCTURED_OUTPUT",
+	"OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST",
+	"GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_MODEL", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
+	"ANTHROPIC_API_KEY",
+	"TAVILY_API_KEY", "BRAVE_API_KEY", "TAVILY_BASE_URL", "BRAVE_BASE_URL",
+	"MADSPARK_DB", "DATABASE_URL", "REDIS_URL", "MADSPARK_PRICES", "MADSPARK_API_TOKEN",
+	"MADSPARK_MODEL_PATH", "MADSPARK_HF_REPO", "LOG_LEVEL",
+}
+
+// Entry is one setting as it is in effect.
+type Entry struct {
+	Name string `json:"name"`
+	// Value is the value, with secrets masked.
+	Value string `json:"value"`
+	// Source is "environment" or the settings file's name.
+	Source string `json:"source"`
+}
+
+// Secret reports whether the variable name holds a secret: a key, a
+// token, or a URL that may carry a password.
+func Secret(name string) bool {
+	return strings.HasSuffix(name, "_KEY") || strings.HasSuffix(name, "_TOKEN")
+}
+
+// Mask hides a secret but for enough of its ends to tell two apart:
+// "sk-proj-abc…wxyz"; a short one is hidden whole.
+func Mask(v string) string {
+	if len(v) < 12 {
+		return "****"
+	}
+	return v[:4] + "…" + v[len(v)-4:]
+}
+
+// maskURL hides the password of a URL such as postgres://user:pw@host/db.
+func maskURL(v string) string {
+	u, err := url.Parse(v)
+	if err != nil || u.User == nil {
+		return v
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "****")
+		return strings.Replace(u.String(), "%2A%2A%2A%2A", "****", 1)
+	}
+	return v
+}
+
+// Show returns the settings in effect, those set only: the environment's,
+// then the file's (file names the settings file, read with fileVars).
+func Show(lookupEnv func(string) (string, bool), file string, fileVars map[string]string) []Entry {
+	var out []Entry
+	for _, name := range Variables {
+		v, src := "", ""
+		if ev, ok := lookupEnv(name); ok {
+			v, src = ev, "environment"
+		} else if fv, ok := fileVars[name]; ok {
+			v, src = fv, file
+		} else {
+			continue
+		}
+		switch {
+		case Secret(name):
+			v = Mask(v)
+		case strings.HasSuffix(name, "_URL"):
+			v = maskURL(v)
+		}
+		out = append(out, Entry{Name: name, Value: v, Source: src})
+	}
+	return out
+}
+
+// Save sets values in the settings file at path, keeping what else it
+// holds, written whole with mode 0600 (it holds keys). An empty value
+// removes its variable.
+func Save(path string, values map[string]string) error {
+	vars := map[string]string{}
+	if _, err := os.Stat(path); err == nil {
+		if vars, err = godotenv.Read(path); err != nil {
+			return fmt.Errorf("config: read %s: %w", path, err)
+		}
+	}
+	for k, v := range values {
+		if v == "" {
+			delete(vars, k)
+			continue
+		}
+		vars[k] = v
+	}
+	keys := make([]string, 0, len(vars))
+	for k := range vars {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("# madspark settings; variables set in the environment win.\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%q\n", k, vars[k])
+	}
+	if err := atomicfile.Write(path, []byte(b.String())); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
+
+// Check opens the provider that getenv selects and sends it one short
+// request, so that a wrong key, model or address shows now rather than in
+// the first run. Its error never contains a key.
+func Check(ctx context.Context, getenv func(string) string) (provider.Info, error) {
+	s := provider.FromEnv(getenv)
+	c, info, err := provider.Open(ctx, s, nil)
+	if err != nil || info.Mock {
+		return info, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err = c.Generate(ctx, &llm.Request{Agent: "config.check", MaxTokens: 5,
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Reply with the word OK."}}})
+	if err != nil {
+		return info, fmt.Errorf("%s did not answer: %s", info.Name, llm.Redact(err.Error(), secrets(getenv)...))
+	}
+	return info, nil
+}
+
+func secrets(getenv func(string) string) []string {
+	var out []string
+	for _, name := range Variables {
+		if Secret(name) {
+			if v := getenv(name); v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// DefaultFile is the settings file: .env in the working directory.
+func DefaultFile() string { return filepath.Join(".", ".env") }
