@@ -92,6 +92,49 @@ type Step struct {
 	Repairs    []llm.Repair `json:"repairs,omitempty"`
 	StartedAt  time.Time    `json:"started_at"`
 	FinishedAt time.Time    `json:"finished_at"`
+	// Calls are the LLM calls the step made, in the order they started:
+	// what was sent and what came back. Empty for a step that called no
+	// model.
+	Calls []Call `json:"calls,omitempty"`
+}
+
+// Call is one LLM call of a step, as the step's client saw it: the request
+// sent (system prompt and messages; never API keys or headers), the raw
+// reply, and what it cost. Calls are kept in the journal with their step, so
+// that a run can be inspected call by call.
+type Call struct {
+	// Agent names the agent that made the call, such as "spark.evaluate".
+	Agent string `json:"agent"`
+	// Provider and Model name what answered, or what was asked when the
+	// call failed.
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// System and Messages are the prompt sent.
+	System   string        `json:"system,omitempty"`
+	Messages []llm.Message `json:"messages"`
+	// Temperature and MaxTokens are the request's settings.
+	Temperature float64 `json:"temperature"`
+	MaxTokens   int     `json:"max_tokens,omitempty"`
+	// Response is the raw reply text; FinishReason the provider's reason
+	// for stopping.
+	Response     string `json:"response"`
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Attempt numbers the call within its conversation: 1 for a first
+	// request, 2 for the request that sends a bad reply back to be fixed,
+	// and so on.
+	Attempt int `json:"attempt"`
+	// Retries counts the times the request was sent again after a
+	// transient error before this outcome.
+	Retries int `json:"retries,omitempty"`
+	// Cached reports that the response cache answered and no model was
+	// called.
+	Cached bool      `json:"cached"`
+	Usage  llm.Usage `json:"usage"`
+	// Error is the call's error, when it failed.
+	Error     string    `json:"error,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	// Latency is how long the call took, retries included.
+	Latency time.Duration `json:"latency_ns"`
 }
 
 // RunFilter selects runs to list. Zero fields do not filter.

@@ -16,6 +16,7 @@ import (
 	"github.com/madspark/madspark/batch"
 	"github.com/madspark/madspark/bookmark"
 	"github.com/madspark/madspark/export"
+	"github.com/madspark/madspark/inspect"
 	"github.com/madspark/madspark/pipeline/spark"
 )
 
@@ -135,6 +136,11 @@ func (h *Handler) table() []route {
 					"text/markdown; charset=utf-8": {"schema": map[string]any{"type": "string"}},
 					"application/pdf":              {"schema": map[string]any{"type": "string", "contentMediaType": "application/pdf"}},
 				}}}, errs(404, 409, 422)...)}},
+		{"GET", "/api/runs/{id}/steps", h.runSteps, operation{tag: "runs",
+			summary:   "A run's steps and their LLM calls: prompt, response, tokens, latency, cost, attempts, cache hits",
+			desc:      "Steps appear as they finish, in the order they started, so a client polls while the run is going. prompt is what the step's last call sent (system message first) and response its raw reply; calls lists every call of the step.",
+			params:    []param{pathID("run")},
+			responses: append([]response{ok(inspect.View{}, "the run's steps")}, errs(404)...)}},
 		{"GET", "/ws/runs/{id}", h.runWebSocket, operation{tag: "progress",
 			summary: "A run's progress over a WebSocket",
 			desc:    "The same Messages (#/components/schemas/Message) as the event stream, one per text frame, with the same replay (?after=SEQ); the server closes the socket normally (1000) after the final message, or with 1001 when it stops (reconnect with ?after=). Pages of other origins than the server's need MADSPARK_CORS_ORIGINS.",

@@ -14,6 +14,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/bookmark"
 	"github.com/madspark/madspark/export"
+	"github.com/madspark/madspark/inspect"
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline"
@@ -293,6 +294,19 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 		out.Progress = &Progress{Stage: last.Stage, Progress: min(max(last.Progress, 0), 100), Message: last.Message}
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// runSteps answers GET /api/runs/{id}/steps: the run's steps view.
+func (h *Handler) runSteps(w http.ResponseWriter, r *http.Request) error {
+	v, err := inspect.Load(r.Context(), h.cfg.Store, r.PathValue("id"))
+	if errors.Is(err, madspark.ErrNotFound) {
+		return notFound("no run %s", r.PathValue("id"))
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
@@ -41,6 +42,13 @@ type Engine struct {
 	// events stores them and delivers them to subscribers. A failure to
 	// publish is logged; it never fails the run.
 	Events Publisher
+	// Tracer, if set, traces every run: a span per run, per step and per
+	// LLM call (see the package's trace.go). Nil traces nothing.
+	Tracer trace.Tracer
+	// CaptureContent puts the prompt and the reply of each LLM call on its
+	// span, as the GenAI conventions' message attributes. The journal
+	// always keeps them.
+	CaptureContent bool
 	// OnRepair, if set, is called with every repair made to a reply in a
 	// step of a run of the named pipeline (not again when the step is
 	// replayed), for metrics. It must be safe for concurrent use.
@@ -78,6 +86,9 @@ type Run struct {
 	journal  map[string]*madspark.Step
 	stage    string
 	progress int
+	// span is the run's trace span; nil for a run that is only finished
+	// (Engine.Fail).
+	span trace.Span
 	// repairs are those of the run's steps, replayed ones included, in the
 	// order they were made, and those Repair recorded.
 	repairs []llm.Repair
@@ -133,7 +144,7 @@ func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Eve
 	if err := e.Store.CreateRun(ctx, rec); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, rec: *rec}, nil
+	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, rec: *rec, span: e.startRun(ctx, rec)}, nil
 }
 
 // ErrNotResumable is wrapped by Resume's error for a run that succeeded or
@@ -169,7 +180,7 @@ func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event
 	if !ok {
 		return nil, fmt.Errorf("engine: run %s finished meanwhile: %w", id, ErrNotResumable)
 	}
-	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}}
+	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}, span: e.startRun(ctx, rec)}
 	r.rec.Status, r.rec.Error, r.rec.Usage, r.rec.FinishedAt = madspark.RunRunning, "", llm.Usage{}, time.Time{}
 	for _, s := range steps {
 		if s.Status == madspark.StepDone {
@@ -303,6 +314,7 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 	r.mu.Lock()
 	r.rec.Status, r.rec.Result, r.rec.Error, r.rec.FinishedAt = rec.Status, rec.Result, rec.Error, rec.FinishedAt
 	r.mu.Unlock()
+	endRun(r.span, &rec)
 	r.publish(ctx, final)
 	return nil
 }
@@ -339,33 +351,27 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 	}
 
 	step := &madspark.Step{RunID: r.rec.ID, Key: key, InputHash: hash, StartedAt: r.e.now()}
-	var smu sync.Mutex
+	rec := &callLog{step: step}
 	metered := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-		resp, err := r.e.Client.Generate(ctx, req)
-		if err == nil {
-			smu.Lock()
-			step.Usage.Add(resp.Usage)
-			smu.Unlock()
-			r.mu.Lock()
-			r.rec.Usage.Add(resp.Usage)
-			r.mu.Unlock()
-		}
-		return resp, err
+		return r.generate(ctx, rec, key, req)
 	})
+	ctx, span := r.startStep(ctx, key)
 	ctx = llm.WithRepairSink(ctx, func(rep llm.Repair) {
 		rep.Step = key
-		smu.Lock()
+		rec.mu.Lock()
 		step.Repairs = append(step.Repairs, rep)
-		smu.Unlock()
+		rec.mu.Unlock()
 		r.e.logger().Info("reply repaired", "run", r.rec.ID, "step", key, "agent", rep.Agent, "rule", rep.Rule, "action", rep.Action)
+		span.AddEvent("repair", trace.WithAttributes(repairAttrs(rep)...))
 		if r.e.OnRepair != nil {
 			r.e.OnRepair(r.rec.Pipeline, rep)
 		}
 	})
 	out, runErr := fn(ctx, metered)
 	step.FinishedAt = r.e.now()
-	smu.Lock()
-	defer smu.Unlock()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	defer func() { endStep(span, step, runErr) }()
 	if runErr != nil {
 		step.Status, step.Error = madspark.StepFailed, runErr.Error()
 		// Keep the reply that could not be repaired, for diagnosis.

@@ -57,6 +57,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
@@ -86,6 +87,30 @@ type RunArgs struct {
 	Tags      []string        `json:"tags,omitempty"`
 	// Timeout bounds the run; 0 means Config.RunTimeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// TraceParent is the W3C trace context of the request that queued the
+	// run, so that the worker's spans join its trace; empty when it was
+	// not traced.
+	TraceParent string `json:"traceparent,omitempty"`
+	// TraceState is the W3C tracestate that goes with TraceParent.
+	TraceState string `json:"tracestate,omitempty"`
+}
+
+// traceContext is the W3C trace context propagator of job arguments.
+var traceContext = propagation.TraceContext{}
+
+// injectTrace records the trace context of ctx in a.
+func (a *RunArgs) injectTrace(ctx context.Context) {
+	c := propagation.MapCarrier{}
+	traceContext.Inject(ctx, c)
+	a.TraceParent, a.TraceState = c["traceparent"], c["tracestate"]
+}
+
+// extractTrace returns ctx continuing the trace recorded in a, if any.
+func (a *RunArgs) extractTrace(ctx context.Context) context.Context {
+	if a.TraceParent == "" {
+		return ctx
+	}
+	return traceContext.Extract(ctx, propagation.MapCarrier{"traceparent": a.TraceParent, "tracestate": a.TraceState})
 }
 
 // Kind implements river.JobArgs.
@@ -483,11 +508,10 @@ func (q *Queue) EnqueueMany(ctx context.Context, reqs []Request) ([]*madspark.Ru
 			return nil, fmt.Errorf("jobs: %w", err)
 		}
 		recs[i] = rec
-		params[i] = river.InsertManyParams{
-			Args: RunArgs{RunID: rec.ID, Pipeline: rec.Pipeline, Params: rec.Params, Mode: rec.Mode, Provider: rec.Provider,
-				Model: rec.Model, CreatedAt: rec.CreatedAt, Tags: rec.Tags, Timeout: req.Timeout},
-			InsertOpts: &river.InsertOpts{Queue: q.cfg.Provider},
-		}
+		args := RunArgs{RunID: rec.ID, Pipeline: rec.Pipeline, Params: rec.Params, Mode: rec.Mode, Provider: rec.Provider,
+			Model: rec.Model, CreatedAt: rec.CreatedAt, Tags: rec.Tags, Timeout: req.Timeout}
+		args.injectTrace(ctx)
+		params[i] = river.InsertManyParams{Args: args, InsertOpts: &river.InsertOpts{Queue: q.cfg.Provider}}
 	}
 	if len(reqs) == 0 {
 		return recs, nil

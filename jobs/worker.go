@@ -82,7 +82,8 @@ func (w *runWorker) work(ctx context.Context, job *river.Job[RunArgs]) error {
 		q.logger.Warn("working a run with another provider or model than it was queued for", "run", rec.ID,
 			"queued_for", rec.Provider+"/"+rec.Model, "worker", q.cfg.Provider+"/"+q.cfg.Model)
 	}
-	run, err := q.cfg.Engine.Resume(ctx, rec.ID, nil)
+	// The run's spans join the trace of the request that queued it.
+	run, err := q.cfg.Engine.Resume(a.extractTrace(ctx), rec.ID, nil)
 	if errors.Is(err, engine.ErrNotResumable) {
 		return nil // cancelled or finished meanwhile
 	}

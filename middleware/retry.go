@@ -95,6 +95,7 @@ func (r *retrier) Generate(ctx context.Context, req *llm.Request) (*llm.Response
 			return nil, attemptsError(req, attempt, err)
 		}
 		d := r.delay(attempt, err)
+		observeRetry(ctx, attempt, d, err)
 		r.cfg.Logger.Warn("llm call failed, retrying",
 			append(callAttrs(req, err), "attempt", attempt, "delay", d, "error", err)...)
 		if serr := r.cfg.Sleep(ctx, d); serr != nil {

@@ -60,6 +60,9 @@ type Config struct {
 	// no data: the page asks for the token and sends it with its API
 	// calls). GET /health is always public.
 	Public func(r *http.Request) bool
+	// Wrap, if set, wraps the server's whole handler, outermost, such as
+	// in OpenTelemetry's HTTP server instrumentation.
+	Wrap func(http.Handler) http.Handler
 }
 
 // Server is madspark's HTTP API: an OpenAI-compatible chat completions
@@ -143,6 +146,9 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.handler = s.logged(s.cors(s.authorized(http.HandlerFunc(s.route))))
+	if cfg.Wrap != nil {
+		s.handler = cfg.Wrap(s.handler)
+	}
 	return s, nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/madspark/madspark/provider/mock"
 	"github.com/madspark/madspark/store/postgres"
 	"github.com/madspark/madspark/store/sqlite"
+	"github.com/madspark/madspark/telemetry"
 )
 
 // app is the composed system: the store, the decorated client, the event
@@ -34,10 +35,15 @@ type app struct {
 	info   provider.Info
 	events *events.Hub
 	engine *engine.Engine
+	// tracing exports traces when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+	tracing *telemetry.Tracing
 }
 
 func (a *app) Close() error {
 	a.events.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = a.tracing.Shutdown(ctx) // spans that cannot be sent are dropped, never a failed command
 	if c, ok := a.cache.(io.Closer); ok && a.cache != madspark.CacheStore(a.db) {
 		c.Close()
 	}
@@ -122,14 +128,21 @@ func (c *cli) openApp(ctx context.Context, useCache bool) (*app, error) {
 		middleware.Breaker(middleware.BreakerConfig{Logger: c.logger}),
 		middleware.Timeout(0),
 	)
+	tracing, err := telemetry.Setup(ctx, c.env)
+	if err != nil {
+		db.Close()
+		return nil, usageError{err}
+	}
 	// Every run's events are stored, so that anyone can follow it.
 	hub := events.New(db, events.Options{Logger: c.logger})
 	return &app{
-		db:     db,
-		cache:  cache,
-		info:   info,
-		events: hub,
-		engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: c.logger, Events: hub},
+		db:      db,
+		cache:   cache,
+		info:    info,
+		events:  hub,
+		tracing: tracing,
+		engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: c.logger, Events: hub,
+			Tracer: tracing.Tracer(), CaptureContent: tracing.CaptureContent()},
 	}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/events"
+	"github.com/madspark/madspark/inspect"
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/pipeline/spark"
 )
@@ -70,12 +71,18 @@ func (c *cli) runsCmd() *cobra.Command {
 	list.Flags().IntVar(&limit, "limit", 20, "at most this many runs")
 	list.Flags().IntVar(&offset, "offset", 0, "skip this many runs")
 
-	var showFormat string
+	var (
+		showFormat, stepKey string
+		showSteps           bool
+	)
 	show := &cobra.Command{
 		Use:   "show RUN_ID",
-		Short: "Show a run: its result, or why it failed",
+		Short: "Show a run: its result, or why it failed; with --steps or --step, its LLM calls",
 		Args:  argsError(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if showSteps || cmd.Flags().Changed("step") {
+				return c.showSteps(cmd, args[0], showFormat, cmd.Flags().Changed("output-format"), showSteps, stepKey)
+			}
 			if err := checkFormat(showFormat, append([]string{"record"}, spark.Formats...)...); err != nil {
 				return err
 			}
@@ -109,12 +116,57 @@ func (c *cli) runsCmd() *cobra.Command {
 			return rep.Write(c.stdout, showFormat)
 		},
 	}
-	show.Flags().StringVar(&showFormat, "output-format", "detailed", "record|"+strings.Join(spark.Formats, "|"))
+	show.Flags().StringVar(&showFormat, "output-format", "detailed", "record|"+strings.Join(spark.Formats, "|")+"; with --steps or --step: table|json")
+	show.Flags().BoolVar(&showSteps, "steps", false, "show the run's steps: agent, model, status, attempts, cache, tokens, latency, cost, repairs")
+	show.Flags().StringVar(&stepKey, "step", "", "show one step's LLM calls in full: prompt and response")
 	cmd.AddCommand(list, show, c.runsCancelCmd(), c.runsWatchCmd())
 	for _, sub := range cmd.Commands() {
 		sub.SetFlagErrorFunc(flagError)
 	}
 	return cmd
+}
+
+// showSteps prints the steps view of run id: a table (or JSON) of its
+// steps, or one step's calls in full.
+func (c *cli) showSteps(cmd *cobra.Command, id, format string, formatSet, all bool, key string) error {
+	if !formatSet {
+		format = "table"
+	}
+	if err := checkFormat(format, "table", "json"); err != nil {
+		return err
+	}
+	if all && key != "" {
+		return usagef("--steps and --step cannot be used together")
+	}
+	if !all && key == "" {
+		return usagef("--step needs a step key (madspark runs show %s --steps lists them)", id)
+	}
+	db, err := c.openStore(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	v, err := inspect.Load(cmd.Context(), db, id)
+	if errors.Is(err, madspark.ErrNotFound) {
+		return usagef("no run %s (madspark runs list)", id)
+	}
+	if err != nil {
+		return err
+	}
+	if all {
+		if format == "json" {
+			return writeJSON(c, v)
+		}
+		return inspect.WriteTable(c.stdout, v)
+	}
+	s := v.Step(key)
+	if s == nil {
+		return usagef("run %s has no step %q (madspark runs show %s --steps lists them)", id, key, id)
+	}
+	if format == "json" {
+		return writeJSON(c, s)
+	}
+	return inspect.WriteStep(c.stdout, s)
 }
 
 func (c *cli) runsCancelCmd() *cobra.Command {

@@ -188,6 +188,7 @@ HTTP server.`,
 				CORSOrigins: origins,
 				Registry:    metrics,
 				Public:      func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
+				Wrap:        d.app.tracing.Handler,
 			})
 			if err != nil {
 				return usageError{err}

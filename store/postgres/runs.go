@@ -253,6 +253,14 @@ func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
 	if err != nil {
 		return fmt.Errorf("postgres: %s %q of run %q: %w", op, step.Key, step.RunID, err)
 	}
+	calls := "[]"
+	if len(step.Calls) > 0 {
+		b, err := json.Marshal(step.Calls)
+		if err != nil {
+			return fmt.Errorf("postgres: %s %q of run %q: encode calls: %w", op, step.Key, step.RunID, err)
+		}
+		calls = string(b)
+	}
 	return db.inTx(ctx, op, func(tx pgx.Tx) error {
 		// Lock the run's row, so that the steps of one run are saved one
 		// at a time and MAX(seq)+1 below is unique. FOR NO KEY UPDATE
@@ -270,8 +278,8 @@ func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
 		}
 		// On conflict the existing seq is kept.
 		_, err = tx.Exec(ctx, `INSERT INTO steps
-    (run_id, key, input_hash, status, output, error, usage, started_at, finished_at, repairs, seq)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+    (run_id, key, input_hash, status, output, error, usage, started_at, finished_at, repairs, calls, seq)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
     (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE run_id = $1))
 ON CONFLICT (run_id, key) DO UPDATE SET
     input_hash = excluded.input_hash,
@@ -281,9 +289,10 @@ ON CONFLICT (run_id, key) DO UPDATE SET
     usage = excluded.usage,
     started_at = excluded.started_at,
     finished_at = excluded.finished_at,
-    repairs = excluded.repairs`,
+    repairs = excluded.repairs,
+    calls = excluded.calls`,
 			step.RunID, step.Key, step.InputHash, string(step.Status), output, step.Error, step.Usage,
-			nullTime(step.StartedAt), nullTime(step.FinishedAt), repairs)
+			nullTime(step.StartedAt), nullTime(step.FinishedAt), repairs, calls)
 		if err != nil {
 			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
 		}
@@ -295,7 +304,7 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 // The result is empty, not nil, when the run has no steps or does not exist.
 func (db *DB) Steps(ctx context.Context, runID string) ([]*madspark.Step, error) {
 	rows, err := db.pool.Query(ctx, `SELECT
-    run_id, key, input_hash, status, output, error, usage, started_at, finished_at, repairs
+    run_id, key, input_hash, status, output, error, usage, started_at, finished_at, repairs, calls
 FROM steps WHERE run_id = $1 ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: steps of run %q: %w", runID, err)
@@ -309,10 +318,19 @@ FROM steps WHERE run_id = $1 ORDER BY seq`, runID)
 			output            *string
 			started, finished pgtype.Timestamptz
 			repairs           string
+			calls             string
 		)
 		if err := rows.Scan(&s.RunID, &s.Key, &s.InputHash, &status, &output, &s.Error, &s.Usage,
-			&started, &finished, &repairs); err != nil {
+			&started, &finished, &repairs, &calls); err != nil {
 			return nil, fmt.Errorf("postgres: steps of run %q: %w", runID, err)
+		}
+		if calls != "" && calls != "[]" {
+			if err := json.Unmarshal([]byte(calls), &s.Calls); err != nil {
+				return nil, fmt.Errorf("postgres: steps of run %q: step %q: decode calls: %w", runID, s.Key, err)
+			}
+			for i := range s.Calls {
+				s.Calls[i].StartedAt = s.Calls[i].StartedAt.UTC()
+			}
 		}
 		s.Status = madspark.StepStatus(status)
 		s.Output = rawJSON(output)

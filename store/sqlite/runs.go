@@ -79,6 +79,33 @@ func usageJSON(u llm.Usage) (string, error) {
 	return string(b), nil
 }
 
+// callsJSON encodes the calls of a step for storage.
+func callsJSON(calls []madspark.Call) (string, error) {
+	if len(calls) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(calls)
+	if err != nil {
+		return "", fmt.Errorf("encode calls: %w", err)
+	}
+	return string(b), nil
+}
+
+// parseCalls decodes the stored calls of a step into *calls; none leaves
+// it nil.
+func parseCalls(s string, calls *[]madspark.Call) error {
+	if s == "" || s == "[]" {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(s), calls); err != nil {
+		return fmt.Errorf("decode calls: %w", err)
+	}
+	for i := range *calls {
+		(*calls)[i].StartedAt = (*calls)[i].StartedAt.UTC()
+	}
+	return nil
+}
+
 // parseUsage decodes stored usage text.
 func parseUsage(s string) (llm.Usage, error) {
 	var u llm.Usage
@@ -310,6 +337,10 @@ func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: %s %q of run %q: %w", op, step.Key, step.RunID, err)
 	}
+	calls, err := callsJSON(step.Calls)
+	if err != nil {
+		return fmt.Errorf("sqlite: %s %q of run %q: %w", op, step.Key, step.RunID, err)
+	}
 	return db.write(ctx, op, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx,
@@ -324,8 +355,8 @@ func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
 		// write lock from its start (BEGIN IMMEDIATE); on conflict the
 		// existing seq is kept.
 		_, err := tx.ExecContext(ctx, `INSERT INTO steps
-    (run_id, key, input_hash, status, output, error, usage, started_at, finished_at, repairs, seq)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+    (run_id, key, input_hash, status, output, error, usage, started_at, finished_at, repairs, calls, seq)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
     (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE run_id = ?))
 ON CONFLICT (run_id, key) DO UPDATE SET
     input_hash = excluded.input_hash,
@@ -335,9 +366,10 @@ ON CONFLICT (run_id, key) DO UPDATE SET
     usage = excluded.usage,
     started_at = excluded.started_at,
     finished_at = excluded.finished_at,
-    repairs = excluded.repairs`,
+    repairs = excluded.repairs,
+    calls = excluded.calls`,
 			step.RunID, step.Key, step.InputHash, string(step.Status), output, step.Error, usage,
-			nullTime(step.StartedAt), nullTime(step.FinishedAt), repairs, step.RunID)
+			nullTime(step.StartedAt), nullTime(step.FinishedAt), repairs, calls, step.RunID)
 		if err != nil {
 			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
 		}
@@ -349,7 +381,7 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 // The result is empty, not nil, when the run has no steps or does not exist.
 func (db *DB) Steps(ctx context.Context, runID string) ([]*madspark.Step, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT
-    run_id, key, input_hash, status, output, error, usage, started_at, finished_at, repairs
+    run_id, key, input_hash, status, output, error, usage, started_at, finished_at, repairs, calls
 FROM steps WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: steps of run %q: %w", runID, err)
@@ -360,12 +392,13 @@ FROM steps WHERE run_id = ? ORDER BY seq`, runID)
 		var (
 			s                 madspark.Step
 			status, usage     string
+			calls             string
 			output            sql.NullString
 			started, finished sql.NullString
 			repairs           string
 		)
 		if err := rows.Scan(&s.RunID, &s.Key, &s.InputHash, &status, &output, &s.Error, &usage,
-			&started, &finished, &repairs); err != nil {
+			&started, &finished, &repairs, &calls); err != nil {
 			return nil, fmt.Errorf("sqlite: steps of run %q: %w", runID, err)
 		}
 		s.Status = madspark.StepStatus(status)
@@ -377,7 +410,8 @@ FROM steps WHERE run_id = ? ORDER BY seq`, runID)
 		s.Usage, errU = parseUsage(usage)
 		s.StartedAt, errS = parseTime(started)
 		s.FinishedAt, errF = parseTime(finished)
-		if err := errors.Join(errU, errS, errF); err != nil {
+		errC := parseCalls(calls, &s.Calls)
+		if err := errors.Join(errU, errS, errF, errC); err != nil {
 			return nil, fmt.Errorf("sqlite: steps of run %q: step %q: %w", runID, s.Key, err)
 		}
 		steps = append(steps, &s)

@@ -288,6 +288,24 @@ func checkStep(t *testing.T, got, want *madspark.Step) {
 	checkJSON(t, what+" output", got.Output, want.Output)
 	checkTime(t, what+" started", got.StartedAt, want.StartedAt)
 	checkTime(t, what+" finished", got.FinishedAt, want.FinishedAt)
+	checkCalls(t, what, got.Calls, want.Calls)
+}
+
+// checkCalls checks that the calls of a step came back as saved.
+func checkCalls(t *testing.T, what string, got, want []madspark.Call) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d calls, want %d: %+v", what, len(got), len(want), got)
+		return
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		checkTime(t, fmt.Sprintf("%s call %d started", what, i), g.StartedAt, w.StartedAt)
+		g.StartedAt, w.StartedAt = time.Time{}, time.Time{}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s call %d:\n got %+v\nwant %+v", what, i, g, w)
+		}
+	}
 }
 
 func runIDs(runs []*madspark.Run) []string {
@@ -739,6 +757,21 @@ func testStepRoundTrip(t *testing.T, s Store) {
 		},
 		StartedAt:  base,
 		FinishedAt: base.Add(1500*time.Millisecond + 999),
+		Calls: []madspark.Call{{
+			Agent: "spark.evaluate", Provider: "openai", Model: "gpt-4o-mini",
+			System:      "You score ideas.\n\"quoted\" \u2014 and a NUL \x00 too",
+			Messages:    []llm.Message{{Role: llm.RoleUser, Content: "Score: ünïcode 💡"}},
+			Temperature: 0.7, MaxTokens: 800,
+			Response: `{"scores":[8.5,7]}`, FinishReason: "stop", Attempt: 1, Retries: 2,
+			Usage:     llm.Usage{LLMCalls: 1, InputTokens: 60, OutputTokens: 30, CostUSD: 0.2},
+			StartedAt: base.Add(time.Millisecond + 7), Latency: 1200*time.Millisecond + 3,
+		}, {
+			Agent: "spark.evaluate", Messages: []llm.Message{
+				{Role: llm.RoleUser, Content: "Score"}, {Role: llm.RoleAssistant, Content: "bad"}, {Role: llm.RoleUser, Content: "fix"}},
+			Attempt: 2, Cached: true, Usage: llm.Usage{CachedCalls: 1}, StartedAt: base.Add(time.Second),
+		}, {
+			Agent: "spark.evaluate", Messages: []llm.Message{}, Error: "rate limited", Attempt: 1, StartedAt: base.Add(time.Second),
+		}},
 	}
 	want := *full
 	mustSaveStep(t, s, full)
@@ -783,8 +816,10 @@ func testStepUpsert(t *testing.T, s Store) {
 		Output: json.RawMessage(`{"replaced":true}`), Error: "boom",
 		Usage:     llm.Usage{LLMCalls: 2, CostUSD: 0.5},
 		StartedAt: t0.Add(time.Minute), FinishedAt: t0.Add(2 * time.Minute),
+		Calls: []madspark.Call{{Agent: "x", Messages: []llm.Message{{Role: llm.RoleUser, Content: "second"}}, Attempt: 1}},
 	}
-	mustSaveStep(t, s, &madspark.Step{RunID: "a", Key: "evaluate", Status: madspark.StepFailed, Error: "first retry"})
+	mustSaveStep(t, s, &madspark.Step{RunID: "a", Key: "evaluate", Status: madspark.StepFailed, Error: "first retry",
+		Calls: []madspark.Call{{Agent: "x", Messages: []llm.Message{{Role: llm.RoleUser, Content: "first"}}, Attempt: 1}}})
 	mustSaveStep(t, s, repl)
 	want[1] = repl
 	cleared := &madspark.Step{RunID: "a", Key: "a-first-by-name", Status: madspark.StepDone}

@@ -5,10 +5,11 @@
 //   node e2e/e2e.mjs --url http://127.0.0.1:8080 --screenshots e2e/screenshots [--chromium /usr/bin/chromium]
 //
 // It fills the spark form, submits it with Ctrl+Enter, watches the progress
-// go through the stages, checks the results and their charts, bookmarks a
-// candidate, finds it in the bookmarks view, and checks a 375px-wide
-// screen. Each step writes a screenshot. Exit status 0 means every step
-// passed; the cmd/madspark Go test TestWebUIEndToEnd runs this script.
+// go through the stages, checks the results and their charts, opens one LLM
+// call on the run's timeline and reads its prompt, bookmarks a candidate,
+// finds it in the bookmarks view, and checks a 375px-wide screen. Each step
+// writes a screenshot. Exit status 0 means every step passed; the
+// cmd/madspark Go test TestWebUIEndToEnd runs this script.
 
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -235,6 +236,25 @@ try {
     await shot(page, 'results')
   })
 
+  await step('the call timeline: open one call and see its prompt', page, async () => {
+    const calls = page.getByTestId('timeline-call')
+    await calls.first().waitFor()
+    const n = await calls.count()
+    check(n >= 4, `the timeline shows ${n} calls, want at least 4`)
+    const bar = await calls.first().locator('.call-bar').boundingBox()
+    check(bar && bar.width > 0, `the first call's bar is ${JSON.stringify(bar)}`)
+    await calls.first().getByRole('button').click()
+    const prompt = page.getByTestId('call-prompt')
+    await prompt.waitFor()
+    const text = (await prompt.textContent()) ?? ''
+    check(text.includes(topic), `the first call's prompt does not name the topic: ${text.slice(0, 120)}`)
+    check(/system/i.test(text), 'the prompt has no system message')
+    const reply = (await page.getByTestId('call-response').textContent()) ?? ''
+    check(reply.trim().length > 0, 'the call has no response')
+    await page.getByTestId('call-detail').scrollIntoViewIfNeeded()
+    await shot(page, 'call-timeline')
+  })
+
   await step('export the run as CSV and PDF', page, async () => {
     for (const [format, ext, magic] of [['csv', 'csv', null], ['pdf', 'pdf', '%PDF-']]) {
       await page.getByLabel('Export format').selectOption(format)
@@ -386,6 +406,9 @@ try {
     await narrow.goto(runURL)
     await narrow.getByTestId('candidate').first().waitFor()
     await narrow.locator('[data-testid=score-comparison] .recharts-bar-rectangle').first().waitFor()
+    await narrow.getByTestId('timeline-call').first().waitFor()
+    await narrow.getByTestId('timeline-call').first().getByRole('button').click()
+    await narrow.getByTestId('call-prompt').waitFor()
     await noHorizontalScroll(narrow, 375)
     const box = await narrow.locator('[data-testid=score-comparison] .recharts-wrapper > svg').first().boundingBox()
     check(box && box.width <= 375 && box.width > 150, `the chart is ${box?.width}px wide on a 375px screen`)

@@ -13,6 +13,7 @@ import type {
   Run,
   RunFilter,
   RunPage,
+  RunSteps,
   StartRunResponse,
   TemperaturePresets,
 } from './types'
@@ -180,6 +181,11 @@ export class Client {
 
   run(id: string, signal?: AbortSignal): Promise<Run> {
     return this.json('GET', `/api/runs/${encodeURIComponent(id)}`, undefined, signal)
+  }
+
+  /** runSteps returns a run's steps and their LLM calls; steps appear as they finish. */
+  runSteps(id: string, signal?: AbortSignal): Promise<RunSteps> {
+    return this.json('GET', `/api/runs/${encodeURIComponent(id)}/steps`, undefined, signal)
   }
 
   cancelRun(id: string): Promise<{ run_id: string; status: string }> {

@@ -297,3 +297,72 @@ export interface CreateBatchResponse {
   warnings?: string[]
   links: BatchLinks
 }
+
+/** One message of a prompt sent to a model. */
+export interface PromptMessage {
+  role: 'system' | 'user' | 'assistant' | string
+  content: string
+}
+
+/** One LLM call of a step (GET /api/runs/{id}/steps). */
+export interface CallView {
+  agent: string
+  provider: string
+  model: string
+  /** 1 for a first request, 2 and more for a re-ask of a reply that failed validation. */
+  attempt: number
+  /** Resends after transient errors. */
+  retries: number
+  cached: boolean
+  input_tokens: number
+  output_tokens: number
+  cost_usd: number
+  latency_ms: number
+  temperature: number
+  max_tokens?: number
+  finish_reason?: string
+  error?: string
+  prompt: PromptMessage[]
+  response: string
+  started_at: string
+}
+
+/** A fix made to a reply so that it could be used. */
+export interface RepairView {
+  agent: string
+  rule: string
+  action: string
+}
+
+/** One step of a run, with its calls. */
+export interface StepView {
+  key: string
+  agent: string
+  model: string
+  provider: string
+  status: 'done' | 'failed' | string
+  error?: string
+  attempts: number
+  cached: boolean
+  llm_calls: number
+  cached_calls: number
+  input_tokens: number
+  output_tokens: number
+  cost_usd: number
+  latency_ms: number
+  repairs: RepairView[]
+  prompt: PromptMessage[]
+  response: string
+  started_at: string
+  finished_at: string
+  calls: CallView[]
+}
+
+/** The steps view of a run. */
+export interface RunSteps {
+  run_id: string
+  pipeline: string
+  status: RunStatus
+  created_at: string
+  steps: StepView[]
+}

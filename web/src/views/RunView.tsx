@@ -10,6 +10,7 @@ import { initialProgress, progressReducer, stageLabel, type ProgressState } from
 import { followRun } from '../progress/stream'
 import { GenericResult, RawJSON } from '../results/GenericResult'
 import { SparkResults, isSparkResult } from '../results/SparkResults'
+import { Timeline } from './Timeline'
 
 const finalStatuses = new Set(['succeeded', 'failed', 'cancelled'])
 
@@ -177,6 +178,7 @@ export function RunView() {
           <GenericResult runId={run.run_id} result={run.result} />
         )
       )}
+      <Timeline runId={run.run_id} live={!over} />
     </section>
   )
 }

@@ -1,0 +1,195 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/middleware"
+	"github.com/madspark/madspark/store/sqlite"
+)
+
+// flaky fails its first call with a retryable error, then answers every
+// request with its last message, upper-cased, as openai/m1.
+type flaky struct{ n atomic.Int32 }
+
+func (f *flaky) Generate(_ context.Context, req *llm.Request) (*llm.Response, error) {
+	if f.n.Add(1) == 1 {
+		return nil, &llm.Error{Provider: "openai", Status: 503, Message: "overloaded", Retryable: true}
+	}
+	return &llm.Response{Text: strings.ToUpper(req.Prompt()), Provider: "openai", Model: "m1", FinishReason: "stop",
+		Usage: llm.Usage{LLMCalls: 1, InputTokens: 10, OutputTokens: 4, CostUSD: 0.001}}, nil
+}
+
+// reask asks once, then sends the reply back to be fixed, as a structured
+// reply that failed validation is.
+func reask(ctx context.Context, c llm.Client) (string, error) {
+	first := []llm.Message{{Role: llm.RoleUser, Content: "idea"}}
+	resp, err := c.Generate(ctx, &llm.Request{Agent: "t.gen", System: "be brief", Messages: first, Temperature: 0.5, MaxTokens: 64})
+	if err != nil {
+		return "", err
+	}
+	again := append(first, llm.Message{Role: llm.RoleAssistant, Content: resp.Text}, llm.Message{Role: llm.RoleUser, Content: "fix it"})
+	resp, err = c.Generate(ctx, &llm.Request{Agent: "t.gen", System: "be brief", Messages: again, Temperature: 0.5, MaxTokens: 64})
+	if err != nil {
+		return "", err
+	}
+	return resp.Text, nil
+}
+
+func newTracedEngine(t *testing.T, client llm.Client) (*Engine, *tracetest.SpanRecorder) {
+	t.Helper()
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	sr := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return &Engine{Store: db, Client: client, Tracer: tp.Tracer("test"), CaptureContent: true}, sr
+}
+
+func TestStepRecordsCalls(t *testing.T) {
+	ctx := t.Context()
+	stack := llm.Chain(&flaky{}, middleware.Retry(middleware.RetryConfig{Sleep: func(context.Context, time.Duration) error { return nil }}))
+	e, _ := newTracedEngine(t, stack)
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Provider: "openai", Model: "m1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := Step(ctx, r, "gen", "in", reask); err != nil || out != "FIX IT" {
+		t.Fatalf("step = %q, %v", out, err)
+	}
+	failing := llm.ClientFunc(func(context.Context, *llm.Request) (*llm.Response, error) {
+		return nil, errors.New("no model")
+	})
+	e.Client = failing
+	if _, err := Step(ctx, r, "broken", "in", ask("x")); err == nil {
+		t.Fatal("step broken succeeded")
+	}
+	steps, err := e.Store.Steps(ctx, r.ID())
+	if err != nil || len(steps) != 2 {
+		t.Fatalf("steps = %v, %v", steps, err)
+	}
+	calls := steps[0].Calls
+	if len(calls) != 2 {
+		t.Fatalf("step gen has %d calls, want 2: %+v", len(calls), calls)
+	}
+	c0, c1 := calls[0], calls[1]
+	if c0.Agent != "t.gen" || c0.System != "be brief" || len(c0.Messages) != 1 || c0.Messages[0].Content != "idea" ||
+		c0.Response != "IDEA" || c0.Provider != "openai" || c0.Model != "m1" || c0.FinishReason != "stop" ||
+		c0.Attempt != 1 || c0.Retries != 1 || c0.Temperature != 0.5 || c0.MaxTokens != 64 || c0.Usage.InputTokens != 10 {
+		t.Errorf("first call = %+v", c0)
+	}
+	if c1.Attempt != 2 || c1.Retries != 0 || len(c1.Messages) != 3 || c1.Response != "FIX IT" || c1.StartedAt.Before(c0.StartedAt) {
+		t.Errorf("second call = %+v", c1)
+	}
+	if c0.StartedAt.IsZero() || c0.Latency <= 0 {
+		t.Errorf("first call start %v latency %v", c0.StartedAt, c0.Latency)
+	}
+	if steps[0].Usage.LLMCalls != 2 || steps[0].Usage.InputTokens != 20 {
+		t.Errorf("step usage = %+v", steps[0].Usage)
+	}
+	b := steps[1].Calls
+	if len(b) != 1 || b[0].Error != "no model" || b[0].Response != "" || b[0].Provider != "" {
+		t.Errorf("failed step's calls = %+v", b)
+	}
+}
+
+func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
+	m := map[attribute.Key]attribute.Value{}
+	for _, kv := range s.Attributes() {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
+func TestStepSpans(t *testing.T) {
+	ctx := t.Context()
+	stack := llm.Chain(&flaky{}, middleware.Retry(middleware.RetryConfig{Sleep: func(context.Context, time.Duration) error { return nil }}))
+	e, sr := newTracedEngine(t, stack)
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Provider: "openai", Model: "m1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Step(ctx, r, "gen", "in", reask); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(ctx, "ok", nil); err != nil {
+		t.Fatal(err)
+	}
+	spans := sr.Ended()
+	byName := map[string][]sdktrace.ReadOnlySpan{}
+	for _, s := range spans {
+		byName[s.Name()] = append(byName[s.Name()], s)
+	}
+	run, step, chat := byName["run test"], byName["step gen"], byName["chat m1"]
+	if len(run) != 1 || len(step) != 1 || len(chat) != 2 {
+		t.Fatalf("spans = %v", byName)
+	}
+	if run[0].Parent().IsValid() {
+		t.Errorf("run span has a parent")
+	}
+	if step[0].Parent().SpanID() != run[0].SpanContext().SpanID() {
+		t.Errorf("step span's parent is not the run")
+	}
+	for _, c := range chat {
+		if c.Parent().SpanID() != step[0].SpanContext().SpanID() || c.SpanContext().TraceID() != run[0].SpanContext().TraceID() {
+			t.Errorf("call span %v is not a child of the step in the run's trace", c.SpanContext())
+		}
+	}
+	a := attrs(chat[0])
+	for k, want := range map[attribute.Key]string{
+		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "m1",
+		"gen_ai.response.model": "m1", "gen_ai.agent.name": "t.gen",
+	} {
+		if got := a[k].AsString(); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if a["gen_ai.usage.input_tokens"].AsInt64() != 10 || a["gen_ai.usage.output_tokens"].AsInt64() != 4 ||
+		a["gen_ai.request.max_tokens"].AsInt64() != 64 || a["gen_ai.request.temperature"].AsFloat64() != 0.5 ||
+		strings.Join(a["gen_ai.response.finish_reasons"].AsStringSlice(), ",") != "stop" {
+		t.Errorf("call attributes = %v", a)
+	}
+	if !strings.Contains(a["gen_ai.input.messages"].AsString(), `"content":"idea"`) ||
+		!strings.Contains(a["gen_ai.output.messages"].AsString(), `"content":"IDEA"`) ||
+		!strings.Contains(a["gen_ai.system_instructions"].AsString(), "be brief") {
+		t.Errorf("content attributes = %v", a)
+	}
+	if ev := chat[0].Events(); len(ev) != 1 || ev[0].Name != "retry" {
+		t.Errorf("first call's events = %v, want one retry", ev)
+	}
+	if ev := chat[1].Events(); len(ev) != 1 || ev[0].Name != "reask" {
+		t.Errorf("second call's events = %v, want one reask", ev)
+	}
+}
+
+func TestNoContentWithoutCapture(t *testing.T) {
+	e, sr := newTracedEngine(t, &countingClient{})
+	e.CaptureContent = false
+	r, err := e.Start(t.Context(), RunInfo{Pipeline: "test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Step(t.Context(), r, "a", "in", ask("secret prompt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sr.Ended() {
+		for k, v := range attrs(s) {
+			if strings.Contains(v.String(), "secret prompt") {
+				t.Errorf("span %s attribute %s carries the prompt", s.Name(), k)
+			}
+		}
+	}
+}

@@ -1,0 +1,218 @@
+// Package inspect builds the steps view of a run from its journal: one item
+// per step, in the order the steps started, with what each step's LLM calls
+// were sent and answered, what they cost and how long they took. The CLI
+// (madspark runs show --steps), the REST API (GET /api/runs/{id}/steps) and
+// the web UI's timeline all show this one view.
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/llm"
+)
+
+// View is the steps view of a run.
+type View struct {
+	RunID    string             `json:"run_id"`
+	Pipeline string             `json:"pipeline"`
+	Status   madspark.RunStatus `json:"status"`
+	// CreatedAt is when the run was created; the timeline starts there.
+	CreatedAt time.Time `json:"created_at"`
+	// Steps are the run's journaled steps in the order they started; a
+	// step appears once it has finished. Empty, not nil, for none.
+	Steps []Step `json:"steps"`
+}
+
+// Step is one step of a run and its LLM calls. Its top-level fields sum up
+// the calls; Prompt and Response are those of its last call, the one whose
+// reply the step kept (after any re-asks).
+type Step struct {
+	Key string `json:"key"`
+	// Agent and Model name the agents and models the step's calls used,
+	// comma-separated when there were several; empty for a step that
+	// called no model (such as a web search).
+	Agent    string              `json:"agent"`
+	Model    string              `json:"model"`
+	Provider string              `json:"provider"`
+	Status   madspark.StepStatus `json:"status"`
+	Error    string              `json:"error,omitempty"`
+	// Attempts is the number of times the step's most-tried call was sent:
+	// 1, plus the re-asks of a reply that failed validation, plus the
+	// retries after transient errors. 0 for a step that called no model.
+	Attempts int `json:"attempts"`
+	// Cached reports that the response cache answered every call of the
+	// step (and that it made at least one).
+	Cached       bool    `json:"cached"`
+	LLMCalls     int     `json:"llm_calls"`
+	CachedCalls  int     `json:"cached_calls"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	// LatencyMS is how long the step took, in milliseconds.
+	LatencyMS int64 `json:"latency_ms"`
+	// Repairs are the fixes made to the step's replies; empty, not nil,
+	// for none.
+	Repairs    []Repair  `json:"repairs"`
+	Prompt     []Message `json:"prompt"`
+	Response   string    `json:"response"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	// Calls are the step's LLM calls in the order they started; empty,
+	// not nil, for none.
+	Calls []Call `json:"calls"`
+}
+
+// Repair is a fix made to a reply so that it could be used: which agent's
+// reply, under which rule, and what was done.
+type Repair struct {
+	Agent  string `json:"agent"`
+	Rule   string `json:"rule"`
+	Action string `json:"action"`
+}
+
+// Message is one message of a prompt: role "system", "user" or
+// "assistant".
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Call is one LLM call of a step.
+type Call struct {
+	Agent    string `json:"agent"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// Attempt is 1 for a first request, 2 and more for a re-ask that
+	// sent a bad reply back to be fixed.
+	Attempt int `json:"attempt"`
+	// Retries counts the resends after transient errors.
+	Retries      int     `json:"retries"`
+	Cached       bool    `json:"cached"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	LatencyMS    int64   `json:"latency_ms"`
+	Temperature  float64 `json:"temperature"`
+	MaxTokens    int     `json:"max_tokens,omitempty"`
+	FinishReason string  `json:"finish_reason,omitempty"`
+	Error        string  `json:"error,omitempty"`
+	// Prompt is what was sent, the system prompt first.
+	Prompt []Message `json:"prompt"`
+	// Response is the raw reply text.
+	Response  string    `json:"response"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// Load reads run id and its journal from s and builds its view. An unknown
+// run gives an error wrapping madspark.ErrNotFound.
+func Load(ctx context.Context, s madspark.RunStore, id string) (*View, error) {
+	run, err := s.Run(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("inspect: %w", err)
+	}
+	steps, err := s.Steps(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("inspect: %w", err)
+	}
+	return Build(run, steps), nil
+}
+
+// Build returns the view of run and its journaled steps.
+func Build(run *madspark.Run, steps []*madspark.Step) *View {
+	v := &View{RunID: run.ID, Pipeline: run.Pipeline, Status: run.Status, CreatedAt: run.CreatedAt, Steps: make([]Step, 0, len(steps))}
+	sorted := slices.Clone(steps)
+	slices.SortStableFunc(sorted, func(a, b *madspark.Step) int { return a.StartedAt.Compare(b.StartedAt) })
+	for _, s := range sorted {
+		v.Steps = append(v.Steps, buildStep(s))
+	}
+	return v
+}
+
+// Step returns the step with the given key, or nil.
+func (v *View) Step(key string) *Step {
+	for i := range v.Steps {
+		if v.Steps[i].Key == key {
+			return &v.Steps[i]
+		}
+	}
+	return nil
+}
+
+func buildStep(s *madspark.Step) Step {
+	st := Step{
+		Key: s.Key, Status: s.Status, Error: s.Error,
+		LLMCalls: s.Usage.LLMCalls, CachedCalls: s.Usage.CachedCalls,
+		InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens, CostUSD: s.Usage.CostUSD,
+		LatencyMS: s.FinishedAt.Sub(s.StartedAt).Milliseconds(),
+		Repairs:   repairsOf(s),
+		Prompt:    []Message{},
+		StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
+		Calls: make([]Call, 0, len(s.Calls)),
+	}
+	if st.LatencyMS < 0 || s.FinishedAt.IsZero() {
+		st.LatencyMS = 0
+	}
+	var agents, models, providers []string
+	st.Cached = len(s.Calls) > 0
+	for _, c := range s.Calls {
+		call := buildCall(c)
+		st.Calls = append(st.Calls, call)
+		st.Attempts = max(st.Attempts, c.Attempt+c.Retries)
+		st.Cached = st.Cached && c.Cached
+		agents = appendNew(agents, c.Agent)
+		models = appendNew(models, c.Model)
+		providers = appendNew(providers, c.Provider)
+	}
+	st.Agent, st.Model, st.Provider = strings.Join(agents, ","), strings.Join(models, ","), strings.Join(providers, ",")
+	if n := len(st.Calls); n > 0 {
+		st.Prompt, st.Response = st.Calls[n-1].Prompt, st.Calls[n-1].Response
+	}
+	return st
+}
+
+// repairsOf returns the repairs recorded with step s; empty, not nil, for
+// none.
+func repairsOf(s *madspark.Step) []Repair {
+	out := make([]Repair, 0, len(s.Repairs))
+	for _, r := range s.Repairs {
+		out = append(out, Repair{Agent: r.Agent, Rule: r.Rule, Action: r.Action})
+	}
+	return out
+}
+
+func buildCall(c madspark.Call) Call {
+	prompt := make([]Message, 0, len(c.Messages)+1)
+	if c.System != "" {
+		prompt = append(prompt, Message{Role: "system", Content: c.System})
+	}
+	for _, m := range c.Messages {
+		prompt = append(prompt, Message{Role: string(m.Role), Content: m.Content})
+	}
+	return Call{
+		Agent: c.Agent, Provider: c.Provider, Model: c.Model, Attempt: c.Attempt, Retries: c.Retries, Cached: c.Cached,
+		InputTokens: c.Usage.InputTokens, OutputTokens: c.Usage.OutputTokens, CostUSD: c.Usage.CostUSD,
+		LatencyMS: c.Latency.Milliseconds(), Temperature: c.Temperature, MaxTokens: c.MaxTokens,
+		FinishReason: c.FinishReason, Error: c.Error, Prompt: prompt, Response: c.Response, StartedAt: c.StartedAt,
+	}
+}
+
+func appendNew(list []string, s string) []string {
+	if s == "" || slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// usage sums the usage of a view's steps.
+func (v *View) usage() llm.Usage {
+	var u llm.Usage
+	for _, s := range v.Steps {
+		u.Add(llm.Usage{LLMCalls: s.LLMCalls, CachedCalls: s.CachedCalls, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CostUSD: s.CostUSD})
+	}
+	return u
+}

@@ -1,0 +1,75 @@
+package inspect
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteTable writes v as a table, one line per step in order, and a total.
+func WriteTable(w io.Writer, v *View) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tAGENT\tMODEL\tSTATUS\tATTEMPTS\tCACHED\tIN\tOUT\tLATENCY\tCOST\tREPAIRS")
+	for _, s := range v.Steps {
+		cached := "no"
+		if s.Cached {
+			cached = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t$%.4f\t%d\n", s.Key, dash(s.Agent), dash(s.Model), s.Status,
+			s.Attempts, cached, s.InputTokens, s.OutputTokens, latency(s.LatencyMS), s.CostUSD, len(s.Repairs))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	u := v.usage()
+	_, err := fmt.Fprintf(w, "%d steps; %s\n", len(v.Steps), u)
+	return err
+}
+
+// WriteStep writes step s in full: each call's prompt, message by message,
+// and its response.
+func WriteStep(w io.Writer, s *Step) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "step %s: %s", s.Key, s.Status)
+	if s.Error != "" {
+		fmt.Fprintf(&b, " (%s)", s.Error)
+	}
+	fmt.Fprintf(&b, ", started %s, %s, %d input + %d output tokens, $%.4f\n",
+		s.StartedAt.Format(time.RFC3339Nano), latency(s.LatencyMS), s.InputTokens, s.OutputTokens, s.CostUSD)
+	if len(s.Calls) == 0 {
+		b.WriteString("\nno LLM call\n")
+	}
+	for i, c := range s.Calls {
+		fmt.Fprintf(&b, "\n=== call %d of %d: %s, %s/%s, attempt %d", i+1, len(s.Calls), dash(c.Agent), dash(c.Provider), dash(c.Model), c.Attempt)
+		if c.Retries > 0 {
+			fmt.Fprintf(&b, ", %d retries", c.Retries)
+		}
+		if c.Cached {
+			b.WriteString(", cached")
+		}
+		fmt.Fprintf(&b, ", %s, %d input + %d output tokens, $%.4f ===\n", latency(c.LatencyMS), c.InputTokens, c.OutputTokens, c.CostUSD)
+		for _, m := range c.Prompt {
+			fmt.Fprintf(&b, "--- %s ---\n%s\n", m.Role, strings.TrimRight(m.Content, "\n"))
+		}
+		if c.Error != "" {
+			fmt.Fprintf(&b, "--- error ---\n%s\n", c.Error)
+			continue
+		}
+		fmt.Fprintf(&b, "--- response ---\n%s\n", strings.TrimRight(c.Response, "\n"))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func latency(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).String()
+}

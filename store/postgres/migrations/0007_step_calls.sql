@@ -1,0 +1,5 @@
+-- 0007_step_calls: the LLM calls of each step (prompt, raw reply, usage,
+-- latency), as JSON text (not JSONB, which refuses a NUL character that a
+-- prompt or a reply may hold), for inspecting a run call by call.
+
+ALTER TABLE steps ADD COLUMN calls TEXT NOT NULL DEFAULT '[]';

@@ -1,0 +1,92 @@
+import { cleanup, render, screen, waitFor, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { afterEach, describe, expect, it } from 'vitest'
+import { ApiProvider } from '../api/context'
+import type { CallView, RunSteps, StepView } from '../api/types'
+import { fakeServer, json } from '../test/fake'
+import { Timeline, layout } from './Timeline'
+
+afterEach(cleanup)
+
+function call(agent: string, startMs: number, latency: number, more: Partial<CallView> = {}): CallView {
+  return {
+    agent, provider: 'openai', model: 'gpt-4o-mini', attempt: 1, retries: 0, cached: false,
+    input_tokens: 120, output_tokens: 40, cost_usd: 0.0012, latency_ms: latency, temperature: 0.7,
+    prompt: [{ role: 'system', content: `You are ${agent}.` }, { role: 'user', content: `Prompt of ${agent}` }],
+    response: `Reply of ${agent}`, started_at: new Date(Date.UTC(2026, 0, 1) + startMs).toISOString(), ...more,
+  }
+}
+
+function step(key: string, calls: CallView[]): StepView {
+  return {
+    key, agent: calls[0]?.agent ?? '', model: '', provider: '', status: 'done', attempts: 1, cached: false,
+    llm_calls: calls.length, cached_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, latency_ms: 0,
+    repairs: [], prompt: [], response: '', started_at: calls[0]?.started_at ?? '', finished_at: '', calls,
+  }
+}
+
+// generate (0-1000 ms), then two evaluations side by side (1000-1500 and
+// 1000-2000 ms), the second one re-asked after a retry, and a cached call.
+const view: RunSteps = {
+  run_id: 'run-1', pipeline: 'spark', status: 'succeeded', created_at: '2026-01-01T00:00:00Z',
+  steps: [
+    step('generate', [call('spark.generate', 0, 1000)]),
+    step('evaluate', [call('spark.evaluate', 1000, 500), call('spark.evaluate', 1000, 1000, { attempt: 2, retries: 1 })]),
+    step('improve', [call('spark.improve', 2000, 0, { cached: true })]),
+  ],
+}
+
+describe('the call timeline', () => {
+  it('lays calls out by start and latency, parallel calls overlapping', () => {
+    const { rows, totalMs } = layout(view)
+    expect(totalMs).toBe(2000)
+    expect(rows.map((r) => [r.step, r.left, r.width])).toEqual([
+      ['generate', 0, 50],
+      ['evaluate', 50, 25],
+      ['evaluate', 50, 50],
+      ['improve', 100, 0.5],
+    ])
+  })
+
+  it('marks retries, re-asks and cache hits, and shows a call in full when chosen', async () => {
+    const s = fakeServer({ 'GET /api/runs/run-1/steps': () => json(200, view) })
+    render(
+      <ApiProvider value={s.client()}>
+        <Timeline runId="run-1" live={false} />
+      </ApiProvider>,
+    )
+    const list = await screen.findByRole('list', { name: 'Calls in the order they started' })
+    const rows = within(list).getAllByRole('button')
+    expect(rows).toHaveLength(4)
+    expect(rows[2].textContent).toMatch(/re-ask 1/)
+    expect(rows[2].textContent).toMatch(/1 retry/)
+    expect(rows[3].textContent).toMatch(/cached/)
+    expect(rows[0].textContent).not.toMatch(/cached|retry|re-ask/)
+    expect(screen.queryByTestId('call-detail')).toBeNull()
+    await userEvent.setup().click(rows[1])
+    const detail = await screen.findByTestId('call-detail')
+    expect(rows[1].getAttribute('aria-expanded')).toBe('true')
+    expect(within(detail).getByTestId('call-prompt').textContent).toContain('Prompt of spark.evaluate')
+    expect(within(detail).getByTestId('call-prompt').textContent).toContain('You are spark.evaluate.')
+    expect(within(detail).getByTestId('call-response').textContent).toBe('Reply of spark.evaluate')
+    expect(detail.textContent).toContain('120 in, 40 out')
+    expect(detail.textContent).toContain('$0.0012')
+  })
+
+  it('polls while the run goes on', async () => {
+    let n = 0
+    const s = fakeServer({
+      'GET /api/runs/run-1/steps': () => {
+        n++
+        return json(200, n === 1 ? { ...view, status: 'running', steps: [] } : { ...view, status: 'running', steps: view.steps.slice(0, 1) })
+      },
+    })
+    render(
+      <ApiProvider value={s.client()}>
+        <Timeline runId="run-1" live={true} />
+      </ApiProvider>,
+    )
+    expect(await screen.findByText('No call has finished yet.')).toBeTruthy()
+    await waitFor(() => expect(screen.getAllByTestId('timeline-call')).toHaveLength(1), { timeout: 4000 })
+  })
+})
