@@ -304,7 +304,7 @@ func checkIdeas(v *ideaList, n int, p *structured.Problems) {
 				}
 			}
 			v.Ideas = kept
-			return fmt.Sprintf("%d blank ideas dropped", blank)
+			return fmt.Sprintf("blank ideas dropped: %d", blank)
 		})
 	}
 	switch {

@@ -43,7 +43,7 @@ type ideaList struct {
 // Evaluation is the Critic's verdict on one idea (the seed's schema, plus a
 // one-paragraph critique).
 type Evaluation struct {
-	Index       int      `json:"index" jsonschema:"minimum=0"`
+	Index       int      `json:"index"`
 	Score       float64  `json:"score" jsonschema:"minimum=0,maximum=10"`
 	Critique    string   `json:"critique" jsonschema:"minLength=1"`
 	Strengths   []string `json:"strengths"`
@@ -57,7 +57,7 @@ type evaluations struct {
 
 // Advocacy is the Advocate's case for one idea.
 type Advocacy struct {
-	Index              int      `json:"index" jsonschema:"minimum=0"`
+	Index              int      `json:"index"`
 	Strengths          []string `json:"strengths" jsonschema:"minItems=1"`
 	Opportunities      []string `json:"opportunities"`
 	AddressingConcerns []string `json:"addressing_concerns"`
@@ -69,7 +69,7 @@ type advocacies struct {
 
 // Skepticism is the Skeptic's challenge to one idea.
 type Skepticism struct {
-	Index                   int      `json:"index" jsonschema:"minimum=0"`
+	Index                   int      `json:"index"`
 	CriticalFlaws           []string `json:"critical_flaws"`
 	RisksAndChallenges      []string `json:"risks_and_challenges" jsonschema:"minItems=1"`
 	QuestionableAssumptions []string `json:"questionable_assumptions"`
@@ -82,7 +82,7 @@ type skepticisms struct {
 
 // Improvement is the IdeaGenerator's improved version of one idea.
 type Improvement struct {
-	Index           int      `json:"index" jsonschema:"minimum=0"`
+	Index           int      `json:"index"`
 	Title           string   `json:"title" jsonschema:"minLength=1"`
 	Description     string   `json:"description" jsonschema:"minLength=1"`
 	KeyImprovements []string `json:"key_improvements"`
@@ -116,7 +116,7 @@ func (d Dimensions) values() []float64 {
 
 // multiDimItem is the evaluator's reply for one idea.
 type multiDimItem struct {
-	Index     int        `json:"index" jsonschema:"minimum=0"`
+	Index     int        `json:"index"`
 	Scores    Dimensions `json:"scores"`
 	Rationale string     `json:"rationale"`
 }
@@ -146,7 +146,7 @@ func newMultiDimensional(it multiDimItem) *MultiDimensional {
 
 // Inference is the logical analysis of one idea.
 type Inference struct {
-	Index          int      `json:"index" jsonschema:"minimum=0"`
+	Index          int      `json:"index"`
 	InferenceChain []string `json:"inference_chain" jsonschema:"minItems=1"`
 	Conclusion     string   `json:"conclusion" jsonschema:"minLength=1"`
 	Confidence     float64  `json:"confidence" jsonschema:"minimum=0,maximum=1"`
