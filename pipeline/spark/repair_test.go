@@ -533,3 +533,44 @@ func TestMockRunsHaveNoRepairs(t *testing.T) {
 		t.Fatalf("report JSON lacks an empty repairs list: %s", b)
 	}
 }
+
+// TestReportsShowRepairs: every text format mentions the repairs on its
+// summary line, detailed and markdown also list them, and JSON carries the
+// list.
+func TestReportsShowRepairs(t *testing.T) {
+	res := &Result{Topic: "urban farming", Candidates: []Candidate{{Idea: "A", ImprovedIdea: "B"}}, Repairs: []llm.Repair{
+		{Step: "generate", Agent: agentGenerate, Rule: "count", Action: "4 ideas kept of 5 asked"},
+		{Step: "evaluate", Agent: agentEvaluate, Rule: "index", Action: "indices counted from 1 renumbered: 1..4 → 0..3"},
+	}}
+	rep := NewReport(res, "run-1", "live", "openai", "m", llm.Usage{LLMCalls: 7}, 0)
+	for _, format := range Formats {
+		var b strings.Builder
+		if err := rep.Write(&b, format); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		switch format {
+		case "json":
+			if !strings.Contains(out, `"rule": "count"`) || !strings.Contains(out, `"action": "4 ideas kept of 5 asked"`) {
+				t.Errorf("json lacks the repairs:\n%s", out)
+			}
+			continue
+		case "detailed", "markdown":
+			if !strings.Contains(out, "spark.evaluate: index: indices counted from 1 renumbered") {
+				t.Errorf("%s does not list the repairs:\n%s", format, out)
+			}
+		}
+		if !strings.Contains(lastLineOf(out), "; 2 repairs") {
+			t.Errorf("%s summary line %q lacks the count", format, lastLineOf(out))
+		}
+	}
+	old := NewReport(&Result{Topic: "t"}, "run-2", "live", "openai", "m", llm.Usage{}, 0)
+	if b, _ := json.Marshal(old); !strings.Contains(string(b), `"repairs":[]`) {
+		t.Errorf("a result stored without repairs reports %s", b)
+	}
+}
+
+func lastLineOf(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
