@@ -143,11 +143,6 @@ func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format strin
 	return nil
 }
 
-func usageLine(run *engine.Run, elapsed time.Duration) string {
-	u := run.Usage()
-	return fmt.Sprintf("%s; %.1fs", u, elapsed.Seconds())
-}
-
 // makeOutputDir creates dir, or outputs/run_YYYYMMDD_HHMMSS (with a suffix
 // if a run in the same second took that name).
 func makeOutputDir(dir string) (string, error) {

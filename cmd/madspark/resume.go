@@ -18,6 +18,7 @@ func (c *cli) resumeCmd() *cobra.Command {
 	var (
 		format, outDir string
 		timeout        time.Duration
+		noCache        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "resume RUN_ID",
@@ -25,6 +26,9 @@ func (c *cli) resumeCmd() *cobra.Command {
 		Long: `Resumes a run of any pipeline that did not finish (a crash, kill -9, Ctrl-C, a
 provider outage): every step that had finished is replayed from the run's
 journal with no LLM call, and only the unfinished steps call the model.
+The response cache holds only replies that passed their rules, so a step
+that failed on a bad reply asks the provider again; --no-cache leaves the
+cache aside altogether.
 
 A spark run prints its report (--output-format); other pipelines print the
 run's result as JSON. --output-dir writes the run's files. Runs of the job
@@ -37,17 +41,18 @@ queue are resumed by workers, not by this command.`,
 			if err := checkFormat(format, spark.Formats...); err != nil {
 				return err
 			}
-			return c.resume(cmd.Context(), args[0], format, outDir, timeout)
+			return c.resume(cmd.Context(), args[0], format, outDir, timeout, noCache)
 		},
 	}
 	cmd.Flags().StringVar(&format, "output-format", "detailed", "spark runs: brief|detailed|json|markdown; other pipelines print JSON")
 	cmd.Flags().StringVar(&outDir, "output-dir", "", "also write the finished run's files to this directory")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up on the run after this long")
+	cmd.Flags().BoolVar(&noCache, "no-cache", false, "do not use the response cache for the unfinished steps")
 	return cmd
 }
 
-func (c *cli) resume(ctx context.Context, id, format, outDir string, timeout time.Duration) error {
-	a, err := c.openApp(ctx, true)
+func (c *cli) resume(ctx context.Context, id, format, outDir string, timeout time.Duration, noCache bool) error {
+	a, err := c.openApp(ctx, !noCache)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func Document(run *madspark.Run) (*document.Document, error) {
 		Subtitle: "madspark spark",
 		TitleLines: []string{
 			fmt.Sprintf("Run %s · %s/%s · %s", run.ID, run.Provider, run.Model, run.FinishedAt.UTC().Format("2 January 2006 15:04 MST")),
-			run.Usage.String(),
+			run.Usage.String() + repairNote(len(res.Repairs)),
 		},
 		Author:   "madspark",
 		Subject:  "Ideas for " + res.Topic,

@@ -27,18 +27,26 @@ type Report struct {
 	Generated  int         `json:"generated"`
 	Filtered   int         `json:"filtered"`
 	Candidates []Candidate `json:"candidates"`
-	Usage      llm.Usage   `json:"usage"`
-	DurationMS int64       `json:"duration_ms"`
+	// Repairs are the repairs made to the models' replies (see
+	// Result.Repairs); empty, not nil, when there were none.
+	Repairs    []llm.Repair `json:"repairs"`
+	Usage      llm.Usage    `json:"usage"`
+	DurationMS int64        `json:"duration_ms"`
 }
 
 // NewReport describes res, produced by run runID with the given provider
 // and model in mode ("mock" or "live"), costing usage and taking d.
 func NewReport(res *Result, runID, mode, provider, model string, usage llm.Usage, d time.Duration) *Report {
-	return &Report{
+	rep := &Report{
 		RunID: runID, Pipeline: "spark", Mode: mode, Provider: provider, Model: model,
 		Topic: res.Topic, Context: res.Context, Generated: res.Generated, Filtered: res.Filtered,
-		Candidates: res.Candidates, Usage: usage, DurationMS: d.Milliseconds(),
+		Candidates: res.Candidates, Repairs: res.Repairs, Usage: usage, DurationMS: d.Milliseconds(),
 	}
+	if rep.Repairs == nil {
+		// A result stored before repairs were recorded.
+		rep.Repairs = []llm.Repair{}
+	}
+	return rep
 }
 
 // Write renders the report in format: brief, detailed, json or markdown.
@@ -71,7 +79,18 @@ func (r *Report) mockNote() string {
 
 func (r *Report) usageLine() string {
 	u := r.Usage
-	return fmt.Sprintf("%s; %.1fs", u, float64(r.DurationMS)/1000)
+	return fmt.Sprintf("%s; %.1fs%s", u, float64(r.DurationMS)/1000, repairNote(len(r.Repairs)))
+}
+
+// repairNote is "; N repairs" for n > 0, and "" otherwise.
+func repairNote(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "; 1 repair"
+	}
+	return fmt.Sprintf("; %d repairs", n)
 }
 
 func (r *Report) brief() string {
@@ -143,6 +162,12 @@ func (r *Report) detailed() string {
 			fmt.Fprintf(&b, "FALLBACK in %s: %s\n", f.Stage, f.Reason)
 		}
 	}
+	if len(r.Repairs) > 0 {
+		b.WriteString("\nRepairs made to the replies:\n")
+		for _, rp := range r.Repairs {
+			fmt.Fprintf(&b, "  %s\n", oneLine(rp.String()))
+		}
+	}
 	fmt.Fprintf(&b, "\nrun %s · %s/%s · %s\n", r.RunID, r.Provider, r.Model, r.usageLine())
 	return b.String()
 }
@@ -187,6 +212,13 @@ func (r *Report) markdown() string {
 		for _, f := range c.Fallbacks {
 			fmt.Fprintf(&b, "> **Fallback** in %s: %s\n\n", f.Stage, f.Reason)
 		}
+	}
+	if len(r.Repairs) > 0 {
+		b.WriteString("## Repairs\n\n")
+		for _, rp := range r.Repairs {
+			fmt.Fprintf(&b, "- %s\n", document.Escape(oneLine(rp.String())))
+		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "---\n\nRun `%s` · %s/%s · %s\n", r.RunID, r.Provider, r.Model, r.usageLine())
 	return b.String()

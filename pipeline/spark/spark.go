@@ -16,22 +16,24 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/structured"
 )
 
 // Pipeline runs spark workflows. It is safe for concurrent use.
 type Pipeline struct {
 	generate role[ideaList]
-	evaluate batch[evaluations, Evaluation]
-	multiDim batch[multiDims, multiDimItem]
-	advocate batch[advocacies, Advocacy]
-	skeptic  batch[skepticisms, Skepticism]
-	infer    batch[inferences, Inference]
-	improve  batch[improvements, Improvement]
+	evaluate batch[evaluations, Evaluation, *Evaluation]
+	multiDim batch[multiDims, multiDimItem, *multiDimItem]
+	advocate batch[advocacies, Advocacy, *Advocacy]
+	skeptic  batch[skepticisms, Skepticism, *Skepticism]
+	infer    batch[inferences, Inference, *Inference]
+	improve  batch[improvements, Improvement, *Improvement]
 }
 
 // New prepares the pipeline's prompts and output schemas.
@@ -99,12 +101,8 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 	r.Emit("generate", 5, msg)
 	gen := generateInput{Topic: in.Topic, Context: in.Context, N: in.NumCandidates, SeedIdeas: in.SeedIdeas}
 	ideas, err := engine.Step(ctx, r, "generate", gen, func(ctx context.Context, c llm.Client) ([]Idea, error) {
-		out, err := p.generate.ask(ctx, c, in, t.Generate, gen, func(v *ideaList) error {
-			if len(v.Ideas) < in.NumCandidates {
-				return fmt.Errorf("want %d ideas, got %d", in.NumCandidates, len(v.Ideas))
-			}
-			v.Ideas = v.Ideas[:in.NumCandidates]
-			return nil
+		out, err := p.generate.ask(ctx, c, in, t.Generate, gen, func(v *ideaList, p *structured.Problems) {
+			checkIdeas(v, in.NumCandidates, p)
 		})
 		return out.Ideas, err
 	})
@@ -119,13 +117,21 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 
 	// 2. Critic scores every idea (∥ multi-dimensional evaluation).
 	r.Emit("evaluate", 20, fmt.Sprintf("evaluating %d ideas", len(ideas)))
-	evals, multi, err := p.assess(ctx, r, fb, in, "evaluate", "multidim", ideas)
+	evals, scored, multi, err := p.assess(ctx, r, fb, in, "evaluate", "multidim", ideas, func(i int) string {
+		return fmt.Sprintf("idea %d left out of the ranking", i)
+	})
 	if err != nil {
 		return nil, err
 	}
 
-	// 3. The top candidates.
-	top := topIndices(evals, in.NumTopCandidates)
+	// 3. The top candidates, of the ideas scored.
+	top := topIndices(evals, scored, in.NumTopCandidates)
+	if len(top) == 0 {
+		return nil, stageError("evaluate", errors.New("no idea was scored"))
+	}
+	if len(top) < in.NumTopCandidates {
+		r.Repair(llm.Repair{Agent: agentRank, Rule: "count", Action: fmt.Sprintf("%d top candidates asked, %d ideas to rank: %d kept", in.NumTopCandidates, len(top), len(top))})
+	}
 	cands := make([]Candidate, len(top))
 	review := reviewInput{Topic: in.Topic, Context: in.Context}
 	for k, i := range top {
@@ -139,22 +145,27 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 	// top candidates.
 	r.Emit("advocate", 45, fmt.Sprintf("arguing for and against %d ideas", n))
 	var (
-		adv []Advocacy
-		skp []Skepticism
-		inf []Inference
+		adv               []Advocacy
+		skp               []Skepticism
+		inf               []Inference
+		hasAdv, hasSkp    []bool
+		hasInf            = make([]bool, n)
+		withoutAdvocacy   = func(k int) string { return fmt.Sprintf("candidate %d kept without advocacy", k) }
+		withoutSkepticism = func(k int) string { return fmt.Sprintf("candidate %d kept without skepticism", k) }
+		withoutInference  = func(k int) string { return fmt.Sprintf("candidate %d kept without logical inference", k) }
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		adv, err = p.advocate.run(gctx, r, fb, "advocate", in, t.Advocate, review, n, func() []Advocacy { return fallbackAdvocacy(n) })
+		adv, hasAdv, err = p.advocate.run(gctx, r, fb, "advocate", in, t.Advocate, review, n, withoutAdvocacy, func() []Advocacy { return fallbackAdvocacy(n) })
 		return err
 	})
 	g.Go(func() (err error) {
-		skp, err = p.skeptic.run(gctx, r, fb, "skeptic", in, t.Skeptic, review, n, func() []Skepticism { return fallbackSkepticism(n) })
+		skp, hasSkp, err = p.skeptic.run(gctx, r, fb, "skeptic", in, t.Skeptic, review, n, withoutSkepticism, func() []Skepticism { return fallbackSkepticism(n) })
 		return err
 	})
 	if in.LogicalInference {
 		g.Go(func() (err error) {
-			inf, err = p.infer.run(gctx, r, fb, "infer", in, t.Evaluate, review, n, func() []Inference { return nil })
+			inf, hasInf, err = p.infer.run(gctx, r, fb, "infer", in, t.Evaluate, review, n, withoutInference, func() []Inference { return nil })
 			return err
 		})
 	}
@@ -167,18 +178,30 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 	imp := improveInput{Topic: in.Topic, Context: in.Context}
 	for k := range cands {
 		c := &cands[k]
-		c.Advocacy, c.Skepticism = formatAdvocacy(adv[k]), formatSkepticism(skp[k])
-		c.Details.Advocacy, c.Details.Skepticism = &adv[k], &skp[k]
+		if hasAdv[k] {
+			c.Advocacy, c.Details.Advocacy = formatAdvocacy(adv[k]), &adv[k]
+		}
+		if hasSkp[k] {
+			c.Skepticism, c.Details.Skepticism = formatSkepticism(skp[k]), &skp[k]
+		}
 		item := improveItem{Idea: c.Idea, Critique: c.InitialCritique, Advocacy: c.Advocacy, Skepticism: c.Skepticism}
-		if inf != nil {
+		if hasInf[k] {
 			c.LogicalInference = &inf[k]
 			item.Inference = inf[k].Conclusion
 		}
 		imp.Items = append(imp.Items, item)
 	}
-	improved, err := p.improve.run(ctx, r, fb, "improve", in, t.Improve, imp, n, func() []Improvement { return fallbackImprovement(ideas, top) })
+	original := fallbackImprovement(ideas, top)
+	improved, hasImp, err := p.improve.run(ctx, r, fb, "improve", in, t.Improve, imp, n, func(k int) string {
+		return fmt.Sprintf("candidate %d's original idea kept as its improvement", k)
+	}, func() []Improvement { return original })
 	if err != nil {
 		return nil, err
+	}
+	for k, ok := range hasImp {
+		if !ok {
+			improved[k] = original[k]
+		}
 	}
 
 	// 6. Critic re-evaluates the improved ideas (∥ multi-dimensional).
@@ -187,12 +210,18 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 	for k, im := range improved {
 		improvedIdeas[k] = Idea{Title: im.Title, Description: im.Description}
 	}
-	reEvals, reMulti, err := p.assess(ctx, r, fb, in, "re_evaluate", "re_multidim", improvedIdeas)
+	reEvals, reScored, reMulti, err := p.assess(ctx, r, fb, in, "re_evaluate", "re_multidim", improvedIdeas, func(k int) string {
+		return fmt.Sprintf("improved idea %d keeps its initial score", k)
+	})
 	if err != nil {
 		return nil, err
 	}
 	for k := range cands {
 		c := &cands[k]
+		if !reScored[k] {
+			reEvals[k] = cands[k].Details.Initial
+			reEvals[k].Index = k
+		}
 		c.Details.Improvement, c.Details.Improved = &improved[k], reEvals[k]
 		c.ImprovedIdea = improvedIdeas[k].String()
 		c.ImprovedScore, c.ImprovedCritique = reEvals[k].Score, reEvals[k].Critique
@@ -202,6 +231,7 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 		c.Fallback = len(c.Fallbacks) > 0
 	}
 	res.Candidates = cands
+	res.Repairs = r.Repairs()
 	r.Emit("done", 100, "done")
 	return res, nil
 }
@@ -209,38 +239,85 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 // assess runs the Critic on ideas and, with enhanced reasoning, the
 // multi-dimensional evaluation concurrently, as steps evalKey and multiKey.
 // multi has one entry per idea, nil without enhanced reasoning.
-func (p *Pipeline) assess(ctx context.Context, r *engine.Run, fb *fallbacks, in Params, evalKey, multiKey string, ideas []Idea) (evals []Evaluation, multi []*MultiDimensional, err error) {
+// scored[i] is false for an idea the Critic's reply left unscored, and
+// unscored(i) says what that means for the record. multi has one entry per
+// idea, nil without enhanced reasoning or where the reply has none.
+func (p *Pipeline) assess(ctx context.Context, r *engine.Run, fb *fallbacks, in Params, evalKey, multiKey string, ideas []Idea, unscored func(i int) string) (evals []Evaluation, scored []bool, multi []*MultiDimensional, err error) {
 	input := ideasInput{Topic: in.Topic, Context: in.Context, Ideas: ideas}
 	n := len(ideas)
 	multi = make([]*MultiDimensional, n)
 	temp := in.Temperatures.Evaluate
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		evals, err = p.evaluate.run(gctx, r, fb, evalKey, in, temp, input, n, func() []Evaluation { return fallbackEvaluations(n) })
+		evals, scored, err = p.evaluate.run(gctx, r, fb, evalKey, in, temp, input, n, unscored, func() []Evaluation { return fallbackEvaluations(n) })
 		return err
 	})
 	if in.EnhancedReasoning {
 		g.Go(func() error {
-			items, err := p.multiDim.run(gctx, r, fb, multiKey, in, temp, input, n, func() []multiDimItem { return nil })
+			items, have, err := p.multiDim.run(gctx, r, fb, multiKey, in, temp, input, n, func(i int) string {
+				return fmt.Sprintf("idea %d has no multi-dimensional evaluation", i)
+			}, func() []multiDimItem { return nil })
 			for i, it := range items {
-				multi[i] = newMultiDimensional(it)
+				if have[i] {
+					multi[i] = newMultiDimensional(it)
+				}
 			}
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return evals, multi, nil
+	return evals, scored, multi, nil
 }
 
-// topIndices returns the indices of the k best-scored evaluations, best
-// first; ties keep generation order.
-func topIndices(evals []Evaluation, k int) []int {
-	idx := make([]int, len(evals))
-	for i := range idx {
-		idx[i] = i
+// topIndices returns the indices of the k best-scored evaluations among
+// those scored, best first; ties keep generation order.
+func topIndices(evals []Evaluation, scored []bool, k int) []int {
+	var idx []int
+	for i := range evals {
+		if scored[i] {
+			idx = append(idx, i)
+		}
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return evals[idx[a]].Score > evals[idx[b]].Score })
 	return idx[:min(k, len(idx))]
+}
+
+// checkIdeas is the rule of the IdeaGenerator's reply for n ideas: ideas
+// with neither title nor description are dropped; more than n are cut to
+// n; fewer are asked for once, then the run goes on with those there are;
+// none is hard.
+func checkIdeas(v *ideaList, n int, p *structured.Problems) {
+	usable := 0
+	for _, it := range v.Ideas {
+		if strings.TrimSpace(it.Title) != "" || strings.TrimSpace(it.Description) != "" {
+			usable++
+		}
+	}
+	if blank := len(v.Ideas) - usable; blank > 0 {
+		p.Fix("count", fmt.Sprintf("%d ideas are blank", blank), func() string {
+			kept := v.Ideas[:0]
+			for _, it := range v.Ideas {
+				if strings.TrimSpace(it.Title) != "" || strings.TrimSpace(it.Description) != "" {
+					kept = append(kept, it)
+				}
+			}
+			v.Ideas = kept
+			return fmt.Sprintf("blank ideas dropped: %d", blank)
+		})
+	}
+	switch {
+	case usable == 0:
+		p.Hardf("count", "want %d ideas, got none", n)
+	case usable > n:
+		p.Fix("count", fmt.Sprintf("want %d ideas, got %d", n, usable), func() string {
+			v.Ideas = v.Ideas[:n]
+			return fmt.Sprintf("%d ideas cut to the %d asked", usable, n)
+		})
+	case usable < n:
+		p.Ask("count", fmt.Sprintf("want %d ideas, got %d", n, usable), func() string {
+			return fmt.Sprintf("%d ideas kept of %d asked", usable, n)
+		})
+	}
 }

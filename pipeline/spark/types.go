@@ -1,9 +1,10 @@
 package spark
 
 import (
-	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/structured"
 )
 
 // Agent names, as they appear in requests, logs and usage records.
@@ -15,6 +16,9 @@ const (
 	agentSkeptic  = "spark.skeptic"
 	agentInfer    = "spark.infer"
 	agentImprove  = "spark.improve"
+	// agentRank names the pipeline's own ranking of the scored ideas in
+	// the repairs it records.
+	agentRank = "spark.rank"
 )
 
 // Idea is one generated idea.
@@ -39,7 +43,7 @@ type ideaList struct {
 // Evaluation is the Critic's verdict on one idea (the seed's schema, plus a
 // one-paragraph critique).
 type Evaluation struct {
-	Index       int      `json:"index" jsonschema:"minimum=0"`
+	Index       int      `json:"index"`
 	Score       float64  `json:"score" jsonschema:"minimum=0,maximum=10"`
 	Critique    string   `json:"critique" jsonschema:"minLength=1"`
 	Strengths   []string `json:"strengths"`
@@ -53,7 +57,7 @@ type evaluations struct {
 
 // Advocacy is the Advocate's case for one idea.
 type Advocacy struct {
-	Index              int      `json:"index" jsonschema:"minimum=0"`
+	Index              int      `json:"index"`
 	Strengths          []string `json:"strengths" jsonschema:"minItems=1"`
 	Opportunities      []string `json:"opportunities"`
 	AddressingConcerns []string `json:"addressing_concerns"`
@@ -65,7 +69,7 @@ type advocacies struct {
 
 // Skepticism is the Skeptic's challenge to one idea.
 type Skepticism struct {
-	Index                   int      `json:"index" jsonschema:"minimum=0"`
+	Index                   int      `json:"index"`
 	CriticalFlaws           []string `json:"critical_flaws"`
 	RisksAndChallenges      []string `json:"risks_and_challenges" jsonschema:"minItems=1"`
 	QuestionableAssumptions []string `json:"questionable_assumptions"`
@@ -78,7 +82,7 @@ type skepticisms struct {
 
 // Improvement is the IdeaGenerator's improved version of one idea.
 type Improvement struct {
-	Index           int      `json:"index" jsonschema:"minimum=0"`
+	Index           int      `json:"index"`
 	Title           string   `json:"title" jsonschema:"minLength=1"`
 	Description     string   `json:"description" jsonschema:"minLength=1"`
 	KeyImprovements []string `json:"key_improvements"`
@@ -112,7 +116,7 @@ func (d Dimensions) values() []float64 {
 
 // multiDimItem is the evaluator's reply for one idea.
 type multiDimItem struct {
-	Index     int        `json:"index" jsonschema:"minimum=0"`
+	Index     int        `json:"index"`
 	Scores    Dimensions `json:"scores"`
 	Rationale string     `json:"rationale"`
 }
@@ -142,7 +146,7 @@ func newMultiDimensional(it multiDimItem) *MultiDimensional {
 
 // Inference is the logical analysis of one idea.
 type Inference struct {
-	Index          int      `json:"index" jsonschema:"minimum=0"`
+	Index          int      `json:"index"`
 	InferenceChain []string `json:"inference_chain" jsonschema:"minItems=1"`
 	Conclusion     string   `json:"conclusion" jsonschema:"minLength=1"`
 	Confidence     float64  `json:"confidence" jsonschema:"minimum=0,maximum=1"`
@@ -154,8 +158,15 @@ type inferences struct {
 	Inferences []Inference `json:"inferences" jsonschema:"minItems=1"`
 }
 
-// indexed is an item of a batched reply that names the input it answers.
+// indexed is an item of a batched reply that names the input it answers;
+// its pointer type can renumber it.
 type indexed interface{ index() int }
+
+type reindexable[T any] interface {
+	*T
+	indexed
+	setIndex(i int)
+}
 
 func (e Evaluation) index() int   { return e.Index }
 func (a Advocacy) index() int     { return a.Index }
@@ -164,32 +175,107 @@ func (i Improvement) index() int  { return i.Index }
 func (m multiDimItem) index() int { return m.Index }
 func (i Inference) index() int    { return i.Index }
 
-// byIndex checks that items answer each of the n inputs exactly once and
-// returns them in input order. Its errors are fed back to the model.
-func byIndex[T indexed](items []T, n int) ([]T, error) {
-	out := make([]T, n)
+func (e *Evaluation) setIndex(n int)   { e.Index = n }
+func (a *Advocacy) setIndex(n int)     { a.Index = n }
+func (s *Skepticism) setIndex(n int)   { s.Index = n }
+func (i *Improvement) setIndex(n int)  { i.Index = n }
+func (m *multiDimItem) setIndex(n int) { m.Index = n }
+func (i *Inference) setIndex(n int)    { i.Index = n }
+
+// byIndex is the rule of a batched reply: its items answer each of the n
+// inputs once, by index 0..n-1. It reports to p, in this order:
+//
+//   - indices counted from 1 (every index in 1..n and n among them, so the
+//     reply cannot be counting from 0): renumbered, without a re-ask;
+//   - an index out of range, or one answered twice: the item (the second
+//     one) dropped, without a re-ask;
+//   - an index with no item: asked once, then missing(i) says what the
+//     pipeline does without it (left out of the ranking, the original idea
+//     kept) and the item stays missing;
+//   - no item left at all: hard.
+//
+// After the repairs, the items have distinct indices in 0..n-1; place puts
+// them in input order.
+func byIndex[T any, PT reindexable[T]](items *[]T, n int, missing func(i int) string, p *structured.Problems) {
+	list := *items
+	idx := make([]int, len(list))
+	oneBased := len(list) > 0
+	top := false
+	for k := range list {
+		idx[k] = PT(&list[k]).index()
+		oneBased = oneBased && idx[k] >= 1 && idx[k] <= n
+		top = top || idx[k] == n
+	}
+	if oneBased && top {
+		p.Fix("index", fmt.Sprintf("indices run 1..%d; want 0..%d", n, n-1), func() string {
+			for k := range *items {
+				it := PT(&(*items)[k])
+				it.setIndex(it.index() - 1)
+			}
+			return fmt.Sprintf("indices counted from 1 renumbered: 1..%d → 0..%d", n, n-1)
+		})
+		for k := range idx {
+			idx[k]--
+		}
+	}
 	seen := make([]bool, n)
-	var problems []string
-	for _, it := range items {
-		i := it.index()
+	drop := make([]bool, len(list))
+	dropped := 0
+	for k, i := range idx {
 		switch {
 		case i < 0 || i >= n:
-			problems = append(problems, fmt.Sprintf("index %d is out of range 0..%d", i, n-1))
+			drop[k] = true
+			p.Fix("index", fmt.Sprintf("index %d is out of range 0..%d", i, n-1), func() string {
+				return fmt.Sprintf("item with index %d dropped (out of range 0..%d)", i, n-1)
+			})
 		case seen[i]:
-			problems = append(problems, fmt.Sprintf("index %d appears twice", i))
+			drop[k] = true
+			p.Fix("index", fmt.Sprintf("index %d appears twice", i), func() string {
+				return fmt.Sprintf("second item for index %d dropped", i)
+			})
 		default:
-			seen[i], out[i] = true, it
+			seen[i] = true
+			continue
 		}
+		dropped++
+	}
+	if dropped > 0 {
+		// The drops themselves, once, after the renumbering; the action
+		// is empty, so nothing more is recorded.
+		p.Fix("index", "", func() string {
+			kept := (*items)[:0]
+			for k, it := range *items {
+				if !drop[k] {
+					kept = append(kept, it)
+				}
+			}
+			*items = kept
+			return ""
+		})
+	}
+	if dropped == len(list) {
+		p.Hardf("index", "no item has an index in 0..%d; want exactly one item for each index", n-1)
+		return
 	}
 	for i, ok := range seen {
 		if !ok {
-			problems = append(problems, fmt.Sprintf("index %d is missing", i))
+			p.Ask("index", fmt.Sprintf("want exactly one item for each index 0..%d: index %d is missing", n-1, i), func() string {
+				return fmt.Sprintf("no item for index %d: %s", i, missing(i))
+			})
 		}
 	}
-	if len(problems) > 0 {
-		return nil, errors.New("want exactly one item for each index 0.." + fmt.Sprint(n-1) + ": " + strings.Join(problems, "; "))
+}
+
+// place returns items, whose indices are distinct and in 0..n-1, in input
+// order: nil where an index has no item.
+func place[T any, PT reindexable[T]](items []T, n int) []*T {
+	out := make([]*T, n)
+	for k := range items {
+		if i := PT(&items[k]).index(); i >= 0 && i < n && out[i] == nil {
+			out[i] = &items[k]
+		}
 	}
-	return out, nil
+	return out
 }
 
 // Fallback marks a value that is not a model's answer but the seed's
@@ -237,6 +323,9 @@ type Result struct {
 	Generated  int         `json:"generated"`
 	Filtered   int         `json:"filtered"`
 	Candidates []Candidate `json:"candidates"`
+	// Repairs are the repairs made to the models' replies and the ranking,
+	// in the order they were made; empty, not nil, when there were none.
+	Repairs []llm.Repair `json:"repairs"`
 }
 
 func round2(x float64) float64 {

@@ -9,6 +9,7 @@ import { shortId, when } from '../components/format'
 import { initialProgress, progressReducer, stageLabel, type ProgressState } from '../progress/reducer'
 import { followRun } from '../progress/stream'
 import { GenericResult, RawJSON } from '../results/GenericResult'
+import { Repairs } from '../results/Repairs'
 import { SparkResults, isSparkResult } from '../results/SparkResults'
 import { Timeline } from './Timeline'
 
@@ -168,6 +169,7 @@ export function RunView() {
       )}
       {run.status === 'cancelled' && <p role="status">The run was cancelled.</p>}
       {over && <ExportControl runId={run.run_id} hasResult={run.status === 'succeeded'} />}
+      {run.status === 'succeeded' && <Repairs result={run.result} />}
       {run.status === 'succeeded' && run.result !== undefined && (
         isSparkResult(run.result) ? (
           <>

@@ -1,0 +1,55 @@
+/** Repair is one repair made to a model's reply, as a run's result lists it. */
+export interface Repair {
+  step?: string
+  agent: string
+  rule: string
+  action: string
+}
+
+/** repairsOf returns the `repairs` list of a run's result, or [] when it has none. */
+export function repairsOf(result: unknown): Repair[] {
+  if (typeof result !== 'object' || result === null) return []
+  const list = (result as { repairs?: unknown }).repairs
+  if (!Array.isArray(list)) return []
+  return list.filter(
+    (r): r is Repair =>
+      typeof r === 'object' && r !== null && typeof r.agent === 'string' && typeof r.rule === 'string' && typeof r.action === 'string',
+  )
+}
+
+/**
+ * Repairs shows the repairs made to a run's model replies: a count, and the
+ * list (agent, rule, what was done) folded under it. A run without repairs
+ * shows nothing.
+ */
+export function Repairs({ result }: { result: unknown }) {
+  const list = repairsOf(result)
+  if (list.length === 0) return null
+  const count = `${list.length} ${list.length === 1 ? 'repair' : 'repairs'}`
+  return (
+    <details className="repairs" data-testid="repairs">
+      <summary>
+        Replies repaired <span className="badge" aria-label={count}>{list.length}</span>
+      </summary>
+      <p>Usable replies that broke a rule were repaired as follows; the run succeeded.</p>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Agent</th>
+            <th scope="col">Rule</th>
+            <th scope="col">What was done</th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.map((r, i) => (
+            <tr key={i}>
+              <td className="mono">{r.agent}</td>
+              <td>{r.rule}</td>
+              <td>{r.action}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </details>
+  )
+}
