@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark/engine"
-	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/search"
 )
@@ -213,7 +212,7 @@ func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, tim
 	if interactive {
 		fmt.Fprintln(c.stderr, "madspark debate: ask anything; an empty line is ignored, /exit or Ctrl-D ends, /reset forgets the conversation.")
 	}
-	var history []llm.Message
+	var exchanges []debate.Exchange
 	// Lines are read aside, so that Ctrl-C ends a session waiting for one.
 	lines, readErr := make(chan string), make(chan error, 1)
 	done := make(chan struct{})
@@ -255,7 +254,7 @@ func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, tim
 		case "/exit", "/quit":
 			return nil
 		case "/reset":
-			history = nil
+			exchanges = nil
 			continue
 		}
 		p, err := f.params(line)
@@ -263,7 +262,7 @@ func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, tim
 			fmt.Fprintf(c.stderr, "madspark: %s\n", oneLine(err.Error()))
 			continue
 		}
-		p.History = history
+		p.History = debate.ConversationHistory(exchanges)
 		res, err := c.runDebate(ctx, d, p, format, timeout)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -272,9 +271,9 @@ func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, tim
 			fmt.Fprintf(c.stderr, "madspark: %s\n", oneLine(err.Error()))
 			continue
 		}
-		history = append(history, llm.Message{Role: llm.RoleUser, Content: line}, llm.Message{Role: llm.RoleAssistant, Content: res.Answer})
-		if len(history) > 12 {
-			history = history[len(history)-12:]
+		exchanges = append(exchanges, debate.Exchange{Question: line, Answer: res.Answer})
+		if len(exchanges) > debate.MaxHistory {
+			exchanges = exchanges[1:]
 		}
 	}
 }
