@@ -1,6 +1,9 @@
 package debate
 
-import "github.com/madspark/madspark/llm"
+import (
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/llm"
+)
 
 // MaxHistory is how many earlier messages a query of a conversation
 // carries: its last six exchanges.
@@ -26,6 +29,21 @@ func ConversationHistory(exchanges []Exchange) []llm.Message {
 	}
 	if len(out) > MaxHistory {
 		out = out[len(out)-MaxHistory:]
+	}
+	return out
+}
+
+// ExchangesOf pairs the messages of a stored conversation into questions
+// and their answers.
+func ExchangesOf(msgs []madspark.ChatMessage) []Exchange {
+	var out []Exchange
+	for _, m := range msgs {
+		switch {
+		case m.Role == madspark.ChatUser:
+			out = append(out, Exchange{Question: m.Content})
+		case m.Role == madspark.ChatAssistant && len(out) > 0 && out[len(out)-1].Answer == "":
+			out[len(out)-1].Answer = m.Content
+		}
 	}
 	return out
 }
