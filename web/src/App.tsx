@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react'
 import { NavLink, Route, Routes, useLocation } from 'react-router'
 import { useApi } from './api/context'
 import { ServerModeProvider } from './api/mode'
+import { Chat } from './chat/Chat'
 import { Bookmarks } from './views/Bookmarks'
 import { History } from './views/History'
 import { NewRun } from './views/NewRun'
@@ -14,6 +15,7 @@ function titleOf(path: string): string {
   if (path === '/runs') return 'Runs'
   if (path.startsWith('/runs/')) return `Run ${decodeURIComponent(path.slice(6, 14))}`
   if (path.startsWith('/bookmarks')) return 'Bookmarks'
+  if (path.startsWith('/chat')) return 'Chat'
   if (path.startsWith('/settings')) return 'Settings'
   return 'Not found'
 }
@@ -61,6 +63,9 @@ export function App() {
               </NavLink>
             </li>
             <li>
+              <NavLink to="/chat">Chat</NavLink>
+            </li>
+            <li>
               <NavLink to="/bookmarks">Bookmarks</NavLink>
             </li>
             <li>
@@ -82,6 +87,7 @@ export function App() {
             <Route path="/runs" element={<History />} />
             <Route path="/runs/:id" element={<RunView />} />
             <Route path="/bookmarks" element={<Bookmarks />} />
+            <Route path="/chat/:id?" element={<Chat />} />
             <Route path="/settings" element={<Settings />} />
             <Route path="*" element={<NotFound />} />
           </Routes>
