@@ -197,7 +197,7 @@ export function Chat() {
         }}
       />
       <section className="chat-main" aria-labelledby="chat-heading">
-        <h1 id="chat-heading">{conv?.title || 'New chat'}</h1>
+        <h1 id="chat-heading">{list.find((c) => c.id === conv?.id)?.title || conv?.title || 'New chat'}</h1>
         <div className="chat-log" role="log" aria-label="Messages" data-testid="chat-log">
           {msgs.length === 0 && !pending && <p className="hint">Ask the debate assistant anything. Enter sends; Shift+Enter adds a line.</p>}
           {msgs.map((m, i) =>
