@@ -237,7 +237,7 @@ func (h *Handler) postMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := h.chatModel(cmp(req.Model, c.Model))
+	m, err := h.chatModel(orDefault(req.Model, c.Model))
 	if err != nil {
 		return err
 	}
@@ -270,7 +270,7 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := h.chatModel(cmp(req.Model, c.Model))
+	m, err := h.chatModel(orDefault(req.Model, c.Model))
 	if err != nil {
 		return err
 	}
@@ -293,11 +293,12 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func cmp(a, b string) string {
+// orDefault is a, or def when a is empty.
+func orDefault(a, def string) string {
 	if a != "" {
 		return a
 	}
-	return b
+	return def
 }
 
 // answer streams model m's answer to question q of conversation id as
@@ -313,18 +314,14 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m se
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	var mu sync.Mutex
 	open := true
-	send := func(event string, v any) {
-		data, err := json.Marshal(v)
-		if err != nil {
-			return
-		}
+	write := func(frame string) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !open {
 			return
 		}
 		_ = rc.SetWriteDeadline(time.Now().Add(h.cfg.WriteTimeout))
-		if _, err := io.WriteString(w, "event: "+event+"\ndata: "+string(data)+"\n\n"); err != nil {
+		if _, err := io.WriteString(w, frame); err != nil {
 			open = false
 			cancel() // the client went away, or stopped reading
 			return
@@ -334,12 +331,34 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m se
 			cancel()
 		}
 	}
+	send := func(event string, v any) {
+		if data, err := json.Marshal(v); err == nil {
+			write("event: " + event + "\ndata: " + string(data) + "\n\n")
+		}
+	}
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	send("question", q)
+	// Proposers can take a while before the first piece of the answer:
+	// comments keep the idle stream alive through proxies.
+	beat := time.NewTicker(h.cfg.Heartbeat)
+	defer beat.Stop()
+	stopBeat, beatDone := make(chan struct{}), make(chan struct{})
+	defer func() { close(stopBeat); <-beatDone }()
+	go func() {
+		defer close(beatDone)
+		for {
+			select {
+			case <-beat.C:
+				write(": keep-alive\n\n")
+			case <-stopBeat:
+				return
+			}
+		}
+	}()
 
 	msgs := append(slices.Clip(history), llm.Message{Role: llm.RoleUser, Content: q.Content})
 	comp, err := m.Complete(ctx, server.Prompt{Messages: msgs}, func(s string) {

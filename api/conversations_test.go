@@ -276,9 +276,14 @@ func TestConversationStop(t *testing.T) {
 	if !sc.Scan() || sc.Text() != "event: question" {
 		t.Fatalf("first line %q", sc.Text())
 	}
+	var runs []*madspark.Run
+	for deadline := time.Now().Add(10 * time.Second); len(runs) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if runs, err = hs.db.Runs(context.Background(), madspark.RunFilter{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cancel() // Stop, while the proposers are at work
 	res.Body.Close()
-	var runs []*madspark.Run
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		runs, err = hs.db.Runs(context.Background(), madspark.RunFilter{})
