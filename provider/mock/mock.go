@@ -89,13 +89,14 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 			return nil, err
 		}
 	} else {
-		// A streamed reply starts halfway through the wait and arrives
-		// piece by piece over the rest of it, as a model's tokens do.
+		// A streamed reply starts halfway through the wait, then arrives
+		// a piece every quarter of it, as a model's tokens do, slowly
+		// enough to be watched.
 		parts := chunks(text, 64)
 		if err := sleep(ctx, wait/2); err != nil {
 			return nil, err
 		}
-		gap := (wait - wait/2) / time.Duration(len(parts))
+		gap := wait / 4
 		for i, chunk := range parts {
 			if i > 0 {
 				if err := sleep(ctx, gap); err != nil {
