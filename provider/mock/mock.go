@@ -89,19 +89,14 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 			return nil, err
 		}
 	} else {
-		// A streamed reply starts halfway through the wait, then arrives
-		// a piece every quarter of it, as a model's tokens do, slowly
-		// enough to be watched.
+		// A streamed reply arrives piece by piece over the wait, as a
+		// model's tokens do: the last piece when an unstreamed reply
+		// would have come whole.
 		parts := chunks(text, 64)
-		if err := sleep(ctx, wait/2); err != nil {
-			return nil, err
-		}
-		gap := wait / 4
-		for i, chunk := range parts {
-			if i > 0 {
-				if err := sleep(ctx, gap); err != nil {
-					return nil, err
-				}
+		gap := wait / time.Duration(len(parts))
+		for _, chunk := range parts {
+			if err := sleep(ctx, gap); err != nil {
+				return nil, err
 			}
 			req.OnDelta(chunk)
 		}

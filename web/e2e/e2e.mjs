@@ -401,11 +401,14 @@ try {
     await page.getByTestId('streaming').waitFor()
     await shot(page, 'chat-streaming', false)
     await page.getByTestId('answer').first().waitFor()
-    const lengths = [...new Set(await page.evaluate(() => window.__lengths))].filter((n) => n > 0)
+    firstAnswer = (await page.getByTestId('answer').first().locator('.markdown').textContent()).trim()
+    // The steps a reader saw: each part shown while it was being written,
+    // then the whole answer.
+    const whole = (await page.getByTestId('answer').first().locator('.markdown').textContent()).length
+    const lengths = [...new Set([...(await page.evaluate(() => window.__lengths)), whole])].filter((n) => n > 0)
     check(lengths.length >= 3, `the answer appeared in ${lengths.length} steps (${lengths.join(', ')}), want at least 3`)
     check(lengths.every((n, i) => i === 0 || n > lengths[i - 1]), `the answer did not only grow: ${lengths.join(', ')}`)
     console.log(`     the answer grew in ${lengths.length} steps: ${lengths.join(' → ')} characters`)
-    firstAnswer = (await page.getByTestId('answer').first().locator('.markdown').textContent()).trim()
     check(firstAnswer.length > 50, `a short answer: ${firstAnswer}`)
     check((await page.getByRole('heading', { level: 1 }).textContent()).startsWith('Explain step by step'), 'the conversation was not titled by its question')
   })
