@@ -406,10 +406,87 @@ type BookmarkStore interface {
 	DeleteBookmark(ctx context.Context, id string) error
 }
 
+// ChatRole is who wrote a message of a conversation.
+type ChatRole string
+
+// The authors of a conversation's messages.
+const (
+	ChatUser      ChatRole = "user"
+	ChatAssistant ChatRole = "assistant"
+)
+
+// ChatMessage is one message of a conversation.
+type ChatMessage struct {
+	// Seq numbers the messages of a conversation from 1, in order; the
+	// store assigns it.
+	Seq     int64    `json:"seq"`
+	Role    ChatRole `json:"role" jsonschema:"enum=user,enum=assistant"`
+	Content string   `json:"content"`
+	// RunID is the run that wrote an assistant's answer: its record says
+	// how the answer was made. Empty for a user's message.
+	RunID string `json:"run_id,omitempty"`
+	// Model is the model that wrote an assistant's answer, such as
+	// "madspark-debate".
+	Model     string    `json:"model,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Conversation is a chat with the debate assistant: a title and the
+// messages exchanged, oldest first.
+type Conversation struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Model is the model the conversation asks by default, such as
+	// "madspark-debate".
+	Model     string    `json:"model"`
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is when the last message was added (the creation time
+	// before that).
+	UpdatedAt time.Time `json:"updated_at"`
+	// Messages is empty in a listing.
+	Messages []ChatMessage `json:"messages"`
+}
+
+// ConversationStore keeps conversations and their messages.
+type ConversationStore interface {
+	// CreateConversation stores a new conversation without messages;
+	// c.ID must be set. Zero c.CreatedAt and c.UpdatedAt are set to the
+	// current time. A conversation with the same ID gives an error
+	// wrapping ErrExists.
+	CreateConversation(ctx context.Context, c *Conversation) error
+	// Conversation returns a conversation with its messages in order, or
+	// an error wrapping ErrNotFound.
+	Conversation(ctx context.Context, id string) (*Conversation, error)
+	// Conversations lists conversations without their messages, the most
+	// recently updated first (then by descending ID); limit 0 or less
+	// means 50, at most 1000. The list is empty, not nil, when there are
+	// none.
+	Conversations(ctx context.Context, limit, offset int) ([]*Conversation, error)
+	// RenameConversation sets a conversation's title; it does not change
+	// UpdatedAt. A missing conversation gives an error wrapping
+	// ErrNotFound.
+	RenameConversation(ctx context.Context, id, title string) error
+	// DeleteConversation removes a conversation and its messages, or
+	// returns an error wrapping ErrNotFound. The runs that answered it are
+	// kept.
+	DeleteConversation(ctx context.Context, id string) error
+	// AppendMessage adds m as the last message of conversation id: it
+	// sets m.Seq to one more than the last message's (1 for the first),
+	// m.CreatedAt to the current time when zero, and the conversation's
+	// UpdatedAt to m.CreatedAt. A missing conversation gives an error
+	// wrapping ErrNotFound.
+	AppendMessage(ctx context.Context, id string, m *ChatMessage) error
+	// TruncateConversation removes the messages of conversation id whose
+	// Seq is above keep, so that the conversation can be answered again
+	// from there. A missing conversation gives an error wrapping
+	// ErrNotFound.
+	TruncateConversation(ctx context.Context, id string, keep int64) error
+}
+
 // Store is everything a madspark process keeps: runs, their journal and
 // their events, the durable tier of the response cache, idea memory, the
-// job queue's batches and worker leases, and bookmarks. The store packages
-// (store/sqlite, store/postgres) implement it.
+// job queue's batches and worker leases, bookmarks and conversations. The
+// store packages (store/sqlite, store/postgres) implement it.
 type Store interface {
 	RunStore
 	CacheStore
@@ -418,5 +495,6 @@ type Store interface {
 	BatchStore
 	LeaseStore
 	BookmarkStore
+	ConversationStore
 	Close() error
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/server"
 )
 
 // Queue is what the API needs of the job queue (*jobs.Queue).
@@ -49,13 +50,14 @@ type Events interface {
 }
 
 // Store is what the API reads and writes: runs, their events, batches,
-// bookmarks, and the workers' leases (for health).
+// bookmarks, conversations, and the workers' leases (for health).
 type Store interface {
 	madspark.RunStore
 	madspark.BatchStore
 	madspark.EventStore
 	madspark.BookmarkStore
 	madspark.LeaseStore
+	madspark.ConversationStore
 }
 
 // Info describes the serving process, for GET /health/detailed.
@@ -133,6 +135,11 @@ type Config struct {
 	// BatchPoll is how often a batch's progress stream reads the batch;
 	// 0 means 500ms.
 	BatchPoll time.Duration
+	// ChatModels answer conversations (/api/conversations), the first
+	// by default: the debate assistant, as madspark-debate and
+	// madspark-direct. Each answer is recorded as a run by the model.
+	// Without any, conversations can be kept but not answered.
+	ChatModels []server.Model
 	// WebUI says that the server also serves the web UI at / (mounted by
 	// its caller), so that the OpenAPI document lists GET / too.
 	WebUI bool

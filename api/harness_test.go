@@ -158,6 +158,7 @@ func newHarness(t testing.TB, o options) *harness {
 		RateLimit:      -1,
 		AllowedOrigins: o.origins,
 		Heartbeat:      50 * time.Millisecond,
+		ChatModels:     chatModels(t, hs.engine),
 	}
 	if o.config != nil {
 		o.config(&acfg)

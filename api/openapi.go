@@ -241,6 +241,43 @@ func (h *Handler) table() []route {
 			summary:   "Delete a bookmark",
 			params:    []param{pathID("bookmark")},
 			responses: append([]response{{status: 204, desc: "deleted"}}, errs(404)...)}},
+		{"GET", "/api/conversations", h.listConversations, operation{tag: "conversations",
+			summary:   "Conversations with the debate assistant, the most recently updated first, without their messages; and the models that answer them",
+			params:    []param{queryParam("limit", "page size", map[string]any{"type": "integer", "minimum": 1, "maximum": 200, "default": 50}), offsetParam},
+			responses: append([]response{ok(ConversationList{}, "a page of conversations")}, errs(400, 422)...)}},
+		{"POST", "/api/conversations", h.createConversation, operation{tag: "conversations",
+			summary: "Start a conversation",
+			body:    CreateConversationRequest{},
+			responses: append([]response{{status: 201, desc: "created", body: madspark.Conversation{},
+				headers: map[string]string{"Location": "the conversation's URL"}}}, errs(400, 409, 413, 422)...)}},
+		{"GET", "/api/conversations/{id}", h.getConversation, operation{tag: "conversations",
+			summary:   "A conversation with its messages, oldest first; an answer names the run that made it (GET /api/runs/{id} says how)",
+			params:    []param{pathID("conversation")},
+			responses: append([]response{ok(madspark.Conversation{}, "the conversation")}, errs(404)...)}},
+		{"PATCH", "/api/conversations/{id}", h.renameConversation, operation{tag: "conversations",
+			summary:   "Rename a conversation",
+			params:    []param{pathID("conversation")},
+			body:      RenameConversationRequest{},
+			responses: append([]response{ok(madspark.Conversation{}, "the renamed conversation")}, errs(400, 404, 413, 422)...)}},
+		{"DELETE", "/api/conversations/{id}", h.deleteConversation, operation{tag: "conversations",
+			summary:   "Delete a conversation and its messages (the runs that answered it are kept)",
+			params:    []param{pathID("conversation")},
+			responses: append([]response{{status: 204, desc: "deleted"}}, errs(404)...)}},
+		{"POST", "/api/conversations/{id}/messages", h.postMessage, operation{tag: "conversations",
+			summary: "Ask a question in a conversation; the answer streams as server-sent events",
+			desc: "The question is kept, then answered by the model with the conversation's earlier exchanges as history (the last six answered ones, as in `madspark debate`), recorded as a run. " +
+				"Events: question (data: the kept ChatMessage), delta (data: ChatDelta, the answer's next piece, in order), then answer (data: the kept ChatMessage, with its run_id) or error (data: ErrorBody). " +
+				"Closing the connection stops the run and its model calls; the question stays, unanswered (see regenerate). A conversation without a title takes the start of its first question.",
+			params: []param{pathID("conversation")},
+			body:   PostMessageRequest{},
+			responses: append([]response{{status: 200, desc: "the answer's event stream",
+				content: map[string]map[string]any{"text/event-stream": {"schema": map[string]any{"type": "string"}}}}}, errs(400, 404, 409, 413, 422)...)}},
+		{"POST", "/api/conversations/{id}/regenerate", h.regenerate, operation{tag: "conversations",
+			summary: "Answer a conversation's last question again, replacing its answer; streamed as for a new question",
+			params:  []param{pathID("conversation")},
+			body:    RegenerateRequest{},
+			responses: append([]response{{status: 200, desc: "the answer's event stream (question, delta…, answer or error)",
+				content: map[string]map[string]any{"text/event-stream": {"schema": map[string]any{"type": "string"}}}}}, errs(400, 404, 409, 413, 422)...)}},
 		{"GET", "/api/temperature-presets", h.temperaturePresets, operation{tag: "pipelines",
 			summary:   "spark's temperature presets, per role",
 			responses: []response{ok(Presets{}, "the presets, and the one spark's defaults are")}}},
@@ -373,8 +410,10 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 	}()
 	s := newSchemas()
 	s.ref(export.Envelope{})
-	s.ref(Message{}) // the data of the progress streams' events and frames
-	s.ref(Batch{})   // the data of a batch's progress events
+	s.ref(Message{})   // the data of the progress streams' events and frames
+	s.ref(Batch{})     // the data of a batch's progress events
+	s.ref(ChatDelta{}) // the data of a conversation's answer stream
+	s.ref(madspark.ChatMessage{})
 	paths := map[string]map[string]any{}
 	for _, rt := range h.documented() {
 		op := map[string]any{
@@ -448,6 +487,7 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 		{"batches", "Batches: every row of a CSV or JSON file as a run, followed together"},
 		{"progress", "A run's or a batch's progress, live"},
 		{"bookmarks", "Ideas kept, checked for duplicates, searched, remixed"},
+		{"conversations", "Conversations with the debate assistant, answered as they are written"},
 		{"health", "Health and this document"},
 		{"openai", "The OpenAI-compatible endpoints"},
 	} {

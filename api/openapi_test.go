@@ -43,6 +43,8 @@ func TestOpenAPIConformance(t *testing.T) {
 	_, b := hs.bookmark(runID, 0, nil)
 	batchID := hs.batch("spark", "text/csv", "topic\nurban farming\n").BatchID
 	values := map[string]string{"id": runID, "model": "madspark-spark"}
+	var conv struct{ ID string }
+	hs.do("POST", "/api/conversations", map[string]any{}).json(t, &conv)
 	var ops []string
 	for path, item := range hs.doc.Paths.Map() {
 		for method := range item.Operations() {
@@ -65,6 +67,9 @@ func TestOpenAPIConformance(t *testing.T) {
 			if strings.HasPrefix(path, "/api/batches/") && k == "id" {
 				v = batchID
 			}
+			if strings.HasPrefix(path, "/api/conversations/") && k == "id" {
+				v = conv.ID
+			}
 			url = strings.ReplaceAll(url, "{"+k+"}", v)
 		}
 		var body any
@@ -85,6 +90,10 @@ func TestOpenAPIConformance(t *testing.T) {
 			body = map[string]any{"topic": "x", "num_candidates": 1}
 		case "POST /v1/chat/completions":
 			body = map[string]any{"model": "madspark-spark", "messages": []map[string]string{{"role": "user", "content": "x"}}}
+		case "POST /api/conversations/{id}/messages":
+			body = map[string]any{"content": "What is a goroutine?"}
+		case "POST /api/conversations/{id}/regenerate":
+			body = map[string]any{}
 		case "GET /api/bookmarks/search":
 			url += "?q=x"
 		}

@@ -533,7 +533,7 @@ func (q *Queue) EnqueueMany(ctx context.Context, reqs []Request) ([]*madspark.Ru
 			}
 			return nil, fmt.Errorf("jobs: record run %s: %w", rec.ID, err)
 		}
-		q.publish(ctx, &madspark.Event{RunID: rec.ID, Type: madspark.EventProgress, Stage: "queued", Message: "queued for " + q.cfg.Provider})
+		q.publish(ctx, &madspark.Event{RunID: rec.ID, Type: madspark.EventProgress, Stage: "queued", Message: "waiting for a worker"})
 	}
 	return recs, nil
 }

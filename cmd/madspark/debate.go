@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
-	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/search"
 )
@@ -113,6 +114,7 @@ func (c *cli) debateCmd() *cobra.Command {
 	var (
 		explain, noCache bool
 		format           string
+		conversation     string
 		timeout          time.Duration
 	)
 	cmd := &cobra.Command{
@@ -123,7 +125,11 @@ one a debate of drafter, critic and synthesizer whose handoffs an aggregator
 turns into the final answer. The answer streams to standard output.
 
 Without QUERY, reads queries line by line (an interactive session when
-standard input is a terminal); the conversation is kept between queries.`,
+standard input is a terminal); the conversation is kept between queries.
+
+--conversation ID continues a conversation of the web UI (or of
+/api/conversations): its earlier exchanges are the history, and the new
+questions and answers are added to it.`,
 		Args: argsError(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "text", "json"); err != nil {
@@ -148,13 +154,21 @@ standard input is a terminal); the conversation is kept between queries.`,
 					return err
 				}
 				defer closeAll()
-				_, err = c.runDebate(cmd.Context(), d, p, format, timeout)
-				return err
+				conv, err := openConversation(cmd.Context(), d, conversation)
+				if err != nil {
+					return err
+				}
+				p.History = debate.ConversationHistory(conv.exchanges)
+				res, runID, err := c.runDebate(cmd.Context(), d, p, format, timeout)
+				if err != nil {
+					return err
+				}
+				return conv.keep(cmd.Context(), args[0], res.Answer, runID)
 			}
 			if err := f.settings(); err != nil {
 				return err
 			}
-			return c.debateREPL(cmd.Context(), f, format, timeout, !noCache)
+			return c.debateREPL(cmd.Context(), f, format, timeout, !noCache, conversation)
 		},
 	}
 	f.register(cmd)
@@ -164,6 +178,7 @@ standard input is a terminal); the conversation is kept between queries.`,
 	fs.StringVar(&format, "output-format", "text", "text (the streamed answer) or json (the whole result)")
 	fs.DurationVar(&timeout, "timeout", 10*time.Minute, "give up on a query after this long")
 	fs.BoolVar(&noCache, "no-cache", false, "do not use the response cache")
+	fs.StringVar(&conversation, "conversation", "", "continue the stored conversation with this ID, adding the new exchanges to it")
 	return cmd
 }
 
@@ -183,7 +198,7 @@ func (c *cli) explainRoute(query, format string) error {
 }
 
 // runDebate answers one query, streaming the answer to stdout in text format.
-func (c *cli) runDebate(ctx context.Context, d *debater, p debate.Params, format string, timeout time.Duration) (*debate.Result, error) {
+func (c *cli) runDebate(ctx context.Context, d *debater, p debate.Params, format string, timeout time.Duration) (*debate.Result, string, error) {
 	var onDelta func(string)
 	if format == "text" {
 		onDelta = func(s string) { io.WriteString(c.stdout, s) }
@@ -198,10 +213,10 @@ func (c *cli) runDebate(ctx context.Context, d *debater, p debate.Params, format
 		if format == "text" {
 			fmt.Fprintln(c.stdout)
 		}
-		return nil, err
+		return nil, "", err
 	}
 	if format == "json" {
-		return res, writeJSON(c, map[string]any{
+		return res, run.ID(), writeJSON(c, map[string]any{
 			"run_id": run.ID(), "pipeline": "debate", "mode": d.app.info.Mode(), "provider": d.app.info.Name, "model": d.app.info.Model,
 			"result": res, "usage": run.Usage(), "duration_ms": elapsed.Milliseconds(),
 		})
@@ -215,21 +230,28 @@ func (c *cli) runDebate(ctx context.Context, d *debater, p debate.Params, format
 		note += " · MOCK DATA"
 	}
 	fmt.Fprintf(c.stderr, "madspark: run %s · %s path · %s%s\n", run.ID(), res.Path, usageLine(run, elapsed), note)
-	return res, nil
+	return res, run.ID(), nil
 }
 
 // debateREPL answers queries read line by line, keeping the conversation.
-func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, timeout time.Duration, useCache bool) error {
+func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, timeout time.Duration, useCache bool, conversation string) error {
 	d, closeAll, err := c.newDebater(ctx, f, useCache)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
+	conv, err := openConversation(ctx, d, conversation)
+	if err != nil {
+		return err
+	}
 	interactive := isTerminalReader(c.stdin)
 	if interactive {
 		fmt.Fprintln(c.stderr, "madspark debate: ask anything; an empty line is ignored, /exit or Ctrl-D ends, /reset forgets the conversation.")
 	}
-	var history []llm.Message
+	exchanges := conv.exchanges
+	if interactive && conv.id != "" {
+		fmt.Fprintf(c.stderr, "madspark debate: continuing %q (%d earlier exchanges).\n", conv.title, len(exchanges))
+	}
 	// Lines are read aside, so that Ctrl-C ends a session waiting for one.
 	lines, readErr := make(chan string), make(chan error, 1)
 	done := make(chan struct{})
@@ -271,7 +293,7 @@ func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, tim
 		case "/exit", "/quit":
 			return nil
 		case "/reset":
-			history = nil
+			exchanges = nil
 			continue
 		}
 		p, err := f.params(line)
@@ -279,8 +301,8 @@ func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, tim
 			fmt.Fprintf(c.stderr, "madspark: %s\n", oneLine(err.Error()))
 			continue
 		}
-		p.History = history
-		res, err := c.runDebate(ctx, d, p, format, timeout)
+		p.History = debate.ConversationHistory(exchanges)
+		res, runID, err := c.runDebate(ctx, d, p, format, timeout)
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -288,9 +310,50 @@ func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, tim
 			fmt.Fprintf(c.stderr, "madspark: %s\n", oneLine(err.Error()))
 			continue
 		}
-		history = append(history, llm.Message{Role: llm.RoleUser, Content: line}, llm.Message{Role: llm.RoleAssistant, Content: res.Answer})
-		if len(history) > 12 {
-			history = history[len(history)-12:]
+		if err := conv.keep(ctx, line, res.Answer, runID); err != nil {
+			return err
+		}
+		exchanges = append(exchanges, debate.Exchange{Question: line, Answer: res.Answer})
+		if len(exchanges) > debate.MaxHistory {
+			exchanges = exchanges[1:]
 		}
 	}
+}
+
+// storedConversation is a stored conversation the debate continues; its
+// zero value is none.
+type storedConversation struct {
+	store     madspark.ConversationStore
+	id, title string
+	exchanges []debate.Exchange
+}
+
+// openConversation loads conversation id from the app's store; an empty id
+// is none, a missing one a usage error.
+func openConversation(ctx context.Context, d *debater, id string) (*storedConversation, error) {
+	if id == "" {
+		return &storedConversation{}, nil
+	}
+	conv, err := d.app.db.Conversation(ctx, id)
+	if errors.Is(err, madspark.ErrNotFound) {
+		return nil, usagef("--conversation: no conversation %s", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &storedConversation{store: d.app.db, id: id, title: conv.Title, exchanges: debate.ExchangesOf(conv.Messages)}, nil
+}
+
+// keep adds a question and its answer to the conversation, if there is one.
+func (s *storedConversation) keep(ctx context.Context, question, answer, runID string) error {
+	if s.id == "" {
+		return nil
+	}
+	if err := s.store.AppendMessage(ctx, s.id, &madspark.ChatMessage{Role: madspark.ChatUser, Content: question}); err != nil {
+		return fmt.Errorf("keep the question in conversation %s: %w", s.id, err)
+	}
+	if err := s.store.AppendMessage(ctx, s.id, &madspark.ChatMessage{Role: madspark.ChatAssistant, Content: answer, RunID: runID, Model: "madspark-debate"}); err != nil {
+		return fmt.Errorf("keep the answer in conversation %s: %w", s.id, err)
+	}
+	return nil
 }

@@ -13,6 +13,9 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/store/sqlite"
 )
 
 func TestDebateOneShot(t *testing.T) {
@@ -194,5 +197,63 @@ func TestServeAnswersOpenAIClients(t *testing.T) {
 	list := invoke(t, env, "runs", "list", "--pipeline", "debate", "--output-format", "json")
 	if strings.Count(list.stdout, `"pipeline": "debate"`) != 2 {
 		t.Fatalf("server-side runs not recorded: %s", list.stdout)
+	}
+}
+
+// TestDebateConversation: --conversation continues a stored conversation,
+// with its exchanges as history, and keeps the new ones in it.
+func TestDebateConversation(t *testing.T) {
+	env := mockEnv(t)
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, env["MADSPARK_DB"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := &madspark.Conversation{ID: "conv_1", Title: "Rust"}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(db.CreateConversation(ctx, conv))
+	must(db.AppendMessage(ctx, "conv_1", &madspark.ChatMessage{Role: madspark.ChatUser, Content: "What is Rust?"}))
+	must(db.AppendMessage(ctx, "conv_1", &madspark.ChatMessage{Role: madspark.ChatAssistant, Content: "A systems language."}))
+	must(db.Close())
+
+	r := invoke(t, env, "debate", "--conversation", "conv_1", "--output-format", "json", "Is it safe?")
+	var out struct {
+		RunID string `json:"run_id"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil {
+		t.Fatalf("one query: %+v", r)
+	}
+	var outb, errb bytes.Buffer
+	if code := run(ctx, []string{"debate", "--conversation", "conv_1"}, func(k string) string { return env[k] }, strings.NewReader("And fast?\n"), &outb, &errb); code != 0 {
+		t.Fatalf("REPL: exit %d: %s", code, errb.String())
+	}
+
+	db, err = sqlite.Open(ctx, env["MADSPARK_DB"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := db.Conversation(ctx, "conv_1")
+	must(err)
+	if len(got.Messages) != 6 || got.Messages[2].Content != "Is it safe?" || got.Messages[3].RunID != out.RunID || got.Messages[4].Content != "And fast?" {
+		t.Fatalf("conversation after continuing: %+v", got.Messages)
+	}
+	rec, err := db.Run(ctx, got.Messages[5].RunID)
+	must(err)
+	var p struct {
+		History []struct{ Role, Content string } `json:"history"`
+	}
+	must(json.Unmarshal(rec.Params, &p))
+	if len(p.History) != 4 || p.History[0].Content != "What is Rust?" || p.History[2].Content != "Is it safe?" || p.History[3].Content != got.Messages[3].Content {
+		t.Errorf("the REPL's history = %+v, want both earlier exchanges", p.History)
+	}
+
+	if r := invoke(t, env, "debate", "--conversation", "nope", "q"); r.code != 2 || !strings.Contains(r.stderr, "no conversation nope") {
+		t.Errorf("missing conversation: %+v", r)
 	}
 }

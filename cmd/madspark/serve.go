@@ -169,15 +169,15 @@ HTTP server.`,
 				defer stopWorker()
 			}
 			origins := splitList(c.env("MADSPARK_CORS_ORIGINS"))
-			rest, err := c.restAPI(d.app, reg, q, origins)
-			if err != nil {
-				return err
-			}
-			models := []server.Model{
+			chat := []server.Model{
 				&debateModel{id: "madspark-debate", mode: "auto", c: c, d: d, flags: f},
 				&debateModel{id: "madspark-direct", mode: "simple", c: c, d: d, flags: f},
 			}
-			models = append(models, api.PipelineModels(reg, d.app.engine, apiInfo(d.app), "debate")...)
+			rest, err := c.restAPI(d.app, reg, q, origins, chat)
+			if err != nil {
+				return err
+			}
+			models := append(chat, api.PipelineModels(reg, d.app.engine, apiInfo(d.app), "debate")...)
 			var srv *server.Server
 			srv, err = server.New(server.Config{
 				Addr:        addr,
@@ -239,8 +239,9 @@ func apiInfo(a *app) api.Info {
 	return i
 }
 
-// restAPI builds the REST API over the app, its registry and its queue.
-func (c *cli) restAPI(a *app, reg *pipeline.Registry, q *jobs.Queue, origins []string) (*api.Handler, error) {
+// restAPI builds the REST API over the app, its registry and its queue;
+// chat are the models that answer conversations.
+func (c *cli) restAPI(a *app, reg *pipeline.Registry, q *jobs.Queue, origins []string, chat []server.Model) (*api.Handler, error) {
 	font, err := c.pdfFont()
 	if err != nil {
 		return nil, err
@@ -261,7 +262,8 @@ func (c *cli) restAPI(a *app, reg *pipeline.Registry, q *jobs.Queue, origins []s
 	h, err := api.New(api.Config{
 		Registry: reg, Queue: q, Store: a.db, Events: a.events, Engine: a.engine, Info: apiInfo(a),
 		Logger: c.logger, RateLimit: rate, RateBurst: burst, AllowedOrigins: origins, PDFFont: font,
-		WebUI: true, // serveCmd mounts web.Handler at GET /
+		ChatModels: chat,
+		WebUI:      true, // serveCmd mounts web.Handler at GET /
 	})
 	if err != nil {
 		return nil, usageError{err}

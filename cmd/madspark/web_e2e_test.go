@@ -62,7 +62,7 @@ func TestWebUIEndToEnd(t *testing.T) {
 	t.Logf("screenshots: %s", shots)
 
 	env := mockEnv(t)
-	env["MADSPARK_MOCK_LATENCY"] = "300ms" // slow enough to watch the stages go by
+	env["MADSPARK_MOCK_LATENCY"] = "600ms" // slow enough to watch the stages go by, and an answer being written, on a busy machine
 	base, stop := startWebServe(t, env)
 	defer stop()
 

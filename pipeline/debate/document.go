@@ -2,6 +2,7 @@ package debate
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -17,6 +18,9 @@ const mockNotice = "MOCK DATA: generated offline by the mock provider, not by a 
 func resultOf(run *madspark.Run) (*Result, error) { return pipeline.StoredResult[Result](run) }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// percent is a 0-1 confidence for people: a whole percentage.
+func percent(x float64) string { return strconv.Itoa(int(math.Round(x*100))) + "%" }
 
 func shorten(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
@@ -56,7 +60,7 @@ func Document(run *madspark.Run) (*document.Document, error) {
 
 	f := res.Route.Features
 	route := document.Section{Title: "Route", Blocks: document.KeyValues(
-		[2]string{"Complexity", fmt.Sprintf("%s (confidence %s)", res.Route.Level, num(res.Route.Confidence))},
+		[2]string{"Complexity", fmt.Sprintf("%s (confidence %s)", res.Route.Level, percent(res.Route.Confidence))},
 		[2]string{"Path taken", string(res.Path)},
 		[2]string{"Tokens in the query", strconv.Itoa(f.TokenCount)},
 		[2]string{"Code block", strconv.FormatBool(f.HasCodeBlock)},
@@ -69,7 +73,7 @@ func Document(run *madspark.Run) (*document.Document, error) {
 		hs := document.Section{Title: "Handoffs", Blocks: []document.Block{document.Text("What each proposer posted to the blackboard for the aggregator.")}}
 		for _, h := range res.Handoffs {
 			sub := document.Section{Title: fmt.Sprintf("%s, round %d", h.FromRole, h.Round), Blocks: []document.Block{
-				document.Para(document.Bold("Confidence: "), document.Plain(num(h.ConfidenceScore))),
+				document.Para(document.Bold("Confidence: "), document.Plain(percent(h.ConfidenceScore))),
 				document.Text(h.ContextSummary),
 			}}
 			if len(h.KeyPoints) > 0 {

@@ -3,6 +3,7 @@ package spark
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/madspark/madspark"
@@ -118,7 +119,7 @@ func candidateSection(i int, c Candidate) document.Section {
 	if li := c.LogicalInference; li != nil {
 		sec := document.Section{Title: "Logical inference", Blocks: []document.Block{document.Numbered(li.InferenceChain...),
 			document.Para(document.Bold("Conclusion: "), document.Plain(li.Conclusion)),
-			document.Para(document.Bold("Confidence: "), document.Plain(num(li.Confidence)))}}
+			document.Para(document.Bold("Confidence: "), document.Plain(strconv.Itoa(int(math.Round(li.Confidence*100)))+"%"))}}
 		sec.Blocks = append(sec.Blocks, labelled("Contradictions", li.Contradictions)...)
 		sec.Blocks = append(sec.Blocks, labelled("Improvements", li.Improvements)...)
 		s.Sections = append(s.Sections, sec)

@@ -84,17 +84,20 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 	if c.rate > 0 {
 		wait += time.Duration(float64(out) / c.rate * float64(time.Second))
 	}
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-t.C:
+	if req.OnDelta == nil {
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
 		}
-	}
-	if req.OnDelta != nil {
-		for _, chunk := range chunks(text, 64) {
+	} else {
+		// A streamed reply arrives piece by piece over the wait, as a
+		// model's tokens do: the last piece when an unstreamed reply
+		// would have come whole.
+		parts := chunks(text, 64)
+		gap := wait / time.Duration(len(parts))
+		for _, chunk := range parts {
+			if err := sleep(ctx, gap); err != nil {
+				return nil, err
+			}
 			req.OnDelta(chunk)
 		}
 	}
@@ -165,4 +168,19 @@ func Short(s string, n int) string {
 		return string(r)[:i] + "…"
 	}
 	return string(r) + "…"
+}
+
+// sleep waits for d, or returns ctx's error when it is done first.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -1,7 +1,8 @@
 // Package storetest is a conformance suite for implementations of the
 // storage contracts of package madspark: madspark.RunStore,
 // madspark.CacheStore, madspark.IdeaStore, madspark.EventStore,
-// madspark.BatchStore, madspark.LeaseStore and madspark.BookmarkStore.
+// madspark.BatchStore, madspark.LeaseStore, madspark.BookmarkStore and
+// madspark.ConversationStore.
 //
 // A store's tests call Run with a function that opens a fresh, empty store:
 //
@@ -49,6 +50,7 @@ type Store interface {
 	madspark.BatchStore
 	madspark.LeaseStore
 	madspark.BookmarkStore
+	madspark.ConversationStore
 }
 
 // test is one case of the suite.
@@ -100,6 +102,12 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"BookmarkRejects", testBookmarkRejects},
 		{"BookmarksFilter", testBookmarksFilter},
 		{"BookmarksOrder", testBookmarksOrder},
+		{"ConversationRoundTrip", testConversationRoundTrip},
+		{"ConversationRejects", testConversationRejects},
+		{"ConversationsOrder", testConversationsOrder},
+		{"ConversationRenameDelete", testConversationRenameDelete},
+		{"ConversationTruncate", testConversationTruncate},
+		{"ConcurrentAppendMessage", testConcurrentAppendMessage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

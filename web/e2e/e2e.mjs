@@ -7,15 +7,20 @@
 // It fills the spark form, submits it with Ctrl+Enter, watches the progress
 // go through the stages, checks the results and their charts, opens one LLM
 // call on the run's timeline and reads its prompt, bookmarks a candidate,
-// finds it in the bookmarks view, and checks a 375px-wide screen. Each step
-// writes a screenshot. Exit status 0 means every step passed; the
-// cmd/madspark Go test TestWebUIEndToEnd runs this script.
+// finds it in the bookmarks view, chats with the debate assistant (a
+// streamed answer, a follow-up, "How this answer was made", the sidebar
+// after a reload), runs axe-core on every page, and checks a 375px-wide
+// screen. Each step writes a screenshot. Exit status 0 means every step
+// passed; the cmd/madspark Go test TestWebUIEndToEnd runs this script.
 
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { createRequire } from 'node:module'
 import { chromium } from 'playwright-core'
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 const { values: opts } = parseArgs({
   options: {
@@ -89,6 +94,21 @@ function watch(page) {
   })
 }
 
+// accessible runs axe-core in the page and fails on any serious or
+// critical violation.
+async function accessible(page, what) {
+  // Evaluated by the debugger, which the page's Content-Security-Policy
+  // (no inline scripts) does not govern.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
+  const found = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] })
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 2).map((n) => n.target.join(' ')).join(', ')}`)
+  })
+  check(found.length === 0, `${what}: ${found.join(' | ')}`)
+}
+
 // noHorizontalScroll checks that nothing is wider than the viewport.
 async function noHorizontalScroll(page, width) {
   const m = await page.evaluate(() => {
@@ -145,6 +165,14 @@ try {
         .map((el) => el.outerHTML.slice(0, 80)),
     )
     check(unnamed.length === 0, `controls without a label: ${unnamed.join(' | ')}`)
+  })
+
+  await step('advanced options are folded under "Advanced" at first', page, async () => {
+    const advanced = page.locator('details.advanced')
+    check(!(await advanced.evaluate((d) => d.open)), 'the advanced options are unfolded at first')
+    check(!(await page.locator('#run-form-num_candidates').isVisible()), 'the number of candidates is shown at first sight')
+    await advanced.locator('summary').click()
+    await page.locator('#run-form-num_candidates').waitFor()
   })
 
   await step('a value out of range is refused beside its field', page, async () => {
@@ -418,6 +446,131 @@ try {
     await narrow.getByTestId('bookmark').first().waitFor()
     await noHorizontalScroll(narrow, 375)
     await shot(narrow, 'narrow-bookmarks')
+  })
+
+  const question = 'Explain step by step how to design a job queue, and compare the trade-offs of polling and notifications.'
+  let firstAnswer = ''
+  await step('chat: ask, and the answer streams in piece by piece', page, async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Chat' }).click()
+    await page.getByRole('heading', { name: 'New chat' }).waitFor()
+    const input = page.getByLabel('Your message')
+    // Shift+Enter adds a line and sends nothing.
+    await input.fill('first line')
+    await input.press('Shift+Enter')
+    await input.pressSequentially('second line')
+    check((await input.inputValue()) === 'first line\nsecond line', `Shift+Enter gave ${JSON.stringify(await input.inputValue())}`)
+    check((await page.getByTestId('question').count()) === 0, 'Shift+Enter sent the message')
+    await input.fill(question)
+    // Record the length of the answer under way at every change.
+    await page.evaluate(() => {
+      window.__lengths = []
+      const log = document.querySelector('[data-testid=chat-log]')
+      new MutationObserver(() => {
+        const s = document.querySelector('[data-testid=streaming] .markdown')
+        if (s) window.__lengths.push(s.textContent.length)
+      }).observe(log, { subtree: true, childList: true, characterData: true })
+    })
+    await input.press('Enter')
+    await page.waitForURL(/\/chat\/[^/]+$/)
+    await page.getByTestId('streaming').waitFor()
+    await shot(page, 'chat-streaming', false)
+    await page.getByTestId('answer').first().waitFor()
+    firstAnswer = (await page.getByTestId('answer').first().locator('.markdown').textContent()).trim()
+    // The steps a reader saw: each part shown while it was being written,
+    // then the whole answer.
+    const whole = (await page.getByTestId('answer').first().locator('.markdown').textContent()).length
+    const lengths = [...new Set([...(await page.evaluate(() => window.__lengths)), whole])].filter((n) => n > 0)
+    check(lengths.length >= 3, `the answer appeared in ${lengths.length} steps (${lengths.join(', ')}), want at least 3`)
+    check(lengths.every((n, i) => i === 0 || n > lengths[i - 1]), `the answer did not only grow: ${lengths.join(', ')}`)
+    console.log(`     the answer grew in ${lengths.length} steps: ${lengths.join(' → ')} characters`)
+    check(firstAnswer.length > 50, `a short answer: ${firstAnswer}`)
+    check((await page.getByRole('heading', { level: 1 }).textContent()).startsWith('Explain step by step'), 'the conversation was not titled by its question')
+  })
+
+  await step('chat: a follow-up carries the first answer', page, async () => {
+    const input = page.getByLabel('Your message')
+    await input.fill('Which of the two would you pick for a small team, given your answer?')
+    await input.press('Enter')
+    await page.getByTestId('answer').nth(1).waitFor()
+    const history = await page.evaluate(async () => {
+      const id = location.pathname.split('/').pop()
+      const conv = await (await fetch(`/api/conversations/${id}`)).json()
+      const run = await (await fetch(`/api/runs/${conv.messages[3].run_id}`)).json()
+      return run.params.history
+    })
+    check(history.length === 2 && history[0].content === question, `the follow-up's history: ${JSON.stringify(history).slice(0, 200)}`)
+    check(history[1].role === 'assistant' && history[1].content.includes(firstAnswer.slice(0, 30)), 'the follow-up did not carry the first answer')
+  })
+
+  await step('chat: "How this answer was made" shows the route, handoffs and usage', page, async () => {
+    const how = page.getByTestId('answer').first().locator('details.how-made')
+    await how.locator('summary').click()
+    const body = how.getByTestId('how-made')
+    await body.waitFor()
+    const text = await body.textContent()
+    for (const want of ['debate', '% confident', 'drafter', 'critic', 'synthesizer', 'LLM calls', 'tokens', 'Search sources']) {
+      check(text.includes(want), `"How this answer was made" lacks ${want}: ${text.slice(0, 200)}`)
+    }
+    check(!/\d\.\d{3,}/.test(text), `unrounded numbers: ${text.match(/\d\.\d{3,}/)}`)
+    await shot(page, 'chat-how-made')
+    await accessible(page, 'the chat page')
+  })
+
+  await step('chat: after a reload the conversation is in the sidebar, and can be renamed', page, async () => {
+    const url = page.url()
+    await page.goto(base + '/chat')
+    const side = page.getByRole('navigation', { name: 'Conversations' })
+    const link = side.getByRole('link', { name: /^Explain step by step/ })
+    await link.waitFor()
+    await link.click()
+    await page.waitForURL(url)
+    await page.getByTestId('answer').nth(1).waitFor()
+    await side.getByRole('button', { name: /^Rename/ }).first().click()
+    await side.getByLabel('New title').fill('Job queues')
+    await side.getByRole('button', { name: 'Save' }).click()
+    await side.getByRole('link', { name: 'Job queues' }).waitFor()
+    await shot(page, 'chat-sidebar')
+  })
+
+  let chatURL = ''
+  await step('accessibility: no serious or critical axe-core violation on any page', page, async () => {
+    chatURL = page.url()
+    for (const [path, ready] of [
+      ['/', '#run-form-topic'],
+      ['/runs', 'h1'],
+      [new URL(runURL).pathname, '[data-testid=candidate]'],
+      ['/bookmarks', '[data-testid=bookmark]'],
+      ['/settings', 'h1'],
+      ['/chat', '#chat-input'],
+      [new URL(chatURL).pathname, '[data-testid=answer]'],
+      ['/no-such-page', 'h1'],
+    ]) {
+      await page.goto(base + path)
+      await page.locator(ready).first().waitFor()
+      await accessible(page, path)
+    }
+  })
+
+  await step('a 375px-wide screen: every page fits, the chat works', narrow, async () => {
+    for (const [path, ready, name] of [
+      ['/runs', 'h1', 'narrow-runs'],
+      ['/settings', 'h1', 'narrow-settings'],
+      ['/chat', '#chat-input', 'narrow-chat-new'],
+      [new URL(chatURL).pathname, '[data-testid=answer]', 'narrow-chat'],
+    ]) {
+      await narrow.goto(base + path)
+      await narrow.locator(ready).first().waitFor()
+      await noHorizontalScroll(narrow, 375)
+      await accessible(narrow, `${path} at 375px`)
+      await shot(narrow, name)
+    }
+    const input = narrow.getByLabel('Your message')
+    await input.fill('What is a goroutine?')
+    await input.press('Enter')
+    await narrow.getByTestId('question').last().filter({ hasText: 'What is a goroutine?' }).waitFor()
+    await narrow.getByTestId('answer').last().filter({ hasText: 'goroutine' }).waitFor()
+    await noHorizontalScroll(narrow, 375)
+    await shot(narrow, 'narrow-chat-answered')
   })
 
   await step('no errors in the browser console', null, async () => {

@@ -3,6 +3,7 @@ import { NavLink, Route, Routes, useLocation } from 'react-router'
 import { useApi } from './api/context'
 import { ServerModeProvider } from './api/mode'
 import { BatchView, Batches } from './views/Batches'
+import { Chat } from './chat/Chat'
 import { Bookmarks } from './views/Bookmarks'
 import { History } from './views/History'
 import { NewRun } from './views/NewRun'
@@ -17,6 +18,7 @@ function titleOf(path: string): string {
   if (path === '/batches') return 'Batches'
   if (path.startsWith('/batches/')) return `Batch ${decodeURIComponent(path.slice(9, 17))}`
   if (path.startsWith('/bookmarks')) return 'Bookmarks'
+  if (path.startsWith('/chat')) return 'Chat'
   if (path.startsWith('/settings')) return 'Settings'
   return 'Not found'
 }
@@ -65,6 +67,7 @@ export function App() {
             </li>
             <li>
               <NavLink to="/batches">Batches</NavLink>
+              <NavLink to="/chat">Chat</NavLink>
             </li>
             <li>
               <NavLink to="/bookmarks">Bookmarks</NavLink>
@@ -90,6 +93,7 @@ export function App() {
             <Route path="/batches" element={<Batches />} />
             <Route path="/batches/:id" element={<BatchView />} />
             <Route path="/bookmarks" element={<Bookmarks />} />
+            <Route path="/chat/:id?" element={<Chat />} />
             <Route path="/settings" element={<Settings />} />
             <Route path="*" element={<NotFound />} />
           </Routes>

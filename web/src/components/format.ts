@@ -20,3 +20,36 @@ export function when(t: string | null | undefined): string {
 export function shortId(id: string): string {
   return id.slice(0, 8)
 }
+
+/** percent formats a 0-1 fraction, such as a confidence, as a whole percentage. */
+export function percent(n: number | undefined | null): string {
+  return typeof n === 'number' && Number.isFinite(n) ? `${Math.round(n * 100)}%` : '–'
+}
+
+/**
+ * plural says how many of a thing there are, in the singular for exactly
+ * one: plural(1, 'LLM call') is "1 LLM call", plural(3, 'LLM call') "3 LLM
+ * calls". Irregular plurals are given.
+ */
+export function plural(n: number, one: string, many: string = one + 's'): string {
+  return `${n.toLocaleString('en')} ${n === 1 ? one : many}`
+}
+
+/** usd formats a cost in US dollars: cents for a cent or more, else four decimals. */
+export function usd(n: number | undefined | null): string {
+  if (typeof n !== 'number' || !Number.isFinite(n)) return '–'
+  if (n === 0) return '$0'
+  return n >= 0.01 ? `$${n.toFixed(2)}` : `$${n.toFixed(4)}`
+}
+
+/**
+ * liveStatus is the status a run's header shows: the record's when it is
+ * final, else what the live progress says (a queued run whose stages have
+ * begun is running; a run whose stream ended is succeeded or failed).
+ */
+export function liveStatus(recorded: string, phase: string, stage?: string): string {
+  if (recorded === 'succeeded' || recorded === 'failed' || recorded === 'cancelled') return recorded
+  if (phase === 'failed' || phase === 'succeeded') return phase
+  if (phase === 'running' && stage && stage !== 'queued') return 'running'
+  return recorded
+}

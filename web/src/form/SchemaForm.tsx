@@ -1,3 +1,4 @@
+import { useState } from 'react'
 import type { RoleTemperatures } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
 import { isEnabled, isTemperatureGroup, presetField, presetOf, presetValue, type Errors, type Field, type RawValue, type Values } from './schema'
@@ -27,13 +28,34 @@ export function controlId(prefix: string, path: string): string {
  * error on one line under it.
  */
 export function SchemaForm(props: SchemaFormProps) {
+  const basic = props.fields.filter(isBasic)
+  const advanced = props.fields.filter((f) => !isBasic(f))
+  const [open, setOpen] = useState(false)
+  // An error in a folded field unfolds them, so that it is seen.
+  const failing = advanced.some((f) => Object.keys(props.errors).some((p) => props.errors[p] && (p === f.path || p.startsWith(f.path + '.'))))
   return (
     <div className="schema-form">
-      {props.fields.map((f) => (
+      {basic.map((f) => (
         <FieldControl key={f.path} field={f} {...props} />
       ))}
+      {advanced.length > 0 && (
+        <details className="advanced" open={open || failing} onToggle={(e) => setOpen(e.currentTarget.open)}>
+          <summary>Advanced</summary>
+          {advanced.map((f) => (
+            <FieldControl key={f.path} field={f} {...props} />
+          ))}
+        </details>
+      )}
     </div>
   )
+}
+
+/** basicFields are shown unfolded besides the required ones: what a run is about. */
+const basicFields = new Set(['context', 'mode'])
+
+/** isBasic tells whether a field is shown at first sight; the others are folded under "Advanced". */
+export function isBasic(f: Field): boolean {
+  return f.required || basicFields.has(f.name)
 }
 
 function FieldControl(props: SchemaFormProps & { field: Field }) {

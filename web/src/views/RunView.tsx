@@ -5,7 +5,7 @@ import { useApi } from '../api/context'
 import { useServerMode } from '../api/mode'
 import { exportFormats, type ExportFormat, type Run } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
-import { shortId, when } from '../components/format'
+import { liveStatus, plural, shortId, usd, when } from '../components/format'
 import { initialProgress, progressReducer, stageLabel, type ProgressState } from '../progress/reducer'
 import { followRun } from '../progress/stream'
 import { GenericResult, RawJSON } from '../results/GenericResult'
@@ -121,7 +121,7 @@ export function RunView() {
   }
 
   const over = finalStatuses.has(run.status)
-  const status = over ? run.status : progress.phase === 'failed' ? 'failed' : run.status
+  const status = liveStatus(run.status, progress.phase, progress.stage)
   return (
     <section aria-labelledby="run-heading">
       <h1 id="run-heading">{run.title || `${run.pipeline} run`}</h1>
@@ -154,8 +154,9 @@ export function RunView() {
           <>
             <dt>Usage</dt>
             <dd>
-              {run.usage.llm_calls} LLM calls{run.usage.cached_calls ? `, ${run.usage.cached_calls} cached` : ''}
-              {run.usage.cost_usd ? `, $${run.usage.cost_usd.toFixed(4)}` : ''}
+              {plural(run.usage.llm_calls, 'LLM call')}
+              {run.usage.cached_calls ? `, ${run.usage.cached_calls} cached` : ''}
+              {run.usage.cost_usd ? `, ${usd(run.usage.cost_usd)}` : ''}
             </dd>
           </>
         )}

@@ -342,7 +342,7 @@ describe('the page', () => {
       </ApiProvider>,
     )
     const nav = screen.getByRole('navigation', { name: 'Main' })
-    expect(within(nav).getAllByRole('link').map((a) => a.textContent)).toEqual(['New run', 'Runs', 'Batches', 'Bookmarks', 'Settings'])
+    expect(within(nav).getAllByRole('link').map((a) => a.textContent)).toEqual(['New run', 'Runs', 'Batches', 'Chat', 'Bookmarks', 'Settings'])
     expect(within(nav).getByRole('link', { name: 'Runs' }).getAttribute('aria-current')).toBe('page')
     expect((await screen.findByRole('note')).textContent).toMatch(/Mock mode/)
     expect(document.title).toBe('Runs · madspark')
