@@ -333,7 +333,7 @@ func TestRepairsAgainstImperfectModel(t *testing.T) {
 		{name: "tournament: pairs numbered from 1 are renumbered", tournament: true,
 			respond: imperfect(map[string][]openaitest.Flaw{compare: {openaitest.Add("results/*/pair", 1)}}),
 			calls:   withTournament, want: []string{agentCompare + "/index"},
-			check:   func(t *testing.T, res *Result) { wantComparisons(t, res, 4) }},
+			check: func(t *testing.T, res *Result) { wantComparisons(t, res, 4) }},
 		{name: "tournament: a pair that does not exist is dropped", tournament: true,
 			respond: imperfect(map[string][]openaitest.Flaw{compare: {openaitest.Map("results", func(v any) any {
 				return append(v.([]any), map[string]any{"pair": 7, "winner": "b", "reason": "?"})
@@ -350,7 +350,7 @@ func TestRepairsAgainstImperfectModel(t *testing.T) {
 		{name: "tournament: a winner in other words is mapped", tournament: true,
 			respond: imperfect(map[string][]openaitest.Flaw{compare: {openaitest.Set("results/0/winner", "Second")}}),
 			calls:   withTournament, want: []string{agentCompare + "/enum"},
-			check:   func(t *testing.T, res *Result) { wantComparisons(t, res, 4) }},
+			check: func(t *testing.T, res *Result) { wantComparisons(t, res, 4) }},
 		{name: "tournament: a missing verdict is asked for once", tournament: true,
 			respond: imperfect(map[string][]openaitest.Flaw{compare: {openaitest.Drop("results", 0)}}),
 			calls:   map[string]int{agentChaos: 1, agentCreative: 2, agentRefine: 2, judge: 1, compare: 3},
@@ -358,7 +358,7 @@ func TestRepairsAgainstImperfectModel(t *testing.T) {
 		{name: "tournament: a verdict missing twice leaves the pair undecided", tournament: true,
 			respond: imperfect(map[string][]openaitest.Flaw{compare: {openaitest.Drop("results", 0), openaitest.Always}}),
 			calls:   map[string]int{agentChaos: 1, agentCreative: 2, agentRefine: 2, judge: 1, compare: 4}, want: []string{agentCompare + "/count"},
-			check:   func(t *testing.T, res *Result) { wantComparisons(t, res, 2) }},
+			check: func(t *testing.T, res *Result) { wantComparisons(t, res, 2) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
