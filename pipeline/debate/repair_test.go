@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/provider/openai"
@@ -291,13 +292,87 @@ func wantPoints(t *testing.T, res *Result, total int) {
 }
 
 // TestHardReplyFailsResumably: a proposer whose every reply lacks a
-// required field fails the debate with a ReplyError naming it.
+// required field fails the debate with a ReplyError naming it; resumed
+// once the model is healthy, the debate finishes, replaying the proposers
+// that had succeeded.
 func TestHardReplyFailsResumably(t *testing.T) {
-	flaws := map[string][]openaitest.Flaw{"debate_handoff": {openaitest.Delete("confidence_score"), openaitest.Always}}
-	_, _, err := wireRun(t, openaitest.Imperfect(wireReply, flaws), query("Explain step by step how to design a rate limiter", func(p *Params) { p.NoSearch = true }))
+	var mu sync.Mutex
+	healthy, critic := false, regexp.MustCompile(`Your role: CRITIC`)
+	respond := func(req *openaitest.ChatRequest) openaitest.Reply {
+		r := wireReply(req)
+		mu.Lock()
+		defer mu.Unlock()
+		if !healthy && critic.MatchString(req.System()) {
+			r.Content = openaitest.Apply(r.Content, openaitest.Delete("confidence_score"))
+		}
+		return r
+	}
+	srv := openaitest.NewServer(t, respond)
+	client := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "test", Model: "small-3b"})
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	pipe, err := New(counter, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p := query("Explain step by step how to design a rate limiter", func(p *Params) { p.NoSearch = true })
+	e := &engine.Engine{Store: db, Client: client}
+	r, err := e.Start(ctx, engine.RunInfo{Pipeline: "debate", Params: p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := pipe.Run(ctx, r, p, nil)
 	var re *structured.ReplyError
-	if !errors.As(err, &re) || re.Agent != agentPropose {
-		t.Fatalf("err = %v, want a ReplyError of %s", err, agentPropose)
+	if !errors.As(err, &re) || re.Agent != agentPropose || !strings.HasPrefix(err.Error(), "critic: ") {
+		t.Fatalf("err = %v, want a ReplyError of the critic", err)
+	}
+	if err := r.Finish(ctx, res, err); err != nil {
+		t.Fatal(err)
+	}
+	done := map[string]bool{}
+	steps, err := db.Steps(ctx, r.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range steps {
+		if st.Status == madspark.StepDone {
+			done[st.Key] = true
+		}
+	}
+	if done["r1/critic"] {
+		t.Fatal("the failed step is journaled as done")
+	}
+	before := len(srv.Requests())
+	mu.Lock()
+	healthy = true
+	mu.Unlock()
+	r2, err := e.Resume(ctx, r.ID(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = pipe.Run(ctx, r2, p, nil)
+	if err != nil || res.Answer == "" {
+		t.Fatalf("resumed: %v", err)
+	}
+	// Only the proposers that had not finished are asked again, then the
+	// aggregator.
+	roles := regexp.MustCompile(`Your role: ([A-Z]+)`)
+	asked := map[string]bool{}
+	for _, q := range srv.Requests()[before:] {
+		if m := roles.FindStringSubmatch(q.System()); m != nil {
+			role := strings.ToLower(m[1])
+			if done["r1/"+role] {
+				t.Errorf("the %s's finished step was asked again", role)
+			}
+			asked[role] = true
+		}
+	}
+	if !asked["critic"] {
+		t.Error("the critic was not asked again")
 	}
 }
 
