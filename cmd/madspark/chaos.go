@@ -111,14 +111,44 @@ func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format strin
 		return writeFile(p.MemoryFile, export)
 	}
 	var res *chaos.Result
+	started := time.Now()
 	run, elapsed, err := c.execute(ctx, a, "chaos", p, timeout, func(ctx context.Context, r *engine.Run) (any, error) {
 		var err error
 		res, err = pipe.Run(ctx, r, p, written)
 		return res, err
 	})
 	if err != nil {
+		if res != nil && res.FailedStep != "" && run != nil {
+			// A late step failed: the finished iterations are written
+			// as the result so far, and the run resumes at that step.
+			if _, werr := writeChaosResult(dir, res, run, a, p, time.Since(started)); werr != nil {
+				c.logger.Warn("could not write the result so far", "dir", dir, "err", werr)
+			} else {
+				fmt.Fprintf(c.stderr, "madspark: the %s step failed; the %d finished iteration(s) are written to %s\n", res.FailedStep, len(res.Iterations), dir)
+			}
+		}
 		return fmt.Errorf("%w (outputs so far in %s)", resumeInto(err, dir), dir)
 	}
+	summary, err := writeChaosResult(dir, res, run, a, p, elapsed)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		result, err := os.ReadFile(filepath.Join(dir, "result.json"))
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(c.stdout, "%s\n", result)
+		return err
+	}
+	fmt.Fprint(c.stdout, summary)
+	fmt.Fprintf(c.stderr, "madspark: outputs in %s\n", dir)
+	return nil
+}
+
+// writeChaosResult writes final_output.txt and result.json for res, whole
+// or so far, and returns the summary.
+func writeChaosResult(dir string, res *chaos.Result, run *engine.Run, a *app, p chaos.Params, elapsed time.Duration) (string, error) {
 	summary := chaos.Summary(res, run.ID(), a.info.Mode(), a.info.Name, a.info.Model, p.Seed, usageLine(run, elapsed))
 	envelope := map[string]any{
 		"run_id": run.ID(), "pipeline": "chaos", "mode": a.info.Mode(), "provider": a.info.Name, "model": a.info.Model,
@@ -126,21 +156,12 @@ func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format strin
 	}
 	result, err := json.MarshalIndent(envelope, "", "  ")
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := writeFile(filepath.Join(dir, "final_output.txt"), []byte(summary)); err != nil {
-		return err
+		return "", err
 	}
-	if err := writeFile(filepath.Join(dir, "result.json"), result); err != nil {
-		return err
-	}
-	if format == "json" {
-		_, err = fmt.Fprintf(c.stdout, "%s\n", result)
-		return err
-	}
-	fmt.Fprint(c.stdout, summary)
-	fmt.Fprintf(c.stderr, "madspark: outputs in %s\n", dir)
-	return nil
+	return summary, writeFile(filepath.Join(dir, "result.json"), result)
 }
 
 // makeOutputDir creates dir, or outputs/run_YYYYMMDD_HHMMSS (with a suffix

@@ -226,6 +226,11 @@ func (c *cli) runDebate(ctx context.Context, d *debater, p debate.Params, format
 	if res.SearchNote != "" && res.Path == debate.Complex {
 		note = " · " + res.SearchNote
 	}
+	if n := len(res.Repairs); n == 1 {
+		note += " · 1 repair"
+	} else if n > 1 {
+		note += fmt.Sprintf(" · %d repairs", n)
+	}
 	if d.app.info.Mock {
 		note += " · MOCK DATA"
 	}

@@ -20,7 +20,9 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -90,6 +92,7 @@ func New(ideas madspark.IdeaStore) (*Pipeline, error) {
 	if p.verdicts, err = structured.NewSpec[comparisons]("chaos_comparisons"); err != nil {
 		return nil, fmt.Errorf("chaos: %w", err)
 	}
+	p.verdicts.WithSynonyms(map[string]string{"first": "a", "second": "b", "idea a": "a", "idea b": "b", "option a": "a", "option b": "b"})
 	return p, nil
 }
 
@@ -135,6 +138,8 @@ type IterationFunc func(it Iteration, memory []madspark.RememberedIdea) error
 
 // Run executes in.Iterations iterations (and the optional evolution and
 // tournament) as run r. done, if not nil, is called after each iteration.
+// When the evolution or the tournament fails, Run returns the error with
+// the result so far (the finished iterations), its FailedStep set.
 func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, done IterationFunc) (*Result, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
@@ -166,7 +171,8 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, done Itera
 		r.Emit("evolve", in.Iterations*100/passes, "recombining the best ideas")
 		it, err := p.evolvePass(ctx, r, in, in.Iterations+1, m, res)
 		if err != nil {
-			return nil, fmt.Errorf("evolve: %w", err)
+			res.FailedStep, res.Repairs = "evolve", r.Repairs()
+			return res, fmt.Errorf("evolve: %w", err)
 		}
 		if it != nil {
 			if err := p.finish(ctx, r, *it, m, res, done); err != nil {
@@ -178,10 +184,14 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, done Itera
 		r.Emit("tournament", 95, fmt.Sprintf("ranking %d ideas", len(res.Accepted)))
 		t, err := p.tournament(ctx, r, in, res.Accepted)
 		if err != nil {
-			return nil, fmt.Errorf("tournament: %w", err)
+			// The iterations are done and kept; the run fails at the
+			// tournament, and resuming it replays them and runs only that.
+			res.FailedStep, res.Repairs = "tournament", r.Repairs()
+			return res, fmt.Errorf("tournament: %w", err)
 		}
 		res.Tournament = t
 	}
+	res.Repairs = r.Repairs()
 	r.Emit("done", 100, "done")
 	return res, nil
 }
@@ -224,7 +234,7 @@ func (p *Pipeline) iterate(ctx context.Context, r *engine.Run, in Params, n int,
 
 	// 1. Chaos generator.
 	ci := chaosInput{Prompt: in.Prompt, Seeds: it.Seeds}
-	chaos, err := p.text(ctx, r, key("chaos"), p.chaos, ci, agent.Options{Temperature: tempChaos})
+	chaos, err := p.text(ctx, r, key("chaos"), p.chaos, ci, agent.Options{Temperature: tempChaos}, nil)
 	if err != nil {
 		return it, err
 	}
@@ -237,10 +247,10 @@ func (p *Pipeline) iterate(ctx context.Context, r *engine.Run, in Params, n int,
 		return func() error {
 			cin := creativeInput{Prompt: in.Prompt, Track: name, Style: style, Chaos: chaos, Remembered: remembered, TotalAccepted: total, N: in.IdeasPerTrack, Iteration: n}
 			var err error
-			if *creative, err = p.text(ctx, r, key("creative_"+name), p.creative, cin, agent.Options{Temperature: temp, Model: model}); err != nil {
+			if *creative, err = p.text(ctx, r, key("creative_"+name), p.creative, cin, agent.Options{Temperature: temp, Model: model}, ideaCount(in.IdeasPerTrack)); err != nil {
 				return err
 			}
-			*refinement, err = p.text(ctx, r, key("refine_"+name), p.refine, refineInput{Prompt: in.Prompt, Track: name, Ideas: *creative}, agent.Options{Temperature: tempRefine})
+			*refinement, err = p.text(ctx, r, key("refine_"+name), p.refine, refineInput{Prompt: in.Prompt, Track: name, Ideas: *creative}, agent.Options{Temperature: tempRefine}, nil)
 			return err
 		}
 	}
@@ -263,7 +273,7 @@ func (p *Pipeline) judgeAndRemember(ctx context.Context, r *engine.Run, in Param
 	ji := judgeInput{Prompt: in.Prompt, RefinementA: refA, RefinementB: refB, Remembered: m.names(rememberedInPrompt), Threshold: in.AcceptThreshold}
 	j, err := engine.Step(ctx, r, key, ji, func(ctx context.Context, c llm.Client) (Judgement, error) {
 		return agent.JSON(ctx, c, p.judge, p.judgement, ji, agent.Options{Temperature: tempJudge, Timeout: stageTimeout},
-			structured.HardCheck(func(j *Judgement) error { return j.check(in.AcceptThreshold) }))
+			func(j *Judgement, p *structured.Problems) { j.rules(in.AcceptThreshold, p) })
 	})
 	if err != nil {
 		return j, 0, err
@@ -291,10 +301,10 @@ func (p *Pipeline) evolvePass(ctx context.Context, r *engine.Run, in Params, n i
 	}
 	it := Iteration{Number: n, Evolved: true}
 	var err error
-	if it.CreativeA, err = p.text(ctx, r, "evolve/recombine", p.evolve, ei, agent.Options{Temperature: tempEvolve}); err != nil {
+	if it.CreativeA, err = p.text(ctx, r, "evolve/recombine", p.evolve, ei, agent.Options{Temperature: tempEvolve}, ideaCount(ei.N)); err != nil {
 		return nil, err
 	}
-	if it.RefinementA, err = p.text(ctx, r, "evolve/refine", p.refine, refineInput{Prompt: in.Prompt, Track: "evolved", Ideas: it.CreativeA}, agent.Options{Temperature: tempRefine}); err != nil {
+	if it.RefinementA, err = p.text(ctx, r, "evolve/refine", p.refine, refineInput{Prompt: in.Prompt, Track: "evolved", Ideas: it.CreativeA}, agent.Options{Temperature: tempRefine}, nil); err != nil {
 		return nil, err
 	}
 	if it.Judgement, it.Duplicates, err = p.judgeAndRemember(ctx, r, in, "evolve/judge", n, it.RefinementA, "", m); err != nil {
@@ -303,8 +313,11 @@ func (p *Pipeline) evolvePass(ctx context.Context, r *engine.Run, in Params, n i
 	return &it, nil
 }
 
-// text runs a plain-text agent as a journaled step.
-func (p *Pipeline) text(ctx context.Context, r *engine.Run, key string, a *agent.Agent, input any, o agent.Options) (string, error) {
+// text runs a plain-text agent as a journaled step, its reply read with
+// check (nil for none). The reply is prose by design: an empty one is
+// asked for once more, one cut off at the length limit asked once and
+// then kept.
+func (p *Pipeline) text(ctx context.Context, r *engine.Run, key string, a *agent.Agent, input any, o agent.Options, check func(*string, *structured.Problems)) (string, error) {
 	if o.Timeout == 0 {
 		o.Timeout = stageTimeout
 	}
@@ -313,8 +326,35 @@ func (p *Pipeline) text(ctx context.Context, r *engine.Run, key string, a *agent
 		Model string
 		Temp  float64
 	}{input, o.Model, o.Temperature}, func(ctx context.Context, c llm.Client) (string, error) {
-		return a.Text(ctx, c, input, o)
+		return a.CheckedText(ctx, c, input, o, check)
 	})
+}
+
+// numberedItem matches the start of an item of a numbered list: "3. ",
+// "3) ", "**3.** ".
+var numberedItem = regexp.MustCompile(`(?m)^[ \t]*(?:\*\*)?\d{1,2}[.)](?:\*\*)?[ \t]+`)
+
+// ideaCount is the rule of a creative reply asked for n ideas as a numbered
+// list: fewer are kept as they are, more are cut after the n-th, and either
+// is recorded ("count"). A reply that is not a numbered list is kept whole.
+func ideaCount(n int) func(*string, *structured.Problems) {
+	return func(text *string, p *structured.Problems) {
+		items := numberedItem.FindAllStringIndex(*text, -1)
+		switch {
+		case len(items) == 0 || len(items) == n:
+		case len(items) < n:
+			got := len(items)
+			p.Fix("count", fmt.Sprintf("%d ideas, %d asked", got, n), func() string {
+				return fmt.Sprintf("%d ideas kept of %d asked", got, n)
+			})
+		default:
+			got, cut := len(items), items[n][0]
+			p.Fix("count", fmt.Sprintf("%d ideas, %d asked", got, n), func() string {
+				*text = strings.TrimSpace((*text)[:cut])
+				return fmt.Sprintf("%d ideas cut to the %d asked", got, n)
+			})
+		}
+	}
 }
 
 // describe renders an accepted idea in one line for a prompt.

@@ -71,6 +71,9 @@ func TestMemoryGrowsAndFeedsBack(t *testing.T) {
 	if got := rec.Calls(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("calls = %v, want %v (per iteration: chaos 1, creative 2, refinement 2, judge 1)", got, want)
 	}
+	if res.Repairs == nil || len(res.Repairs) != 0 {
+		t.Fatalf("mock replies need no repair: %v", res.Repairs)
+	}
 	if len(sizes) != 2 || sizes[0] == 0 || sizes[1] <= sizes[0] {
 		t.Fatalf("memory sizes after each iteration = %v, want growing", sizes)
 	}
@@ -171,7 +174,7 @@ func TestJudgeValidation(t *testing.T) {
 		{"valid", []string{valid}, true, "", 1},
 		{"fenced and wrapped in prose is tolerated", []string{"Here is my verdict:\n```json\n" + valid + "\n```"}, true, "", 1},
 		{"score as a string is repaired", []string{strings.Replace(valid, `"quality_score":7.5`, `"quality_score":"7.5"`, 1), valid}, true, "", 1},
-		{"below threshold is repaired", []string{strings.Replace(valid, `"quality_score":7.5`, `"quality_score":5.5`, 1), valid}, true, "below the acceptance threshold 6", 2},
+		{"below threshold is moved to rejected", []string{strings.Replace(valid, `"quality_score":7.5`, `"quality_score":5.5`, 1), valid}, true, "", 1},
 		{"missing field is repaired", []string{strings.Replace(valid, `"synthesis":"s",`, ``, 1), valid}, true, "synthesis", 2},
 		{"unknown field is repaired", []string{strings.Replace(valid, `"synthesis":"s"`, `"synthesis":"s","verdict":"ok"`, 1), valid}, true, "", 1},
 		{"score out of range is repaired", []string{strings.Replace(valid, `"impact_score":8`, `"impact_score":80`, 1), valid}, true, "", 1},
@@ -194,8 +197,26 @@ func TestJudgeValidation(t *testing.T) {
 				}
 			}
 			if tt.ok {
-				if err != nil || res.Iterations[0].Judgement.AcceptedIdeas[0].IdeaName != "Fridge Relay" {
+				if err != nil {
 					t.Fatalf("res %+v, err %v", res, err)
+				}
+				j := res.Iterations[0].Judgement
+				if strings.HasPrefix(tt.name, "below threshold") {
+					// Moved, not re-asked: the rejection reason says why.
+					last := j.RejectedIdeas[len(j.RejectedIdeas)-1]
+					if len(j.AcceptedIdeas) != 0 || last.IdeaName != "Fridge Relay" || !strings.Contains(last.RejectionReason, "below the acceptance threshold 6") {
+						t.Fatalf("judgement %+v", j)
+					}
+					if len(res.Repairs) != 1 || res.Repairs[0].Rule != "consistency" || res.Repairs[0].Agent != agentJudge || res.Repairs[0].Step != "i1/judge" {
+						t.Fatalf("repairs %+v", res.Repairs)
+					}
+					if ideas, _ := db.RememberedIdeas(context.Background(), params(nil).MemoryName()); len(ideas) != 0 {
+						t.Fatalf("a rejected idea was remembered: %v", ideas)
+					}
+					return
+				}
+				if j.AcceptedIdeas[0].IdeaName != "Fridge Relay" {
+					t.Fatalf("judgement %+v", j)
 				}
 				return
 			}
@@ -256,6 +277,9 @@ func TestTournamentAndEvolve(t *testing.T) {
 	calls := rec.Calls()
 	if calls["evolve"] != 1 || calls["refine"] != 5 || calls["judge"] != 3 {
 		t.Fatalf("calls = %v", calls)
+	}
+	if res.Repairs == nil || len(res.Repairs) != 0 || res.FailedStep != "" {
+		t.Fatalf("mock replies need no repair: %v", res.Repairs)
 	}
 	tr := res.Tournament
 	n := len(res.Accepted)

@@ -2,11 +2,9 @@ package chaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/madspark/madspark/agent"
 	"github.com/madspark/madspark/engine"
@@ -54,23 +52,20 @@ func (p *Pipeline) tournament(ctx context.Context, r *engine.Run, in Params, ide
 		}
 		results, err := engine.Step(ctx, r, fmt.Sprintf("tournament/round_%d", round), ci, func(ctx context.Context, c llm.Client) ([]comparison, error) {
 			out, err := agent.JSON(ctx, c, p.compare, p.verdicts, ci, agent.Options{Temperature: tempCompare, Timeout: stageTimeout},
-				structured.HardCheck(func(v *comparisons) (err error) {
-					v.Results, err = oneResultPerPair(v.Results, len(pairs))
-					return err
-				}))
+				func(v *comparisons, pr *structured.Problems) { pairRule(len(pairs), v, pr) })
 			return out.Results, err
 		})
 		if err != nil {
 			return nil, err
 		}
-		for k, res := range results {
-			a, b := pairs[k][0], pairs[k][1]
+		for _, res := range results {
+			a, b := pairs[res.Pair][0], pairs[res.Pair][1]
 			if res.Winner == "b" {
 				a, b = b, a
 			}
 			updateElo(&ratings[a], &ratings[b])
 		}
-		t.Comparisons += len(pairs)
+		t.Comparisons += len(results)
 	}
 	sort.SliceStable(ratings, func(i, j int) bool { return ratings[i].Elo > ratings[j].Elo })
 	for i := range ratings {
@@ -129,29 +124,73 @@ func updateElo(winner, loser *Rating) {
 	loser.Losses++
 }
 
-// oneResultPerPair checks that results answer each of n pairs exactly once
-// and returns them in pair order.
-func oneResultPerPair(results []comparison, n int) ([]comparison, error) {
-	out := make([]comparison, n)
-	seen := make([]bool, n)
-	var problems []string
-	for _, c := range results {
+// pairRule repairs the verdicts of a round of n pairs, numbered 0..n-1 in
+// the prompt, and leaves them in pair order:
+//
+//   - index: pairs numbered 1..n (all of them, none 0) are renumbered from
+//     0; a pair that does not exist is dropped; a pair answered twice
+//     keeps its first verdict.
+//   - count: a pair with no verdict is asked for once; still missing, it
+//     is left undecided and no rating moves for it.
+func pairRule(n int, v *comparisons, p *structured.Problems) {
+	oneBased := len(v.Results) > 0
+	for _, c := range v.Results {
+		if c.Pair < 1 || c.Pair > n {
+			oneBased = false
+		}
+	}
+	if oneBased {
+		hasN := false
+		for _, c := range v.Results {
+			hasN = hasN || c.Pair == n
+		}
+		// Numbers 1..n-1 alone fit both counts; only n tells them apart.
+		oneBased = hasN
+	}
+	if oneBased {
+		for i := range v.Results {
+			v.Results[i].Pair--
+		}
+		p.Fix("index", "pairs are numbered from 0", func() string {
+			return fmt.Sprintf("pairs numbered 1..%d renumbered 0..%d", n, n-1)
+		})
+	}
+	byPair := make([]*comparison, n)
+	var unknown, twice []int
+	for i := range v.Results {
+		c := &v.Results[i]
 		switch {
 		case c.Pair < 0 || c.Pair >= n:
-			problems = append(problems, fmt.Sprintf("pair %d does not exist", c.Pair))
-		case seen[c.Pair]:
-			problems = append(problems, fmt.Sprintf("pair %d is answered twice", c.Pair))
+			unknown = append(unknown, c.Pair)
+		case byPair[c.Pair] != nil:
+			twice = append(twice, c.Pair)
 		default:
-			seen[c.Pair], out[c.Pair] = true, c
+			byPair[c.Pair] = c
 		}
 	}
-	for i, ok := range seen {
-		if !ok {
-			problems = append(problems, fmt.Sprintf("pair %d is missing", i))
+	if len(unknown) > 0 {
+		p.Fix("index", fmt.Sprintf("pairs %v do not exist (0..%d)", unknown, n-1), func() string {
+			return fmt.Sprintf("verdicts on pairs %v dropped: no such pair in 0..%d", unknown, n-1)
+		})
+	}
+	if len(twice) > 0 {
+		p.Fix("index", fmt.Sprintf("pairs %v are answered twice", twice), func() string {
+			return fmt.Sprintf("second verdicts on pairs %v dropped, the first kept", twice)
+		})
+	}
+	out := []comparison{}
+	var missing []int
+	for i, c := range byPair {
+		if c == nil {
+			missing = append(missing, i)
+			continue
 		}
+		out = append(out, *c)
 	}
-	if len(problems) > 0 {
-		return nil, errors.New(strings.Join(problems, "; "))
+	if len(missing) > 0 {
+		p.Ask("count", fmt.Sprintf("pairs %v have no verdict: answer every pair 0..%d", missing, n-1), func() string {
+			return fmt.Sprintf("pairs %v left undecided: no verdict", missing)
+		})
 	}
-	return out, nil
+	v.Results = out
 }

@@ -1,9 +1,11 @@
 package chaos
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/structured"
 )
 
 // AcceptedIdea is an idea the judge kept, in the seed's schema.
@@ -38,34 +40,72 @@ type Judgement struct {
 	UnresolvedQuestions []string       `json:"unresolved_questions"`
 }
 
-// check enforces what the schema cannot: the acceptance threshold, and one
-// verdict per idea name.
-func (j *Judgement) check(threshold float64) error {
+// rules are what a judgement must satisfy beyond its schema, all soft: a
+// usable judgement is repaired, never refused.
+//
+//   - count: at least one idea is judged. A judgement of none is sent
+//     back once, then kept (the iteration accepts nothing).
+//   - id: each idea has one verdict. A second verdict on the same name
+//     (case and spacing aside) is dropped; the first is kept.
+//   - consistency: an accepted idea scores at least threshold. One below
+//     it is moved to the rejected ideas, its rejection reason saying so.
+func (j *Judgement) rules(threshold float64, p *structured.Problems) {
 	if len(j.AcceptedIdeas)+len(j.RejectedIdeas) == 0 {
-		return errors.New("no idea was judged: every idea must be accepted or rejected")
+		p.Ask("count", "no idea was judged: every idea must be accepted or rejected", func() string {
+			return "a judgement of no idea kept: nothing accepted"
+		})
+		return
 	}
-	var problems []string
 	seen := map[string]bool{}
-	note := func(name string) {
-		k := strings.ToLower(strings.TrimSpace(name))
+	first := func(name string) bool {
+		k := strings.ToLower(strings.Join(strings.Fields(name), " "))
 		if seen[k] {
-			problems = append(problems, fmt.Sprintf("idea %q is judged twice", name))
+			return false
 		}
 		seen[k] = true
+		return true
 	}
+	var accepted []AcceptedIdea
+	var rejected []RejectedIdea
+	var twice []string
 	for _, a := range j.AcceptedIdeas {
-		note(a.IdeaName)
-		if a.QualityScore < threshold {
-			problems = append(problems, fmt.Sprintf("accepted idea %q has quality_score %g, below the acceptance threshold %g: reject it or correct the score", a.IdeaName, a.QualityScore, threshold))
+		if first(a.IdeaName) {
+			accepted = append(accepted, a)
+		} else {
+			twice = append(twice, a.IdeaName)
 		}
 	}
 	for _, r := range j.RejectedIdeas {
-		note(r.IdeaName)
+		if first(r.IdeaName) {
+			rejected = append(rejected, r)
+		} else {
+			twice = append(twice, r.IdeaName)
+		}
 	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
+	for _, name := range twice {
+		p.Fix("id", fmt.Sprintf("idea %q is judged twice", name), func() string {
+			return fmt.Sprintf("second verdict on %q dropped, the first kept", name)
+		})
 	}
-	return nil
+	kept := accepted[:0:0]
+	for _, a := range accepted {
+		if a.QualityScore >= threshold {
+			kept = append(kept, a)
+			continue
+		}
+		reason := fmt.Sprintf("quality_score %g is below the acceptance threshold %g", a.QualityScore, threshold)
+		rejected = append(rejected, RejectedIdea{IdeaName: a.IdeaName, RejectionReason: reason, QualityScore: a.QualityScore})
+		p.Fix("consistency", fmt.Sprintf("accepted idea %q has quality_score %g, below the acceptance threshold %g", a.IdeaName, a.QualityScore, threshold), func() string {
+			return fmt.Sprintf("accepted idea %q (quality %g) moved to rejected: below the threshold %g", a.IdeaName, a.QualityScore, threshold)
+		})
+	}
+	if kept == nil {
+		kept = []AcceptedIdea{}
+	}
+	if rejected == nil {
+		rejected = []RejectedIdea{}
+	}
+	j.AcceptedIdeas, j.RejectedIdeas = kept, rejected
 }
 
 // comparison is the tournament judge's verdict on one pair.
@@ -124,4 +164,11 @@ type Result struct {
 	// Accepted are the ideas this run added to the memory.
 	Accepted   []AcceptedIdea `json:"accepted"`
 	Tournament *Tournament    `json:"tournament,omitempty"`
+	// FailedStep names the step that failed after the iterations were
+	// done ("evolve" or "tournament"), in the partial result kept when it did: the
+	// run failed and resumes from that step.
+	FailedStep string `json:"failed_step,omitempty"`
+	// Repairs are the changes made to usable replies that broke a soft
+	// rule; empty, never null, when none.
+	Repairs []llm.Repair `json:"repairs"`
 }

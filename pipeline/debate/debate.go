@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -123,6 +124,10 @@ type Result struct {
 	Sources     []search.Result  `json:"sources,omitempty"`
 	SearchNote  string           `json:"search_note,omitempty"`
 	Transitions []Transition     `json:"transitions"`
+	// Repairs are the changes made to usable replies that broke a soft
+	// rule (a handoff outside its token budget, a ranking with unknown or
+	// missing entries, a reply in prose); empty, never null, when none.
+	Repairs []llm.Repair `json:"repairs"`
 }
 
 // Pipeline runs debates. It is safe for concurrent use.
@@ -141,6 +146,44 @@ type proposal struct {
 	ContextSummary  string   `json:"context_summary" jsonschema:"minLength=1"`
 	KeyPoints       []string `json:"key_points" jsonschema:"minItems=1,maxItems=8"`
 	ConfidenceScore float64  `json:"confidence_score" jsonschema:"minimum=0,maximum=1"`
+	// prose marks a proposal read from a reply in plain text, which states
+	// no confidence.
+	prose bool
+}
+
+// proseConfidence is the confidence of a handoff whose reply gave none.
+const proseConfidence = 0.5
+
+// bullet matches a list item of a prose reply: "- x", "* x", "• x", "1. x".
+var bullet = regexp.MustCompile(`^\s*(?:[-*•]|\d+[.)])\s+(.+)$`)
+
+// proseProposal reads a proposer's reply written in prose instead of JSON:
+// the text is the summary, and its list items, if any, the key points.
+func proseProposal(text string) proposal {
+	p := proposal{ConfidenceScore: proseConfidence, prose: true, KeyPoints: []string{}}
+	var summary []string
+	for _, line := range strings.Split(text, "\n") {
+		if m := bullet.FindStringSubmatch(line); m != nil && len(p.KeyPoints) < 8 {
+			p.KeyPoints = append(p.KeyPoints, strings.TrimSpace(m[1]))
+			continue
+		}
+		summary = append(summary, line)
+	}
+	p.ContextSummary = strings.TrimSpace(strings.Join(summary, "\n"))
+	if p.ContextSummary == "" {
+		// A reply that is only a list: the list is the summary too.
+		p.ContextSummary = strings.Join(p.KeyPoints, " ")
+	}
+	return p
+}
+
+// Check reports the default confidence of a proposal read from prose.
+func (p *proposal) Check(pr *structured.Problems) {
+	if p.prose {
+		pr.Fix("prose", "the reply gave no confidence_score", func() string {
+			return fmt.Sprintf("confidence_score %.1f assumed: the reply in prose gave none", proseConfidence)
+		})
+	}
 }
 
 // ranking is a reviewer's reply.
@@ -168,6 +211,9 @@ func New(count func(string) int, searcher search.Provider, logger *slog.Logger) 
 	var err error
 	p.proposal, err = structured.NewSpec[proposal]("debate_handoff")
 	errs = append(errs, err)
+	if p.proposal != nil {
+		p.proposal.WithProse(proseProposal)
+	}
 	p.ranking, err = structured.NewSpec[ranking]("debate_ranking")
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
@@ -245,6 +291,7 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 			return nil, err
 		}
 		res.Transitions = m.History()
+		res.Repairs = r.Repairs()
 		return res, nil
 	}
 
@@ -279,9 +326,7 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 				if err != nil {
 					return fmt.Errorf("%s: %w", role, err)
 				}
-				if err := board.Post(h); err != nil {
-					return fmt.Errorf("%s: %w", role, err)
-				}
+				board.Post(h)
 				posted <- role
 				return nil
 			})
@@ -338,11 +383,15 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 		return nil, err
 	}
 	res.Transitions = m.History()
+	res.Repairs = r.Repairs()
 	r.Emit("done", 100, "done")
 	return res, nil
 }
 
-// answer runs a streamed plain-text agent as a journaled step.
+// answer runs a streamed plain-text agent as a journaled step. The answer
+// is prose whatever shape it takes; an empty one (nothing was streamed) is
+// asked for once more, and one cut off at the token limit, already
+// streamed, is kept and the repair recorded.
 func (p *Pipeline) answer(ctx context.Context, r *engine.Run, key string, a *agent.Agent, input any, cfg RoleConfig, onDelta func(string)) (string, error) {
 	return engine.Step(ctx, r, key, input, func(ctx context.Context, c llm.Client) (string, error) {
 		req, err := a.Request(input, agent.Options{Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Model: cfg.Model, Timeout: 3 * time.Minute})
@@ -354,19 +403,29 @@ func (p *Pipeline) answer(ctx context.Context, r *engine.Run, key string, a *age
 		if req.OnDelta == nil {
 			req.OnDelta = func(string) {}
 		}
-		resp, err := c.Generate(ctx, &req)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", a.Name(), err)
+		for attempt := 0; ; attempt++ {
+			resp, err := c.Generate(ctx, &req)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", a.Name(), err)
+			}
+			if strings.TrimSpace(resp.Text) == "" {
+				if attempt == 0 {
+					continue
+				}
+				return "", &structured.ReplyError{Agent: a.Name(), Problem: errors.New("the answer was empty"), Raw: resp.Text}
+			}
+			if resp.Truncated() {
+				llm.RecordRepair(ctx, llm.Repair{Agent: a.Name(), Rule: "length",
+					Action: fmt.Sprintf("answer cut off at the %d-token limit, kept as streamed", cfg.MaxTokens)})
+			}
+			return resp.Text, nil
 		}
-		if strings.TrimSpace(resp.Text) == "" {
-			return "", fmt.Errorf("%s: empty answer", a.Name())
-		}
-		return resp.Text, nil
 	})
 }
 
-// proposeStep asks one proposer for its handoff; a handoff outside the token
-// budget is sent back with the count, like any invalid reply.
+// proposeStep asks one proposer for its handoff. The token budget is a
+// target: a handoff under it is kept, one over it trimmed at a sentence
+// boundary, and either recorded as a repair; the handoff carries its count.
 func (p *Pipeline) proposeStep(ctx context.Context, r *engine.Run, board *Blackboard, conv string, in proposeInput, cfg RoleConfig) (HandoffMessage, error) {
 	key := fmt.Sprintf("r%d/%s", in.Round, in.Role)
 	return engine.Step(ctx, r, key, in, func(ctx context.Context, c llm.Client) (HandoffMessage, error) {
@@ -375,17 +434,38 @@ func (p *Pipeline) proposeStep(ctx context.Context, r *engine.Run, board *Blackb
 			return HandoffMessage{}, err
 		}
 		req.Provider = cfg.Provider
-		var h HandoffMessage
-		_, _, err = p.proposal.Generate(ctx, c, req, structured.HardCheck(func(v *proposal) error {
-			h = HandoffMessage{
-				ConversationID: conv, FromRole: in.Role, ToRole: Aggregator, Round: in.Round,
-				ContextSummary: v.ContextSummary, KeyPoints: v.KeyPoints, ConfidenceScore: v.ConfidenceScore,
-				Timestamp: time.Now().UTC(),
-			}
-			return board.Validate(&h)
-		}))
-		return h, err
+		v, _, err := p.proposal.Generate(ctx, c, req, p.budgetRule)
+		if err != nil {
+			return HandoffMessage{}, err
+		}
+		return HandoffMessage{
+			ConversationID: conv, FromRole: in.Role, ToRole: Aggregator, Round: in.Round,
+			ContextSummary: v.ContextSummary, KeyPoints: v.KeyPoints, ConfidenceScore: v.ConfidenceScore,
+			Timestamp: time.Now().UTC(), Tokens: handoffTokens(board.count, v.ContextSummary, v.KeyPoints),
+		}, nil
 	})
+}
+
+// budgetRule is the handoff token budget as a soft rule: a short handoff
+// is kept as it is, a long one trimmed at a sentence boundary.
+func (p *Pipeline) budgetRule(v *proposal, pr *structured.Problems) {
+	n := handoffTokens(p.count, v.ContextSummary, v.KeyPoints)
+	switch {
+	case n < MinHandoffTokens:
+		pr.Fix("budget", fmt.Sprintf("handoff has %d tokens, under the %d-%d target", n, MinHandoffTokens, MaxHandoffTokens), func() string {
+			return fmt.Sprintf("handoff of %d tokens kept, under the %d-%d target", n, MinHandoffTokens, MaxHandoffTokens)
+		})
+	case n > MaxHandoffTokens:
+		pr.Fix("budget", fmt.Sprintf("handoff has %d tokens, over the %d-%d target", n, MinHandoffTokens, MaxHandoffTokens), func() string {
+			points := len(v.KeyPoints)
+			v.ContextSummary, v.KeyPoints = trimToBudget(p.count, v.ContextSummary, v.KeyPoints, MaxHandoffTokens)
+			action := fmt.Sprintf("handoff trimmed at a sentence boundary from %d to %d tokens", n, handoffTokens(p.count, v.ContextSummary, v.KeyPoints))
+			if dropped := points - len(v.KeyPoints); dropped > 0 {
+				action += fmt.Sprintf(", %d key point(s) dropped", dropped)
+			}
+			return action
+		})
+	}
 }
 
 // webSearch returns up to MaxSearchResults results, or none with a note
@@ -426,9 +506,11 @@ func (p *Pipeline) peerReview(ctx context.Context, r *engine.Run, in Params, fin
 			}
 			ri := reviewInput{Query: in.Query, Reviewer: reviewer}
 			label := map[string]Role{}
+			var shown []string
 			for k, h := range order {
 				l := string(rune('A' + k))
 				label[l] = h.FromRole
+				shown = append(shown, l)
 				ri.Entries = append(ri.Entries, reviewEntry{Label: l, Text: h.ContextSummary + "\nKey points: " + strings.Join(h.KeyPoints, "; ")})
 			}
 			cfg := in.Roles[reviewer]
@@ -438,25 +520,15 @@ func (p *Pipeline) peerReview(ctx context.Context, r *engine.Run, in Params, fin
 					return nil, err
 				}
 				req.Provider = cfg.Provider
+				v, _, err := p.ranking.Generate(ctx, c, req, func(v *ranking, pr *structured.Problems) { rankingRule(shown, v, pr) })
+				if err != nil {
+					return nil, err
+				}
 				var roles []Role
-				_, _, err = p.ranking.Generate(ctx, c, req, structured.HardCheck(func(v *ranking) error {
-					roles = roles[:0]
-					seen := map[string]bool{}
-					for _, l := range v.Ranking {
-						l = strings.ToUpper(strings.TrimSpace(l))
-						role, ok := label[l]
-						if !ok || seen[l] {
-							return fmt.Errorf("ranking must list each of %s exactly once, got %v", labels(n), v.Ranking)
-						}
-						seen[l] = true
-						roles = append(roles, role)
-					}
-					if len(roles) != n {
-						return fmt.Errorf("ranking must list each of %s exactly once, got %v", labels(n), v.Ranking)
-					}
-					return nil
-				}))
-				return roles, err
+				for _, l := range v.Ranking {
+					roles = append(roles, label[l])
+				}
+				return roles, nil
 			})
 			results[i] = order2
 			return err
@@ -466,6 +538,7 @@ func (p *Pipeline) peerReview(ctx context.Context, r *engine.Run, in Params, fin
 		return nil, err
 	}
 	for _, ranked := range results {
+		// A reviewer whose ranking was unusable abstains.
 		for pos, role := range ranked {
 			points[role] += n - 1 - pos
 		}
@@ -478,12 +551,80 @@ func (p *Pipeline) peerReview(ctx context.Context, r *engine.Run, in Params, fin
 	return out, nil
 }
 
-func labels(n int) string {
-	var ls []string
-	for k := 0; k < n; k++ {
-		ls = append(ls, string(rune('A'+k)))
+// labelRe finds a contribution's label in an entry of a ranking, such as
+// "B", "b", "Contribution B" or "B." (one capital letter on its own).
+var labelRe = regexp.MustCompile(`\b([A-Z])\b`)
+
+// rankingRule repairs a reviewer's ranking of the contributions labelled
+// shown, in the order they were shown: labels are read case-insensitively
+// from entries such as "Contribution B", unknown entries are dropped,
+// repeated ones kept at their first place, and missing ones appended in the
+// order shown. A ranking with no known label is sent back once; if it is
+// still unusable the reviewer abstains (an empty ranking).
+func rankingRule(shown []string, v *ranking, pr *structured.Problems) {
+	known := map[string]bool{}
+	for _, l := range shown {
+		known[l] = true
 	}
-	return strings.Join(ls, ", ")
+	var clean, unknown, repeated []string
+	seen := map[string]bool{}
+	for _, entry := range v.Ranking {
+		l := strings.TrimSpace(entry)
+		if len(l) <= 40 {
+			for _, m := range labelRe.FindAllStringSubmatch(strings.ToUpper(l), -1) {
+				if known[m[1]] {
+					l = m[1]
+					break
+				}
+			}
+		}
+		switch {
+		case !known[l]:
+			unknown = append(unknown, entry)
+		case seen[l]:
+			repeated = append(repeated, l)
+		default:
+			seen[l] = true
+			clean = append(clean, l)
+		}
+	}
+	var missing []string
+	for _, l := range shown {
+		if !seen[l] {
+			missing = append(missing, l)
+		}
+	}
+	if len(clean) == 0 {
+		pr.Ask("reference", fmt.Sprintf("the ranking must list the contributions %s, best first; got %q", strings.Join(shown, ", "), v.Ranking), func() string {
+			v.Ranking = nil
+			return fmt.Sprintf("no contribution named in %q: this review is left out of the ranking", truncate(fmt.Sprint(unknown), 80))
+		})
+		return
+	}
+	if len(unknown) > 0 {
+		pr.Fix("reference", fmt.Sprintf("unknown contributions %q", unknown), func() string {
+			return fmt.Sprintf("unknown entries %q dropped", truncate(strings.Join(unknown, ", "), 80))
+		})
+	}
+	if len(repeated) > 0 {
+		pr.Fix("index", fmt.Sprintf("contributions %s ranked twice", strings.Join(repeated, ", ")), func() string {
+			return fmt.Sprintf("repeated %s dropped, first place kept", strings.Join(repeated, ", "))
+		})
+	}
+	if len(missing) > 0 {
+		pr.Fix("count", fmt.Sprintf("contributions %s not ranked", strings.Join(missing, ", ")), func() string {
+			return fmt.Sprintf("unranked %s appended last, in the order shown", strings.Join(missing, ", "))
+		})
+	}
+	v.Ranking = append(clean, missing...)
+}
+
+// truncate shortens s to at most n runes.
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
