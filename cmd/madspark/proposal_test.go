@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/madspark/madspark/document/pdf/pdftest"
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/pipeline/proposal"
 	"github.com/madspark/madspark/provider"
 	"github.com/madspark/madspark/provider/openai/openaitest"
 )
@@ -57,15 +59,25 @@ type proposalEnvelope struct {
 		Passed      bool   `json:"passed_quality_control"`
 		Refinements int    `json:"refinements"`
 		Problem     struct {
-			Literature []struct {
+			WorkingTitle string `json:"working_title"`
+			Literature   []struct {
 				Title string `json:"title"`
 				URL   string `json:"url"`
 			} `json:"preliminary_literature"`
 		} `json:"problem_definition"`
+		Objectives struct {
+			SpecificObjectives []proposal.SpecificObjective `json:"specific_objectives"`
+		} `json:"research_objectives"`
+		Methodology proposal.MethodologyRecommendation `json:"methodology"`
+		Data        proposal.DataCollectionPlan        `json:"data_collection_plan"`
+		QC          proposal.QualityValidation         `json:"quality_validation"`
 		Transitions []struct {
 			To string `json:"to"`
 		} `json:"transitions"`
+		FailedStep string       `json:"failed_step"`
+		Repairs    []llm.Repair `json:"repairs"`
 	} `json:"result"`
+	Repairs []llm.Repair `json:"repairs"`
 	Usage struct {
 		LLMCalls    int `json:"llm_calls"`
 		CachedCalls int `json:"cached_calls"`
@@ -331,8 +343,8 @@ func TestProposalLiveOpenAICompatible(t *testing.T) {
 		t.Error("the live PDF is wrong")
 	}
 
-	// A provider that fails mid-run: exit 1, the run kept as failed, no
-	// file written.
+	// A provider that fails mid-run: exit 1, the run kept as failed, the
+	// stages before the failed step written, marked incomplete.
 	bad := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
 		if req.ResponseFormat.JSONSchema.Name == "proposal_methodology" {
 			return openaitest.Reply{Fault: &openaitest.Fault{Status: 401, Message: "Incorrect API key provided"}}
@@ -345,8 +357,15 @@ func TestProposalLiveOpenAICompatible(t *testing.T) {
 	if f.code != 1 || !strings.Contains(f.stderr, "proposal.methodology") || strings.Contains(f.stderr, "secret") {
 		t.Errorf("exit %d, stderr %q", f.code, f.stderr)
 	}
-	if entries, _ := os.ReadDir(dir2); len(entries) != 0 {
-		t.Errorf("files written for a failed run: %v", entries)
+	if !strings.Contains(f.stderr, "the step r0/methodology failed; the stages before it are in "+dir2) {
+		t.Errorf("stderr does not say which step failed: %q", f.stderr)
+	}
+	var partial proposalEnvelope
+	b, err := os.ReadFile(filepath.Join(dir2, "proposal.json"))
+	if err != nil || json.Unmarshal(b, &partial) != nil || partial.Result.FailedStep != "r0/methodology" ||
+		partial.Result.Problem.WorkingTitle != "Live tutoring study" || len(partial.Result.Objectives.SpecificObjectives) != 3 ||
+		!strings.Contains(partial.Notice, "INCOMPLETE") {
+		t.Errorf("partial proposal.json: %v %s", err, b)
 	}
 	list := invoke(t, env, "runs", "list", "--pipeline", "proposal", "--status", "failed")
 	if !strings.Contains(list.stdout, "failed") {
