@@ -78,7 +78,7 @@ type proposalEnvelope struct {
 		Repairs    []llm.Repair `json:"repairs"`
 	} `json:"result"`
 	Repairs []llm.Repair `json:"repairs"`
-	Usage struct {
+	Usage   struct {
 		LLMCalls    int `json:"llm_calls"`
 		CachedCalls int `json:"cached_calls"`
 	} `json:"usage"`
