@@ -168,9 +168,11 @@ func TestAgentsRepairImperfectReplies(t *testing.T) {
 			}
 		},
 	}, {
-		name:    "a URL without web research is removed",
-		analyst: func(int) string { return wireAnalysis(140, "", "\n- Market report, [IBISWorld](https://made.up/report)\n") },
-		agent:   agentAnalyst, rule: "reference", action: "https://made.up/report",
+		name: "a URL without web research is removed",
+		analyst: func(int) string {
+			return wireAnalysis(140, "", "\n- Market report, [IBISWorld](https://made.up/report)\n")
+		},
+		agent: agentAnalyst, rule: "reference", action: "https://made.up/report",
 		calls: map[string]int{"": 1},
 		check: func(t *testing.T, res *Result) {
 			if a := res.Final().Analysis; strings.Contains(a, "made.up") || !strings.Contains(a, "Market report, IBISWorld") {
@@ -399,4 +401,3 @@ func TestMockRunsHaveNoRepairs(t *testing.T) {
 		}
 	}
 }
-

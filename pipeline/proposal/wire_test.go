@@ -143,14 +143,14 @@ func TestAgentsRepairImperfectReplies(t *testing.T) {
 		noSearch: true,
 		flaws:    map[string][]openaitest.Flaw{schemaProblem: {openaitest.Set("preliminary_literature", []any{map[string]any{"id": 1, "relevance_note": "x"}})}},
 		agent:    agentProblem, rule: "reference", action: "citations of ids that no search returned dropped: 1",
-		calls:    map[string]int{schemaProblem: 1, schemaObjectives: 1, schemaMethodology: 1, schemaData: 1, schemaQC: 1},
+		calls: map[string]int{schemaProblem: 1, schemaObjectives: 1, schemaMethodology: 1, schemaData: 1, schemaQC: 1},
 		check: func(t *testing.T, res *Result) {
 			if len(res.ProblemDefinition.PreliminaryLiterature) != 0 {
 				t.Errorf("literature %+v", res.ProblemDefinition.PreliminaryLiterature)
 			}
 		},
 	}, {
-		name:  "a citation of an unknown result is dropped",
+		name: "a citation of an unknown result is dropped",
 		flaws: map[string][]openaitest.Flaw{schemaProblem: {openaitest.Map("preliminary_literature", func(v any) any {
 			return append(v.([]any), map[string]any{"id": 99, "relevance_note": "made up"}, map[string]any{"id": 2, "relevance_note": "again"})
 		})}},
