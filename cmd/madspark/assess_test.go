@@ -482,3 +482,92 @@ func TestBatchProgressOnATerminal(t *testing.T) {
 		t.Fatalf("display %q", out)
 	}
 }
+
+// TestAssessEndToEndWithImperfectReplies runs a fact-checked, judged
+// assessment through the CLI against a model whose every agent answers
+// imperfectly but usably: a short analysis citing a made-up URL, "Accept"
+// for approve, an approval contradicting an unsupported claim, a "b+"
+// grade. The run succeeds and its JSON lists every repair.
+func TestAssessEndToEndWithImperfectReplies(t *testing.T) {
+	g := map[string]any{"grade": "B", "rationale": "solid"}
+	replies := map[string]any{
+		"assess_reviewer_feedback": map[string]any{"overall_assessment": "Sound.", "strengths": []string{"clear"}, "critical_issues": []any{}, "improvements": []any{},
+			"minor_suggestions": []string{}, "iteration_recommendation": "approve", "iteration_reason": "Nothing critical remains."},
+		"assess_fact_check": map[string]any{"claims": []any{map[string]any{"claim": "Labs replace equipment every five years", "section": "The Problem",
+			"status": "supported", "source": "", "note": ""}}, "verdict": "approve", "summary": "Claims hold."},
+		"assess_judgement": map[string]any{"grades": map[string]any{"market_potential": g, "competitive_landscape": g, "technical_feasibility": g,
+			"capital_requirements": g, "regulatory_risks": g, "execution_difficulty": g, "evidence_quality": g}, "summary": "A fair idea.", "recommendation": "pursue"},
+	}
+	base := func(req *openaitest.ChatRequest) openaitest.Reply {
+		if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+			return openaitest.Reply{Content: analysisOf(80) + "\nSource: https://made.up/market-report\n"}
+		}
+		b, _ := json.Marshal(replies[req.ResponseFormat.JSONSchema.Name])
+		return openaitest.Reply{Content: string(b)}
+	}
+	srv := openaitest.NewServer(t, openaitest.Imperfect(base, map[string][]openaitest.Flaw{
+		"assess_reviewer_feedback": {openaitest.Set("iteration_recommendation", "Accept")},
+		"assess_fact_check":        {openaitest.Set("claims/0/status", "unsupported")},
+		"assess_judgement":         {openaitest.Set("grades/evidence_quality/grade", "b+"), openaitest.Fence()},
+	}))
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	dir := t.TempDir()
+	r := invoke(t, env, "assess", labIdea, "--judge", "--with-review-and-fact-check", "--max-iterations", "1", "--min-words", "100",
+		"--output-dir", dir, "--output-format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		Result struct {
+			Approved   bool `json:"approved"`
+			Iterations []struct {
+				Analysis string `json:"analysis"`
+				Short    bool   `json:"short"`
+			} `json:"iterations"`
+			Evaluation struct {
+				Grades assess.Grades `json:"grades"`
+			} `json:"evaluation"`
+			Repairs []llm.Repair `json:"repairs"`
+		} `json:"result"`
+		RunID   string       `json:"run_id"`
+		Repairs []llm.Repair `json:"repairs"`
+		Usage   struct {
+			LLMCalls int `json:"llm_calls"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	it := out.Result.Iterations
+	if len(it) != 1 || !it[0].Short || strings.Contains(it[0].Analysis, "made.up") || out.Result.Approved ||
+		out.Result.Evaluation.Grades.EvidenceQuality.Grade != "B" || out.Usage.LLMCalls != 4 {
+		t.Fatalf("result %+v", out)
+	}
+	want := map[string]bool{"assess.analyst length": false, "assess.analyst reference": false, "assess.reviewer enum": false,
+		"assess.fact_checker consistency": false, "assess.judge enum": false}
+	for _, rep := range out.Repairs {
+		want[rep.Agent+" "+rep.Rule] = true
+		if rep.Step == "" || rep.Action == "" {
+			t.Errorf("repair %+v", rep)
+		}
+	}
+	for k, seen := range want {
+		if !seen {
+			t.Errorf("no %s repair in %+v", k, out.Repairs)
+		}
+	}
+	if len(out.Result.Repairs) != len(out.Repairs) {
+		t.Errorf("the result holds %d repairs, the output %d", len(out.Result.Repairs), len(out.Repairs))
+	}
+	// The saved result carries them too.
+	shown := invoke(t, env, "runs", "show", out.RunID)
+	var rec struct {
+		Status string `json:"status"`
+		Result struct {
+			Repairs []llm.Repair `json:"repairs"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(shown.stdout), &rec); err != nil || rec.Status != "succeeded" || len(rec.Result.Repairs) != len(out.Repairs) {
+		t.Errorf("runs show: %v %s", err, shown.stdout)
+	}
+}

@@ -410,3 +410,63 @@ func (c *memCache) PutCache(_ context.Context, k string, v []byte) error {
 	c.m[k] = v
 	return nil
 }
+
+// TestProposalEndToEndWithImperfectReplies runs a proposal through the CLI
+// against a model whose agents answer imperfectly but usably: a citation
+// with no search results, objective ids that are not SO1..SOn, phases
+// longer than the project, an activity past its end, and a failing review
+// that names no stage to refine. The run succeeds and its JSON lists every
+// repair.
+func TestProposalEndToEndWithImperfectReplies(t *testing.T) {
+	unfenced := func(req *openaitest.ChatRequest) openaitest.Reply {
+		r := liveProposalReply(req)
+		r.Content = strings.TrimSuffix(strings.TrimPrefix(r.Content, "```json\n"), "\n```")
+		return r
+	}
+	server := func() *openaitest.Server {
+		return openaitest.NewServer(t, openaitest.Imperfect(unfenced, map[string][]openaitest.Flaw{
+			"proposal_problem_definition":   {openaitest.Set("preliminary_literature", []any{map[string]any{"id": 1, "relevance_note": "x"}})},
+			"proposal_research_objectives":  {openaitest.Set("specific_objectives/*/id", "SO-1")},
+			"proposal_methodology":          {openaitest.Set("timeline_fit/phases/1/weeks", 24)},
+			"proposal_data_collection_plan": {openaitest.Set("timeline_breakdown/0/end_week", 30)},
+			"proposal_quality_validation":   {openaitest.Set("feasibility_score", 0.4), openaitest.Set("recommendations", []string{"Trim the scope."}), openaitest.Delete("refinement_targets")},
+		}))
+	}
+	env := map[string]string{"OPENAI_BASE_URL": server().URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	profile := writeProfile(t, "me.json", `{"academic_program":"Master's","field_of_study":"Education","research_area":"peer tutoring",
+		"weekly_hours":10,"total_timeline":"6 months"}`)
+	dir := filepath.Join(t.TempDir(), "out")
+	r := invoke(t, env, "proposal", "--profile", profile, "--no-search", "--max-refinements", "0", "--output-dir", dir, "--output-format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var e proposalEnvelope
+	if err := json.Unmarshal([]byte(r.stdout), &e); err != nil {
+		t.Fatal(err)
+	}
+	res := e.Result
+	phases := res.Methodology.TimelineFit.Phases
+	if len(res.Problem.Literature) != 0 || res.Objectives.SpecificObjectives[2].ID != "SO3" || phases[0].Weeks+phases[1].Weeks != 26 ||
+		res.Data.TimelineBreakdown[0].EndWeek != 26 || res.Passed || len(res.QC.RefinementTargets) != 1 || res.QC.RefinementTargets[0] != proposal.StageProblem {
+		t.Fatalf("result %+v", res)
+	}
+	want := map[string]bool{"proposal.problem reference": false, "proposal.objectives id": false, "proposal.methodology budget": false,
+		"proposal.data budget": false, "proposal.qc consistency": false}
+	for _, rep := range e.Repairs {
+		want[rep.Agent+" "+rep.Rule] = true
+	}
+	for k, seen := range want {
+		if !seen {
+			t.Errorf("no %s repair in %+v", k, e.Repairs)
+		}
+	}
+	if len(res.Repairs) != len(e.Repairs) || e.Usage.LLMCalls != 5 {
+		t.Errorf("the result holds %d repairs, the output %d; %d calls", len(res.Repairs), len(e.Repairs), e.Usage.LLMCalls)
+	}
+	// The text summary counts them.
+	env["MADSPARK_DB"], env["OPENAI_BASE_URL"] = filepath.Join(t.TempDir(), "m2.db"), server().URL
+	txt := invoke(t, env, "proposal", "--profile", profile, "--no-search", "--max-refinements", "0", "--output-dir", filepath.Join(t.TempDir(), "o2"), "--no-cache")
+	if txt.code != 0 || !strings.Contains(txt.stdout, fmt.Sprintf("; %d repairs", len(e.Repairs))) {
+		t.Errorf("exit %d, summary without the repairs count:\n%s", txt.code, txt.stdout)
+	}
+}
