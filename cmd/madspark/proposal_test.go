@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -468,5 +469,41 @@ func TestProposalEndToEndWithImperfectReplies(t *testing.T) {
 	txt := invoke(t, env, "proposal", "--profile", profile, "--no-search", "--max-refinements", "0", "--output-dir", filepath.Join(t.TempDir(), "o2"), "--no-cache")
 	if txt.code != 0 || !strings.Contains(txt.stdout, fmt.Sprintf("; %d repairs", len(e.Repairs))) {
 		t.Errorf("exit %d, summary without the repairs count:\n%s", txt.code, txt.stdout)
+	}
+}
+
+// TestProposalQualityControlFailureResumes: a review with nothing usable in
+// it, twice, fails the run at quality control; the stages before it are
+// written, marked incomplete, and resuming against a healthy model pays
+// only for the review.
+func TestProposalQualityControlFailureResumes(t *testing.T) {
+	bad := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
+		if req.ResponseFormat.JSONSchema.Name == "proposal_quality_validation" {
+			return openaitest.Reply{Content: "It looks fine to me."}
+		}
+		return liveProposalReply(req)
+	})
+	env := map[string]string{"OPENAI_BASE_URL": bad.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	profile := writeProfile(t, "me.json", `{"academic_program":"Master's","field_of_study":"Education","research_area":"peer tutoring",
+		"weekly_hours":10,"total_timeline":"6 months"}`)
+	dir := filepath.Join(t.TempDir(), "out")
+	r := invoke(t, env, "proposal", "--profile", profile, "--no-search", "--output-dir", dir)
+	m := regexp.MustCompile(`madspark resume (\S+) `).FindStringSubmatch(r.stderr)
+	if r.code != 1 || m == nil || !strings.Contains(r.stderr, "the step r0/quality_control failed") || !strings.Contains(r.stderr, "proposal.qc: invalid reply") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "proposal.md"))
+	if err != nil || !strings.Contains(string(b), "INCOMPLETE") || !strings.Contains(string(b), "A quasi-experiment in two classes.") {
+		t.Fatalf("partial proposal.md: %v\n%s", err, b)
+	}
+	good := openaitest.NewServer(t, liveProposalReply)
+	env["OPENAI_BASE_URL"] = good.URL
+	res := invoke(t, env, "resume", m[1], "--output-dir", dir)
+	if res.code != 0 || len(good.Requests()) != 1 || good.Requests()[0].ResponseFormat.JSONSchema.Name != "proposal_quality_validation" {
+		t.Fatalf("resume: exit %d, %d calls: %s", res.code, len(good.Requests()), res.stderr)
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, "proposal.md"))
+	if strings.Contains(string(b), "INCOMPLETE") {
+		t.Error("the resumed proposal is still marked incomplete")
 	}
 }
