@@ -571,3 +571,39 @@ func TestAssessEndToEndWithImperfectReplies(t *testing.T) {
 		t.Errorf("runs show: %v %s", err, shown.stdout)
 	}
 }
+
+// TestAssessFullKeepsTheAnalysisWhenTheSynthesisFails: a synthesizer with
+// nothing usable in its replies fails the synthesis, but the judged
+// analysis is written and printed, and the error says how to rank again.
+func TestAssessFullKeepsTheAnalysisWhenTheSynthesisFails(t *testing.T) {
+	g := map[string]any{"grade": "B", "rationale": "solid"}
+	replies := map[string]any{
+		"assess_reviewer_feedback": map[string]any{"overall_assessment": "Sound.", "strengths": []string{"clear"}, "critical_issues": []any{}, "improvements": []any{},
+			"minor_suggestions": []string{}, "iteration_recommendation": "approve", "iteration_reason": "Nothing critical remains."},
+		"assess_judgement": map[string]any{"grades": map[string]any{"market_potential": g, "competitive_landscape": g, "technical_feasibility": g,
+			"capital_requirements": g, "regulatory_risks": g, "execution_difficulty": g, "evidence_quality": g}, "summary": "A fair idea.", "recommendation": "pursue"},
+	}
+	srv := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
+		if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+			return openaitest.Reply{Content: analysisOf(120)}
+		}
+		v, ok := replies[req.ResponseFormat.JSONSchema.Name]
+		if !ok {
+			return openaitest.Reply{Content: "These ideas are all promising."}
+		}
+		b, _ := json.Marshal(v)
+		return openaitest.Reply{Content: string(b)}
+	})
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	dir := t.TempDir()
+	r := invoke(t, env, "assess", labIdea, "--full", "--min-words", "100", "--output-dir", dir)
+	if r.code != 1 || !strings.Contains(r.stderr, "synthesis:") || !strings.Contains(r.stderr, "madspark assess synthesize --output-dir "+dir) {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "EVALUATION: 7.5/10") {
+		t.Errorf("the judged analysis was not printed:\n%s", r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "analyses", assess.Slug(labIdea), "evaluation.json")); err != nil {
+		t.Error(err)
+	}
+}
