@@ -161,5 +161,8 @@ func (s *Synthesis) Report() string {
 		}
 	}
 	fmt.Fprintf(&b, "\n%s\n\nReport: %s\n", oneLine(s.Narrative.Recommendation), filepath.Join(s.OutputDir, filepath.FromSlash(s.Files.Report)))
+	if n := len(s.Repairs); n > 0 {
+		fmt.Fprintf(&b, "Repairs: %d to the synthesizer's reply (listed in %s)\n", n, filepath.Join(s.OutputDir, filepath.FromSlash(s.Files.JSON)))
+	}
 	return b.String()
 }

@@ -379,6 +379,9 @@ func TestSynthesisRepairsTheTop(t *testing.T) {
 			if !hasRepair(s.Repairs, agentSynthesizer, "reference", "→ "+ranked[0].Slug+", "+ranked[1].Slug) {
 				t.Errorf("repairs %+v", s.Repairs)
 			}
+			if !strings.Contains(s.Report(), "Repairs: 1 to the synthesizer's reply") {
+				t.Errorf("report:\n%s", s.Report())
+			}
 		})
 	}
 }
