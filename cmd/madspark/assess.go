@@ -202,17 +202,29 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 	if err != nil {
 		return resumeInto(err, p.OutputDir)
 	}
+	// A synthesis that fails leaves the judged analysis written and shown;
+	// "madspark assess synthesize" runs it again.
 	var synth *assess.Synthesis
+	var synthErr error
 	if p.Mode == assess.FullEvaluation {
-		if synth, err = c.synthesize(ctx, c, a, pipe, assess.SynthesisParams{OutputDir: p.OutputDir, Top: assess.DefaultTop, PromptsDir: p.PromptsDir}, f.timeout); err != nil {
-			return err
-		}
+		synth, synthErr = c.synthesize(ctx, c, a, pipe, assess.SynthesisParams{OutputDir: p.OutputDir, Top: assess.DefaultTop, PromptsDir: p.PromptsDir}, f.timeout)
 	}
-	switch f.format {
+	if err := c.assessOutput(f.format, run, a, res, synth, elapsed); err != nil {
+		return err
+	}
+	if synthErr != nil {
+		return fmt.Errorf("synthesis: %w (the analysis is kept; madspark assess synthesize --output-dir %s ranks it)", synthErr, shellQuote(p.OutputDir))
+	}
+	return nil
+}
+
+// assessOutput prints one assessment in format.
+func (c *cli) assessOutput(format string, run *engine.Run, a *app, res *assess.Result, synth *assess.Synthesis, elapsed time.Duration) error {
+	switch format {
 	case "json":
 		env := map[string]any{
 			"run_id": run.ID(), "pipeline": "assess", "mode": a.info.Mode(), "provider": a.info.Name, "model": a.info.Model,
-			"result": res, "usage": run.Usage(), "duration_ms": elapsed.Milliseconds(),
+			"result": res, "repairs": res.Repairs, "usage": run.Usage(), "duration_ms": elapsed.Milliseconds(),
 		}
 		if synth != nil {
 			env["synthesis"] = synth
@@ -222,7 +234,7 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 		_, err := io.WriteString(c.stdout, res.Markdown())
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s\nrun %s · %s/%s · %s\n", res.Report(), run.ID(), a.info.Name, a.info.Model, usageLine(run, elapsed))
+	fmt.Fprintf(c.stdout, "%s\nrun %s · %s/%s · %s\n", res.Report(), run.ID(), a.info.Name, a.info.Model, withRepairs(usageLine(run, elapsed), len(res.Repairs)))
 	if synth != nil {
 		fmt.Fprintf(c.stdout, "\n%s", synth.Report())
 	}

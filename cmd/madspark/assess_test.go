@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline/assess"
 	"github.com/madspark/madspark/provider/openai/openaitest"
 )
@@ -305,16 +306,17 @@ func TestAssessLiveReviewOverTheWire(t *testing.T) {
 		Usage struct {
 			LLMCalls int `json:"llm_calls"`
 		} `json:"usage"`
+		Repairs []llm.Repair `json:"repairs"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatal(err)
 	}
-	if !out.Result.Approved || len(out.Result.Iterations) != 1 || out.Result.Iterations[0].Feedback.Recommendation != "approve" || out.Usage.LLMCalls != 3 {
+	// "accept" is taken as approve without asking again, and recorded.
+	if !out.Result.Approved || len(out.Result.Iterations) != 1 || out.Result.Iterations[0].Feedback.Recommendation != "approve" || out.Usage.LLMCalls != 2 {
 		t.Fatalf("result %+v", out)
 	}
-	last := srv.Requests()[len(srv.Requests())-1]
-	if !strings.Contains(last.Prompt(), "iteration_recommendation") || !strings.Contains(last.Prompt(), "not valid") {
-		t.Fatalf("the repair turn does not name the field: %q", last.Prompt())
+	if len(out.Repairs) != 1 || out.Repairs[0].Agent != "assess.reviewer" || out.Repairs[0].Rule != "enum" || out.Repairs[0].Step != "i1/review" {
+		t.Fatalf("repairs %+v", out.Repairs)
 	}
 }
 
@@ -432,16 +434,16 @@ func TestAssessLiveFailuresAreRepaired(t *testing.T) {
 			t.Fatalf("%d requests; the repair turn says %q", len(reqs), lastUser(reqs[min(1, len(reqs)-1)]))
 		}
 	})
-	t.Run("a few words short, twice", func(t *testing.T) {
+	t.Run("a few words short: kept, marked, not asked again", func(t *testing.T) {
 		r, reqs, dir := run(t, []openaitest.Reply{short}, []openaitest.Reply{{Content: approve}})
-		if r.code != 1 || len(reqs) != 2 || !strings.Contains(lastUser(reqs[1]), "has 99 words; at least 100 are required") {
+		if r.code != 0 || len(reqs) != 2 {
 			t.Fatalf("exit %d, %d requests: %s", r.code, len(reqs), r.stderr)
 		}
-		if msg := failure(r.stderr); !strings.HasPrefix(msg, "madspark: run ") || !strings.Contains(msg, "assess.analyst: invalid reply") || !strings.Contains(msg, "has 99 words") {
-			t.Errorf("stderr %q: want one line naming the analyst", r.stderr)
+		if !strings.Contains(r.stdout, "99 words (below the word target)") || !strings.Contains(r.stdout, "; 1 repair") {
+			t.Errorf("the summary does not mark the short analysis, or count the repair:\n%s", r.stdout)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "analyses", assess.Slug(labIdea), "metadata.json"))
-		if err != nil || !strings.Contains(string(b), `"status": "failed"`) {
+		if err != nil || !strings.Contains(string(b), `"status": "succeeded"`) {
 			t.Errorf("metadata: %v %s", err, b)
 		}
 	})
@@ -451,7 +453,7 @@ func TestAssessLiveFailuresAreRepaired(t *testing.T) {
 		if r.code != 1 || len(reqs) != 3 {
 			t.Fatalf("exit %d, %d requests: %s", r.code, len(reqs), r.stderr)
 		}
-		if msg := failure(r.stderr); !strings.HasPrefix(msg, "madspark: run ") || !strings.Contains(msg, "assess.reviewer: invalid reply") || !strings.Contains(msg, "cut off") {
+		if msg := failure(r.stderr); !strings.HasPrefix(msg, "madspark: run ") || !strings.Contains(msg, "assess.reviewer: invalid reply") || !strings.Contains(msg, "truncated") {
 			t.Errorf("stderr %q: want one line naming the reviewer", r.stderr)
 		}
 	})
@@ -464,5 +466,130 @@ func TestBatchProgressOnATerminal(t *testing.T) {
 	newBatchBar(&buf).draw(3, 4, 1, 1)
 	if got := buf.String(); got != "\r\033[K██████████████████░░░░░░ 3/4 done · 1 failed · 1 running · 0s" {
 		t.Fatalf("bar %q", got)
+	}
+}
+
+// TestAssessEndToEndWithImperfectReplies runs a fact-checked, judged
+// assessment through the CLI against a model whose every agent answers
+// imperfectly but usably: a short analysis citing a made-up URL, "Accept"
+// for approve, an approval contradicting an unsupported claim, a "b+"
+// grade. The run succeeds and its JSON lists every repair.
+func TestAssessEndToEndWithImperfectReplies(t *testing.T) {
+	g := map[string]any{"grade": "B", "rationale": "solid"}
+	replies := map[string]any{
+		"assess_reviewer_feedback": map[string]any{"overall_assessment": "Sound.", "strengths": []string{"clear"}, "critical_issues": []any{}, "improvements": []any{},
+			"minor_suggestions": []string{}, "iteration_recommendation": "approve", "iteration_reason": "Nothing critical remains."},
+		"assess_fact_check": map[string]any{"claims": []any{map[string]any{"claim": "Labs replace equipment every five years", "section": "The Problem",
+			"status": "supported", "source": "", "note": ""}}, "verdict": "approve", "summary": "Claims hold."},
+		"assess_judgement": map[string]any{"grades": map[string]any{"market_potential": g, "competitive_landscape": g, "technical_feasibility": g,
+			"capital_requirements": g, "regulatory_risks": g, "execution_difficulty": g, "evidence_quality": g}, "summary": "A fair idea.", "recommendation": "pursue"},
+	}
+	base := func(req *openaitest.ChatRequest) openaitest.Reply {
+		if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+			return openaitest.Reply{Content: analysisOf(80) + "\nSource: https://made.up/market-report\n"}
+		}
+		b, _ := json.Marshal(replies[req.ResponseFormat.JSONSchema.Name])
+		return openaitest.Reply{Content: string(b)}
+	}
+	srv := openaitest.NewServer(t, openaitest.Imperfect(base, map[string][]openaitest.Flaw{
+		"assess_reviewer_feedback": {openaitest.Set("iteration_recommendation", "Accept")},
+		"assess_fact_check":        {openaitest.Set("claims/0/status", "unsupported")},
+		"assess_judgement":         {openaitest.Set("grades/evidence_quality/grade", "b+"), openaitest.Fence()},
+	}))
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	dir := t.TempDir()
+	r := invoke(t, env, "assess", labIdea, "--judge", "--with-review-and-fact-check", "--max-iterations", "1", "--min-words", "100",
+		"--output-dir", dir, "--output-format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		Result struct {
+			Approved   bool `json:"approved"`
+			Iterations []struct {
+				Analysis string `json:"analysis"`
+				Short    bool   `json:"short"`
+			} `json:"iterations"`
+			Evaluation struct {
+				Grades assess.Grades `json:"grades"`
+			} `json:"evaluation"`
+			Repairs []llm.Repair `json:"repairs"`
+		} `json:"result"`
+		RunID   string       `json:"run_id"`
+		Repairs []llm.Repair `json:"repairs"`
+		Usage   struct {
+			LLMCalls int `json:"llm_calls"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	it := out.Result.Iterations
+	if len(it) != 1 || !it[0].Short || strings.Contains(it[0].Analysis, "made.up") || out.Result.Approved ||
+		out.Result.Evaluation.Grades.EvidenceQuality.Grade != "B" || out.Usage.LLMCalls != 4 {
+		t.Fatalf("result %+v", out)
+	}
+	want := map[string]bool{"assess.analyst length": false, "assess.analyst reference": false, "assess.reviewer enum": false,
+		"assess.fact_checker consistency": false, "assess.judge enum": false}
+	for _, rep := range out.Repairs {
+		want[rep.Agent+" "+rep.Rule] = true
+		if rep.Step == "" || rep.Action == "" {
+			t.Errorf("repair %+v", rep)
+		}
+	}
+	for k, seen := range want {
+		if !seen {
+			t.Errorf("no %s repair in %+v", k, out.Repairs)
+		}
+	}
+	if len(out.Result.Repairs) != len(out.Repairs) {
+		t.Errorf("the result holds %d repairs, the output %d", len(out.Result.Repairs), len(out.Repairs))
+	}
+	// The saved result carries them too.
+	shown := invoke(t, env, "runs", "show", out.RunID)
+	var rec struct {
+		Status string `json:"status"`
+		Result struct {
+			Repairs []llm.Repair `json:"repairs"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(shown.stdout), &rec); err != nil || rec.Status != "succeeded" || len(rec.Result.Repairs) != len(out.Repairs) {
+		t.Errorf("runs show: %v %s", err, shown.stdout)
+	}
+}
+
+// TestAssessFullKeepsTheAnalysisWhenTheSynthesisFails: a synthesizer with
+// nothing usable in its replies fails the synthesis, but the judged
+// analysis is written and printed, and the error says how to rank again.
+func TestAssessFullKeepsTheAnalysisWhenTheSynthesisFails(t *testing.T) {
+	g := map[string]any{"grade": "B", "rationale": "solid"}
+	replies := map[string]any{
+		"assess_reviewer_feedback": map[string]any{"overall_assessment": "Sound.", "strengths": []string{"clear"}, "critical_issues": []any{}, "improvements": []any{},
+			"minor_suggestions": []string{}, "iteration_recommendation": "approve", "iteration_reason": "Nothing critical remains."},
+		"assess_judgement": map[string]any{"grades": map[string]any{"market_potential": g, "competitive_landscape": g, "technical_feasibility": g,
+			"capital_requirements": g, "regulatory_risks": g, "execution_difficulty": g, "evidence_quality": g}, "summary": "A fair idea.", "recommendation": "pursue"},
+	}
+	srv := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
+		if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+			return openaitest.Reply{Content: analysisOf(120)}
+		}
+		v, ok := replies[req.ResponseFormat.JSONSchema.Name]
+		if !ok {
+			return openaitest.Reply{Content: "These ideas are all promising."}
+		}
+		b, _ := json.Marshal(v)
+		return openaitest.Reply{Content: string(b)}
+	})
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	dir := t.TempDir()
+	r := invoke(t, env, "assess", labIdea, "--full", "--min-words", "100", "--output-dir", dir)
+	if r.code != 1 || !strings.Contains(r.stderr, "synthesis:") || !strings.Contains(r.stderr, "madspark assess synthesize --output-dir "+dir) {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "EVALUATION: 7.5/10") {
+		t.Errorf("the judged analysis was not printed:\n%s", r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "analyses", assess.Slug(labIdea), "evaluation.json")); err != nil {
+		t.Error(err)
 	}
 }

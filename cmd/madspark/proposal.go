@@ -150,35 +150,67 @@ func (c *cli) runProposal(ctx context.Context, p proposal.Params, outDir, format
 		return res, err
 	})
 	if err != nil {
+		// A step that failed after others finished leaves their output
+		// written, marked incomplete; resuming the run finishes it.
+		if res != nil && res.FailedStep != "" && run != nil {
+			if dir, _, werr := c.writeProposal(run, a, res, outDir, font, elapsed); werr == nil {
+				fmt.Fprintf(c.stderr, "madspark: the step %s failed; the stages before it are in %s\n", res.FailedStep, dir)
+				outDir = dir
+			}
+		}
 		return resumeInto(err, cmp.Or(outDir, "DIR"))
 	}
-	meta := proposal.Meta{RunID: run.ID(), Mock: a.info.Mock, Provider: a.info.Name, Model: a.info.Model, Date: time.Now()}
-	dir, err := makeOutputDir(outDir)
-	if err != nil {
-		return fmt.Errorf("run %s: %w", run.ID(), err)
-	}
-	paths := map[string]string{
-		"pdf": filepath.Join(dir, "proposal.pdf"), "markdown": filepath.Join(dir, "proposal.md"), "json": filepath.Join(dir, "proposal.json"),
-	}
-	files, err := res.Files(meta, font, map[string]any{
-		"run_id": run.ID(), "pipeline": "proposal", "mode": a.info.Mode(), "provider": a.info.Name, "model": a.info.Model,
-		"output_dir": dir, "files": paths, "usage": run.Usage(), "duration_ms": elapsed.Milliseconds(),
-	})
+	dir, files, err := c.writeProposal(run, a, res, outDir, font, elapsed)
 	if err != nil {
 		return err
-	}
-	for name, data := range files {
-		if err := writeFile(filepath.Join(dir, name), data); err != nil {
-			return fmt.Errorf("run %s: %w", run.ID(), err)
-		}
 	}
 	if format == "json" {
 		_, err := c.stdout.Write(files["proposal.json"])
 		return err
 	}
-	fmt.Fprintf(c.stdout, "\n%s\nrun %s · %s/%s · %s\nFiles: %s, %s, %s\n", res.Summary(meta), run.ID(), a.info.Name, a.info.Model,
-		usageLine(run, elapsed), paths["pdf"], paths["markdown"], paths["json"])
+	fmt.Fprintf(c.stdout, "\n%s\nrun %s · %s/%s · %s\nFiles: %s, %s, %s\n", res.Summary(proposalMeta(run, a)), run.ID(), a.info.Name, a.info.Model,
+		withRepairs(usageLine(run, elapsed), len(res.Repairs)), filepath.Join(dir, "proposal.pdf"), filepath.Join(dir, "proposal.md"), filepath.Join(dir, "proposal.json"))
 	return nil
+}
+
+func proposalMeta(run *engine.Run, a *app) proposal.Meta {
+	return proposal.Meta{RunID: run.ID(), Mock: a.info.Mock, Provider: a.info.Name, Model: a.info.Model, Date: time.Now()}
+}
+
+// writeProposal writes res's files to outDir (made now when it is the
+// default) and returns the directory and the files.
+func (c *cli) writeProposal(run *engine.Run, a *app, res *proposal.Result, outDir string, font []byte, elapsed time.Duration) (string, map[string][]byte, error) {
+	dir, err := makeOutputDir(outDir)
+	if err != nil {
+		return "", nil, fmt.Errorf("run %s: %w", run.ID(), err)
+	}
+	paths := map[string]string{
+		"pdf": filepath.Join(dir, "proposal.pdf"), "markdown": filepath.Join(dir, "proposal.md"), "json": filepath.Join(dir, "proposal.json"),
+	}
+	files, err := res.Files(proposalMeta(run, a), font, map[string]any{
+		"run_id": run.ID(), "pipeline": "proposal", "mode": a.info.Mode(), "provider": a.info.Name, "model": a.info.Model,
+		"output_dir": dir, "files": paths, "usage": run.Usage(), "duration_ms": elapsed.Milliseconds(),
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	for name, data := range files {
+		if err := writeFile(filepath.Join(dir, name), data); err != nil {
+			return "", nil, fmt.Errorf("run %s: %w", run.ID(), err)
+		}
+	}
+	return dir, files, nil
+}
+
+// withRepairs adds the number of repaired replies to a usage line.
+func withRepairs(line string, n int) string {
+	switch n {
+	case 0:
+		return line
+	case 1:
+		return line + "; 1 repair"
+	}
+	return fmt.Sprintf("%s; %d repairs", line, n)
 }
 
 // pdfFont reads the fallback TrueType font that MADSPARK_PDF_FONT names, for

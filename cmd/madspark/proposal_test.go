@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/madspark/madspark/document/pdf/pdftest"
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/pipeline/proposal"
 	"github.com/madspark/madspark/provider"
 	"github.com/madspark/madspark/provider/openai/openaitest"
 )
@@ -57,16 +60,26 @@ type proposalEnvelope struct {
 		Passed      bool   `json:"passed_quality_control"`
 		Refinements int    `json:"refinements"`
 		Problem     struct {
-			Literature []struct {
+			WorkingTitle string `json:"working_title"`
+			Literature   []struct {
 				Title string `json:"title"`
 				URL   string `json:"url"`
 			} `json:"preliminary_literature"`
 		} `json:"problem_definition"`
+		Objectives struct {
+			SpecificObjectives []proposal.SpecificObjective `json:"specific_objectives"`
+		} `json:"research_objectives"`
+		Methodology proposal.MethodologyRecommendation `json:"methodology"`
+		Data        proposal.DataCollectionPlan        `json:"data_collection_plan"`
+		QC          proposal.QualityValidation         `json:"quality_validation"`
 		Transitions []struct {
 			To string `json:"to"`
 		} `json:"transitions"`
+		FailedStep string       `json:"failed_step"`
+		Repairs    []llm.Repair `json:"repairs"`
 	} `json:"result"`
-	Usage struct {
+	Repairs []llm.Repair `json:"repairs"`
+	Usage   struct {
 		LLMCalls    int `json:"llm_calls"`
 		CachedCalls int `json:"cached_calls"`
 	} `json:"usage"`
@@ -331,8 +344,8 @@ func TestProposalLiveOpenAICompatible(t *testing.T) {
 		t.Error("the live PDF is wrong")
 	}
 
-	// A provider that fails mid-run: exit 1, the run kept as failed, no
-	// file written.
+	// A provider that fails mid-run: exit 1, the run kept as failed, the
+	// stages before the failed step written, marked incomplete.
 	bad := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
 		if req.ResponseFormat.JSONSchema.Name == "proposal_methodology" {
 			return openaitest.Reply{Fault: &openaitest.Fault{Status: 401, Message: "Incorrect API key provided"}}
@@ -345,8 +358,15 @@ func TestProposalLiveOpenAICompatible(t *testing.T) {
 	if f.code != 1 || !strings.Contains(f.stderr, "proposal.methodology") || strings.Contains(f.stderr, "secret") {
 		t.Errorf("exit %d, stderr %q", f.code, f.stderr)
 	}
-	if entries, _ := os.ReadDir(dir2); len(entries) != 0 {
-		t.Errorf("files written for a failed run: %v", entries)
+	if !strings.Contains(f.stderr, "the step r0/methodology failed; the stages before it are in "+dir2) {
+		t.Errorf("stderr does not say which step failed: %q", f.stderr)
+	}
+	var partial proposalEnvelope
+	b, err := os.ReadFile(filepath.Join(dir2, "proposal.json"))
+	if err != nil || json.Unmarshal(b, &partial) != nil || partial.Result.FailedStep != "r0/methodology" ||
+		partial.Result.Problem.WorkingTitle != "Live tutoring study" || len(partial.Result.Objectives.SpecificObjectives) != 3 ||
+		!strings.Contains(partial.Notice, "INCOMPLETE") {
+		t.Errorf("partial proposal.json: %v %s", err, b)
 	}
 	list := invoke(t, env, "runs", "list", "--pipeline", "proposal", "--status", "failed")
 	if !strings.Contains(list.stdout, "failed") {
@@ -390,4 +410,100 @@ func (c *memCache) GetCache(_ context.Context, k string) ([]byte, bool, error) {
 func (c *memCache) PutCache(_ context.Context, k string, v []byte) error {
 	c.m[k] = v
 	return nil
+}
+
+// TestProposalEndToEndWithImperfectReplies runs a proposal through the CLI
+// against a model whose agents answer imperfectly but usably: a citation
+// with no search results, objective ids that are not SO1..SOn, phases
+// longer than the project, an activity past its end, and a failing review
+// that names no stage to refine. The run succeeds and its JSON lists every
+// repair.
+func TestProposalEndToEndWithImperfectReplies(t *testing.T) {
+	unfenced := func(req *openaitest.ChatRequest) openaitest.Reply {
+		r := liveProposalReply(req)
+		r.Content = strings.TrimSuffix(strings.TrimPrefix(r.Content, "```json\n"), "\n```")
+		return r
+	}
+	server := func() *openaitest.Server {
+		return openaitest.NewServer(t, openaitest.Imperfect(unfenced, map[string][]openaitest.Flaw{
+			"proposal_problem_definition":   {openaitest.Set("preliminary_literature", []any{map[string]any{"id": 1, "relevance_note": "x"}})},
+			"proposal_research_objectives":  {openaitest.Set("specific_objectives/*/id", "SO-1")},
+			"proposal_methodology":          {openaitest.Set("timeline_fit/phases/1/weeks", 24)},
+			"proposal_data_collection_plan": {openaitest.Set("timeline_breakdown/0/end_week", 30)},
+			"proposal_quality_validation":   {openaitest.Set("feasibility_score", 0.4), openaitest.Set("recommendations", []string{"Trim the scope."}), openaitest.Delete("refinement_targets")},
+		}))
+	}
+	env := map[string]string{"OPENAI_BASE_URL": server().URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	profile := writeProfile(t, "me.json", `{"academic_program":"Master's","field_of_study":"Education","research_area":"peer tutoring",
+		"weekly_hours":10,"total_timeline":"6 months"}`)
+	dir := filepath.Join(t.TempDir(), "out")
+	r := invoke(t, env, "proposal", "--profile", profile, "--no-search", "--max-refinements", "0", "--output-dir", dir, "--output-format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var e proposalEnvelope
+	if err := json.Unmarshal([]byte(r.stdout), &e); err != nil {
+		t.Fatal(err)
+	}
+	res := e.Result
+	phases := res.Methodology.TimelineFit.Phases
+	if len(res.Problem.Literature) != 0 || res.Objectives.SpecificObjectives[2].ID != "SO3" || phases[0].Weeks+phases[1].Weeks != 26 ||
+		res.Data.TimelineBreakdown[0].EndWeek != 26 || res.Passed || len(res.QC.RefinementTargets) != 1 || res.QC.RefinementTargets[0] != proposal.StageProblem {
+		t.Fatalf("result %+v", res)
+	}
+	want := map[string]bool{"proposal.problem reference": false, "proposal.objectives id": false, "proposal.methodology budget": false,
+		"proposal.data budget": false, "proposal.qc consistency": false}
+	for _, rep := range e.Repairs {
+		want[rep.Agent+" "+rep.Rule] = true
+	}
+	for k, seen := range want {
+		if !seen {
+			t.Errorf("no %s repair in %+v", k, e.Repairs)
+		}
+	}
+	if len(res.Repairs) != len(e.Repairs) || e.Usage.LLMCalls != 5 {
+		t.Errorf("the result holds %d repairs, the output %d; %d calls", len(res.Repairs), len(e.Repairs), e.Usage.LLMCalls)
+	}
+	// The text summary counts them.
+	env["MADSPARK_DB"], env["OPENAI_BASE_URL"] = filepath.Join(t.TempDir(), "m2.db"), server().URL
+	txt := invoke(t, env, "proposal", "--profile", profile, "--no-search", "--max-refinements", "0", "--output-dir", filepath.Join(t.TempDir(), "o2"), "--no-cache")
+	if txt.code != 0 || !strings.Contains(txt.stdout, fmt.Sprintf("; %d repairs", len(e.Repairs))) {
+		t.Errorf("exit %d, summary without the repairs count:\n%s", txt.code, txt.stdout)
+	}
+}
+
+// TestProposalQualityControlFailureResumes: a review with nothing usable in
+// it, twice, fails the run at quality control; the stages before it are
+// written, marked incomplete, and resuming against a healthy model pays
+// only for the review.
+func TestProposalQualityControlFailureResumes(t *testing.T) {
+	bad := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
+		if req.ResponseFormat.JSONSchema.Name == "proposal_quality_validation" {
+			return openaitest.Reply{Content: "It looks fine to me."}
+		}
+		return liveProposalReply(req)
+	})
+	env := map[string]string{"OPENAI_BASE_URL": bad.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	profile := writeProfile(t, "me.json", `{"academic_program":"Master's","field_of_study":"Education","research_area":"peer tutoring",
+		"weekly_hours":10,"total_timeline":"6 months"}`)
+	dir := filepath.Join(t.TempDir(), "out")
+	r := invoke(t, env, "proposal", "--profile", profile, "--no-search", "--output-dir", dir)
+	m := regexp.MustCompile(`madspark resume (\S+) `).FindStringSubmatch(r.stderr)
+	if r.code != 1 || m == nil || !strings.Contains(r.stderr, "the step r0/quality_control failed") || !strings.Contains(r.stderr, "proposal.qc: invalid reply") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "proposal.md"))
+	if err != nil || !strings.Contains(string(b), "INCOMPLETE") || !strings.Contains(string(b), "A quasi-experiment in two classes.") {
+		t.Fatalf("partial proposal.md: %v\n%s", err, b)
+	}
+	good := openaitest.NewServer(t, liveProposalReply)
+	env["OPENAI_BASE_URL"] = good.URL
+	res := invoke(t, env, "resume", m[1], "--output-dir", dir)
+	if res.code != 0 || len(good.Requests()) != 1 || good.Requests()[0].ResponseFormat.JSONSchema.Name != "proposal_quality_validation" {
+		t.Fatalf("resume: exit %d, %d calls: %s", res.code, len(good.Requests()), res.stderr)
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, "proposal.md"))
+	if strings.Contains(string(b), "INCOMPLETE") {
+		t.Error("the resumed proposal is still marked incomplete")
+	}
 }

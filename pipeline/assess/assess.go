@@ -123,12 +123,15 @@ func New(cfg Config) (*Pipeline, error) {
 	if p.feedback, err = structured.NewSpec[Feedback]("assess_reviewer_feedback"); err != nil {
 		return nil, fmt.Errorf("assess: %w", err)
 	}
+	p.feedback.WithSynonyms(verdictSynonyms)
 	if p.factCheck, err = structured.NewSpec[FactCheck]("assess_fact_check"); err != nil {
 		return nil, fmt.Errorf("assess: %w", err)
 	}
+	p.factCheck.WithSynonyms(verdictSynonyms)
 	if p.judgement, err = structured.NewSpec[Judgement]("assess_judgement"); err != nil {
 		return nil, fmt.Errorf("assess: %w", err)
 	}
+	p.judgement.WithSynonyms(judgeSynonyms)
 	if p.narrative, err = structured.NewSpec[Narrative]("assess_synthesis"); err != nil {
 		return nil, fmt.Errorf("assess: %w", err)
 	}
@@ -279,6 +282,7 @@ func (s *session) run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 	}
+	s.res.Repairs = s.r.Repairs()
 	s.r.Emit("done", 100, "done")
 	return s.res, nil
 }
@@ -322,7 +326,7 @@ func (p *Pipeline) open(r *engine.Run, in Params, agents *roster) (*session, err
 			return nil
 		})}
 	s.res = &Result{Idea: in.Idea, Slug: slug, Mode: in.Mode, FactCheck: in.FactCheck, Strictness: in.Strictness,
-		Mock: p.cfg.Mock, Iterations: []Iteration{}, OutputDir: in.OutputDir, Files: Files{
+		Mock: p.cfg.Mock, Iterations: []Iteration{}, Repairs: []llm.Repair{}, OutputDir: in.OutputDir, Files: Files{
 			Dir: ws.rel(dir), Analysis: ws.rel(ws.path(analysisFile)), Metadata: ws.rel(ws.path(metadataFile)),
 			LogDir: ws.rel(logDir), Messages: ws.rel(filepath.Join(logDir, messagesFile)), Summary: ws.rel(filepath.Join(logDir, summaryFile)),
 		}}
@@ -423,7 +427,7 @@ func (s *session) research(ctx context.Context) error {
 	const key = "research/queries"
 	plan, err := engine.Step(ctx, s.r, key, stepInput{ri, s.agents.fingerprint[s.agents.research]}, func(ctx context.Context, c llm.Client) (researchPlan, error) {
 		return agent.JSON(ctx, s.rec.client(c, key), s.agents.research, s.p.plan, ri,
-			agent.Options{Temperature: tempResearch, Timeout: stageTimeout}, structured.HardCheck(func(pl *researchPlan) error { return pl.check(ri.Max) }))
+			agent.Options{Temperature: tempResearch, Timeout: stageTimeout}, func(pl *researchPlan, p *structured.Problems) { pl.check(p, ri.Max) })
 	})
 	if err != nil {
 		return fmt.Errorf("research: %w", err)
@@ -489,20 +493,39 @@ func (s *session) research(ctx context.Context) error {
 	return nil
 }
 
-// check limits the plan to max distinct queries.
-func (pl *researchPlan) check(max int) error {
-	if len(pl.Queries) > max {
-		return fmt.Errorf("%d queries proposed; at most %d are allowed", len(pl.Queries), max)
-	}
+// check limits the plan to max distinct queries: a repeated query is
+// dropped, and the queries past max are cut, the first ones kept.
+func (pl *researchPlan) check(p *structured.Problems, max int) {
 	seen := map[string]bool{}
+	var dups []string
 	for _, q := range pl.Queries {
 		k := normalise(q.Query)
 		if seen[k] {
-			return fmt.Errorf("the query %q is proposed twice", q.Query)
+			dups = append(dups, q.Query)
 		}
 		seen[k] = true
 	}
-	return nil
+	if len(dups) > 0 {
+		p.Fix("count", fmt.Sprintf("the query %q is proposed twice", dups[0]), func() string {
+			seen := map[string]bool{}
+			kept := pl.Queries[:0]
+			for _, q := range pl.Queries {
+				if k := normalise(q.Query); !seen[k] {
+					seen[k] = true
+					kept = append(kept, q)
+				}
+			}
+			pl.Queries = kept
+			return fmt.Sprintf("%d repeated quer%s dropped", len(dups), map[bool]string{true: "y", false: "ies"}[len(dups) == 1])
+		})
+	}
+	// Counted after the repeats go, so that the budget keeps distinct ones.
+	if distinct := len(pl.Queries) - len(dups); distinct > max {
+		p.Fix("budget", fmt.Sprintf("%d queries proposed; at most %d are allowed", distinct, max), func() string {
+			pl.Queries = pl.Queries[:max]
+			return fmt.Sprintf("%d queries → the first %d (--max-websearches)", distinct, max)
+		})
+	}
 }
 
 // analyse has the analyst write iteration n — a revision of the previous
@@ -522,10 +545,9 @@ func (s *session) analyse(ctx context.Context, n int) (*Iteration, error) {
 	key := fmt.Sprintf("i%d/analyst", n)
 	opts := agent.Options{Temperature: tempAnalyst, Timeout: analystTimeout, MaxTokens: analystMaxTokens(s.in.MinWords)}
 	text, err := engine.Step(ctx, s.r, key, stepInput{in, s.agents.fingerprint[a]}, func(ctx context.Context, c llm.Client) (string, error) {
-		text, err := a.CheckedText(ctx, s.rec.client(c, key), in, opts, structured.HardText(func(t string) error {
-			return checkAnalysis(unfence(t), in.MinWords, s.urls)
-		}))
-		return unfence(text), err
+		return a.CheckedText(ctx, s.rec.client(c, key), in, opts, func(t *string, p *structured.Problems) {
+			checkAnalysis(t, p, in.MinWords, s.urls)
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -533,7 +555,8 @@ func (s *session) analyse(ctx context.Context, n int) (*Iteration, error) {
 	file := s.ws.path(iterDir, iterationFile(n))
 	s.out.write(file, []byte(text+"\n"))
 	s.ws.pointLatest(s.out, n, text+"\n")
-	s.res.Iterations = append(s.res.Iterations, Iteration{Number: n, Analysis: text, Words: CountWords(text), File: s.ws.rel(file)})
+	words := CountWords(text)
+	s.res.Iterations = append(s.res.Iterations, Iteration{Number: n, Analysis: text, Words: words, Short: words < in.MinWords, File: s.ws.rel(file)})
 	it := s.res.Final()
 	s.meta.Iterations = append(s.meta.Iterations, IterationMeta{Number: n, File: s.ws.rel(file), Words: it.Words})
 	s.meta.LatestIteration = n
@@ -578,7 +601,7 @@ func (s *session) review(ctx context.Context, it *Iteration) error {
 			var err error
 			fc, err = engine.Step(gctx, s.r, key, stepInput{fi, s.agents.fingerprint[s.agents.factChecker]}, func(ctx context.Context, c llm.Client) (FactCheck, error) {
 				return agent.JSON(ctx, s.rec.client(c, key), s.agents.factChecker, s.p.factCheck, fi,
-					agent.Options{Temperature: tempFactChecker, Timeout: stageTimeout}, structured.HardCheck(func(f *FactCheck) error { return f.checkSources(s.urls) }))
+					agent.Options{Temperature: tempFactChecker, Timeout: stageTimeout}, func(f *FactCheck, p *structured.Problems) { f.checkSources(p, s.urls) })
 			})
 			return err
 		})
@@ -613,18 +636,23 @@ func (s *session) review(ctx context.Context, it *Iteration) error {
 }
 
 // checkSources requires every claim's source to be a URL the searches
-// returned.
-func (f *FactCheck) checkSources(returned []string) error {
+// returned: another source is removed from the claim, which then rests on
+// no listed source.
+func (f *FactCheck) checkSources(p *structured.Problems, returned []string) {
 	ok := map[string]bool{}
 	for _, u := range returned {
 		ok[urlKey(u)] = true
 	}
-	for _, c := range f.Claims {
+	for i := range f.Claims {
+		c := &f.Claims[i]
 		if c.Source != "" && !ok[urlKey(c.Source)] {
-			return fmt.Errorf("claim %q cites %s, which is not one of the listed sources (leave source empty when no listed source applies)", short(c.Claim, 60), c.Source)
+			p.Fix("reference", fmt.Sprintf("claim %q cites %s, which is not one of the listed sources", short(c.Claim, 60), c.Source), func() string {
+				was := c.Source
+				c.Source = ""
+				return fmt.Sprintf("source %s of claim %q removed: no search returned it", was, short(c.Claim, 40))
+			})
 		}
 	}
-	return nil
 }
 
 // judge grades the final analysis and writes evaluation.json.

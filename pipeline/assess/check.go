@@ -1,12 +1,13 @@
 package assess
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/madspark/madspark/structured"
 )
 
 // Section is one of the sections an analysis must have.
@@ -137,30 +138,73 @@ func unfence(text string) string {
 	return strings.TrimSpace(body)
 }
 
-// checkAnalysis is the analyst's contract: at least minWords words, every
-// section, and no URL that the searches did not return (with no searches,
-// no URL at all). It returns every problem at once, so that one repair
-// turn can fix them all.
-func checkAnalysis(text string, minWords int, returned []string) error {
-	var problems []string
-	if n := CountWords(text); n < minWords {
-		problems = append(problems, fmt.Sprintf("the analysis has %d words; at least %d are required", n, minWords))
+// checkAnalysis is the analyst's contract, read softly: the word target
+// is asked for in the prompt, and a shorter analysis is kept (and marked
+// Short by the caller); a missing section is asked for once, then the
+// analysis is kept without it; a URL that the searches did not return
+// (with no searches, any URL) is removed from the text, as nothing backs
+// it. The text is taken out of a code fence around the whole of it first.
+func checkAnalysis(text *string, p *structured.Problems, minWords int, returned []string) {
+	*text = unfence(*text)
+	if n := CountWords(*text); n < minWords {
+		p.Fix("length", fmt.Sprintf("the analysis has %d words; the target is %d", n, minWords), func() string {
+			return fmt.Sprintf("%d words, below the %d-word target: kept", n, minWords)
+		})
 	}
-	if m := MissingSections(text); len(m) > 0 {
-		problems = append(problems, "sections are missing (each needs a markdown heading): "+strings.Join(m, ", "))
+	if m := MissingSections(*text); len(m) > 0 {
+		p.Ask("count", "sections are missing (each needs a markdown heading): "+strings.Join(m, ", "), func() string {
+			return "kept without the sections " + strings.Join(m, ", ")
+		})
 	}
-	if bad := uncited(text, returned); len(bad) > 0 {
+	if bad := uncited(*text, returned); len(bad) > 0 {
+		msg := "the analysis cites URLs that the web searches did not return (cite only the listed sources): " + strings.Join(bad, ", ")
 		if len(returned) == 0 {
-			problems = append(problems, "no web search was run, so the analysis must not cite URLs; remove: "+strings.Join(bad, ", "))
-		} else {
-			problems = append(problems, "the analysis cites URLs that the web searches did not return (cite only the listed sources): "+strings.Join(bad, ", "))
+			msg = "no web search was run, so the analysis must not cite URLs; remove: " + strings.Join(bad, ", ")
 		}
+		p.Fix("reference", msg, func() string {
+			*text = dropURLs(*text, bad)
+			return fmt.Sprintf("%d URL(s) no search returned removed: %s", len(bad), strings.Join(bad, ", "))
+		})
 	}
-	if len(problems) == 0 {
-		return nil
-	}
-	return errors.New(strings.Join(problems, "; "))
 }
+
+// mdLinkRE matches a markdown link or an autolink.
+var mdLinkRE = regexp.MustCompile(`\[([^\]]*)\]\(\s*<?(https?://[^)\s>]+)>?(?:\s+"[^"]*")?\s*\)|<(https?://[^>\s]+)>`)
+
+// dropURLs removes the URLs bad from text: a markdown link keeps its text,
+// a bare URL or an autolink goes, with the brackets or parentheses left
+// empty around it.
+func dropURLs(text string, bad []string) string {
+	drop := map[string]bool{}
+	for _, u := range bad {
+		drop[urlKey(u)] = true
+	}
+	isBad := func(u string) bool { return drop[urlKey(strings.TrimRight(u, ".,;:!?*_"))] }
+	text = mdLinkRE.ReplaceAllStringFunc(text, func(m string) string {
+		sub := mdLinkRE.FindStringSubmatch(m)
+		switch {
+		case sub[2] != "" && isBad(sub[2]):
+			if strings.TrimSpace(sub[1]) == "" || isBad(sub[1]) {
+				return ""
+			}
+			return sub[1]
+		case sub[3] != "" && isBad(sub[3]):
+			return ""
+		}
+		return m
+	})
+	text = urlRE.ReplaceAllStringFunc(text, func(u string) string {
+		trimmed := strings.TrimRight(u, ".,;:!?*_")
+		if isBad(trimmed) {
+			return u[len(trimmed):]
+		}
+		return u
+	})
+	return emptyRefRE.ReplaceAllString(text, "")
+}
+
+// emptyRefRE matches the brackets a removed URL leaves empty.
+var emptyRefRE = regexp.MustCompile(`[ \t]*(\(\s*\)|\[\s*\])`)
 
 // uncited returns the URLs in text that are not among returned, in order
 // of appearance.

@@ -74,6 +74,14 @@ const (
 	Abandon = "abandon"
 )
 
+// judgeSynonyms map the words models use onto the judge's grades and
+// recommendations: a grade with a plus or minus is its letter.
+var judgeSynonyms = map[string]string{
+	"A+": "A", "A-": "A", "B+": "B", "B-": "B", "C+": "C", "C-": "C", "D+": "D", "D-": "D", "E": "F",
+	"proceed": Pursue, "go": Pursue, "invest": Pursue, "revise": Refine, "improve": Refine, "iterate": Refine,
+	"reject": Abandon, "drop": Abandon, "stop": Abandon, "pass": Abandon,
+}
+
 // Judgement is the judge's reply.
 type Judgement struct {
 	Grades  Grades `json:"grades"`

@@ -35,7 +35,11 @@ func (res *Result) Report() string {
 	b.WriteString("\nITERATIONS\n")
 	at := func(rel string) string { return filepath.Join(res.OutputDir, filepath.FromSlash(rel)) }
 	for _, it := range res.Iterations {
-		fmt.Fprintf(&b, "%d. %d words → %s", it.Number, it.Words, at(it.File))
+		fmt.Fprintf(&b, "%d. %d words", it.Number, it.Words)
+		if it.Short {
+			b.WriteString(" (below the word target)")
+		}
+		fmt.Fprintf(&b, " → %s", at(it.File))
 		if it.Feedback != nil {
 			fmt.Fprintf(&b, "\n   reviewer: %s — %s", it.Feedback.IterationRecommendation, oneLine(it.Feedback.IterationReason))
 			for _, c := range it.Feedback.CriticalIssues {
@@ -157,5 +161,8 @@ func (s *Synthesis) Report() string {
 		}
 	}
 	fmt.Fprintf(&b, "\n%s\n\nReport: %s\n", oneLine(s.Narrative.Recommendation), filepath.Join(s.OutputDir, filepath.FromSlash(s.Files.Report)))
+	if n := len(s.Repairs); n > 0 {
+		fmt.Fprintf(&b, "Repairs: %d to the synthesizer's reply (listed in %s)\n", n, filepath.Join(s.OutputDir, filepath.FromSlash(s.Files.JSON)))
+	}
 	return b.String()
 }

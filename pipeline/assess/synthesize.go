@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -158,12 +159,14 @@ type synthInput struct {
 
 // Synthesis is a finished comparison.
 type Synthesis struct {
-	Ranking     []Ranked  `json:"ranking"`
-	Top         int       `json:"top"`
-	Narrative   Narrative `json:"narrative"`
-	Skipped     []Skipped `json:"skipped,omitempty"`
-	GeneratedAt time.Time `json:"generated_at"`
-	Mock        bool      `json:"mock,omitempty"`
+	Ranking   []Ranked  `json:"ranking"`
+	Top       int       `json:"top"`
+	Narrative Narrative `json:"narrative"`
+	Skipped   []Skipped `json:"skipped,omitempty"`
+	// Repairs lists the changes made to the synthesizer's reply.
+	Repairs     []llm.Repair `json:"repairs"`
+	GeneratedAt time.Time    `json:"generated_at"`
+	Mock        bool         `json:"mock,omitempty"`
 	// OutputDir is the directory compared; Files are relative to it.
 	OutputDir string `json:"output_dir"`
 	Files     struct {
@@ -230,12 +233,13 @@ func (p *Pipeline) Synthesize(ctx context.Context, r *engine.Run, in SynthesisPa
 	const key = "synthesis"
 	n, err := engine.Step(ctx, r, key, stepInput{si, synth.fingerprint}, func(ctx context.Context, c llm.Client) (Narrative, error) {
 		return agent.JSON(ctx, rec.client(c, key), synth.agent, p.narrative, si,
-			agent.Options{Temperature: tempSynthesizer, Timeout: stageTimeout}, structured.HardCheck(func(n *Narrative) error { return n.check(si.TopSlugs) }))
+			agent.Options{Temperature: tempSynthesizer, Timeout: stageTimeout}, func(n *Narrative, p *structured.Problems) { n.check(p, ranked, si.TopSlugs) })
 	})
 	if err != nil {
 		return nil, err
 	}
-	res := &Synthesis{Ranking: ranked, Top: top, Narrative: n, Skipped: skipped, GeneratedAt: p.cfg.Now().UTC(), Mock: p.cfg.Mock, OutputDir: in.OutputDir}
+	res := &Synthesis{Ranking: ranked, Top: top, Narrative: n, Skipped: skipped, GeneratedAt: p.cfg.Now().UTC(), Mock: p.cfg.Mock,
+		OutputDir: in.OutputDir, Repairs: r.Repairs()}
 	rel := func(path string) string {
 		r, _ := filepath.Rel(in.OutputDir, path)
 		return filepath.ToSlash(r)
@@ -255,16 +259,53 @@ func (p *Pipeline) Synthesize(ctx context.Context, r *engine.Run, in SynthesisPa
 }
 
 // check requires the narrative to explain exactly the given top slugs, in
-// their order: the ranking is computed, not the model's to change.
-func (n *Narrative) check(top []string) error {
+// their order: the ranking is computed, not the model's to change. A reply
+// that lists them otherwise is repaired: unknown and repeated slugs are
+// dropped, the others put in ranking order, and a missing one is added
+// with its judge's summary as the reason.
+func (n *Narrative) check(p *structured.Problems, ranked []Ranked, top []string) {
 	got := make([]string, len(n.Top))
 	for i, t := range n.Top {
 		got[i] = t.Slug
 	}
-	if strings.Join(got, ",") != strings.Join(top, ",") {
-		return fmt.Errorf("top must list exactly the slugs %s in that order, got %s", strings.Join(top, ", "), strings.Join(got, ", "))
+	if slices.Equal(got, top) {
+		return
 	}
-	return nil
+	p.Fix("reference", fmt.Sprintf("top must list exactly the slugs %s in that order, got %s", strings.Join(top, ", "), strings.Join(got, ", ")), func() string {
+		why := map[string]string{}
+		for _, t := range n.Top {
+			if _, dup := why[t.Slug]; !dup {
+				why[t.Slug] = t.Why
+			}
+		}
+		var added []string
+		picks := make([]TopPick, 0, len(top))
+		for _, slug := range top {
+			w, ok := why[slug]
+			if !ok {
+				added = append(added, slug)
+				w = fallbackWhy(ranked, slug)
+			}
+			picks = append(picks, TopPick{Slug: slug, Why: w})
+		}
+		n.Top = picks
+		action := fmt.Sprintf("top %s → %s", strings.Join(got, ", "), strings.Join(top, ", "))
+		if len(added) > 0 {
+			action += "; the judge's summary given for " + strings.Join(added, ", ")
+		}
+		return action
+	})
+}
+
+// fallbackWhy is the reason given for a top idea the synthesizer left out:
+// its rank, score and the judge's summary.
+func fallbackWhy(ranked []Ranked, slug string) string {
+	for _, r := range ranked {
+		if r.Slug == slug {
+			return strings.TrimSpace(fmt.Sprintf("Ranked #%d with %.1f/10 (%s). %s", r.Rank, r.WeightedScore, r.OverallGrade, r.Summary))
+		}
+	}
+	return ""
 }
 
 // synthesizer is the synthesizer agent and its prompts' fingerprint.

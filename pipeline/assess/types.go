@@ -1,19 +1,26 @@
 package assess
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/search"
+	"github.com/madspark/madspark/structured"
 )
 
-// Verdicts of the reviewer and the fact checker. Nothing else is accepted:
-// a reply that says "accept" or "revise" fails validation and is sent back.
+// Verdicts of the reviewer and the fact checker. A reply in other words
+// ("accept", "revise") is mapped onto them by verdictSynonyms.
 const (
 	Approve = "approve"
 	Reject  = "reject"
 )
+
+// verdictSynonyms are the words models use for the verdicts.
+var verdictSynonyms = map[string]string{
+	"accept": Approve, "accepted": Approve, "approved": Approve, "pass": Approve, "passed": Approve, "ok": Approve, "yes": Approve,
+	"revise": Reject, "revision": Reject, "needs revision": Reject, "rejected": Reject, "fail": Reject, "failed": Reject, "no": Reject,
+}
 
 // Issue is a problem the reviewer found in one section, with what to do
 // about it.
@@ -43,12 +50,20 @@ type Feedback struct {
 	IterationReason         string `json:"iteration_reason" jsonschema:"minLength=1"`
 }
 
-// Validate requires a rejection to say what to change.
-func (f *Feedback) Validate() error {
+// Check requires a rejection to say what to change: a reject with no
+// critical issue and no improvement keeps its verdict, and its reason
+// becomes the improvement the revision works on.
+func (f *Feedback) Check(p *structured.Problems) {
 	if f.IterationRecommendation == Reject && len(f.CriticalIssues) == 0 && len(f.Improvements) == 0 {
-		return errors.New("a reject recommendation must list at least one critical issue or improvement for the revision")
+		p.Fix("consistency", "a reject recommendation must list at least one critical issue or improvement for the revision", func() string {
+			reason := strings.TrimSpace(f.IterationReason)
+			if reason == "" {
+				reason = strings.TrimSpace(f.OverallAssessment)
+			}
+			f.Improvements = []Improvement{{Section: "Whole analysis", Suggestion: reason}}
+			return "reject without issues → its reason taken as the improvement"
+		})
 	}
-	return nil
 }
 
 // Approved reports whether the reviewer approved.
@@ -83,18 +98,22 @@ type FactCheck struct {
 	Summary string  `json:"summary" jsonschema:"minLength=1"`
 }
 
-// Validate keeps the verdict consistent with the claims: an analysis with
-// a contradicted or unsupported claim cannot be approved.
-func (f *FactCheck) Validate() error {
+// Check keeps the verdict consistent with the claims: an analysis with a
+// contradicted or unsupported claim cannot be approved, so the verdict
+// follows the evidence and becomes reject (the analyst revises).
+func (f *FactCheck) Check(p *structured.Problems) {
 	if f.Verdict != Approve {
-		return nil
+		return
 	}
 	for _, c := range f.Claims {
 		if c.Status == Contradicted || c.Status == Unsupported {
-			return fmt.Errorf("verdict approve, but the claim %q is %s: reject, or correct the claim's status", short(c.Claim, 80), c.Status)
+			p.Fix("consistency", fmt.Sprintf("verdict approve, but the claim %q is %s", short(c.Claim, 80), c.Status), func() string {
+				f.Verdict = Reject
+				return fmt.Sprintf("verdict approve → reject: the claim %q is %s", short(c.Claim, 40), c.Status)
+			})
+			return
 		}
 	}
-	return nil
 }
 
 // Approved reports whether the fact checker approved.
@@ -121,7 +140,10 @@ type Iteration struct {
 	// relative to the output directory.
 	Analysis string `json:"analysis"`
 	Words    int    `json:"words"`
-	File     string `json:"file"`
+	// Short reports an analysis kept with fewer words than the target
+	// (Params.MinWords), which the prompt asks for.
+	Short bool   `json:"short,omitempty"`
+	File  string `json:"file"`
 	// Feedback and FactCheck are the reviewers' verdicts, when they ran.
 	Feedback      *Feedback  `json:"feedback,omitempty"`
 	FeedbackFile  string     `json:"feedback_file,omitempty"`
@@ -173,6 +195,9 @@ type Result struct {
 	Files      Files           `json:"files"`
 	// Mock reports that the outputs are mock data.
 	Mock bool `json:"mock,omitempty"`
+	// Repairs lists the changes made to replies that were usable but broke
+	// a soft rule; empty when there were none.
+	Repairs []llm.Repair `json:"repairs"`
 }
 
 // Final returns the last iteration.

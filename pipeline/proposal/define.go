@@ -13,6 +13,7 @@ import (
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/document/pdf"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/search"
 )
@@ -122,6 +123,10 @@ func (res *Result) Files(m Meta, font []byte, envelope map[string]any) (map[stri
 		return nil, fmt.Errorf("run %s: %w", m.RunID, err)
 	}
 	envelope["result"] = res
+	envelope["repairs"] = res.Repairs
+	if res.Repairs == nil {
+		envelope["repairs"] = []llm.Repair{}
+	}
 	if n := res.Notice(m); n != "" {
 		envelope["notice"] = n
 	}

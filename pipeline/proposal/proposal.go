@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"time"
 
@@ -117,6 +118,13 @@ func New(sources []search.Provider, logger *slog.Logger) (*Pipeline, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("proposal: %w", err)
 	}
+	synonyms := map[string]string{}
+	maps.Copy(synonyms, enumSynonyms)
+	maps.Copy(synonyms, stageSynonyms)
+	p.objectivesSpec.WithSynonyms(synonyms)
+	p.methodologySpec.WithSynonyms(synonyms)
+	p.dataSpec.WithSynonyms(synonyms)
+	p.qcSpec.WithSynonyms(synonyms)
 	return p, nil
 }
 
@@ -229,6 +237,15 @@ type Result struct {
 	Rounds           []Round          `json:"rounds"`
 	LiteratureSearch LiteratureSearch `json:"literature_search"`
 	Transitions      []Transition     `json:"transitions"`
+	// Repairs lists the changes made to replies that were usable but broke
+	// a soft rule; empty when there were none.
+	Repairs []llm.Repair `json:"repairs"`
+	// FailedStep names the step that failed, for a run that stopped before
+	// the proposal was finished: the stages before it are kept, and
+	// resuming the run starts from it. Empty for a finished proposal.
+	FailedStep string `json:"failed_step,omitempty"`
+	// Error is why it failed.
+	Error string `json:"error,omitempty"`
 }
 
 // Run writes a proposal for in.Profile as run r.
@@ -239,15 +256,28 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 	m := NewMachine(in.MaxRefinements, func(t Transition) {
 		p.logger.Info("proposal transition", "run", r.ID(), "from", t.From, "to", t.To, "round", t.Round, "detail", t.Detail)
 	})
-	res := &Result{Profile: in.Profile, MaxRefinements: in.MaxRefinements, Rounds: []Round{}}
+	res := &Result{Profile: in.Profile, MaxRefinements: in.MaxRefinements, Rounds: []Round{}, Repairs: []llm.Repair{}}
+	w := &work{p: p, r: r, in: in, m: m, res: res, weeks: in.Profile.TotalTimeline.Weeks()}
+	// A failed step keeps what the steps before it produced: the result
+	// says which step failed, and resuming the run replays the others.
 	fail := func(err error) (*Result, error) {
 		_ = m.To(Failed, oneLine(err.Error()))
-		return nil, err
+		if w.current == "" {
+			return nil, err
+		}
+		err = &StepError{Step: w.current, Err: err}
+		if res.ProblemDefinition.WorkingTitle == "" {
+			return nil, err // nothing finished to keep
+		}
+		res.Title = res.ProblemDefinition.WorkingTitle
+		res.Transitions = m.History()
+		res.Repairs = r.Repairs()
+		res.FailedStep, res.Error = w.current, oneLine(errors.Unwrap(err).Error())
+		return res, err
 	}
 	if err := m.To(Interviewing, "profile from "+in.ProfileSource); err != nil {
 		return nil, err
 	}
-	w := &work{p: p, r: r, in: in, m: m, res: res, weeks: in.Profile.TotalTimeline.Weeks()}
 	from := StageProblem
 	var fb *Feedback
 	for {
@@ -304,9 +334,23 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 	}
 	res.Title = res.ProblemDefinition.WorkingTitle
 	res.Transitions = m.History()
+	res.Repairs = r.Repairs()
 	r.Emit("done", 100, "done")
 	return res, nil
 }
+
+// StepError is the error of a run that failed in one step, after others had
+// finished: Run returns it with the partial Result.
+type StepError struct {
+	// Step is the journal key of the step that failed, such as
+	// "r0/quality_control".
+	Step string
+	Err  error
+}
+
+func (e *StepError) Error() string { return fmt.Sprintf("step %s: %v", e.Step, e.Err) }
+
+func (e *StepError) Unwrap() error { return e.Err }
 
 // work is one run's state: the latest output of each stage.
 type work struct {
@@ -316,6 +360,8 @@ type work struct {
 	m     *Machine
 	res   *Result
 	weeks int
+	// current is the key of the step under way, or of the last one.
+	current string
 }
 
 // stageProgress is the progress reported when each stage starts.
@@ -350,22 +396,22 @@ func (w *work) stage(ctx context.Context, s Stage, round int, fb *Feedback) erro
 		return w.problemFormulation(ctx, round, fb)
 	case StageObjectives:
 		in := objectivesInput{Profile: prof, Problem: res.ProblemDefinition, Weeks: w.weeks, Feedback: withPrevious(fb, res.ResearchObjectives)}
-		out, err := step(ctx, w.r, key(round, "objectives"), p.objectives, p.objectivesSpec, in, tempPlan, func(o *ResearchObjectives) error {
-			return o.check(res.ProblemDefinition.Questions(), w.weeks)
+		out, err := step(ctx, w, key(round, "objectives"), p.objectives, p.objectivesSpec, in, tempPlan, func(o *ResearchObjectives, pr *structured.Problems) {
+			o.check(pr, res.ProblemDefinition.Questions(), w.weeks)
 		})
 		res.ResearchObjectives = out
 		return err
 	case StageMethodology:
 		in := methodologyInput{Profile: prof, Problem: res.ProblemDefinition, Objectives: res.ResearchObjectives, Weeks: w.weeks, Feedback: withPrevious(fb, res.Methodology)}
-		out, err := step(ctx, w.r, key(round, "methodology"), p.methodology, p.methodologySpec, in, tempPlan, func(m *MethodologyRecommendation) error {
-			return m.check(w.weeks)
+		out, err := step(ctx, w, key(round, "methodology"), p.methodology, p.methodologySpec, in, tempPlan, func(m *MethodologyRecommendation, pr *structured.Problems) {
+			m.check(pr, w.weeks)
 		})
 		res.Methodology = out
 		return err
 	case StageData:
 		in := dataInput{Profile: prof, Problem: res.ProblemDefinition, Objectives: res.ResearchObjectives, Methodology: res.Methodology, Weeks: w.weeks, Feedback: withPrevious(fb, res.DataCollectionPlan)}
-		out, err := step(ctx, w.r, key(round, "data_collection"), p.data, p.dataSpec, in, tempPlan, func(d *DataCollectionPlan) error {
-			return d.check(w.weeks)
+		out, err := step(ctx, w, key(round, "data_collection"), p.data, p.dataSpec, in, tempPlan, func(d *DataCollectionPlan, pr *structured.Problems) {
+			d.check(pr, w.weeks)
 		})
 		res.DataCollectionPlan = out
 		return err
@@ -373,10 +419,11 @@ func (w *work) stage(ctx context.Context, s Stage, round int, fb *Feedback) erro
 	return fmt.Errorf("proposal: unknown stage %q", s)
 }
 
-// step runs one structured agent call as a journaled step.
-func step[T any](ctx context.Context, r *engine.Run, key string, a *agent.Agent, spec *structured.Spec[T], in any, temp float64, check func(*T) error) (T, error) {
-	return engine.Step(ctx, r, key, in, func(ctx context.Context, c llm.Client) (T, error) {
-		return agent.JSON(ctx, c, a, spec, in, agent.Options{Temperature: temp, Timeout: stageTimeout}, structured.HardCheck(check))
+// step runs one structured agent call as a journaled step of w's run.
+func step[T any](ctx context.Context, w *work, key string, a *agent.Agent, spec *structured.Spec[T], in any, temp float64, check func(*T, *structured.Problems)) (T, error) {
+	w.current = key
+	return engine.Step(ctx, w.r, key, in, func(ctx context.Context, c llm.Client) (T, error) {
+		return agent.JSON(ctx, c, a, spec, in, agent.Options{Temperature: temp, Timeout: stageTimeout}, check)
 	})
 }
 
@@ -400,7 +447,7 @@ func (w *work) problemFormulation(ctx context.Context, round int, fb *Feedback) 
 		if fb != nil {
 			qin.Previous = res.LiteratureSearch.Queries
 		}
-		plan, err := step(ctx, w.r, key(round, "queries"), p.queries, p.planSpec, qin, tempQueries, nil)
+		plan, err := step(ctx, w, key(round, "queries"), p.queries, p.planSpec, qin, tempQueries, nil)
 		if err != nil {
 			return err
 		}
@@ -410,7 +457,8 @@ func (w *work) problemFormulation(ctx context.Context, round int, fb *Feedback) 
 		}
 		w.r.Emit("literature", 15, fmt.Sprintf("searching %s for %d queries", strings.Join(ls.Sources, ", "), len(plan.Queries)))
 		lin := literatureInput{Queries: plan.Queries, Sources: ls.Sources, PerQuery: w.in.ResultsPerQuery}
-		found, err := engine.Step(ctx, w.r, key(round, "literature"), lin, func(ctx context.Context, _ llm.Client) (*scholar.Findings, error) {
+		w.current = key(round, "literature")
+		found, err := engine.Step(ctx, w.r, w.current, lin, func(ctx context.Context, _ llm.Client) (*scholar.Findings, error) {
 			s := &scholar.Searcher{Sources: p.sources, PerQuery: w.in.ResultsPerQuery, Limit: maxWorks}
 			return s.Search(ctx, plan.Queries)
 		})
@@ -428,15 +476,14 @@ func (w *work) problemFormulation(ctx context.Context, round int, fb *Feedback) 
 	}
 	w.r.Emit("problem", 25, "problem definition")
 	pin := problemInput{Profile: prof, Works: works, SearchNote: ls.Note, Feedback: withPrevious(fb, res.ProblemDefinition)}
-	def, err := engine.Step(ctx, w.r, key(round, "problem"), pin, func(ctx context.Context, c llm.Client) (ProblemDefinition, error) {
-		var def ProblemDefinition
-		_, err := agent.JSON(ctx, c, p.problem, p.problemSpec, pin, agent.Options{Temperature: tempWrite, Timeout: stageTimeout},
-			structured.HardCheck(func(rep *problemReply) error {
-				var err error
-				def, err = buildProblem(rep, works)
-				return err
-			}))
-		return def, err
+	w.current = key(round, "problem")
+	def, err := engine.Step(ctx, w.r, w.current, pin, func(ctx context.Context, c llm.Client) (ProblemDefinition, error) {
+		rep, err := agent.JSON(ctx, c, p.problem, p.problemSpec, pin, agent.Options{Temperature: tempWrite, Timeout: stageTimeout},
+			func(rep *problemReply, pr *structured.Problems) { checkCitations(rep, pr, works) })
+		if err != nil {
+			return ProblemDefinition{}, err
+		}
+		return buildProblem(&rep, works), nil
 	})
 	if err != nil {
 		return err
@@ -445,11 +492,73 @@ func (w *work) problemFormulation(ctx context.Context, round int, fb *Feedback) 
 	return w.m.To(PFDone, fmt.Sprintf("%d works cited", len(def.PreliminaryLiterature)))
 }
 
-// buildProblem turns the problem agent's reply into the problem
-// definition, filling each cited work from the search results. A number
-// that is not a search result, a repeated one, or too few citations is an
-// error sent back to the model.
-func buildProblem(rep *problemReply, works []scholar.Work) (ProblemDefinition, error) {
+// checkCitations keeps the problem agent's citations to the search
+// results: a number that is not one of them (with no results, any number)
+// and a repeated one are dropped; too few citations are asked for once,
+// then the reply is kept with those it has.
+func checkCitations(rep *problemReply, p *structured.Problems, works []scholar.Work) {
+	byID := map[int]bool{}
+	for _, w := range works {
+		byID[w.ID] = true
+	}
+	var stray, dups []string
+	seen := map[int]bool{}
+	for _, c := range rep.Literature {
+		switch {
+		case !byID[c.ID]:
+			stray = append(stray, fmt.Sprint(c.ID))
+		case seen[c.ID]:
+			dups = append(dups, fmt.Sprint(c.ID))
+		}
+		seen[c.ID] = true
+	}
+	if len(stray) > 0 || len(dups) > 0 {
+		var msg string
+		switch {
+		case len(stray) > 0 && len(works) == 0:
+			msg = fmt.Sprintf("preliminary_literature cites id %s, but there are no search results: leave it empty", strings.Join(stray, ", "))
+		case len(stray) > 0:
+			msg = fmt.Sprintf("preliminary_literature cites id %s, which is not one of the search results (ids 1-%d): cite only the numbered results", strings.Join(stray, ", "), len(works))
+		default:
+			msg = fmt.Sprintf("preliminary_literature cites id %s twice", strings.Join(dups, ", "))
+		}
+		p.Fix("reference", msg, func() string {
+			seen := map[int]bool{}
+			kept := rep.Literature[:0]
+			for _, c := range rep.Literature {
+				if byID[c.ID] && !seen[c.ID] {
+					seen[c.ID] = true
+					kept = append(kept, c)
+				}
+			}
+			rep.Literature = kept
+			var parts []string
+			if len(stray) > 0 {
+				parts = append(parts, "citations of ids that no search returned dropped: "+strings.Join(stray, ", "))
+			}
+			if len(dups) > 0 {
+				parts = append(parts, "repeated citations dropped: "+strings.Join(dups, ", "))
+			}
+			return strings.Join(parts, "; ")
+		})
+	}
+	valid := 0
+	for id := range seen {
+		if byID[id] {
+			valid++
+		}
+	}
+	if want := min(3, len(works)); valid < want {
+		p.Ask("count", fmt.Sprintf("preliminary_literature cites %d works; cite at least %d of the %d search results", valid, want, len(works)), func() string {
+			return fmt.Sprintf("kept with %d cited works of the %d asked for", valid, want)
+		})
+	}
+}
+
+// buildProblem turns the problem agent's reply, its citations checked by
+// checkCitations, into the problem definition, filling each cited work
+// from the search results.
+func buildProblem(rep *problemReply, works []scholar.Work) ProblemDefinition {
 	def := ProblemDefinition{
 		WorkingTitle: rep.WorkingTitle, ProblemStatement: rep.ProblemStatement, ResearchGap: rep.ResearchGap,
 		Justification: rep.Justification, MainResearchQuestion: rep.MainResearchQuestion,
@@ -463,13 +572,8 @@ func buildProblem(rep *problemReply, works []scholar.Work) (ProblemDefinition, e
 	seen := map[int]bool{}
 	for _, c := range rep.Literature {
 		w, ok := byID[c.ID]
-		switch {
-		case !ok && len(works) == 0:
-			return def, fmt.Errorf("preliminary_literature cites id %d, but there are no search results: leave it empty", c.ID)
-		case !ok:
-			return def, fmt.Errorf("preliminary_literature cites id %d, which is not one of the search results (ids 1-%d): cite only the numbered results", c.ID, len(works))
-		case seen[c.ID]:
-			return def, fmt.Errorf("preliminary_literature cites id %d twice", c.ID)
+		if !ok || seen[c.ID] {
+			continue
 		}
 		seen[c.ID] = true
 		def.PreliminaryLiterature = append(def.PreliminaryLiterature, LiteratureEntry{
@@ -477,10 +581,7 @@ func buildProblem(rep *problemReply, works []scholar.Work) (ProblemDefinition, e
 			Venue: w.Venue, DOI: w.DOI, Sources: nonNil(w.Sources), RelevanceNote: c.RelevanceNote,
 		})
 	}
-	if want := min(3, len(works)); len(def.PreliminaryLiterature) < want {
-		return def, fmt.Errorf("preliminary_literature cites %d works; cite at least %d of the %d search results", len(def.PreliminaryLiterature), want, len(works))
-	}
-	return def, nil
+	return def
 }
 
 func nonNil(s []string) []string {
@@ -496,7 +597,7 @@ func (w *work) review(ctx context.Context, round int) (QualityValidation, error)
 	w.r.Emit("quality_control", 85, fmt.Sprintf("quality control (round %d)", round))
 	in := qcInput{Profile: w.in.Profile, Problem: res.ProblemDefinition, Objectives: res.ResearchObjectives, Methodology: res.Methodology,
 		Data: res.DataCollectionPlan, Weeks: w.weeks, Hours: w.in.Profile.HoursAvailable(), MinCoherence: MinCoherence, MinFeasibility: MinFeasibility}
-	rep, err := step(ctx, w.r, key(round, "quality_control"), w.p.qc, w.p.qcSpec, in, tempQC, nil)
+	rep, err := step(ctx, w, key(round, "quality_control"), w.p.qc, w.p.qcSpec, in, tempQC, nil)
 	if err != nil {
 		return QualityValidation{}, err
 	}

@@ -27,7 +27,10 @@ func (res *Result) Notice(m Meta) string {
 	if m.Mock {
 		n = append(n, MockNotice)
 	}
-	if !res.Passed {
+	switch {
+	case res.FailedStep != "":
+		n = append(n, fmt.Sprintf("INCOMPLETE: the step %s failed (%s); the stages before it are kept, and resuming the run finishes it.", res.FailedStep, res.Error))
+	case !res.Passed:
 		n = append(n, fmt.Sprintf("NOT PASSED: this proposal did not pass quality control after %d refinement(s) (%s).", res.Refinements, res.QualityValidation.Reason))
 	}
 	return strings.Join(n, " ")
@@ -39,7 +42,10 @@ func (res *Result) pageNotice(m Meta) string {
 	if m.Mock {
 		n = append(n, "MOCK DATA")
 	}
-	if !res.Passed {
+	switch {
+	case res.FailedStep != "":
+		n = append(n, "INCOMPLETE")
+	case !res.Passed:
 		n = append(n, "NOT PASSED QUALITY CONTROL")
 	}
 	return strings.Join(n, " · ")

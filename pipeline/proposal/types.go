@@ -1,10 +1,11 @@
 package proposal
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/madspark/madspark/structured"
 )
 
 // Stage is a stage of the proposal that quality control can send back for
@@ -135,14 +136,34 @@ type citation struct {
 	RelevanceNote string `json:"relevance_note" jsonschema:"minLength=1"`
 }
 
-// Validate checks what the schema cannot.
-func (r *problemReply) Validate() error {
-	for i, q := range r.SecondaryQuestions {
-		if strings.TrimSpace(q) == "" {
-			return fmt.Errorf("secondary_questions[%d] is empty", i)
+// Check drops the empty secondary questions.
+func (r *problemReply) Check(p *structured.Problems) {
+	if n := countEmpty(r.SecondaryQuestions); n > 0 {
+		p.Fix("count", fmt.Sprintf("%d secondary question(s) are empty", n), func() string {
+			r.SecondaryQuestions = dropEmpty(r.SecondaryQuestions)
+			return fmt.Sprintf("%d empty secondary question(s) dropped", n)
+		})
+	}
+}
+
+func countEmpty(list []string) int {
+	n := 0
+	for _, s := range list {
+		if strings.TrimSpace(s) == "" {
+			n++
 		}
 	}
-	return nil
+	return n
+}
+
+func dropEmpty(list []string) []string {
+	out := list[:0]
+	for _, s := range list {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // searchPlan is what the literature-review agent returns: the queries to
@@ -152,23 +173,67 @@ type searchPlan struct {
 	Rationale string   `json:"rationale"`
 }
 
-// Validate checks that the queries are distinct and of a searchable length.
-func (s *searchPlan) Validate() error {
+// maxQuery is the longest query searched, in characters.
+const maxQuery = 200
+
+// Check keeps the queries distinct and of a searchable length: spaces are
+// collapsed, empty and repeated queries dropped, a long one cut at a word
+// to maxQuery characters. A plan with no query left is unusable.
+func (s *searchPlan) Check(p *structured.Problems) {
+	var kept []string
+	var empty, dups, long int
 	seen := map[string]bool{}
-	for i, q := range s.Queries {
+	for _, q := range s.Queries {
 		q = strings.Join(strings.Fields(q), " ")
-		switch {
-		case q == "":
-			return fmt.Errorf("queries[%d] is empty", i)
-		case len([]rune(q)) > 200:
-			return fmt.Errorf("queries[%d] is longer than 200 characters; use a few keywords", i)
-		case seen[strings.ToLower(q)]:
-			return fmt.Errorf("queries[%d] repeats an earlier query", i)
+		if len([]rune(q)) > maxQuery {
+			q = cutWords(q, maxQuery)
+			long++
 		}
-		seen[strings.ToLower(q)] = true
-		s.Queries[i] = q
+		switch k := strings.ToLower(q); {
+		case q == "":
+			empty++
+		case seen[k]:
+			dups++
+		default:
+			seen[k] = true
+			kept = append(kept, q)
+		}
 	}
-	return nil
+	if len(kept) == 0 {
+		p.Hard("count", "queries holds no query: list 3-5 distinct keyword queries")
+		return
+	}
+	if empty+dups+long == 0 {
+		s.Queries = kept // spaces collapsed: not worth a repair of its own
+		return
+	}
+	p.Fix("count", fmt.Sprintf("queries: %d empty, %d repeated, %d too long", empty, dups, long), func() string {
+		s.Queries = kept
+		var parts []string
+		if empty > 0 {
+			parts = append(parts, fmt.Sprintf("%d empty dropped", empty))
+		}
+		if dups > 0 {
+			parts = append(parts, fmt.Sprintf("%d repeated dropped", dups))
+		}
+		if long > 0 {
+			parts = append(parts, fmt.Sprintf("%d cut to %d characters", long, maxQuery))
+		}
+		return "queries: " + strings.Join(parts, ", ")
+	})
+}
+
+// cutWords cuts s to at most n runes, at a space when there is one.
+func cutWords(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := string(r[:n])
+	if i := strings.LastIndexByte(cut, ' '); i > 0 {
+		cut = cut[:i]
+	}
+	return strings.TrimSpace(cut)
 }
 
 // SpecificObjective is one SMART objective, mapped to a research question.
@@ -202,37 +267,60 @@ type ResearchObjectives struct {
 	FeasibilityNotes   string              `json:"feasibility_notes"`
 }
 
-// check enforces the rules that depend on the problem and the timeline:
-// numbering, existing research questions, the main question covered,
-// deadlines within the project.
-func (o *ResearchObjectives) check(questions []Question, weeks int) error {
+// check enforces the rules that depend on the problem and the timeline.
+// The ids are positions, so they are renumbered SO1..SOn; a deadline after
+// the project's end moves to its last week; an objective mapped to a
+// question that does not exist, or none answering the main question RQ1,
+// is asked about once, then mapped to RQ1 (the main question, which every
+// objective serves).
+func (o *ResearchObjectives) check(p *structured.Problems, questions []Question, weeks int) {
 	known := map[string]bool{}
 	var ids []string
 	for _, q := range questions {
 		known[q.ID] = true
 		ids = append(ids, q.ID)
 	}
-	var problems []string
+	var renumber []string
+	var unknown []int
 	mainCovered := false
-	for i, so := range o.SpecificObjectives {
+	for i := range o.SpecificObjectives {
+		so := &o.SpecificObjectives[i]
 		if want := fmt.Sprintf("SO%d", i+1); so.ID != want {
-			problems = append(problems, fmt.Sprintf("specific_objectives[%d].id is %q, want %q", i, so.ID, want))
+			renumber = append(renumber, fmt.Sprintf("%q → %s", so.ID, want))
 		}
 		if !known[so.ResearchQuestion] {
-			problems = append(problems, fmt.Sprintf("%s maps to %s, which is not a research question (there are %s)", so.ID, so.ResearchQuestion, strings.Join(ids, ", ")))
+			unknown = append(unknown, i)
 		}
 		mainCovered = mainCovered || so.ResearchQuestion == "RQ1"
 		if so.DueWeek > weeks {
-			problems = append(problems, fmt.Sprintf("%s is due in week %d, after the project's %d weeks", so.ID, so.DueWeek, weeks))
+			p.Fix("budget", fmt.Sprintf("%s is due in week %d, after the project's %d weeks", so.ID, so.DueWeek, weeks), func() string {
+				was := so.DueWeek
+				so.DueWeek = weeks
+				return fmt.Sprintf("objective %d due week %d → %d", i+1, was, weeks)
+			})
 		}
 	}
-	if !mainCovered {
-		problems = append(problems, "no specific objective answers the main research question RQ1")
+	if len(renumber) > 0 {
+		p.Fix("id", "the specific objectives are numbered SO1, SO2, ... in order", func() string {
+			for i := range o.SpecificObjectives {
+				o.SpecificObjectives[i].ID = fmt.Sprintf("SO%d", i+1)
+			}
+			return "ids renumbered by position: " + strings.Join(renumber, ", ")
+		})
 	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
+	for _, i := range unknown {
+		so := &o.SpecificObjectives[i]
+		p.Ask("reference", fmt.Sprintf("specific objective %d maps to %q, which is not a research question (there are %s)", i+1, so.ResearchQuestion, strings.Join(ids, ", ")), func() string {
+			was := so.ResearchQuestion
+			so.ResearchQuestion = "RQ1"
+			return fmt.Sprintf("objective %d: research question %q → RQ1", i+1, was)
+		})
 	}
-	return nil
+	if !mainCovered && len(unknown) == 0 && len(o.SpecificObjectives) > 0 {
+		p.Ask("consistency", "no specific objective answers the main research question RQ1", func() string {
+			return "kept: no objective answers RQ1"
+		})
+	}
 }
 
 // Phase is a phase of the research with its length.
@@ -268,16 +356,80 @@ type MethodologyRecommendation struct {
 	AlternativeMethodologies []Alternative   `json:"alternative_methodologies" jsonschema:"minItems=1,maxItems=3"`
 }
 
-// check enforces that the phases fit in the project.
-func (m *MethodologyRecommendation) check(weeks int) error {
+// check makes the phases fit in the project: phases that add up to more
+// weeks than it has are scaled down to its length, each keeping at least a
+// week.
+func (m *MethodologyRecommendation) check(p *structured.Problems, weeks int) {
+	phases := m.TimelineFit.Phases
 	total := 0
-	for _, p := range m.TimelineFit.Phases {
-		total += p.Weeks
+	for _, ph := range phases {
+		total += ph.Weeks
 	}
-	if total > weeks {
-		return fmt.Errorf("timeline_fit.phases add up to %d weeks; the project has %d: shorten or merge phases", total, weeks)
+	if total <= weeks {
+		return
 	}
-	return nil
+	p.Fix("budget", fmt.Sprintf("timeline_fit.phases add up to %d weeks; the project has %d", total, weeks), func() string {
+		scalePhases(phases, weeks)
+		after := 0
+		for _, ph := range phases {
+			after += ph.Weeks
+		}
+		return fmt.Sprintf("phases scaled from %d weeks to %d, the project's length", total, after)
+	})
+}
+
+// scalePhases shortens phases in proportion so that they add up to weeks at
+// most, each keeping at least one week; the weeks left by rounding down go
+// to the phases that lost most to it.
+func scalePhases(phases []Phase, weeks int) {
+	total := 0
+	for _, ph := range phases {
+		total += ph.Weeks
+	}
+	if total <= weeks || total == 0 {
+		return
+	}
+	type share struct {
+		i    int
+		frac float64
+	}
+	sum := 0
+	shares := make([]share, len(phases))
+	for i := range phases {
+		exact := float64(phases[i].Weeks) * float64(weeks) / float64(total)
+		phases[i].Weeks = max(1, int(math.Floor(exact)))
+		shares[i] = share{i, exact - math.Floor(exact)}
+		sum += phases[i].Weeks
+	}
+	for sum < weeks {
+		best := -1
+		for j, sh := range shares {
+			if best < 0 || sh.frac > shares[best].frac {
+				best = j
+			}
+		}
+		if best < 0 || shares[best].frac <= 0 {
+			break
+		}
+		phases[shares[best].i].Weeks++
+		shares[best].frac = 0
+		sum++
+	}
+	// Phases held at one week can leave the total over; take from the
+	// longest.
+	for sum > weeks {
+		longest := 0
+		for i := range phases {
+			if phases[i].Weeks > phases[longest].Weeks {
+				longest = i
+			}
+		}
+		if phases[longest].Weeks <= 1 {
+			break
+		}
+		phases[longest].Weeks--
+		sum--
+	}
 }
 
 // Tool is an instrument or piece of software for collecting data.
@@ -308,21 +460,26 @@ type DataCollectionPlan struct {
 	EthicalConsiderations []string   `json:"ethical_considerations"`
 }
 
-// check enforces that every activity lies within the project.
-func (d *DataCollectionPlan) check(weeks int) error {
-	var problems []string
-	for i, a := range d.TimelineBreakdown {
+// check keeps every activity within the project: weeks given the wrong
+// way round are swapped, and an activity past the project's end is
+// clamped to its last week.
+func (d *DataCollectionPlan) check(p *structured.Problems, weeks int) {
+	for i := range d.TimelineBreakdown {
+		a := &d.TimelineBreakdown[i]
 		if a.EndWeek < a.StartWeek {
-			problems = append(problems, fmt.Sprintf("timeline_breakdown[%d] ends (week %d) before it starts (week %d)", i, a.EndWeek, a.StartWeek))
+			p.Fix("consistency", fmt.Sprintf("timeline_breakdown[%d] ends (week %d) before it starts (week %d)", i, a.EndWeek, a.StartWeek), func() string {
+				a.StartWeek, a.EndWeek = a.EndWeek, a.StartWeek
+				return fmt.Sprintf("activity %d: weeks %d-%d swapped", i+1, a.EndWeek, a.StartWeek)
+			})
 		}
-		if a.EndWeek > weeks {
-			problems = append(problems, fmt.Sprintf("timeline_breakdown[%d] ends in week %d, after the project's %d weeks", i, a.EndWeek, weeks))
+		if max(a.StartWeek, a.EndWeek) > weeks {
+			p.Fix("budget", fmt.Sprintf("timeline_breakdown[%d] ends in week %d, after the project's %d weeks", i, max(a.StartWeek, a.EndWeek), weeks), func() string {
+				s, e := a.StartWeek, a.EndWeek
+				a.StartWeek, a.EndWeek = min(a.StartWeek, weeks), min(a.EndWeek, weeks)
+				return fmt.Sprintf("activity %d: weeks %d-%d → %d-%d", i+1, s, e, a.StartWeek, a.EndWeek)
+			})
 		}
 	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
-	}
-	return nil
 }
 
 // Issue is a problem quality control found.
@@ -343,23 +500,87 @@ type qcReply struct {
 	Summary           string   `json:"summary" jsonschema:"minLength=1"`
 }
 
-// Validate checks the targets and that a failing proposal says what to
-// refine.
-func (q *qcReply) Validate() error {
+// stageSynonyms map the words models use for the stages onto them.
+var stageSynonyms = map[string]string{
+	"problem": string(StageProblem), "problem definition": string(StageProblem), "literature": string(StageProblem),
+	"objective": string(StageObjectives), "research objectives": string(StageObjectives),
+	"methods": string(StageMethodology), "method": string(StageMethodology),
+	"data": string(StageData), "data collection plan": string(StageData),
+}
+
+// enumSynonyms map the words models use for the enum values of the
+// proposal's replies onto them.
+var enumSynonyms = map[string]string{
+	"blocker": string(Critical), "fatal": string(Critical), "severe": string(Critical),
+	"high": string(Major), "significant": string(Major), "moderate": string(Major), "medium": string(Major),
+	"low": string(Minor), "trivial": string(Minor), "cosmetic": string(Minor),
+	"mixed methods": string(Mixed), "mixed method": string(Mixed), "quant": string(Quantitative), "qual": string(Qualitative),
+	"fit": "fits", "tight fit": "tight", "too tight": "does_not_fit", "not feasible": "does_not_fit",
+	"partial": "partially_aligned", "partly aligned": "partially_aligned", "not aligned": "misaligned",
+	"institution": "institutional", "paid": "licensed", "open source": "free",
+}
+
+// Check keeps the targets consistent with the verdict. A repeated target is
+// dropped, an unknown one too; a failing proposal with no target refines
+// from problem formulation, as a full refinement does, and one with no
+// recommendation takes its issues (or its summary) as the recommendations.
+func (q *qcReply) Check(p *structured.Problems) {
+	var bad []string
+	dup, valid := false, false
+	seen := map[Stage]bool{}
 	for _, s := range q.RefinementTargets {
-		if s.order() < 0 {
-			return fmt.Errorf("refinement_targets: %q is not a stage (use %s)", s, stageList())
+		switch {
+		case s.order() < 0:
+			bad = append(bad, string(s))
+		case seen[s]:
+			dup = true
+		default:
+			valid = true
 		}
+		seen[s] = true
+	}
+	if len(bad) > 0 || dup {
+		msg := "refinement_targets repeats a stage"
+		if len(bad) > 0 {
+			msg = fmt.Sprintf("refinement_targets: %s is not a stage (use %s)", strings.Join(bad, ", "), stageList())
+		}
+		p.Fix("reference", msg, func() string {
+			seen := map[Stage]bool{}
+			kept := q.RefinementTargets[:0]
+			for _, s := range q.RefinementTargets {
+				if s.order() >= 0 && !seen[s] {
+					seen[s] = true
+					kept = append(kept, s)
+				}
+			}
+			q.RefinementTargets = kept
+			if len(bad) > 0 {
+				return "unknown refinement targets dropped: " + strings.Join(bad, ", ")
+			}
+			return "repeated refinement targets dropped"
+		})
 	}
 	if v := verdictOf(q.CoherenceScore, q.FeasibilityScore, q.IssuesIdentified); v == Fail {
-		if len(q.RefinementTargets) == 0 {
-			return fmt.Errorf("the proposal fails quality control (%s), so refinement_targets must name the stages to refine (%s)", failReason(q.CoherenceScore, q.FeasibilityScore, q.IssuesIdentified), stageList())
+		if !valid {
+			p.Fix("consistency", fmt.Sprintf("the proposal fails quality control (%s), so refinement_targets must name the stages to refine (%s)", failReason(q.CoherenceScore, q.FeasibilityScore, q.IssuesIdentified), stageList()), func() string {
+				q.RefinementTargets = []Stage{StageProblem}
+				return "failed without refinement targets → refine from " + string(StageProblem)
+			})
 		}
-		if len(q.Recommendations) == 0 {
-			return errors.New("the proposal fails quality control, so recommendations must say what to change")
+		if len(dropEmpty(append([]string(nil), q.Recommendations...))) == 0 {
+			p.Fix("consistency", "the proposal fails quality control, so recommendations must say what to change", func() string {
+				var recs []string
+				for _, is := range q.IssuesIdentified {
+					recs = append(recs, fmt.Sprintf("Address the %s issue in %s: %s", is.Severity, is.Component, is.Description))
+				}
+				if len(recs) == 0 {
+					recs = []string{q.Summary}
+				}
+				q.Recommendations = recs
+				return fmt.Sprintf("failed without recommendations → %d taken from the issues and summary", len(recs))
+			})
 		}
 	}
-	return nil
 }
 
 func stageList() string {
