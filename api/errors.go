@@ -36,7 +36,11 @@ type ErrorBody struct {
 // ErrorDetail says what went wrong, in one line.
 type ErrorDetail struct {
 	Message string `json:"message"`
-	Type    string `json:"type" jsonschema:"enum=invalid_request,enum=validation,enum=not_found,enum=conflict,enum=rate_limited,enum=unauthorized,enum=too_large,enum=internal"`
+	// Type is one of this package's types, or one that package server
+	// answers before the API: forbidden (a request from a page of another
+	// origin, 403, or for another host, 421) and unsupported_media_type
+	// (a body that is not JSON, 415).
+	Type string `json:"type" jsonschema:"enum=invalid_request,enum=validation,enum=not_found,enum=conflict,enum=rate_limited,enum=unauthorized,enum=too_large,enum=internal,enum=forbidden,enum=unsupported_media_type"`
 	// Field names the field at fault, in dotted form
 	// ("params.num_top_candidates"), when there is one.
 	Field string `json:"field,omitempty"`

@@ -356,6 +356,19 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 			resps = append(append([]response{}, resps...), response{status: 429, desc: "rate limited: retry after Retry-After seconds", body: ErrorBody{},
 				headers: map[string]string{"Retry-After": "seconds to wait"}})
 		}
+		errBody := func(status int, desc string) response {
+			if strings.HasPrefix(rt.path, "/v1/") {
+				return response{status: status, desc: desc, content: openAIJSON()}
+			}
+			return response{status: status, desc: desc, body: ErrorBody{}}
+		}
+		resps = append(append([]response{}, resps...), errBody(421, "the Host header names another host than this server's (when it has no token)"))
+		if rt.method != "GET" {
+			resps = append(resps, errBody(403, "sent by a page of another origin than the server's and its allowed origins"))
+		}
+		if rt.doc.body != nil || rt.path == "/v1/chat/completions" {
+			resps = append(resps, errBody(415, "the body is not declared as application/json"))
+		}
 		if rt.path != "/health" && rt.path != "/" {
 			resps = append(append([]response{}, resps...), response{status: 401, desc: "missing or wrong bearer token (when the server has one)",
 				content: map[string]map[string]any{"application/json": {"schema": map[string]any{"type": "object", "required": []string{"error"}}}}})

@@ -60,6 +60,13 @@ type Config struct {
 	// no data: the page asks for the token and sends it with its API
 	// calls). GET /health is always public.
 	Public func(r *http.Request) bool
+	// AllowedHosts are more names, besides the host of Addr, localhost
+	// and the loopback addresses, that a request's Host header may give
+	// when no Token is configured (such as a name of the machine in
+	// /etc/hosts). Requests for any other host are refused with 421, so
+	// that a page whose DNS name was rebound to the server's address
+	// cannot read from it.
+	AllowedHosts []string
 }
 
 // Server is madspark's HTTP API: an OpenAI-compatible chat completions
@@ -107,13 +114,10 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	loopback, err := isLoopback(cfg.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("server: address %q: %w", cfg.Addr, err)
+	if err := CheckAddr(cfg.Addr, cfg.Token); err != nil {
+		return nil, err
 	}
-	if !loopback && cfg.Token == "" {
-		return nil, fmt.Errorf("server: listening on %s, which is not a loopback address, requires a token (MADSPARK_API_TOKEN)", cfg.Addr)
-	}
+	var err error
 	s := &Server{cfg: cfg, models: map[string]Model{}, order: []string{}, started: time.Now(), mux: http.NewServeMux(), log: log}
 	for i, m := range cfg.Models {
 		if m == nil {
@@ -142,7 +146,12 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: CORS origin %q: want scheme://host[:port], such as https://ui.example.org", o)
 		}
 	}
-	s.handler = s.logged(s.cors(s.authorized(http.HandlerFunc(s.route))))
+	for _, h := range cfg.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/@ ") {
+			return nil, fmt.Errorf("server: allowed host %q: want a host name, such as madspark.local", h)
+		}
+	}
+	s.handler = s.logged(s.hostChecked(s.cors(s.crossOrigin(s.authorized(http.HandlerFunc(s.route))))))
 	return s, nil
 }
 
@@ -164,7 +173,9 @@ func writeRouteError(w http.ResponseWriter, r *http.Request, status int, code, m
 		writeError(w, status, code, msg)
 		return
 	}
-	typ := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusNotFound: "not_found"}[status]
+	typ := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusNotFound: "not_found",
+		http.StatusForbidden: "forbidden", http.StatusMisdirectedRequest: "forbidden",
+		http.StatusUnsupportedMediaType: "unsupported_media_type", http.StatusTooManyRequests: "rate_limited"}[status]
 	if typ == "" {
 		typ = "invalid_request"
 	}
@@ -291,6 +302,9 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
 	if pattern != "" {
+		if !jsonOnly(w, r) {
+			return
+		}
 		s.mux.ServeHTTP(w, r)
 		return
 	}
@@ -459,6 +473,20 @@ func (s *Server) logged(next http.Handler) http.Handler {
 		}
 		s.log.LogAttrs(r.Context(), level, "http request", attrs...)
 	})
+}
+
+// CheckAddr reports whether a server may listen on addr, a host:port,
+// with token: an address that is not a loopback one requires a token. New
+// checks it too; a caller can check it before it starts anything else.
+func CheckAddr(addr, token string) error {
+	loopback, err := isLoopback(addr)
+	if err != nil {
+		return fmt.Errorf("server: address %q: %w", addr, err)
+	}
+	if !loopback && token == "" {
+		return fmt.Errorf("server: listening on %s, which is not a loopback address, requires a token (MADSPARK_API_TOKEN)", addr)
+	}
+	return nil
 }
 
 // isLoopback reports whether addr, a host:port, names a loopback address.
