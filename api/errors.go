@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/madspark/madspark/structured"
 )
@@ -53,6 +54,8 @@ type apiError struct {
 	field  string
 	msg    string
 	dups   *Duplicates
+	// retryAfter, when positive, is sent as Retry-After.
+	retryAfter time.Duration
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -86,6 +89,9 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	if !ok {
 		h.log.Warn("api request failed", "method", r.Method, "path", r.URL.Path, "err", oneLine(err.Error()))
 		ae = errorf(http.StatusInternalServerError, typeInternal, "", "internal error; the server log says more")
+	}
+	if ae.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((ae.retryAfter+time.Second-1)/time.Second)))
 	}
 	writeJSON(w, ae.status, &ErrorBody{Error: ErrorDetail{Message: ae.msg, Type: ae.typ, Field: ae.field}, Duplicates: ae.dups})
 }

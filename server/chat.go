@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/structured"
 )
 
@@ -260,6 +261,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	// Beyond the provider's limit and queue, the model's calls fail at
+	// once and the request is answered 429.
+	r = r.WithContext(middleware.RefuseWhenBusy(r.Context()))
 	id := "chatcmpl-" + randomID()
 	created := time.Now().Unix()
 	if req.Stream {
@@ -406,6 +410,9 @@ func classify(err error) (int, wireError) {
 		return e(http.StatusInternalServerError, "server_error", "internal_error", "", "the model failed unexpectedly; see the server log")
 	}
 	msg := oneLine(err.Error())
+	if errors.Is(err, middleware.ErrBusy) {
+		return e(http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded", "", msg)
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return e(http.StatusGatewayTimeout, "timeout_error", "timeout", "", msg)
 	}
@@ -421,6 +428,11 @@ func classify(err error) (int, wireError) {
 func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	status, we := classify(err)
 	info := infoOf(r.Context())
+	if status == http.StatusTooManyRequests {
+		if d := llm.RetryAfterOf(err); d > 0 {
+			w.Header().Set("Retry-After", fmt.Sprint(int((d+time.Second-1)/time.Second)))
+		}
+	}
 	if status >= 500 {
 		info.err = err
 		if r.Context().Err() != nil && errors.Is(err, context.Canceled) {

@@ -5,7 +5,12 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // The server's defences against the pages of other sites, which a user's
@@ -115,4 +120,74 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// failureLimiter keeps a token bucket of failed authentications per
+// client address. At most maxTracked addresses are kept; when more fail,
+// the buckets are forgotten and start full again, which only a client of
+// that many addresses could bring about.
+type failureLimiter struct {
+	every rate.Limit
+	burst int
+
+	mu      sync.Mutex
+	clients map[string]*rate.Limiter
+}
+
+const maxTracked = 10000
+
+func newFailureLimiter(every rate.Limit, burst int) *failureLimiter {
+	return &failureLimiter{every: every, burst: burst, clients: map[string]*rate.Limiter{}}
+}
+
+// wait reports how long client must wait before its token is checked
+// again: 0 unless it used up its failures.
+func (l *failureLimiter) wait(client string) time.Duration {
+	l.mu.Lock()
+	lim := l.clients[client]
+	l.mu.Unlock()
+	if lim == nil {
+		return 0
+	}
+	now := time.Now()
+	if lim.TokensAt(now) >= 1 {
+		return 0
+	}
+	res := lim.ReserveN(now, 1)
+	d := res.DelayFrom(now)
+	res.CancelAt(now)
+	return max(d, time.Second)
+}
+
+// fail counts a failed authentication of client.
+func (l *failureLimiter) fail(client string) {
+	l.mu.Lock()
+	lim := l.clients[client]
+	if lim == nil {
+		if len(l.clients) >= maxTracked {
+			clear(l.clients)
+		}
+		lim = rate.NewLimiter(l.every, l.burst)
+		l.clients[client] = lim
+	}
+	l.mu.Unlock()
+	lim.Allow()
+}
+
+// remoteIP is r's client address, an IPv6 one as its /64.
+func remoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	addr = addr.Unmap().WithZone("")
+	if addr.Is6() {
+		p, _ := addr.Prefix(64)
+		return p.String()
+	}
+	return addr.String()
 }

@@ -193,3 +193,35 @@ func TestHostChecked(t *testing.T) {
 		t.Error("an allowed host with a scheme is accepted")
 	}
 }
+
+// TestFailedAuthThrottled: after a burst of wrong tokens a client's
+// requests are answered 429 with Retry-After, the right token included,
+// so that guessing is slow; another address is not affected.
+func TestFailedAuthThrottled(t *testing.T) {
+	s, err := New(Config{Models: []Model{newFake("m")}, Token: "right", AuthFailures: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := func(ip, token string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "http://localhost/v1/models", nil)
+		req.RemoteAddr = ip + ":5000"
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		return rec
+	}
+	for i := range 3 {
+		if rec := from("192.0.2.1", "wrong"); rec.Code != 401 {
+			t.Fatalf("wrong token %d: %d", i, rec.Code)
+		}
+	}
+	for _, token := range []string{"wrong", "right"} {
+		rec := from("192.0.2.1", token)
+		if rec.Code != 429 || rec.Header().Get("Retry-After") == "" {
+			t.Errorf("after the burst, token %s: %d %v", token, rec.Code, rec.Header())
+		}
+	}
+	if rec := from("192.0.2.2", "right"); rec.Code != 200 {
+		t.Errorf("another address: %d", rec.Code)
+	}
+}

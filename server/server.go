@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -67,6 +68,16 @@ type Config struct {
 	// that a page whose DNS name was rebound to the server's address
 	// cannot read from it.
 	AllowedHosts []string
+	// Middleware, when not nil, wraps the handler of every route, inside
+	// authentication (so Authenticated is known): the REST API uses it to
+	// put /v1 under the same per-client rate limit as its own routes.
+	Middleware func(next http.Handler) http.Handler
+	// AuthFailures is how many failed authentications a client (an IP
+	// address) may make in a burst; one more is allowed every 6 seconds.
+	// Beyond them the client's requests get 429 with Retry-After, without
+	// their token being checked, so that guessing the token is slow. Zero
+	// means 10.
+	AuthFailures int
 }
 
 // Server is madspark's HTTP API: an OpenAI-compatible chat completions
@@ -151,7 +162,14 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: allowed host %q: want a host name, such as madspark.local", h)
 		}
 	}
-	s.handler = s.logged(s.hostChecked(s.cors(s.crossOrigin(s.authorized(http.HandlerFunc(s.route))))))
+	if cfg.AuthFailures <= 0 {
+		s.cfg.AuthFailures = 10
+	}
+	var routed http.Handler = http.HandlerFunc(s.route)
+	if cfg.Middleware != nil {
+		routed = cfg.Middleware(routed)
+	}
+	s.handler = s.logged(s.hostChecked(s.cors(s.crossOrigin(s.authorized(routed)))))
 	return s, nil
 }
 
@@ -355,14 +373,24 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 	}
 	// Comparing digests takes the same time whatever the token's length.
 	want := sha256.Sum256([]byte(s.cfg.Token))
+	failures := newFailureLimiter(rate.Every(6*time.Second), s.cfg.AuthFailures)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if (r.URL.Path == "/health" && (r.Method == http.MethodGet || r.Method == http.MethodHead)) || (s.cfg.Public != nil && s.cfg.Public(r)) {
 			next.ServeHTTP(w, r)
 			return
 		}
+		client := remoteIP(r)
+		if wait := failures.wait(client); wait > 0 {
+			secs := int((wait + time.Second - 1) / time.Second)
+			w.Header().Set("Retry-After", fmt.Sprint(secs))
+			writeRouteError(w, r, http.StatusTooManyRequests, "rate_limit_exceeded",
+				fmt.Sprintf("too many failed authentications from this address; retry in %d s", secs))
+			return
+		}
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
 		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			failures.fail(client)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="madspark"`)
 			writeRouteError(w, r, http.StatusUnauthorized, "invalid_api_key", "missing or invalid API key: send Authorization: Bearer <MADSPARK_API_TOKEN>")
 			return

@@ -199,6 +199,7 @@ HTTP server.`,
 				Models:       models,
 				CORSOrigins:  origins,
 				AllowedHosts: splitList(allowedHosts),
+				Middleware:   rest.RateLimited,
 				Public:       func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
 			})
 			if err != nil {
