@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/structured"
 )
 
@@ -130,6 +132,20 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	return decodeJSON(body, v)
 }
 
+// checkText refuses a body that is not valid UTF-8 (which the JSON decoder
+// would silently turn into U+FFFD) and, once decoded into v, a string
+// holding a NUL byte or a number that is not finite, whichever field
+// holds it.
+func checkText(body []byte, v any) error {
+	if !utf8.Valid(body) {
+		return invalid("", "request body is not valid UTF-8")
+	}
+	if err := pipeline.CheckValues(v); err != nil {
+		return invalid("", "%v", err)
+	}
+	return nil
+}
+
 // decodeJSON decodes body strictly into v (see decodeBody).
 func decodeJSON(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -152,7 +168,7 @@ func decodeJSON(body []byte, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalid("", "request body has data after the JSON value")
 	}
-	return nil
+	return checkText(body, v)
 }
 
 // queryInt reads the integer query parameter name, def when absent; it

@@ -49,3 +49,33 @@ func TestCrossSiteRequestsRefused(t *testing.T) {
 		t.Errorf("own origin: %d %s", r.status, r.body)
 	}
 }
+
+// TestTextRefusedBeforeRuns: invalid UTF-8, NUL characters and numbers
+// that are not finite are refused with a 400 naming the problem, on /api
+// and /v1 alike, and no run is started.
+func TestTextRefusedBeforeRuns(t *testing.T) {
+	hs := newHarness(t, options{})
+	for _, body := range []string{
+		`{"pipeline":"spark","params":{"topic":"caf` + "\xff" + `"}}`,
+		`{"pipeline":"spark","params":{"topic":"a\u0000b"}}`,
+		`{"pipeline":"spark","params":{"topic":"x"},"tags":["a\u0000"]}`,
+	} {
+		r := hs.do("POST", "/api/runs", body)
+		if r.status != 400 && r.status != 422 {
+			t.Errorf("%q: %d %s", body, r.status, r.body)
+		}
+	}
+	for _, body := range []string{
+		`{"model":"madspark-spark","messages":[{"role":"user","content":"caf` + "\xff" + `"}]}`,
+		`{"model":"madspark-spark","messages":[{"role":"user","content":"a\u0000b"}]}`,
+	} {
+		if r := hs.do("POST", "/v1/chat/completions", body); r.status != 400 {
+			t.Errorf("/v1 %q: %d %s", body, r.status, r.body)
+		}
+	}
+	var list api.RunList
+	hs.do("GET", "/api/runs", nil).json(t, &list)
+	if len(list.Runs) != 0 {
+		t.Fatalf("refused requests started %d runs", len(list.Runs))
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
@@ -137,6 +138,9 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, P
 		}
 		return nil, p, nil, badRequest("", "could not read the request body")
 	}
+	if !utf8.Valid(body) {
+		return nil, p, nil, badRequest("", "request body is not valid UTF-8")
+	}
 	req, err := decodeStrict(body)
 	if err != nil {
 		return nil, p, nil, err
@@ -174,6 +178,9 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, P
 	var system []string
 	for i, msg := range req.Messages {
 		text, err := messageText(msg.Content)
+		if err == nil && strings.IndexByte(text, 0) >= 0 {
+			err = errors.New("content contains a NUL byte")
+		}
 		if err != nil {
 			return fail(badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err))
 		}

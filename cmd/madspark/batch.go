@@ -71,6 +71,9 @@ failed. "madspark batch status ID" shows a batch from anywhere.`,
 			if timeout <= 0 {
 				return usagef("--timeout must be positive, got %s", timeout)
 			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			if noWorker && cmd.Flags().Changed("concurrency") {
 				return usagef("--concurrency sets the in-process worker; it does nothing with --no-worker")
 			}
@@ -148,6 +151,9 @@ func (c *cli) batchStatusCmd() *cobra.Command {
 		Args:  argsError(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "table", "json"); err != nil {
+				return err
+			}
+			if err := checkOutput(output); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -279,6 +285,10 @@ func (c *cli) parseBatchCSV(name string, data []byte, reg *pipeline.Registry) ([
 			return nil, usagef("%s: %v", name, err)
 		}
 		line, _ := r.FieldPos(0)
+		if err := checkFields(rec); err != nil {
+			items = append(items, batchItem{line: line, err: err})
+			continue
+		}
 		// Missing trailing fields are empty; extra ones are a mistake.
 		if len(rec) > len(header) {
 			items = append(items, batchItem{line: line, err: fmt.Errorf("%d fields, but the header has %d", len(rec), len(header))})
@@ -329,6 +339,10 @@ func (c *cli) parseBatchJSON(name string, data []byte, reg *pipeline.Registry, d
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return nil, usagef("%s: item %d (line %d): invalid JSON: %v", name, n, line, err)
+		}
+		if err := checkJSONText(raw); err != nil {
+			items = append(items, batchItem{line: line, item: n, err: err})
+			continue
 		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
