@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -220,6 +221,10 @@ func New(cfg Config) (*Handler, error) {
 	return h, nil
 }
 
+// FileRoutes are the API's paths whose POST body is a file (text/csv or
+// multipart/form-data) rather than JSON, for server.Config.FileRoutes.
+func (h *Handler) FileRoutes() []string { return []string{"/api/batches"} }
+
 // Register adds the API's routes to mux.
 func (h *Handler) Register(mux *http.ServeMux) {
 	for _, rt := range h.routes {
@@ -259,5 +264,28 @@ func (h *Handler) serve(rt route) http.Handler {
 		if err := rt.handle(w, r); err != nil {
 			h.writeError(w, r, err)
 		}
+	})
+}
+
+// RateLimited wraps next, a handler of the server's own routes, with the
+// API's per-client rate limit on the OpenAI-compatible routes (/v1/...),
+// answering 429 with Retry-After beyond it; the API's routes have it
+// already. Pass it as server.Config.Middleware.
+func (h *Handler) RateLimited(next http.Handler) http.Handler {
+	if h.limiter == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			if wait, ok := h.limiter.allow(r); !ok {
+				secs := max(1, int((wait+time.Second-1)/time.Second))
+				w.Header().Set("Retry-After", fmt.Sprint(secs))
+				writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{
+					"message": fmt.Sprintf("too many requests from this client; retry in %d s", secs),
+					"type":    "rate_limit_error", "param": nil, "code": "rate_limit_exceeded"}})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
 	})
 }

@@ -268,6 +268,7 @@ func TestConversationStop(t *testing.T) {
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", hs.url+"/api/conversations/"+c.ID+"/messages",
 		strings.NewReader(`{"content":"Explain step by step how to design a rate limiter, and compare the trade-offs of token buckets and sliding windows."}`))
+	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

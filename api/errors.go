@@ -9,7 +9,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
+	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/structured"
 )
 
@@ -36,7 +39,11 @@ type ErrorBody struct {
 // ErrorDetail says what went wrong, in one line.
 type ErrorDetail struct {
 	Message string `json:"message"`
-	Type    string `json:"type" jsonschema:"enum=invalid_request,enum=validation,enum=not_found,enum=conflict,enum=rate_limited,enum=unauthorized,enum=too_large,enum=internal"`
+	// Type is one of this package's types, or one that package server
+	// answers before the API: forbidden (a request from a page of another
+	// origin, 403, or for another host, 421) and unsupported_media_type
+	// (a body that is not JSON, 415).
+	Type string `json:"type" jsonschema:"enum=invalid_request,enum=validation,enum=not_found,enum=conflict,enum=rate_limited,enum=unauthorized,enum=too_large,enum=internal,enum=forbidden,enum=unsupported_media_type"`
 	// Field names the field at fault, in dotted form
 	// ("params.num_top_candidates"), when there is one.
 	Field string `json:"field,omitempty"`
@@ -49,6 +56,8 @@ type apiError struct {
 	field  string
 	msg    string
 	dups   *Duplicates
+	// retryAfter, when positive, is sent as Retry-After.
+	retryAfter time.Duration
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -82,6 +91,9 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	if !ok {
 		h.log.Warn("api request failed", "method", r.Method, "path", r.URL.Path, "err", oneLine(err.Error()))
 		ae = errorf(http.StatusInternalServerError, typeInternal, "", "internal error; the server log says more")
+	}
+	if ae.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((ae.retryAfter+time.Second-1)/time.Second)))
 	}
 	writeJSON(w, ae.status, &ErrorBody{Error: ErrorDetail{Message: ae.msg, Type: ae.typ, Field: ae.field}, Duplicates: ae.dups})
 }
@@ -120,6 +132,20 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	return decodeJSON(body, v)
 }
 
+// checkText refuses a body that is not valid UTF-8 (which the JSON decoder
+// would silently turn into U+FFFD) and, once decoded into v, a string
+// holding a NUL byte or a number that is not finite, whichever field
+// holds it.
+func checkText(body []byte, v any) error {
+	if !utf8.Valid(body) {
+		return invalid("", "request body is not valid UTF-8")
+	}
+	if err := pipeline.CheckValues(v); err != nil {
+		return invalid("", "%v", err)
+	}
+	return nil
+}
+
 // decodeJSON decodes body strictly into v (see decodeBody).
 func decodeJSON(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -142,7 +168,7 @@ func decodeJSON(body []byte, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalid("", "request body has data after the JSON value")
 	}
-	return nil
+	return checkText(body, v)
 }
 
 // queryInt reads the integer query parameter name, def when absent; it

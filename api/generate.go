@@ -10,6 +10,8 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/pipeline/spark"
 )
 
@@ -110,7 +112,9 @@ func (h *Handler) runSync(ctx context.Context, name string, raw json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithTimeout(ctx, h.cfg.SyncTimeout)
+	// A synchronous run is refused (429) rather than queued behind a
+	// provider that has as many calls waiting as it may.
+	rctx, cancel := context.WithTimeout(middleware.RefuseWhenBusy(ctx), h.cfg.SyncTimeout)
 	res, runErr := def.Run(rctx, run, p)
 	cancel()
 	switch {
@@ -121,6 +125,11 @@ func (h *Handler) runSync(ctx context.Context, name string, raw json.RawMessage,
 	}
 	if err := run.Finish(ctx, res, runErr); err != nil {
 		return nil, err
+	}
+	if runErr != nil && errors.Is(runErr, middleware.ErrBusy) {
+		e := errorf(http.StatusTooManyRequests, typeRateLimited, "", "run %s: the provider %s is busy with as many calls as allowed; retry later", run.ID(), i.Provider)
+		e.retryAfter = llm.RetryAfterOf(runErr)
+		return nil, e
 	}
 	if runErr != nil {
 		return nil, errorf(http.StatusBadGateway, typeInternal, "", "run %s failed with %s/%s: %v", run.ID(), i.Provider, i.Model, runErr)

@@ -25,6 +25,7 @@ import (
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/events"
 	"github.com/madspark/madspark/jobs"
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/assess"
 	"github.com/madspark/madspark/pipeline/chaos"
@@ -52,6 +53,8 @@ type options struct {
 	origins  []string
 	config   func(*api.Config)
 	postgres string // a PostgreSQL URL instead of a SQLite file
+	// client, when not nil, wraps the mock provider.
+	client func(llm.Client) llm.Client
 }
 
 // harness is the real API over a real store, queue and event hub, with
@@ -133,7 +136,11 @@ func newHarness(t testing.TB, o options) *harness {
 	if o.latency > 0 {
 		opts = append(opts, mock.WithLatency(o.latency))
 	}
-	hs.engine = &engine.Engine{Store: hs.db, Client: mock.New(responders(), opts...), Events: hs.hub}
+	var client llm.Client = mock.New(responders(), opts...)
+	if o.client != nil {
+		client = o.client(client)
+	}
+	hs.engine = &engine.Engine{Store: hs.db, Client: client, Events: hs.hub}
 	hs.reg = registry(t, hs.db)
 	cfg.Store, cfg.Registry, cfg.Engine = hs.db, hs.reg, hs.engine
 	q, err := jobs.Open(ctx, cfg)
@@ -169,7 +176,7 @@ func newHarness(t testing.TB, o options) *harness {
 	}
 	t.Cleanup(hs.h.Close)
 	models := append([]server.Model{}, api.PipelineModels(hs.reg, hs.engine, acfg.Info, "debate")...)
-	hs.srv, err = server.New(server.Config{Token: o.token, Models: models, Version: "test", CORSOrigins: o.origins})
+	hs.srv, err = server.New(server.Config{Token: o.token, Models: models, Version: "test", CORSOrigins: o.origins, Middleware: hs.h.RateLimited, FileRoutes: hs.h.FileRoutes()})
 	if err != nil {
 		t.Fatal(err)
 	}

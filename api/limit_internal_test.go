@@ -20,7 +20,7 @@ func keyOf(t *testing.T, token, remote, auth string) string {
 	}
 	var key string
 	srv.Mux().HandleFunc("GET /k", func(w http.ResponseWriter, r *http.Request) { key = clientKey(r) })
-	req := httptest.NewRequest("GET", "/k", nil)
+	req := httptest.NewRequest("GET", "http://localhost/k", nil)
 	req.RemoteAddr = remote
 	if auth != "" {
 		req.Header.Set("Authorization", auth)

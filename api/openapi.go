@@ -449,9 +449,23 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 		}
 		responses := map[string]any{}
 		resps := rt.doc.responses
-		if strings.HasPrefix(rt.path, "/api/") || strings.HasPrefix(rt.path, "/ws/") || rt.path == "/health/detailed" {
-			resps = append(append([]response{}, resps...), response{status: 429, desc: "rate limited: retry after Retry-After seconds", body: ErrorBody{},
-				headers: map[string]string{"Retry-After": "seconds to wait"}})
+		errBody := func(status int, desc string) response {
+			if strings.HasPrefix(rt.path, "/v1/") {
+				return response{status: status, desc: desc, content: openAIJSON()}
+			}
+			return response{status: status, desc: desc, body: ErrorBody{}}
+		}
+		if strings.HasPrefix(rt.path, "/api/") || strings.HasPrefix(rt.path, "/ws/") || strings.HasPrefix(rt.path, "/v1/") || rt.path == "/health/detailed" {
+			r429 := errBody(429, "rate limited (or, for a run, its provider is busy with as many calls as allowed): retry after Retry-After seconds")
+			r429.headers = map[string]string{"Retry-After": "seconds to wait"}
+			resps = append(append([]response{}, resps...), r429)
+		}
+		resps = append(append([]response{}, resps...), errBody(421, "the Host header names another host than this server's (when it has no token)"))
+		if rt.method != "GET" {
+			resps = append(resps, errBody(403, "sent by a page of another origin than the server's and its allowed origins"))
+		}
+		if rt.doc.body != nil || rt.path == "/v1/chat/completions" {
+			resps = append(resps, errBody(415, "the body is not declared as application/json"))
 		}
 		if rt.path != "/health" && rt.path != "/" {
 			resps = append(append([]response{}, resps...), response{status: 401, desc: "missing or wrong bearer token (when the server has one)",

@@ -6,7 +6,9 @@ package atomicfile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -36,4 +38,28 @@ func WriteJSON(path string, v any) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return Write(path, append(b, '\n'))
+}
+
+// CheckTarget reports whether Write could create or replace path without
+// creating a directory: path must not be a directory, and its parent
+// must be an existing directory. Commands check their output paths with
+// it before doing any work, so that a bad path costs nothing.
+func CheckTarget(path string) error {
+	if path == "" {
+		return fmt.Errorf("empty path")
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory; want a file path", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist", dir)
+	case err != nil:
+		return fmt.Errorf("%s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
 }

@@ -57,3 +57,20 @@ func TestWriteErrors(t *testing.T) {
 		t.Errorf("a file was written for a value that does not encode: %v", err)
 	}
 }
+
+func TestCheckTarget(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckTarget(filepath.Join(dir, "out.json")); err != nil {
+		t.Errorf("a new file in an existing directory: %v", err)
+	}
+	if err := CheckTarget(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("a directory: %v", err)
+	}
+	missing := filepath.Join(dir, "nope", "out.json")
+	if err := CheckTarget(missing); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("a missing parent: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nope")); !os.IsNotExist(err) {
+		t.Errorf("the missing parent was created: %v", err)
+	}
+}

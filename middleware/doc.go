@@ -9,6 +9,7 @@
 //	client := llm.Chain(provider,
 //		middleware.Cache(middleware.CacheConfig{Provider: name, DefaultModel: model, Store: store}),
 //		middleware.Meter(prices),
+//		middleware.Limit(middleware.LimitConfig{DefaultProvider: name}),
 //		middleware.Retry(middleware.RetryConfig{}),
 //		middleware.Breaker(middleware.BreakerConfig{}),
 //		middleware.Timeout(30*time.Second),
@@ -24,6 +25,10 @@
 //     receives, once, whatever number of attempts it took (failed attempts
 //     return no usage). Cache hits never reach it; Cache reports them at zero
 //     cost itself.
+//   - Limit sits inside Cache and Meter, so that hits take no slot, and
+//     outside Retry, so that a call keeps its slot between attempts (the
+//     provider never sees more than the limit) and a call refused as busy
+//     is not retried.
 //   - Retry sits outside Breaker so that every attempt is seen, and counted,
 //     by the breaker, and so that once the circuit opens the next attempt
 //     fails at once with ErrCircuitOpen, which is not retryable: Retry stops

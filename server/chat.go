@@ -15,8 +15,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/structured"
 )
 
@@ -178,6 +180,9 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, P
 		}
 		return nil, p, nil, badRequest("", "could not read the request body")
 	}
+	if !utf8.Valid(body) {
+		return nil, p, nil, badRequest("", "request body is not valid UTF-8")
+	}
 	req, err := decodeStrict(body)
 	if err != nil {
 		return nil, p, nil, err
@@ -221,6 +226,9 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, P
 	var system []string
 	for i, msg := range req.Messages {
 		text, err := messageText(msg.Content)
+		if err == nil && strings.IndexByte(text, 0) >= 0 {
+			err = errors.New("content contains a NUL byte")
+		}
 		if err != nil {
 			return fail(badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err))
 		}
@@ -308,6 +316,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	// Beyond the provider's limit and queue, the model's calls fail at
+	// once and the request is answered 429.
+	r = r.WithContext(middleware.RefuseWhenBusy(r.Context()))
 	id := "chatcmpl-" + randomID()
 	created := time.Now().Unix()
 	if req.Stream {
@@ -457,6 +468,9 @@ func classify(err error) (int, wireError) {
 		return e(http.StatusInternalServerError, "server_error", "internal_error", "", "the model failed unexpectedly; see the server log")
 	}
 	msg := oneLine(err.Error())
+	if errors.Is(err, middleware.ErrBusy) {
+		return e(http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded", "", msg)
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return e(http.StatusGatewayTimeout, "timeout_error", "timeout", "", msg)
 	}
@@ -472,6 +486,11 @@ func classify(err error) (int, wireError) {
 func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	status, we := classify(err)
 	info := infoOf(r.Context())
+	if status == http.StatusTooManyRequests {
+		if d := llm.RetryAfterOf(err); d > 0 {
+			w.Header().Set("Retry-After", fmt.Sprint(int((d+time.Second-1)/time.Second)))
+		}
+	}
 	if status >= 500 {
 		info.err = err
 		if r.Context().Err() != nil && errors.Is(err, context.Canceled) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/time/rate"
 )
 
 // Config configures a Server. Only Models is needed; the zero value of
@@ -63,6 +64,27 @@ type Config struct {
 	// Wrap, if set, wraps the server's whole handler, outermost, such as
 	// in OpenTelemetry's HTTP server instrumentation.
 	Wrap func(http.Handler) http.Handler
+	// AllowedHosts are more names, besides the host of Addr, localhost
+	// and the loopback addresses, that a request's Host header may give
+	// when no Token is configured (such as a name of the machine in
+	// /etc/hosts). Requests for any other host are refused with 421, so
+	// that a page whose DNS name was rebound to the server's address
+	// cannot read from it.
+	AllowedHosts []string
+	// Middleware, when not nil, wraps the handler of every route, inside
+	// authentication (so Authenticated is known): the REST API uses it to
+	// put /v1 under the same per-client rate limit as its own routes.
+	Middleware func(next http.Handler) http.Handler
+	// FileRoutes are the paths whose POST body may be a file, text/csv or
+	// multipart/form-data, as well as JSON (the REST API's batch upload).
+	// Every other body must be application/json.
+	FileRoutes []string
+	// AuthFailures is how many failed authentications a client (an IP
+	// address) may make in a burst; one more is allowed every 6 seconds.
+	// Beyond them the client's requests get 429 with Retry-After, without
+	// their token being checked, so that guessing the token is slow. Zero
+	// means 10.
+	AuthFailures int
 }
 
 // Server is madspark's HTTP API: an OpenAI-compatible chat completions
@@ -110,13 +132,10 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	loopback, err := isLoopback(cfg.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("server: address %q: %w", cfg.Addr, err)
+	if err := CheckAddr(cfg.Addr, cfg.Token); err != nil {
+		return nil, err
 	}
-	if !loopback && cfg.Token == "" {
-		return nil, fmt.Errorf("server: listening on %s, which is not a loopback address, requires a token (MADSPARK_API_TOKEN)", cfg.Addr)
-	}
+	var err error
 	s := &Server{cfg: cfg, models: map[string]Model{}, order: []string{}, started: time.Now(), mux: http.NewServeMux(), log: log}
 	for i, m := range cfg.Models {
 		if m == nil {
@@ -145,7 +164,19 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: CORS origin %q: want scheme://host[:port], such as https://ui.example.org", o)
 		}
 	}
-	s.handler = s.logged(s.cors(s.authorized(http.HandlerFunc(s.route))))
+	for _, h := range cfg.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/@ ") {
+			return nil, fmt.Errorf("server: allowed host %q: want a host name, such as madspark.local", h)
+		}
+	}
+	if cfg.AuthFailures <= 0 {
+		s.cfg.AuthFailures = 10
+	}
+	var routed http.Handler = http.HandlerFunc(s.route)
+	if cfg.Middleware != nil {
+		routed = cfg.Middleware(routed)
+	}
+	s.handler = s.logged(s.hostChecked(s.cors(s.crossOrigin(s.authorized(routed)))))
 	if cfg.Wrap != nil {
 		s.handler = cfg.Wrap(s.handler)
 	}
@@ -170,7 +201,9 @@ func writeRouteError(w http.ResponseWriter, r *http.Request, status int, code, m
 		writeError(w, status, code, msg)
 		return
 	}
-	typ := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusNotFound: "not_found"}[status]
+	typ := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusNotFound: "not_found",
+		http.StatusForbidden: "forbidden", http.StatusMisdirectedRequest: "forbidden",
+		http.StatusUnsupportedMediaType: "unsupported_media_type", http.StatusTooManyRequests: "rate_limited"}[status]
 	if typ == "" {
 		typ = "invalid_request"
 	}
@@ -297,7 +330,9 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
 	if pattern != "" && !catchAll(pattern) {
-		s.mux.ServeHTTP(w, r)
+		if s.jsonOnly(w, r) {
+			s.mux.ServeHTTP(w, r)
+		}
 		return
 	}
 	if allow := s.allowed(r); len(allow) > 0 {
@@ -308,7 +343,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if pattern != "" {
-		s.mux.ServeHTTP(w, r)
+		if s.jsonOnly(w, r) {
+			s.mux.ServeHTTP(w, r)
+		}
 		return
 	}
 	// The mux's own answer: 404, 405 (with Allow) or a redirect.
@@ -387,14 +424,24 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 	}
 	// Comparing digests takes the same time whatever the token's length.
 	want := sha256.Sum256([]byte(s.cfg.Token))
+	failures := newFailureLimiter(rate.Every(6*time.Second), s.cfg.AuthFailures)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if (r.URL.Path == "/health" && (r.Method == http.MethodGet || r.Method == http.MethodHead)) || (s.cfg.Public != nil && s.cfg.Public(r)) {
 			next.ServeHTTP(w, r)
 			return
 		}
+		client := remoteIP(r)
+		if wait := failures.wait(client); wait > 0 {
+			secs := int((wait + time.Second - 1) / time.Second)
+			w.Header().Set("Retry-After", fmt.Sprint(secs))
+			writeRouteError(w, r, http.StatusTooManyRequests, "rate_limit_exceeded",
+				fmt.Sprintf("too many failed authentications from this address; retry in %d s", secs))
+			return
+		}
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
 		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			failures.fail(client)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="madspark"`)
 			writeRouteError(w, r, http.StatusUnauthorized, "invalid_api_key", "missing or invalid API key: send Authorization: Bearer <MADSPARK_API_TOKEN>")
 			return
@@ -505,6 +552,20 @@ func (s *Server) logged(next http.Handler) http.Handler {
 		}
 		s.log.LogAttrs(r.Context(), level, "http request", attrs...)
 	})
+}
+
+// CheckAddr reports whether a server may listen on addr, a host:port,
+// with token: an address that is not a loopback one requires a token. New
+// checks it too; a caller can check it before it starts anything else.
+func CheckAddr(addr, token string) error {
+	loopback, err := isLoopback(addr)
+	if err != nil {
+		return fmt.Errorf("server: address %q: %w", addr, err)
+	}
+	if !loopback && token == "" {
+		return fmt.Errorf("server: listening on %s, which is not a loopback address, requires a token (MADSPARK_API_TOKEN)", addr)
+	}
+	return nil
 }
 
 // isLoopback reports whether addr, a host:port, names a loopback address.

@@ -540,13 +540,12 @@ func TestBadRequests(t *testing.T) {
 		t.Errorf("the model was called %d times for bad requests", m.callCount())
 	}
 
-	// The optional fields clients commonly send are accepted, as is a
-	// JSON body sent with another content type.
+	// The optional fields clients commonly send are accepted.
 	ok := `{"model":"madspark-debate","messages":[{"role":"user","name":"ann","content":"hi"},{"role":"assistant","content":null}],` +
 		`"top_p":0.9,"n":1,"stop":["\n"],"user":"u-1","seed":7,"presence_penalty":0.1,"frequency_penalty":0.2,` +
 		`"response_format":{"type":"text"},"max_tokens":50,"stream":false}`
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(ok))
-	req.Header.Set("Content-Type", "text/plain")
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -785,6 +784,7 @@ func TestClientDisconnectCancels(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(streamed("madspark-debate", "")))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

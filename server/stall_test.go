@@ -97,6 +97,7 @@ func TestClientDisconnectCancelsPlain(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(hello))
+	req.Header.Set("Content-Type", "application/json")
 	errc := make(chan error, 1)
 	go func() {
 		resp, err := http.DefaultClient.Do(req)

@@ -76,8 +76,8 @@ func (c *cli) openStore(ctx context.Context) (madspark.Store, error) {
 }
 
 // openApp chooses the provider from the environment and composes the client
-// stack, outermost first: cache → meter → retry → circuit breaker → timeout →
-// provider (see package middleware for why in this order).
+// stack, outermost first: cache → meter → concurrency limit → retry →
+// circuit breaker → timeout → provider (see package middleware for why in this order).
 func (c *cli) openApp(ctx context.Context, useCache bool) (*app, error) {
 	settings := provider.FromEnv(c.env)
 	responders := mockResponders()
@@ -102,6 +102,9 @@ func (c *cli) openApp(ctx context.Context, useCache bool) (*app, error) {
 	if info.Local {
 		prices = middleware.PriceTable{}
 	}
+	if _, err := c.concurrency(info.Name, 0, ""); err != nil {
+		return nil, err
+	}
 	db, err := c.openStore(ctx)
 	if err != nil {
 		return nil, err
@@ -118,12 +121,19 @@ func (c *cli) openApp(ctx context.Context, useCache bool) (*app, error) {
 		}
 		cache = rc
 	}
+	// One limit on the calls in flight per provider, whichever path makes
+	// them: CLI runs, queue workers, the API and /v1 alike.
+	limit := middleware.Limit(middleware.LimitConfig{DefaultProvider: info.Name, Limit: func(p string) int {
+		n, _ := c.concurrency(p, 0, "")
+		return n
+	}})
 	var mws []llm.Middleware
 	if useCache {
 		mws = append(mws, middleware.Cache(middleware.CacheConfig{Provider: info.Name, DefaultModel: info.Model, Store: cache, Logger: c.logger}))
 	}
 	mws = append(mws,
 		middleware.Meter(prices, middleware.MeterLogger(c.logger)),
+		limit,
 		middleware.Retry(middleware.RetryConfig{Logger: c.logger}),
 		middleware.Breaker(middleware.BreakerConfig{Logger: c.logger}),
 		middleware.Timeout(0),

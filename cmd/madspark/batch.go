@@ -48,6 +48,9 @@ failed. "madspark batch status ID" shows a batch from anywhere.`, batch.MaxRows,
 			if o.timeout <= 0 {
 				return usagef("--timeout must be positive, got %s", o.timeout)
 			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			if o.noWorker && cmd.Flags().Changed("concurrency") {
 				return usagef("--concurrency sets the in-process worker; it does nothing with --no-worker")
 			}
@@ -178,6 +181,9 @@ func (c *cli) batchStatusCmd() *cobra.Command {
 		Args:  argsError(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "table", "json"); err != nil {
+				return err
+			}
+			if err := checkOutput(output); err != nil {
 				return err
 			}
 			ctx := cmd.Context()

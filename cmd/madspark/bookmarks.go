@@ -206,6 +206,9 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 			if err := checkFormat(exportFormat, "json"); err != nil {
 				return err
 			}
+			if err := checkOutput(exportOut); err != nil {
+				return err
+			}
 			db, err := c.openStore(cmd.Context())
 			if err != nil {
 				return err
@@ -304,6 +307,9 @@ Files are written atomically.`,
 		Args: argsError(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, export.Formats...); err != nil {
+				return err
+			}
+			if err := checkOutput(output); err != nil {
 				return err
 			}
 			ctx := cmd.Context()

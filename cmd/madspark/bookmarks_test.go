@@ -243,7 +243,7 @@ func TestExportCommand(t *testing.T) {
 		t.Errorf("markdown: %.300s", md.stdout)
 	}
 	dir := t.TempDir()
-	out := filepath.Join(dir, "sub", "ideas.md")
+	out := filepath.Join(dir, "ideas.md")
 	if r := invoke(t, env, "export", rep.RunID, "--format", "markdown", "--output", out); r.code != 0 || r.stdout != "" {
 		t.Fatalf("--output: %d %s", r.code, r.stderr)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/madspark/madspark/atomicfile"
 )
 
 // Exit codes.
@@ -246,4 +248,17 @@ func flagError(_ *cobra.Command, err error) error {
 		}
 	}
 	return usageError{err}
+}
+
+// checkOutput checks an --output path before any work: empty (standard
+// output) or a file whose directory exists. A directory, or a missing
+// parent, is a usage error and nothing is created.
+func checkOutput(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := atomicfile.CheckTarget(path); err != nil {
+		return usagef("--output: %v", err)
+	}
+	return nil
 }

@@ -170,15 +170,17 @@ func TestOutputFile(t *testing.T) {
 	if err != nil || !json.Valid(data) {
 		t.Fatalf("output file: %v", err)
 	}
-	// A file that cannot be written fails the command, but the run is
-	// kept, and the message says how to get its result.
-	r = invoke(t, env, "ocean cleanup", "--output-format", "json", "--output", filepath.Join(path, "x.json"))
-	show := regexp.MustCompile(`run (\S+) succeeded and is kept: madspark runs show (\S+) --output-format json\)$`).FindStringSubmatch(lastLine(r.stderr))
-	if r.code != 1 || show == nil || show[1] != show[2] {
-		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+	// An output path that cannot be written is a usage error before any
+	// run: a directory, or a file whose directory is missing (which is not
+	// created).
+	for _, bad := range []string{filepath.Dir(path), filepath.Join(path, "x.json"), filepath.Join(filepath.Dir(path), "nope", "x.json")} {
+		r = invoke(t, env, "ocean cleanup", "--output-format", "json", "--output", bad)
+		if r.code != 2 || !strings.Contains(r.stderr, "--output:") || strings.Contains(r.stderr, "run ") {
+			t.Fatalf("--output %s: exit %d stderr %q", bad, r.code, r.stderr)
+		}
 	}
-	if rep := decode(t, invoke(t, env, "runs", "show", show[1], "--output-format", "json")); rep.Topic != "ocean cleanup" {
-		t.Fatalf("runs show: %+v", rep)
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "nope")); !os.IsNotExist(err) {
+		t.Fatalf("a missing directory was created: %v", err)
 	}
 }
 

@@ -107,9 +107,11 @@ func (c *cli) serveCmd() *cobra.Command {
 	f := &debateFlags{}
 	wf := &workerFlags{}
 	var (
-		addr     string
-		noCache  bool
-		noWorker bool
+		addr           string
+		noCache        bool
+		noWorker       bool
+		allowedOrigins string
+		allowedHosts   string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -120,8 +122,15 @@ bookmarks; its OpenAPI document is /api/openapi.json), an OpenAI-compatible
 API at http://ADDR/v1 (GET /v1/models, POST /v1/chat/completions, streaming
 included), GET /health, GET /health/detailed and GET /metrics.
 
-MADSPARK_CORS_ORIGINS (comma-separated origins) lets other sites' pages call
-it; MADSPARK_RATE_LIMIT (requests per second per client, default 20, "off"
+Pages of other sites cannot use it: a state-changing request from a page
+of another origin is refused (403), as is a body that is not
+application/json (415), and, without a token, a request for a host name
+other than the bound address, localhost or a loopback address (421, so
+that DNS rebinding cannot read it). --allowed-origins (or
+MADSPARK_CORS_ORIGINS; comma-separated scheme://host[:port]) lets other
+sites' pages call it, for a web UI served elsewhere; --allowed-hosts (or
+MADSPARK_ALLOWED_HOSTS; comma-separated names) adds host names it answers
+to. MADSPARK_RATE_LIMIT (requests per second per client, default 20, "off"
 for none) and MADSPARK_RATE_BURST (default 120) bound each client of /api.
 
 Binds 127.0.0.1:8080 by default. Binding any other address requires
@@ -138,6 +147,10 @@ HTTP server.`,
 			}
 			if err := wf.check(); err != nil {
 				return err
+			}
+			// Refused before the worker or anything else starts.
+			if err := server.CheckAddr(addr, c.env("MADSPARK_API_TOKEN")); err != nil {
+				return usageError{err}
 			}
 			ctx := cmd.Context()
 			d, closeAll, err := c.newDebater(ctx, f, !noCache)
@@ -168,7 +181,13 @@ HTTP server.`,
 				// drains before the store closes.
 				defer stopWorker()
 			}
-			origins := splitList(c.env("MADSPARK_CORS_ORIGINS"))
+			if allowedOrigins == "" {
+				allowedOrigins = c.env("MADSPARK_CORS_ORIGINS")
+			}
+			if allowedHosts == "" {
+				allowedHosts = c.env("MADSPARK_ALLOWED_HOSTS")
+			}
+			origins := splitList(allowedOrigins)
 			chat := []server.Model{
 				&debateModel{id: "madspark-debate", mode: "auto", c: c, d: d, flags: f},
 				&debateModel{id: "madspark-direct", mode: "simple", c: c, d: d, flags: f},
@@ -180,15 +199,18 @@ HTTP server.`,
 			models := append(chat, api.PipelineModels(reg, d.app.engine, apiInfo(d.app), "debate")...)
 			var srv *server.Server
 			srv, err = server.New(server.Config{
-				Addr:        addr,
-				Token:       c.env("MADSPARK_API_TOKEN"),
-				Logger:      c.logger,
-				Version:     version,
-				Models:      models,
-				CORSOrigins: origins,
-				Registry:    metrics,
-				Public:      func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
-				Wrap:        d.app.tracing.Handler,
+				Addr:         addr,
+				Token:        c.env("MADSPARK_API_TOKEN"),
+				Logger:       c.logger,
+				Version:      version,
+				Models:       models,
+				CORSOrigins:  origins,
+				AllowedHosts: splitList(allowedHosts),
+				Middleware:   rest.RateLimited,
+				FileRoutes:   rest.FileRoutes(),
+				Registry:     metrics,
+				Public:       func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
+				Wrap:         d.app.tracing.Handler,
 			})
 			if err != nil {
 				return usageError{err}
@@ -221,6 +243,8 @@ HTTP server.`,
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().BoolVar(&noCache, "no-cache", false, "do not use the response cache")
 	cmd.Flags().BoolVar(&noWorker, "no-worker", false, "do not work queued runs in this process (madspark worker processes do)")
+	cmd.Flags().StringVar(&allowedOrigins, "allowed-origins", "", "comma-separated origins (scheme://host[:port]) whose pages may call the server (default $MADSPARK_CORS_ORIGINS)")
+	cmd.Flags().StringVar(&allowedHosts, "allowed-hosts", "", "comma-separated host names the server answers to besides its address and localhost (default $MADSPARK_ALLOWED_HOSTS)")
 	wf.register(cmd)
 	f.mode = "auto"
 	return cmd

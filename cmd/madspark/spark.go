@@ -86,12 +86,15 @@ func (f *sparkFlags) params(args []string, seeds []string) (spark.Params, error)
 		p.Temperatures = t
 	}
 	if f.changed("temperature") {
-		if f.temperature < 0 || f.temperature > 2 {
+		if !(f.temperature >= 0 && f.temperature <= 2) { // NaN too
 			return p, usagef("--temperature must be within 0..2, got %g", f.temperature)
 		}
 		p.Temperatures = spark.FromBase(f.temperature)
 	}
 	if err := checkFormat(f.format, spark.Formats...); err != nil {
+		return p, err
+	}
+	if err := checkOutput(f.output); err != nil {
 		return p, err
 	}
 	if f.timeout <= 0 {

@@ -54,6 +54,9 @@ func (p *JobParams) params(dir string) Params {
 // Validate checks p as Params.Validate does, and that the prompts chosen are
 // built in.
 func (p *JobParams) Validate() error {
+	if err := pipeline.CheckValues(p); err != nil {
+		return err
+	}
 	in := p.params(".")
 	if err := in.Validate(); err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/madspark/madspark/pipeline"
 )
 
 // Mode is how far an assessment goes, as the seed's pipeline modes name it.
@@ -86,6 +88,9 @@ func DefaultParams() Params {
 // Validate reports the first problem with p, as one line naming the
 // parameter.
 func (p *Params) Validate() error {
+	if err := pipeline.CheckValues(p); err != nil {
+		return err
+	}
 	if err := ValidateIdea(p.Idea); err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/madspark/madspark/atomicfile"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/prompt"
 	"github.com/madspark/madspark/structured"
 )
@@ -44,6 +45,9 @@ type SynthesisParams struct {
 
 // Validate reports the first problem with p in one line.
 func (p *SynthesisParams) Validate() error {
+	if err := pipeline.CheckValues(p); err != nil {
+		return err
+	}
 	switch {
 	case strings.TrimSpace(p.OutputDir) == "":
 		return errors.New("output_dir must not be empty")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/madspark/madspark/pipeline"
 )
 
 // Limits on the pipeline's inputs.
@@ -57,6 +59,9 @@ func DefaultParams() Params {
 // Validate reports the first problem with p, as one line naming the
 // parameter.
 func (p *Params) Validate() error {
+	if err := pipeline.CheckValues(p); err != nil {
+		return err
+	}
 	switch {
 	case strings.TrimSpace(p.Prompt) == "":
 		return errors.New("prompt must not be empty")

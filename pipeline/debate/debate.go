@@ -32,6 +32,7 @@ import (
 	"github.com/madspark/madspark/agent"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/search"
 	"github.com/madspark/madspark/structured"
 )
@@ -76,6 +77,9 @@ func DefaultParams() Params {
 
 // Validate reports the first problem with p in one line.
 func (p *Params) Validate() error {
+	if err := pipeline.CheckValues(p); err != nil {
+		return err
+	}
 	switch {
 	case strings.TrimSpace(p.Query) == "":
 		return errors.New("query must not be empty")

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/madspark/madspark/pipeline"
 )
 
 // TimeUnit is the unit of a timeline.
@@ -172,6 +174,9 @@ func parseUnit(s string) (TimeUnit, bool) {
 
 // Validate reports the first problem with p, naming the field.
 func (p *UserProfile) Validate() error {
+	if err := pipeline.CheckValues(p); err != nil {
+		return err
+	}
 	for _, f := range []struct {
 		name, value string
 	}{{"academic_program", p.AcademicProgram}, {"field_of_study", p.FieldOfStudy}, {"research_area", p.ResearchArea}} {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/madspark/madspark/pipeline"
 )
 
 // Limits on the pipeline's inputs.
@@ -59,6 +61,9 @@ func DefaultParams() Params {
 // Validate reports the first problem with p, as one line naming the
 // parameter.
 func (p *Params) Validate() error {
+	if err := pipeline.CheckValues(p); err != nil {
+		return err
+	}
 	switch {
 	case strings.TrimSpace(p.Topic) == "":
 		return errors.New("topic must not be empty")

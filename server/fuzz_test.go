@@ -1,0 +1,56 @@
+package server
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzDecodeChat checks that decoding any chat completions body never
+// panics, that a refused body gets a client error with a one-line
+// message, and that an accepted one is a prompt for a served model with
+// valid UTF-8 text and no NUL.
+func FuzzDecodeChat(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],"stream":true,"stream_options":{"include_usage":true}}`,
+		`{"model":"m","messages":[{"role":"user","content":"a\u0000b"}]}`,
+		`{"model":"m","messages":[{"role":"user","content":"caf` + "\xff" + `"}]}`,
+		`{"model":"m","messages":[],"temperature":3}`,
+		`{"model":"m"} {}`,
+		`[`,
+	} {
+		f.Add([]byte(s))
+	}
+	s, err := New(Config{Models: []Model{newFake("m")}, MaxBodyBytes: 1 << 16})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		w := &captureWriter{header: map[string][]string{}}
+		r := newRequest(body)
+		_, p, m, err := s.decode(w, r)
+		if err != nil {
+			status, we := classify(err)
+			if status < 400 || status >= 500 || strings.Contains(we.Message, "\n") {
+				t.Fatalf("body %q: %d %q", body, status, we.Message)
+			}
+			return
+		}
+		if m == nil || m.ID() != "m" {
+			t.Fatalf("body %q: no model", body)
+		}
+		for _, msg := range p.Messages {
+			if !utf8.ValidString(msg.Content) || strings.IndexByte(msg.Content, 0) >= 0 {
+				t.Fatalf("body %q: accepted content %q", body, msg.Content)
+			}
+		}
+	})
+}
+
+func newRequest(body []byte) *http.Request {
+	return httptest.NewRequest(http.MethodPost, "http://localhost/v1/chat/completions", bytes.NewReader(body))
+}
