@@ -136,7 +136,7 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 	}
 	sf.register(root)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.workerCmd(), c.batchCmd(), c.runsCmd(), c.resumeCmd(), c.exportCmd(), c.bookmarksCmd())
+	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.workerCmd(), c.batchCmd(), c.runsCmd(), c.resumeCmd(), c.exportCmd(), c.bookmarksCmd(), c.evalCmd())
 	for _, sub := range root.Commands() {
 		sub.SetFlagErrorFunc(flagError)
 	}
