@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// evalReport is the JSON contract of madspark eval.
+type evalReport struct {
+	RunID    string    `json:"run_id"`
+	Pipeline string    `json:"pipeline"`
+	N        *int      `json:"n"`
+	Wins     *int      `json:"wins"`
+	Losses   *int      `json:"losses"`
+	Ties     *int      `json:"ties"`
+	WinRate  *float64  `json:"win_rate"`
+	CI       []float64 `json:"ci"`
+	Notice   string    `json:"notice"`
+	Usage    *struct {
+		Pipeline struct {
+			LLMCalls int `json:"llm_calls"`
+		} `json:"pipeline"`
+		Baseline struct {
+			LLMCalls int `json:"llm_calls"`
+		} `json:"baseline"`
+		Judge struct {
+			LLMCalls int `json:"llm_calls"`
+		} `json:"judge"`
+	} `json:"usage"`
+	Items []struct {
+		Topic  string `json:"topic"`
+		Winner string `json:"winner"`
+		RunID  string `json:"run_id"`
+		Reused bool   `json:"reused"`
+	} `json:"items"`
+}
+
+func decodeEval(t *testing.T, r result) evalReport {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr: %s", r.code, r.stderr)
+	}
+	var rep evalReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
+	}
+	return rep
+}
+
+func TestEvalJSONContract(t *testing.T) {
+	env := mockEnv(t)
+	rep := decodeEval(t, invoke(t, env, "eval", "--pipeline", "spark", "--topics", "builtin", "--limit", "3", "--output-format", "json"))
+	if rep.Pipeline != "spark" || rep.RunID == "" || rep.N == nil || *rep.N != 3 || rep.Wins == nil || rep.Losses == nil || rep.Ties == nil ||
+		*rep.Wins+*rep.Losses+*rep.Ties != 3 || rep.WinRate == nil || len(rep.CI) != 2 || rep.CI[0] > *rep.WinRate || rep.CI[1] < *rep.WinRate || rep.Usage == nil {
+		t.Fatalf("report %+v", rep)
+	}
+	if !strings.Contains(rep.Notice, "proves nothing") {
+		t.Fatalf("a mock eval must say it proves nothing: %q", rep.Notice)
+	}
+	// spark is 6 calls a topic; the baseline 1; the judge 2.
+	if rep.Usage.Pipeline.LLMCalls != 18 || rep.Usage.Baseline.LLMCalls != 3 || rep.Usage.Judge.LLMCalls != 6 {
+		t.Fatalf("usage %+v", rep.Usage)
+	}
+	if len(rep.Items) != 3 || rep.Items[0].Topic != "Reducing food waste in university cafeterias" {
+		t.Fatalf("items %+v", rep.Items)
+	}
+	for _, it := range rep.Items {
+		if it.Winner != "pipeline" && it.Winner != "baseline" && it.Winner != "tie" || it.RunID == "" {
+			t.Fatalf("item %+v", it)
+		}
+	}
+	// The eval and its pipeline runs are runs.
+	list := invoke(t, env, "runs", "list", "--limit", "10")
+	if !strings.Contains(list.stdout, rep.RunID) || !strings.Contains(list.stdout, rep.Items[0].RunID) || !strings.Contains(list.stdout, "eval") {
+		t.Fatalf("runs list:\n%s", list.stdout)
+	}
+	// A second eval of the same topics reuses the pipeline runs.
+	again := decodeEval(t, invoke(t, env, "eval", "--pipeline", "spark", "--topics", "builtin", "--limit", "2", "--output-format", "json"))
+	for i, it := range again.Items {
+		if !it.Reused || it.RunID != rep.Items[i].RunID {
+			t.Fatalf("item %+v, want run %s reused", it, rep.Items[i].RunID)
+		}
+	}
+	// Two evals side by side.
+	cmp := invoke(t, env, "eval", "--compare", rep.RunID, again.RunID, "--output-format", "json")
+	var c struct {
+		A, B struct {
+			RunID string `json:"run_id"`
+		}
+		Difference *float64 `json:"difference"`
+		Items      []any    `json:"items"`
+	}
+	if cmp.code != 0 || json.Unmarshal([]byte(cmp.stdout), &c) != nil || c.A.RunID != rep.RunID || c.B.RunID != again.RunID || c.Difference == nil || len(c.Items) != 2 {
+		t.Fatalf("compare: %+v", cmp)
+	}
+	if text := invoke(t, env, "eval", "--compare", rep.RunID, again.RunID); text.code != 0 || !strings.Contains(text.stdout, "Difference in win rate") {
+		t.Fatalf("compare text: %+v", text)
+	}
+}
+
+func TestEvalOutputs(t *testing.T) {
+	env := mockEnv(t)
+	path := filepath.Join(t.TempDir(), "eval.md")
+	r := invoke(t, env, "eval", "--pipeline", "debate", "--topics", "builtin", "--limit", "2", "--output-format", "markdown", "-o", path)
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote "+path) {
+		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	md, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(md), "95% Wilson interval") || !strings.Contains(string(md), "proves nothing") {
+		t.Fatalf("markdown report: %v\n%s", err, md)
+	}
+	topics := filepath.Join(t.TempDir(), "topics.jsonl")
+	os.WriteFile(topics, []byte(`{"idea": "A library of tools", "mode": "analyze"}`+"\n# a comment\nA repair café app\n"), 0o644)
+	text := invoke(t, env, "eval", "--pipeline", "assess", "--topics", topics)
+	if text.code != 0 || !strings.Contains(text.stdout, "assess won") || !strings.Contains(text.stdout, "A library of tools") || !strings.Contains(text.stdout, "proves nothing") {
+		t.Fatalf("text: %+v", text)
+	}
+}
+
+func TestEvalBadInputExitsTwoBeforeAnyCall(t *testing.T) {
+	env := mockEnv(t)
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(data), 0o644)
+		return p
+	}
+	empty := write("empty.txt", "\n# nothing\n\n")
+	malformed := write("bad.jsonl", "urban farming\n{\"topic\": \n")
+	wrongType := write("type.jsonl", `{"topic": 7}`)
+	good := write("good.txt", "urban farming\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--pipeline", "nope", "--topics", good}, `unknown pipeline "nope"`},
+		{[]string{"eval", "--pipeline", "eval", "--topics", good}, "eval itself"},
+		{[]string{"eval", "--topics", good}, "--pipeline is required"},
+		{[]string{"eval", "--pipeline", "spark"}, "--topics is required"},
+		{[]string{"eval", "--pipeline", "spark", "--topics", empty}, "no topics"},
+		{[]string{"eval", "--pipeline", "spark", "--topics", malformed}, "line 2"},
+		{[]string{"eval", "--pipeline", "spark", "--topics", wrongType}, "want string"},
+		{[]string{"eval", "--pipeline", "spark", "--topics", filepath.Join(dir, "missing.txt")}, "no such file"},
+		{[]string{"eval", "--pipeline", "spark", "--topics", good, "--limit", "0"}, "--limit must be at least 1"},
+		{[]string{"eval", "--pipeline", "spark", "--topics", good, "--concurrency", "0"}, "--concurrency"},
+		{[]string{"eval", "--pipeline", "spark", "--topics", good, "--judge-provider", "acme"}, "judge_provider"},
+		{[]string{"eval", "--pipeline", "spark", "--topics", good, "--output-format", "pdf"}, "unknown output format"},
+		{[]string{"eval", "--pipeline", "proposal", "--topics", "builtin"}, "no built-in topics for proposal"},
+		{[]string{"eval", "--pipeline", "proposal", "--topics", good}, "JSON lines"},
+		{[]string{"eval", "--compare", "only-one"}, "accepts 2 arg"},
+		{[]string{"eval", "--compare", "a", "b"}, "no run a"},
+	} {
+		r := invoke(t, env, c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q, want exit 2 and one line with %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	if list := invoke(t, env, "runs", "list"); strings.Contains(list.stdout, "eval") {
+		t.Fatalf("bad input recorded a run:\n%s", list.stdout)
+	}
+}
