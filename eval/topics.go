@@ -111,3 +111,41 @@ func Normalize(reg *pipeline.Registry, name string, raw []byte) (map[string]any,
 	}
 	return m, nil
 }
+
+// TopicList reads topics given as a list, as an API request gives them:
+// each item a one-line query (a string) or an object of the pipeline's
+// parameters. It checks and completes them as Topics does; errors name
+// the item from 1. At most limit topics are read when limit is positive.
+func TopicList(reg *pipeline.Registry, name string, items []any, limit int) ([]map[string]any, error) {
+	def, err := reg.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]any
+	for i, item := range items {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		var raw []byte
+		switch v := item.(type) {
+		case string:
+			if def.QueryParam == "" {
+				return nil, fmt.Errorf("topics item %d: %s takes objects of its parameters, not one line of text", i+1, name)
+			}
+			raw, _ = json.Marshal(map[string]string{def.QueryParam: strings.Join(strings.Fields(v), " ")})
+		case map[string]any:
+			raw, _ = json.Marshal(v)
+		default:
+			return nil, fmt.Errorf("topics item %d: want a string or an object of %s's parameters", i+1, name)
+		}
+		p, err := Normalize(reg, name, raw)
+		if err != nil {
+			return nil, fmt.Errorf("topics item %d: %w", i+1, err)
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("topics: %w", ErrNoTopics)
+	}
+	return out, nil
+}
