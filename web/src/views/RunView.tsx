@@ -10,6 +10,7 @@ import { initialProgress, progressReducer, stageLabel, type ProgressState } from
 import { followRun } from '../progress/stream'
 import { GenericResult, RawJSON } from '../results/GenericResult'
 import { SparkResults, isSparkResult } from '../results/SparkResults'
+import { EvalResults, isEvalResult } from '../results/EvalResults'
 
 const finalStatuses = new Set(['succeeded', 'failed', 'cancelled'])
 
@@ -168,7 +169,9 @@ export function RunView() {
       {run.status === 'cancelled' && <p role="status">The run was cancelled.</p>}
       {over && <ExportControl runId={run.run_id} hasResult={run.status === 'succeeded'} />}
       {run.status === 'succeeded' && run.result !== undefined && (
-        isSparkResult(run.result) ? (
+        run.pipeline === 'eval' && isEvalResult(run.result) ? (
+          <EvalResults result={run.result} />
+        ) : isSparkResult(run.result) ? (
           <>
             <SparkResults runId={run.run_id} result={run.result} bookmarkable={run.pipeline === 'spark'} />
             <RawJSON value={run.result} />
