@@ -1,11 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/provider/openai/openaitest"
+	"github.com/madspark/madspark/store/sqlite"
 )
 
 // evalReport is the JSON contract of madspark eval.
@@ -160,5 +168,97 @@ func TestEvalBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 	}
 	if list := invoke(t, env, "runs", "list"); strings.Contains(list.stdout, "eval") {
 		t.Fatalf("bad input recorded a run:\n%s", list.stdout)
+	}
+}
+
+// evalReply answers spark as liveReply does, the baseline with a text and
+// the judge with a verdict for the pipeline.
+func evalReply(req *openaitest.ChatRequest) openaitest.Reply {
+	switch {
+	case req.ResponseFormat != nil && req.ResponseFormat.JSONSchema != nil && req.ResponseFormat.JSONSchema.Name == "eval_verdict":
+		return openaitest.Reply{Content: `{"winner": "tie", "reasons": "Both are fine."}`, PromptTokens: 100, CompletionTokens: 10}
+	case req.ResponseFormat == nil:
+		return openaitest.Reply{Content: "One answer to " + req.Prompt(), PromptTokens: 20, CompletionTokens: 20}
+	}
+	return liveReply(req)
+}
+
+func TestEvalKillNineThenResume(t *testing.T) {
+	srv := openaitest.NewServer(t, evalReply)
+	srv.Latency(100 * time.Millisecond)
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "m.db")
+	topics := filepath.Join(dir, "topics.txt")
+	os.WriteFile(topics, []byte("urban farming\nquiet cities\nocean cleanup\n"), 0o644)
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": dbPath}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "eval", "--pipeline", "spark", "--topics", topics, "--concurrency", "1", "--no-cache")
+	cmd.Env = append(os.Environ(), "MADSPARK_TEST_AS_MAIN=1", "OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=sk-test", "MADSPARK_DB="+dbPath)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Kill -9 once the first topic is judged.
+	var evalID string
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the eval never judged its first topic")
+		}
+		runs, _ := db.Runs(ctx, madspark.RunFilter{Pipeline: "eval"})
+		if len(runs) == 0 {
+			continue
+		}
+		evalID = runs[0].ID
+		steps, _ := db.Steps(ctx, evalID)
+		done := 0
+		for _, s := range steps {
+			if s.Status == madspark.StepDone && strings.HasPrefix(s.Key, "t1/judge_") {
+				done++
+			}
+		}
+		if done == 2 {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	before := len(srv.Requests())
+	r := invoke(t, env, "resume", evalID)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d, %s", r.code, r.stderr)
+	}
+	for _, q := range srv.Requests()[before:] {
+		if strings.Contains(q.Prompt(), "urban farming") {
+			t.Fatalf("after resume, the judged topic was asked again: %.200q", q.Prompt())
+		}
+	}
+	rec, err := db.Run(ctx, evalID)
+	if err != nil || rec.Status != madspark.RunSucceeded {
+		t.Fatalf("eval %+v, %v", rec, err)
+	}
+	show := invoke(t, env, "runs", "show", evalID, "--output-format", "record")
+	var res struct {
+		Result struct {
+			N, Ties int
+		} `json:"result"`
+	}
+	if show.code != 0 || json.Unmarshal([]byte(show.stdout), &res) != nil || res.Result.N != 3 || res.Result.Ties != 3 {
+		t.Fatalf("resumed eval: %s", show.stdout)
+	}
+	// Every call was paid once: 3 topics × (6 spark + 1 baseline + 2 judge),
+	// bar those in flight at the kill.
+	if n := len(srv.Requests()); n < 27 || n > 29 {
+		t.Fatalf("%d requests in all, want 27 (+ those lost at the kill)", n)
 	}
 }
