@@ -1,11 +1,17 @@
 package eval
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/llm"
 )
 
 // Comparison sets two evals side by side: two configurations (pipelines,
@@ -152,4 +158,122 @@ func table(b *strings.Builder, md bool, header []string, rows [][]string) {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	tw.Flush()
+}
+
+// RunComparison is two succeeded runs of one pipeline judged against each
+// other in both orders, as an eval judges a pipeline against its
+// baseline: a disagreement between the orders is a tie.
+type RunComparison struct {
+	Pipeline string `json:"pipeline"`
+	// A and B are the runs' IDs.
+	A string `json:"a"`
+	B string `json:"b"`
+	// Topic is what run A was asked.
+	Topic string `json:"topic"`
+	// Winner is "a", "b" or "tie".
+	Winner     string `json:"winner"`
+	Consistent bool   `json:"consistent"`
+	// Verdicts are the judge's, run A's answer shown first, then run B's;
+	// each names "a", "b" or "tie".
+	Verdicts []OrderVerdict `json:"verdicts"`
+	Usage    llm.Usage      `json:"usage"`
+	Notice   string         `json:"notice,omitempty"`
+}
+
+// CompareRuns judges succeeded runs a and b of the same pipeline against
+// each other, in both orders, through c (two calls), with the judge named
+// by judgeProvider and judgeModel (empty: c's default).
+func (e *Evaluator) CompareRuns(ctx context.Context, c llm.Client, a, b *madspark.Run, judgeProvider, judgeModel string) (*RunComparison, error) {
+	for _, r := range []*madspark.Run{a, b} {
+		if r.Status != madspark.RunSucceeded {
+			return nil, fmt.Errorf("run %s has not succeeded (status %s)", r.ID, r.Status)
+		}
+		if r.Pipeline == Name {
+			return nil, fmt.Errorf("run %s is an eval: compare two evals, or two runs of a pipeline", r.ID)
+		}
+	}
+	if a.Pipeline != b.Pipeline {
+		return nil, fmt.Errorf("run %s is a %s run and run %s a %s run: compare runs of one pipeline", a.ID, a.Pipeline, b.ID, b.Pipeline)
+	}
+	def, err := e.deps.Registry.Get(a.Pipeline)
+	if err != nil {
+		return nil, err
+	}
+	var answers [2]string
+	for i, r := range []*madspark.Run{a, b} {
+		text, err := answerOf(def, r)
+		if err != nil {
+			return nil, err
+		}
+		answers[i] = clip(text)
+	}
+	var params map[string]any
+	_ = json.Unmarshal(a.Params, &params)
+	k := kindOf(def.Name)
+	request := requestText(def.Name, params)
+	orders := [2]judgeInput{
+		{Pipeline: def.Name, Rubric: k.rubric, Request: request, A: answers[0], B: answers[1]},
+		{Pipeline: def.Name, Rubric: k.rubric, Request: request, A: answers[1], B: answers[0]},
+	}
+	var outs [2]judgeOut
+	var g errgroup.Group
+	for i := range orders {
+		g.Go(func() error {
+			var err error
+			outs[i], err = e.judgeOnce(ctx, c, orders[i], judgeProvider, judgeModel)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	raw, _ := json.Marshal(params)
+	cmp := &RunComparison{Pipeline: def.Name, A: a.ID, B: b.ID, Topic: topicOf(e.deps.Registry, def, raw)}
+	for _, o := range outs {
+		cmp.Usage.Add(o.Usage)
+	}
+	name := map[Outcome]string{Win: "a", Loss: "b", Tie: "tie"}
+	outcome, consistent := Combine(outs[0].Winner, outs[1].Winner)
+	cmp.Winner, cmp.Consistent = name[outcome], consistent
+	cmp.Verdicts = []OrderVerdict{
+		{Order: "a_first", Winner: name[fromPipeline(outs[0].Winner, "A")], Reasons: outs[0].Reasons},
+		{Order: "b_first", Winner: name[fromPipeline(outs[1].Winner, "B")], Reasons: outs[1].Reasons},
+	}
+	if a.Mode == "mock" || b.Mode == "mock" {
+		cmp.Notice = MockNotice
+	}
+	return cmp, nil
+}
+
+// Write writes the comparison as format: "text", "json" or "markdown".
+func (c *RunComparison) Write(w io.Writer, format string) error {
+	if format == "json" {
+		b, err := json.MarshalIndent(c, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	var b strings.Builder
+	if format == "markdown" {
+		b.WriteString("# Two runs compared\n\n")
+	}
+	if c.Notice != "" {
+		fmt.Fprintf(&b, "%s\n\n", c.Notice)
+	}
+	winner := map[string]string{"a": "A (" + c.A + ")", "b": "B (" + c.B + ")", "tie": "neither: a tie"}[c.Winner]
+	fmt.Fprintf(&b, "%s runs on %q: the better answer is %s", c.Pipeline, cut(c.Topic, 80), winner)
+	if !c.Consistent {
+		b.WriteString(" (the two orders disagree)")
+	}
+	b.WriteString(".\n\n")
+	rows := [][]string{}
+	for _, v := range c.Verdicts {
+		rows = append(rows, []string{strings.ReplaceAll(v.Order, "_", " "), v.Winner, cut(v.Reasons, 160)})
+	}
+	table(&b, format == "markdown", []string{"ORDER", "VERDICT", "REASONS"}, rows)
+	fmt.Fprintf(&b, "\nJudge: %s\n", c.Usage)
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -372,14 +372,7 @@ func (e *Evaluator) topic(ctx context.Context, r *engine.Run, rec *madspark.Run,
 			var err error
 			verdicts[o], err = engine.Step(ctx, r, key+suffix, map[string]any{"input": in, "provider": p.JudgeProvider, "model": p.JudgeModel},
 				func(ctx context.Context, c llm.Client) (judgeOut, error) {
-					req, err := e.judge.Request(in, agent.Options{Temperature: 0, Timeout: 3 * time.Minute, Model: p.JudgeModel})
-					if err != nil {
-						return judgeOut{}, err
-					}
-					req.Provider = p.JudgeProvider
-					start := time.Now()
-					v, usage, err := e.verdict.Generate(ctx, c, req, nil)
-					return judgeOut{Verdict: v, Usage: usage, WallMS: time.Since(start).Milliseconds()}, err
+					return e.judgeOnce(ctx, c, in, p.JudgeProvider, p.JudgeModel)
 				})
 			return err
 		})
@@ -401,6 +394,18 @@ func (e *Evaluator) topic(ctx context.Context, r *engine.Run, rec *madspark.Run,
 		{Order: "baseline_first", Winner: sideOf(verdicts[1].Winner, "B"), Reasons: verdicts[1].Reasons},
 	}
 	return it
+}
+
+// judgeOnce asks the judge for one verdict on in.
+func (e *Evaluator) judgeOnce(ctx context.Context, c llm.Client, in judgeInput, provider, model string) (judgeOut, error) {
+	req, err := e.judge.Request(in, agent.Options{Temperature: 0, Timeout: 3 * time.Minute, Model: model})
+	if err != nil {
+		return judgeOut{}, err
+	}
+	req.Provider = provider
+	start := time.Now()
+	v, usage, err := e.verdict.Generate(ctx, c, req, nil)
+	return judgeOut{Verdict: v, Usage: usage, WallMS: time.Since(start).Milliseconds()}, err
 }
 
 // sideOf names the side a verdict chose, the pipeline's answer having been

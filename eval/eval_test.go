@@ -464,3 +464,30 @@ func TestReportFormats(t *testing.T) {
 		t.Fatalf("ci %v", m["ci"])
 	}
 }
+
+func TestCompareRunsInBothOrders(t *testing.T) {
+	f := newFixture(t, nil)
+	rep, err := f.run(t, context.Background(), f.params(t, 1, "win", "loss"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := f.db.Run(context.Background(), rep.Items[0].RunID)
+	b, _ := f.db.Run(context.Background(), rep.Items[1].RunID)
+	ev, err := eval.New(eval.Deps{Registry: f.reg, Engine: f.eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(f.srv.Requests())
+	// Both answers are the toy's, so the "win" script answers A in both
+	// orders: the judge follows position, which is a tie.
+	cmp, err := ev.CompareRuns(context.Background(), f.eng.Client, a, b, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmp.Winner != "tie" || cmp.Consistent || cmp.Verdicts[0].Winner != "a" || cmp.Verdicts[1].Winner != "b" || cmp.Topic != "win" || len(f.srv.Requests())-before != 2 {
+		t.Fatalf("comparison %+v", cmp)
+	}
+	if _, err := ev.CompareRuns(context.Background(), f.eng.Client, a, &madspark.Run{ID: "x", Pipeline: eval.Name, Status: madspark.RunSucceeded}, "", ""); err == nil {
+		t.Fatal("an eval was compared with a run")
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -48,7 +50,8 @@ for the built-in set of spark, chaos, debate or assess. An eval is a run:
 what finished, and a succeeded run of the same pipeline with the same
 parameters and model is reused (--fresh runs it again).
 
---compare ID_A ID_B sets two evals side by side (two configurations).`,
+--compare ID_A ID_B sets two evals side by side (two configurations), or
+judges two runs of one pipeline against each other in both orders.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if f.compare {
 				return argsError(cobra.ExactArgs(2))(cmd, args)
@@ -74,7 +77,7 @@ parameters and model is reused (--fresh runs it again).
 	fl.StringVar(&f.judgeProvider, "judge-provider", "", "the judge's provider: openai|ollama|gemini|anthropic (default: the run's)")
 	fl.StringVar(&f.format, "output-format", "text", "text|json|markdown")
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
-	fl.BoolVar(&f.compare, "compare", false, "compare two evals: madspark eval --compare ID_A ID_B")
+	fl.BoolVar(&f.compare, "compare", false, "compare two evals, or two runs of one pipeline: madspark eval --compare ID_A ID_B")
 	fl.BoolVar(&f.fresh, "fresh", false, "run the pipeline even when an identical succeeded run exists")
 	fl.BoolVar(&f.noCache, "no-cache", false, "do not answer calls from the response cache")
 	fl.DurationVar(&f.timeout, "timeout", 6*time.Hour, "give up on the eval after this long")
@@ -182,26 +185,72 @@ func (c *cli) writeEval(id string, f *evalFlags, write func(w io.Writer, format 
 	return nil
 }
 
-// compareEvals sets the succeeded evals a and b side by side.
+// compareEvals sets the succeeded evals a and b side by side, or judges
+// two succeeded runs of one pipeline against each other.
 func (c *cli) compareEvals(ctx context.Context, a, b string, f *evalFlags) error {
+	if f.judgeProvider != "" && !slices.Contains(eval.JudgeProviders, f.judgeProvider) {
+		return usagef("--judge-provider must be one of %s, got %q", strings.Join(eval.JudgeProviders, ", "), f.judgeProvider)
+	}
 	db, err := c.openStore(ctx)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	var reps [2]*eval.Report
+	var runs [2]*madspark.Run
 	for i, id := range []string{a, b} {
 		run, err := db.Run(ctx, id)
 		if errors.Is(err, madspark.ErrNotFound) {
-			return usagef("no run %s (madspark runs list --pipeline eval)", id)
+			db.Close()
+			return usagef("no run %s (madspark runs list)", id)
 		}
 		if err != nil {
+			db.Close()
 			return err
 		}
-		if reps[i], err = eval.ReportOf(run); err != nil {
-			return usageError{err}
+		runs[i] = run
+	}
+	db.Close()
+	evals := 0
+	for _, r := range runs {
+		if r.Pipeline == eval.Name {
+			evals++
 		}
 	}
-	cmp := eval.Compare(reps[0], reps[1])
+	switch evals {
+	case 2:
+		var reps [2]*eval.Report
+		for i, r := range runs {
+			if reps[i], err = eval.ReportOf(r); err != nil {
+				return usageError{err}
+			}
+		}
+		return c.writeEval("", f, eval.Compare(reps[0], reps[1]).Write)
+	case 1:
+		return usagef("compare two evals, or two runs of one pipeline, not an eval with a run")
+	}
+	app, err := c.openApp(ctx, !f.noCache)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	reg, err := c.registry(app)
+	if err != nil {
+		return err
+	}
+	ev, err := eval.New(eval.Deps{Registry: reg, Engine: app.engine})
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.Status != madspark.RunSucceeded {
+			return usagef("run %s has not succeeded (status %s)", r.ID, r.Status)
+		}
+	}
+	if runs[0].Pipeline != runs[1].Pipeline {
+		return usagef("run %s is a %s run and run %s a %s run: compare runs of one pipeline", a, runs[0].Pipeline, b, runs[1].Pipeline)
+	}
+	cmp, err := ev.CompareRuns(ctx, app.engine.Client, runs[0], runs[1], f.judgeProvider, f.judgeModel)
+	if err != nil {
+		return err
+	}
 	return c.writeEval("", f, cmp.Write)
 }

@@ -107,6 +107,22 @@ func TestEvalJSONContract(t *testing.T) {
 	if text := invoke(t, env, "eval", "--compare", rep.RunID, again.RunID); text.code != 0 || !strings.Contains(text.stdout, "Difference in win rate") {
 		t.Fatalf("compare text: %+v", text)
 	}
+	// Two runs of one pipeline are judged against each other, in both orders.
+	runs := invoke(t, env, "eval", "--compare", rep.Items[0].RunID, rep.Items[1].RunID, "--output-format", "json")
+	var rc struct {
+		A, B, Winner string
+		Verdicts     []struct{ Order, Winner string }
+		Usage        struct {
+			LLMCalls int `json:"llm_calls"`
+		}
+	}
+	if runs.code != 0 || json.Unmarshal([]byte(runs.stdout), &rc) != nil || rc.A != rep.Items[0].RunID || len(rc.Verdicts) != 2 ||
+		rc.Verdicts[1].Order != "b_first" || rc.Winner != "a" && rc.Winner != "b" && rc.Winner != "tie" || rc.Usage.LLMCalls != 2 {
+		t.Fatalf("compare runs: %+v", runs)
+	}
+	if mixed := invoke(t, env, "eval", "--compare", rep.RunID, rep.Items[0].RunID); mixed.code != 2 || !strings.Contains(mixed.stderr, "not an eval with a run") {
+		t.Fatalf("an eval with a run: %+v", mixed)
+	}
 }
 
 func TestEvalOutputs(t *testing.T) {
