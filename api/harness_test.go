@@ -23,6 +23,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/api"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/eval"
 	"github.com/madspark/madspark/events"
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/llm"
@@ -76,7 +77,7 @@ type harness struct {
 
 func responders() map[string]mock.Responder {
 	all := map[string]mock.Responder{}
-	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders(), debate.MockResponders(), assess.MockResponders(), proposal.MockResponders()} {
+	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders(), debate.MockResponders(), assess.MockResponders(), proposal.MockResponders(), eval.MockResponders()} {
 		maps.Copy(all, m)
 	}
 	return all
@@ -142,6 +143,13 @@ func newHarness(t testing.TB, o options) *harness {
 	}
 	hs.engine = &engine.Engine{Store: hs.db, Client: client, Events: hs.hub}
 	hs.reg = registry(t, hs.db)
+	evalDef, err := eval.Definition(eval.Deps{Registry: hs.reg, Engine: hs.engine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.reg.Register(evalDef); err != nil {
+		t.Fatal(err)
+	}
 	cfg.Store, cfg.Registry, cfg.Engine = hs.db, hs.reg, hs.engine
 	q, err := jobs.Open(ctx, cfg)
 	if err != nil {

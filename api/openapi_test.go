@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"sort"
@@ -45,6 +46,11 @@ func TestOpenAPIConformance(t *testing.T) {
 	values := map[string]string{"id": runID, "model": "madspark-spark"}
 	var conv struct{ ID string }
 	hs.do("POST", "/api/conversations", map[string]any{}).json(t, &conv)
+	ev := hs.do("POST", "/api/evals", map[string]any{"pipeline": "spark", "topics": []any{"x"}})
+	var started api.StartRunResponse
+	if ev.status != 202 || json.Unmarshal(ev.body, &started) != nil {
+		t.Fatalf("POST /api/evals: %d %s", ev.status, ev.body)
+	}
 	var ops []string
 	for path, item := range hs.doc.Paths.Map() {
 		for method := range item.Operations() {
@@ -70,6 +76,9 @@ func TestOpenAPIConformance(t *testing.T) {
 			if strings.HasPrefix(path, "/api/conversations/") && k == "id" {
 				v = conv.ID
 			}
+			if strings.HasPrefix(path, "/api/evals/") && k == "id" {
+				v = started.RunID
+			}
 			url = strings.ReplaceAll(url, "{"+k+"}", v)
 		}
 		var body any
@@ -86,6 +95,8 @@ func TestOpenAPIConformance(t *testing.T) {
 			body = map[string]any{}
 		case "POST /api/batches":
 			body = []map[string]any{{"topic": "x"}}
+		case "POST /api/evals":
+			body = map[string]any{"pipeline": "debate", "topics": "builtin", "limit": 1}
 		case "POST /api/generate-ideas":
 			body = map[string]any{"topic": "x", "num_candidates": 1}
 		case "POST /v1/chat/completions":

@@ -41,7 +41,7 @@ func TestPipelines(t *testing.T) {
 			t.Errorf("%s has no title or description", p.Name)
 		}
 	}
-	if strings.Join(names, ",") != "assess,chaos,debate,proposal,spark" {
+	if strings.Join(names, ",") != "assess,chaos,debate,eval,proposal,spark" {
 		t.Errorf("pipelines = %v", names)
 	}
 	var spark api.PipelineInfo

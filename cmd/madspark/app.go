@@ -12,6 +12,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/cache/redis"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/eval"
 	"github.com/madspark/madspark/events"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
@@ -251,7 +252,7 @@ func (e *interruptedError) Unwrap() error { return e.err }
 // mockResponders answers every pipeline's agents in mock mode.
 func mockResponders() map[string]mock.Responder {
 	all := map[string]mock.Responder{}
-	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders(), debate.MockResponders(), assess.MockResponders(), proposal.MockResponders()} {
+	for _, m := range []map[string]mock.Responder{spark.MockResponders(), chaos.MockResponders(), debate.MockResponders(), assess.MockResponders(), proposal.MockResponders(), eval.MockResponders()} {
 		maps.Copy(all, m)
 	}
 	return all

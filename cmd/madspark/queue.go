@@ -52,6 +52,9 @@ func (c *cli) registry(a *app) (*pipeline.Registry, error) {
 			return nil, err
 		}
 	}
+	if err := registerEval(reg, a); err != nil {
+		return nil, err
+	}
 	return reg, nil
 }
 

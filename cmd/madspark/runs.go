@@ -269,9 +269,16 @@ func topicOf(r *madspark.Run) string {
 		Profile struct {
 			ResearchArea string `json:"research_area"`
 		} `json:"profile"`
+		// An eval's pipeline and topics.
+		Pipeline string            `json:"pipeline"`
+		Topics   []json.RawMessage `json:"topics"`
 	}
 	_ = json.Unmarshal(r.Params, &p)
-	t := cmp.Or(p.Topic, p.Prompt, p.Query, p.Idea, p.Profile.ResearchArea)
+	var evalOf string
+	if p.Pipeline != "" {
+		evalOf = fmt.Sprintf("%s against a single call, %d topics", p.Pipeline, len(p.Topics))
+	}
+	t := cmp.Or(p.Topic, p.Prompt, p.Query, p.Idea, p.Profile.ResearchArea, evalOf)
 	t = strings.Join(strings.Fields(t), " ")
 	if len([]rune(t)) > 48 {
 		t = string([]rune(t)[:47]) + "…"

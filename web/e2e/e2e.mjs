@@ -348,6 +348,29 @@ try {
     await page.getByTestId('candidate').first().waitFor()
   })
 
+  await step('an eval: win rate with its interval, topics and links to their runs', page, async () => {
+    const started = await page.evaluate(async () => {
+      const r = await fetch('/api/evals', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ pipeline: 'spark', topics: 'builtin', limit: 2 }),
+      })
+      return { status: r.status, body: await r.json() }
+    })
+    check(started.status === 202 && started.body.run_id, `POST /api/evals answered ${started.status}`)
+    await page.goto(`${base}/runs/${started.body.run_id}`)
+    const headline = page.getByTestId('eval-headline')
+    await headline.waitFor()
+    check(/win rate \d+\.\d% \(95% CI \d+\.\d%–\d+\.\d%\)/.test(await headline.textContent()), 'the eval page shows no win rate with its interval')
+    check((await page.getByRole('note').allTextContents()).some((t) => t.includes('proves nothing')), 'a mock eval does not say it proves nothing')
+    check((await page.locator('figure.chart svg').count()) === 1, 'no win-rate chart')
+    const rows = page.getByTestId('eval-topics').locator('tbody tr')
+    check((await rows.count()) === 2, `the eval page lists ${await rows.count()} topics, want 2`)
+    await shot(page, 'eval')
+    await rows.first().getByRole('link').click()
+    await page.getByTestId('candidate').first().waitFor()
+  })
+
   await step('cancel a running run', page, async () => {
     await page.goto(base + '/?pipeline=spark')
     await page.locator('#run-form-topic').fill('community composting')

@@ -10,6 +10,7 @@ import { GenericResult } from './GenericResult'
 import { renderMarkdown } from './Markdown'
 import { dimensionRows } from './ScoreCharts'
 import { SparkResults, isSparkResult } from './SparkResults'
+import { EvalResults, isEvalResult, type EvalReport } from './EvalResults'
 
 function show(ui: React.ReactNode, routes: Record<string, Route> = {}) {
   const s = fakeServer(routes)
@@ -157,5 +158,44 @@ describe('other pipelines', () => {
     expect(html).toContain('<h1>T</h1>')
     expect(html).not.toMatch(/onerror|<script|javascript:/)
     expect(html).toContain('href="https://example.org"')
+  })
+})
+
+describe('eval results', () => {
+  const report = {
+    run_id: 'ev-1', pipeline: 'spark', provider: 'mock', model: 'mock-1', judge_provider: 'mock', judge_model: 'mock-1',
+    topics: 3, n: 2, wins: 1, losses: 0, ties: 1, failures: 1, win_rate: 0.75, ci: [0.3, 0.95], position_consistency: 0.5,
+    pipeline_repairs: 0, repairs: [], notice: 'MOCK DATA: this eval proves nothing about the pipeline.',
+    usage: {
+      pipeline: { llm_calls: 12, cached_calls: 0, input_tokens: 100, output_tokens: 50, cost_usd: 0, wall_ms: 2000 },
+      baseline: { llm_calls: 2, cached_calls: 0, input_tokens: 10, output_tokens: 5, cost_usd: 0, wall_ms: 500 },
+      judge: { llm_calls: 4, cached_calls: 0, input_tokens: 40, output_tokens: 4, cost_usd: 0, wall_ms: 100 },
+    },
+    items: [
+      { index: 1, topic: 'urban farming', winner: 'pipeline', consistent: true, run_id: 'run-a', verdicts: [{ order: 'pipeline_first', winner: 'pipeline', reasons: 'More concrete.' }, { order: 'baseline_first', winner: 'pipeline', reasons: 'More concrete.' }] },
+      { index: 2, topic: 'ocean cleanup', winner: 'tie', consistent: false, run_id: 'run-b', reused: true, verdicts: [{ order: 'pipeline_first', winner: 'pipeline', reasons: 'A is first.' }, { order: 'baseline_first', winner: 'baseline', reasons: 'B is worse.' }] },
+      { index: 3, topic: 'quiet cities', winner: '', consistent: false, verdicts: null, error: 'provider down' },
+    ],
+  }
+
+  it('tells an eval report from other results', () => {
+    expect(isEvalResult(report)).toBe(true)
+    expect(isEvalResult(sparkResult)).toBe(false)
+  })
+
+  it('shows the win rate with its interval, the topics and links to their runs', () => {
+    show(<EvalResults result={report as unknown as EvalReport} />)
+    expect(screen.getByTestId('eval-headline').textContent).toContain('win rate 75.0% (95% CI 30.0%–95.0%)')
+    expect(screen.getByRole('note').textContent).toContain('proves nothing')
+    expect(screen.getByRole('figure').getAttribute('aria-label')).toContain('95% interval 30.0% to 95.0%')
+    const rows = within(screen.getByTestId('eval-topics')).getAllByRole('row').slice(1)
+    expect(rows).toHaveLength(3)
+    expect(within(rows[0]).getByRole('link', { name: 'run' }).getAttribute('href')).toBe('/runs/run-a')
+    expect(rows[0].textContent).toContain('More concrete.')
+    expect(rows[0].textContent).not.toContain('More concrete. / More concrete.')
+    expect(rows[1].textContent).toContain('tie (orders disagree)')
+    expect(within(rows[1]).getByRole('link', { name: 'earlier run' }).getAttribute('href')).toBe('/runs/run-b')
+    expect(rows[2].textContent).toContain('failed')
+    expect(rows[2].textContent).toContain('provider down')
   })
 })

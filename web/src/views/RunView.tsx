@@ -12,6 +12,7 @@ import { GenericResult, RawJSON } from '../results/GenericResult'
 import { Repairs } from '../results/Repairs'
 import { SparkResults, isSparkResult } from '../results/SparkResults'
 import { Timeline } from './Timeline'
+import { EvalResults, isEvalResult } from '../results/EvalResults'
 
 const finalStatuses = new Set(['succeeded', 'failed', 'cancelled'])
 
@@ -172,7 +173,9 @@ export function RunView() {
       {over && <ExportControl runId={run.run_id} hasResult={run.status === 'succeeded'} />}
       {run.status === 'succeeded' && <Repairs result={run.result} />}
       {run.status === 'succeeded' && run.result !== undefined && (
-        isSparkResult(run.result) ? (
+        run.pipeline === 'eval' && isEvalResult(run.result) ? (
+          <EvalResults result={run.result} />
+        ) : isSparkResult(run.result) ? (
           <>
             <SparkResults runId={run.run_id} result={run.result} bookmarkable={run.pipeline === 'spark'} />
             <RawJSON value={run.result} />
