@@ -8,7 +8,6 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/document"
-	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline"
 )
 
@@ -39,7 +38,7 @@ func Document(run *madspark.Run) (*document.Document, error) {
 		Subtitle: "madspark chaos: a creativity workflow",
 		TitleLines: []string{
 			fmt.Sprintf("Run %s · %s/%s · seed %d · %s", run.ID, run.Provider, run.Model, p.Seed, run.FinishedAt.UTC().Format("2 January 2006 15:04 MST")),
-			fmt.Sprintf("%d iterations · acceptance threshold %s · %d ideas accepted%s", len(res.Iterations), num(res.Threshold), len(res.Accepted), repairsNote(res.Repairs)),
+			fmt.Sprintf("%d iterations · acceptance threshold %s · %d ideas accepted%s", len(res.Iterations), num(res.Threshold), len(res.Accepted), pipeline.RepairsNote(res.Repairs)),
 		},
 		Author:   "madspark",
 		Subject:  "Ideas for " + res.Prompt,
@@ -104,7 +103,7 @@ func Document(run *madspark.Run) (*document.Document, error) {
 		d.Sections = append(d.Sections, document.Section{Title: "Tournament", Blocks: []document.Block{
 			document.Textf("%d rounds, %d pairwise comparisons.", tr.Rounds, tr.Comparisons), t}})
 	}
-	if a, ok := repairsAppendix(res.Repairs); ok {
+	if a, ok := pipeline.RepairsAppendix(res.Repairs); ok {
 		d.Appendices = append(d.Appendices, a)
 	}
 	return d, nil
@@ -165,28 +164,4 @@ func Ideas(run *madspark.Run) ([]pipeline.Idea, error) {
 		}
 	}
 	return out, nil
-}
-
-// repairsNote is " · N repairs" for a run with repaired replies, else "".
-func repairsNote(reps []llm.Repair) string {
-	switch len(reps) {
-	case 0:
-		return ""
-	case 1:
-		return " · 1 repair"
-	}
-	return fmt.Sprintf(" · %d repairs", len(reps))
-}
-
-// repairsAppendix lists the repairs made to the run's replies.
-func repairsAppendix(reps []llm.Repair) (document.Section, bool) {
-	if len(reps) == 0 {
-		return document.Section{}, false
-	}
-	t := &document.Table{Header: []string{"Step", "Agent", "Rule", "What was done"}}
-	for _, r := range reps {
-		t.Rows = append(t.Rows, []string{r.Step, r.Agent, r.Rule, r.Action})
-	}
-	return document.Section{Title: "Repairs", Blocks: []document.Block{
-		document.Text("Replies that broke a soft rule were kept and repaired as follows."), t}}, true
 }

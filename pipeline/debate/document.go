@@ -10,7 +10,6 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/document/mdconv"
-	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline"
 )
 
@@ -44,7 +43,7 @@ func Document(run *madspark.Run) (*document.Document, error) {
 		Subtitle: "madspark debate",
 		TitleLines: []string{
 			fmt.Sprintf("Run %s · %s/%s · %s", run.ID, run.Provider, run.Model, run.FinishedAt.UTC().Format("2 January 2006 15:04 MST")),
-			fmt.Sprintf("%s path, %d round(s) · %s%s", res.Path, res.Rounds, run.Usage, repairsNote(res.Repairs)),
+			fmt.Sprintf("%s path, %d round(s) · %s%s", res.Path, res.Rounds, run.Usage, pipeline.RepairsNote(res.Repairs)),
 		},
 		Author:  "madspark",
 		Subject: shorten(res.Query, 200),
@@ -116,7 +115,7 @@ func Document(run *madspark.Run) (*document.Document, error) {
 		}
 		d.Appendices = append(d.Appendices, document.Section{Title: "State machine", Blocks: []document.Block{t}})
 	}
-	if a, ok := repairsAppendix(res.Repairs); ok {
+	if a, ok := pipeline.RepairsAppendix(res.Repairs); ok {
 		d.Appendices = append(d.Appendices, a)
 	}
 	return d, nil
@@ -144,28 +143,4 @@ func Table(run *madspark.Run) ([]string, [][]string, error) {
 		rows = append(rows, []string{"source", "", "", num(s.Score), s.Snippet, "", s.Title, s.URL})
 	}
 	return header, rows, nil
-}
-
-// repairsNote is " · N repairs" for a run with repaired replies, else "".
-func repairsNote(reps []llm.Repair) string {
-	switch len(reps) {
-	case 0:
-		return ""
-	case 1:
-		return " · 1 repair"
-	}
-	return fmt.Sprintf(" · %d repairs", len(reps))
-}
-
-// repairsAppendix lists the repairs made to the run's replies.
-func repairsAppendix(reps []llm.Repair) (document.Section, bool) {
-	if len(reps) == 0 {
-		return document.Section{}, false
-	}
-	t := &document.Table{Header: []string{"Step", "Agent", "Rule", "What was done"}}
-	for _, r := range reps {
-		t.Rows = append(t.Rows, []string{r.Step, r.Agent, r.Rule, r.Action})
-	}
-	return document.Section{Title: "Repairs", Blocks: []document.Block{
-		document.Text("Replies that broke a soft rule were kept and repaired as follows."), t}}, true
 }
