@@ -43,3 +43,15 @@ func RecordRepair(ctx context.Context, r Repair) {
 		sink(r)
 	}
 }
+
+// RepairCount says how many repairs there were, for a summary line: "1
+// repair", "3 repairs", or "" for none.
+func RepairCount(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "1 repair"
+	}
+	return fmt.Sprintf("%d repairs", n)
+}

@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"fmt"
-
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/llm"
 )
@@ -10,13 +8,10 @@ import (
 // RepairsNote is " · N repairs" for a run whose replies were repaired, for
 // a document's usage line; "" for none.
 func RepairsNote(reps []llm.Repair) string {
-	switch len(reps) {
-	case 0:
+	if len(reps) == 0 {
 		return ""
-	case 1:
-		return " · 1 repair"
 	}
-	return fmt.Sprintf(" · %d repairs", len(reps))
+	return " · " + llm.RepairCount(len(reps))
 }
 
 // RepairsAppendix is a document section listing the repairs made to a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/search"
 )
@@ -226,11 +227,7 @@ func (c *cli) runDebate(ctx context.Context, d *debater, p debate.Params, format
 	if res.SearchNote != "" && res.Path == debate.Complex {
 		note = " · " + res.SearchNote
 	}
-	if n := len(res.Repairs); n == 1 {
-		note += " · 1 repair"
-	} else if n > 1 {
-		note += fmt.Sprintf(" · %d repairs", n)
-	}
+	note += pipeline.RepairsNote(res.Repairs)
 	if d.app.info.Mock {
 		note += " · MOCK DATA"
 	}

@@ -203,15 +203,7 @@ func (c *cli) writeProposal(run *engine.Run, a *app, res *proposal.Result, outDi
 }
 
 // withRepairs adds the number of repaired replies to a usage line.
-func withRepairs(line string, n int) string {
-	switch n {
-	case 0:
-		return line
-	case 1:
-		return line + "; 1 repair"
-	}
-	return fmt.Sprintf("%s; %d repairs", line, n)
-}
+func withRepairs(line string, n int) string { return line + repairNote(n) }
 
 // pdfFont reads the fallback TrueType font that MADSPARK_PDF_FONT names, for
 // characters the bundled fonts lack (CJK); nil when it is not set.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/llm"
 )
 
 // usageLine is the summary line of a finished run, as every command prints
@@ -16,11 +17,8 @@ func usageLine(run *engine.Run, elapsed time.Duration) string {
 
 // repairNote is "; N repairs" for n > 0, and "" otherwise.
 func repairNote(n int) string {
-	switch n {
-	case 0:
+	if n == 0 {
 		return ""
-	case 1:
-		return "; 1 repair"
 	}
-	return fmt.Sprintf("; %d repairs", n)
+	return "; " + llm.RepairCount(n)
 }

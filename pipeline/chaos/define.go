@@ -81,11 +81,7 @@ func IterationFiles(it Iteration) (map[string][]byte, error) {
 // Summary is the text a run prints and writes to final_output.txt: a header
 // (with the mock notice in mock mode) and the report.
 func Summary(res *Result, runID, mode, provider, model string, seed uint64, usage string) string {
-	if n := len(res.Repairs); n == 1 {
-		usage += " · 1 repair"
-	} else if n > 1 {
-		usage += fmt.Sprintf(" · %d repairs", n)
-	}
+	usage += pipeline.RepairsNote(res.Repairs)
 	header := fmt.Sprintf("run %s · %s/%s · seed %d · %s\n", runID, provider, model, seed, usage)
 	if res.FailedStep != "" {
 		header += fmt.Sprintf("The %s step failed: the iterations below are kept, and madspark resume %s finishes the run.\n", res.FailedStep, runID)

@@ -84,13 +84,10 @@ func (r *Report) usageLine() string {
 
 // repairNote is "; N repairs" for n > 0, and "" otherwise.
 func repairNote(n int) string {
-	switch n {
-	case 0:
+	if n == 0 {
 		return ""
-	case 1:
-		return "; 1 repair"
 	}
-	return fmt.Sprintf("; %d repairs", n)
+	return "; " + llm.RepairCount(n)
 }
 
 func (r *Report) brief() string {
