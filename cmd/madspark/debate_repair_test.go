@@ -83,7 +83,7 @@ func TestDebateRepairsEndToEnd(t *testing.T) {
 		"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_MODEL": "small-3b",
 		"MADSPARK_DB": filepath.Join(t.TempDir(), "m.db"),
 	}
-	r := invoke(t, env, "debate", "Explain step by step how to design a rate limiter", "--peer-review", "--no-search", "--output-format", "json")
+	r := invoke(t, env, "debate", "Explain step by step how to design a rate limiter", "--peer-review", "--no-search", "--no-cache", "--output-format", "json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
