@@ -1,10 +1,13 @@
 package debate
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/madspark/madspark/search"
 )
 
 // Handoff token budget (seed §4.2): what a proposer posts is 150-300
@@ -67,17 +70,43 @@ func trimToBudget(count func(string) int, summary string, keyPoints []string, ma
 	return summary, keyPoints
 }
 
-// Blackboard holds the handoffs of one debate. It is safe for concurrent
-// use by the proposers.
+// Blackboard holds the handoffs of one debate and its web search results.
+// It is safe for concurrent use by the proposers and the search.
 type Blackboard struct {
 	count func(string) int
 
 	mu    sync.Mutex
 	posts []HandoffMessage
+
+	sourcesOnce sync.Once
+	sourcesSet  chan struct{} // closed by PostSources
+	sources     []search.Result
 }
 
 // NewBlackboard returns an empty blackboard counting tokens with count.
-func NewBlackboard(count func(string) int) *Blackboard { return &Blackboard{count: count} }
+func NewBlackboard(count func(string) int) *Blackboard {
+	return &Blackboard{count: count, sourcesSet: make(chan struct{})}
+}
+
+// PostSources records the web search results (nil when there are none)
+// and wakes those waiting in Sources. Only the first call counts.
+func (b *Blackboard) PostSources(rs []search.Result) {
+	b.sourcesOnce.Do(func() {
+		b.sources = rs
+		close(b.sourcesSet)
+	})
+}
+
+// Sources waits until the web search results are posted, or ctx is done,
+// and returns them.
+func (b *Blackboard) Sources(ctx context.Context) ([]search.Result, error) {
+	select {
+	case <-b.sourcesSet:
+		return b.sources, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
 
 // Post records m's token count and adds it. The token budget is a target
 // the proposers are asked for, not a gate: a handoff outside it is posted

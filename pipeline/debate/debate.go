@@ -9,8 +9,10 @@
 //	           → the aggregator reads the blackboard AND the original query
 //	             and streams the final answer
 //
-// Web search, when a provider is configured, runs beside the drafter so its
-// latency is hidden; the other proposers and the aggregator get the results.
+// Web search, when a provider is configured, starts with the first round's
+// proposers, none of which waits for it, so its latency is hidden; it posts
+// its results to the blackboard, and proposers of later rounds and the
+// aggregator get them.
 // An explicit state machine (Machine) drives the orchestration; every
 // transition is logged and recorded in the result.
 package debate
@@ -24,7 +26,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -306,14 +307,18 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 	board := NewBlackboard(p.count)
 	conv := r.ID()
 
-	// Web search runs beside the drafter; the other proposers wait for it.
-	sources := make(chan string, 1)
+	// The web search starts with the round-1 proposers, none of which waits
+	// for it: its latency is hidden behind theirs. It posts its results to
+	// the blackboard, where proposers of later rounds and the aggregator
+	// read them.
+	searchCtx, stopSearch := context.WithCancel(ctx)
+	defer stopSearch()
+	var searchNote string // written before the results are posted
 	go func() {
-		s, note := p.webSearch(ctx, r, in)
-		res.Sources, res.SearchNote = s, note
-		sources <- search.FormatForContext(s)
+		s, note := p.webSearch(searchCtx, r, in)
+		searchNote = note
+		board.PostSources(s)
 	}()
-	waitSources := sync.OnceValue(func() string { return <-sources })
 
 	for round := 1; round <= in.Rounds; round++ {
 		r.Emit("propose", 10+70*(round-1)/in.Rounds, fmt.Sprintf("round %d: drafter, critic and synthesizer", round))
@@ -323,8 +328,12 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 		for _, role := range Proposers {
 			g.Go(func() error {
 				pi := proposeInput{Query: in.Query, History: in.History, Role: role, Round: round, Peers: peers}
-				if role != Drafter || round > 1 {
-					pi.Sources = waitSources()
+				if round > 1 {
+					s, err := board.Sources(gctx)
+					if err != nil {
+						return fmt.Errorf("%s: %w", role, err)
+					}
+					pi.Sources = search.FormatForContext(s)
 				}
 				h, err := p.proposeStep(gctx, r, board, conv, pi, in.Roles[role])
 				if err != nil {
@@ -369,8 +378,13 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 		}
 	}
 
+	sources, err := board.Sources(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	res.Sources, res.SearchNote = sources, searchNote
 	r.Emit("aggregate", 90, "aggregator writes the answer")
-	ai := aggregateInput{Query: in.Query, History: in.History, Handoffs: final, Sources: waitSources()}
+	ai := aggregateInput{Query: in.Query, History: in.History, Handoffs: final, Sources: search.FormatForContext(sources)}
 	if len(res.Ranking) > 0 {
 		var parts []string
 		for _, rr := range res.Ranking {
@@ -484,6 +498,9 @@ func (p *Pipeline) webSearch(ctx context.Context, r *engine.Run, in Params) ([]s
 	results, err := engine.Step(ctx, r, "search", in.Query, func(ctx context.Context, _ llm.Client) ([]search.Result, error) {
 		return p.searcher.Search(ctx, in.Query, MaxSearchResults)
 	})
+	if err != nil && ctx.Err() != nil {
+		return nil, "web search stopped: " + oneLine(ctx.Err().Error())
+	}
 	if err != nil {
 		p.logger.Warn("web search failed; the debate goes on without it", "provider", p.searcher.Name(), "err", err)
 		return nil, "web search failed: " + oneLine(err.Error())
