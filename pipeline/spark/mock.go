@@ -134,10 +134,10 @@ func mockMultiDim(req *llm.Request) (any, error) {
 		out.Evaluations = append(out.Evaluations, multiDimItem{
 			Index: i,
 			Scores: Dimensions{
-				Feasibility: d("f"), Innovation: d("i"), Impact: d("m"), CostEffectiveness: d("c"),
-				Scalability: d("s"), RiskAssessment: d("r"), Timeline: d("t"),
+				Innovation: d("i"), Feasibility: d("f"), Impact: d("m"), Scalability: d("s"),
+				Sustainability: d("u"), CostEffectiveness: d("c"), RiskAssessment: d("r"),
 			},
-			Rationale: "Balanced profile; strongest on impact, weakest on timeline.",
+			Rationale: "Balanced profile; strongest on impact, weakest on sustainability.",
 		})
 	}
 	return out, nil

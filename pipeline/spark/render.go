@@ -174,8 +174,8 @@ func (r *Report) detailed() string {
 
 func dimensionsText(m *MultiDimensional) string {
 	d := m.Dimensions
-	return fmt.Sprintf("  dimensions: feasibility %.1f · innovation %.1f · impact %.1f · cost-effectiveness %.1f · scalability %.1f · risk %.1f · timeline %.1f\n  mean %.2f · weighted %.2f\n",
-		d.Feasibility, d.Innovation, d.Impact, d.CostEffectiveness, d.Scalability, d.RiskAssessment, d.Timeline, m.Mean, m.WeightedScore)
+	return fmt.Sprintf("  dimensions: innovation %.1f · feasibility %.1f · impact %.1f · scalability %.1f · sustainability %.1f · cost-effectiveness %.1f · risk %.1f\n  mean %.2f · weighted %.2f\n",
+		d.Innovation, d.Feasibility, d.Impact, d.Scalability, d.Sustainability, d.CostEffectiveness, d.RiskAssessment, m.Mean, m.WeightedScore)
 }
 
 func (r *Report) markdown() string {
@@ -226,8 +226,8 @@ func (r *Report) markdown() string {
 
 func dimensionsTable(m *MultiDimensional) string {
 	d := m.Dimensions
-	return fmt.Sprintf("| feasibility | innovation | impact | cost-effectiveness | scalability | risk | timeline | mean | weighted |\n|---|---|---|---|---|---|---|---|---|\n| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n\n",
-		d.Feasibility, d.Innovation, d.Impact, d.CostEffectiveness, d.Scalability, d.RiskAssessment, d.Timeline, m.Mean, m.WeightedScore)
+	return fmt.Sprintf("| innovation | feasibility | impact | scalability | sustainability | cost-effectiveness | risk | mean | weighted |\n|---|---|---|---|---|---|---|---|---|\n| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n\n",
+		d.Innovation, d.Feasibility, d.Impact, d.Scalability, d.Sustainability, d.CostEffectiveness, d.RiskAssessment, m.Mean, m.WeightedScore)
 }
 
 // mdBullets turns the "HEADING:\n• item" text of advocacy and skepticism

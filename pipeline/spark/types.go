@@ -95,23 +95,23 @@ type improvements struct {
 // Dimensions are the seven scores of the multi-dimensional evaluation, 0-10
 // each; for risk_assessment 10 means the lowest risk.
 type Dimensions struct {
-	Feasibility       float64 `json:"feasibility" jsonschema:"minimum=0,maximum=10"`
 	Innovation        float64 `json:"innovation" jsonschema:"minimum=0,maximum=10"`
+	Feasibility       float64 `json:"feasibility" jsonschema:"minimum=0,maximum=10"`
 	Impact            float64 `json:"impact" jsonschema:"minimum=0,maximum=10"`
-	CostEffectiveness float64 `json:"cost_effectiveness" jsonschema:"minimum=0,maximum=10"`
 	Scalability       float64 `json:"scalability" jsonschema:"minimum=0,maximum=10"`
+	Sustainability    float64 `json:"sustainability" jsonschema:"minimum=0,maximum=10"`
+	CostEffectiveness float64 `json:"cost_effectiveness" jsonschema:"minimum=0,maximum=10"`
 	RiskAssessment    float64 `json:"risk_assessment" jsonschema:"minimum=0,maximum=10"`
-	Timeline          float64 `json:"timeline" jsonschema:"minimum=0,maximum=10"`
 }
 
-// Dimension weights of the weighted score; they sum to 1.
+// dimensionWeights are the weights of the weighted score; they sum to 1.
 var dimensionWeights = Dimensions{
-	Feasibility: 0.20, Innovation: 0.15, Impact: 0.20, CostEffectiveness: 0.15,
-	Scalability: 0.10, RiskAssessment: 0.10, Timeline: 0.10,
+	Innovation: 0.15, Feasibility: 0.20, Impact: 0.20, Scalability: 0.10,
+	Sustainability: 0.10, CostEffectiveness: 0.15, RiskAssessment: 0.10,
 }
 
 func (d Dimensions) values() []float64 {
-	return []float64{d.Feasibility, d.Innovation, d.Impact, d.CostEffectiveness, d.Scalability, d.RiskAssessment, d.Timeline}
+	return []float64{d.Innovation, d.Feasibility, d.Impact, d.Scalability, d.Sustainability, d.CostEffectiveness, d.RiskAssessment}
 }
 
 // multiDimItem is the evaluator's reply for one idea.
