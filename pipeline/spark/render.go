@@ -27,6 +27,9 @@ type Report struct {
 	Generated  int         `json:"generated"`
 	Filtered   int         `json:"filtered"`
 	Candidates []Candidate `json:"candidates"`
+	// Ideas are all the ideas generated (see Result.Ideas); empty, not nil,
+	// for a result stored before they were kept.
+	Ideas []GeneratedIdea `json:"ideas"`
 	// Repairs are the repairs made to the models' replies (see
 	// Result.Repairs); empty, not nil, when there were none.
 	Repairs    []llm.Repair `json:"repairs"`
@@ -40,11 +43,14 @@ func NewReport(res *Result, runID, mode, provider, model string, usage llm.Usage
 	rep := &Report{
 		RunID: runID, Pipeline: "spark", Mode: mode, Provider: provider, Model: model,
 		Topic: res.Topic, Context: res.Context, Generated: res.Generated, Filtered: res.Filtered,
-		Candidates: res.Candidates, Repairs: res.Repairs, Usage: usage, DurationMS: d.Milliseconds(),
+		Candidates: res.Candidates, Ideas: res.Ideas, Repairs: res.Repairs, Usage: usage, DurationMS: d.Milliseconds(),
 	}
 	if rep.Repairs == nil {
 		// A result stored before repairs were recorded.
 		rep.Repairs = []llm.Repair{}
+	}
+	if rep.Ideas == nil {
+		rep.Ideas = []GeneratedIdea{}
 	}
 	return rep
 }
@@ -102,6 +108,28 @@ func (r *Report) brief() string {
 	}
 	fmt.Fprintf(&b, "run %s · %s\n", r.RunID, r.usageLine())
 	return b.String()
+}
+
+// otherIdeas are the generated ideas that are not candidates.
+func (r *Report) otherIdeas() []GeneratedIdea {
+	var out []GeneratedIdea
+	for _, g := range r.Ideas {
+		if g.Candidate == 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// otherNote says briefly what became of an idea that is not a candidate.
+func otherNote(g GeneratedIdea) string {
+	switch {
+	case g.DuplicateOf != "":
+		return fmt.Sprintf(" (near-duplicate of %q)", g.DuplicateOf)
+	case g.Score != nil:
+		return fmt.Sprintf(" (score %.1f)", *g.Score)
+	}
+	return " (not scored)"
 }
 
 func fallbackNote(c Candidate) string {
@@ -162,6 +190,12 @@ func (r *Report) detailed() string {
 			fmt.Fprintf(&b, "FALLBACK in %s: %s\n", f.Stage, f.Reason)
 		}
 	}
+	if others := r.otherIdeas(); len(others) > 0 {
+		fmt.Fprintf(&b, "\n%s\nOther ideas generated (%d):\n", rule, len(others))
+		for _, g := range others {
+			fmt.Fprintf(&b, "  - %s%s\n", oneLine(g.String()), otherNote(g))
+		}
+	}
 	if len(r.Repairs) > 0 {
 		b.WriteString("\nRepairs made to the replies:\n")
 		for _, rp := range r.Repairs {
@@ -212,6 +246,13 @@ func (r *Report) markdown() string {
 		for _, f := range c.Fallbacks {
 			fmt.Fprintf(&b, "> **Fallback** in %s: %s\n\n", f.Stage, f.Reason)
 		}
+	}
+	if others := r.otherIdeas(); len(others) > 0 {
+		b.WriteString("## Other ideas generated\n\n")
+		for _, g := range others {
+			fmt.Fprintf(&b, "- %s%s\n", document.Escape(oneLine(g.String())), document.Escape(otherNote(g)))
+		}
+		b.WriteString("\n")
 	}
 	if len(r.Repairs) > 0 {
 		b.WriteString("## Repairs\n\n")

@@ -110,8 +110,23 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 		return nil, stageError("generate", err)
 	}
 	res := &Result{Topic: in.Topic, Context: in.Context, Generated: len(ideas)}
+	res.Ideas = make([]GeneratedIdea, len(ideas))
+	at := make([]int, 0, len(ideas)) // at[i] is ideas[i]'s index in res.Ideas
+	for i, idea := range ideas {
+		res.Ideas[i] = GeneratedIdea{Title: idea.Title, Description: idea.Description}
+		at = append(at, i)
+	}
 	if in.NoveltyFilter {
-		ideas = dropNearDuplicates(ideas, in.NoveltyThreshold)
+		kept, dupOf := dropNearDuplicates(ideas, in.NoveltyThreshold)
+		at = at[:0]
+		for i, d := range dupOf {
+			if d >= 0 {
+				res.Ideas[i].DuplicateOf = ideas[d].Title
+			} else {
+				at = append(at, i)
+			}
+		}
+		ideas = kept
 		res.Filtered = res.Generated - len(ideas)
 	}
 
@@ -131,6 +146,15 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 	}
 	if len(top) < in.NumTopCandidates {
 		r.Repair(llm.Repair{Agent: agentRank, Rule: "count", Action: fmt.Sprintf("%d top candidates asked, %d ideas to rank: %d kept", in.NumTopCandidates, len(top), len(top))})
+	}
+	for i := range ideas {
+		if scored[i] {
+			score := evals[i].Score
+			res.Ideas[at[i]].Score, res.Ideas[at[i]].Critique = &score, evals[i].Critique
+		}
+	}
+	for k, i := range top {
+		res.Ideas[at[i]].Candidate = k + 1
 	}
 	cands := make([]Candidate, len(top))
 	review := reviewInput{Topic: in.Topic, Context: in.Context}

@@ -323,9 +323,34 @@ type Result struct {
 	Generated  int         `json:"generated"`
 	Filtered   int         `json:"filtered"`
 	Candidates []Candidate `json:"candidates"`
+	// Ideas are all the ideas generated, in the order generated, the
+	// candidates' originals among them.
+	Ideas []GeneratedIdea `json:"ideas"`
 	// Repairs are the repairs made to the models' replies and the ranking,
 	// in the order they were made; empty, not nil, when there were none.
 	Repairs []llm.Repair `json:"repairs"`
+}
+
+// GeneratedIdea is one idea as the IdeaGenerator produced it, with the
+// Critic's verdict when it was scored.
+type GeneratedIdea struct {
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	// Score and Critique are the Critic's; absent for an idea the novelty
+	// filter dropped or the Critic left unscored.
+	Score    *float64 `json:"score,omitempty"`
+	Critique string   `json:"critique,omitempty"`
+	// Candidate is the idea's 1-based rank among the candidates; 0 when it
+	// is not one of them.
+	Candidate int `json:"candidate,omitempty"`
+	// DuplicateOf is the title of the kept idea the novelty filter found
+	// this one a near-duplicate of.
+	DuplicateOf string `json:"duplicate_of,omitempty"`
+}
+
+// String renders the idea as "Title: description".
+func (g GeneratedIdea) String() string {
+	return Idea{Title: g.Title, Description: g.Description}.String()
 }
 
 func round2(x float64) float64 {
