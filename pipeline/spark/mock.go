@@ -193,7 +193,23 @@ func mockInfer(req *llm.Request) (any, error) {
 	}
 	out := inferences{}
 	for i := range in.Items {
+		var extra Inference
+		switch in.InferenceType {
+		case CausalChain:
+			extra.CausalLinks = []CausalLink{
+				{Cause: "The idea lowers the cost of taking part", Effect: "More people take part"},
+				{Cause: "More people take part", Effect: "Outcomes for the topic improve"},
+			}
+		case ConstraintSatisfaction:
+			extra.Constraints = []ConstraintCheck{
+				{Constraint: "Low cost", Met: true, Explanation: "It reuses what exists."},
+				{Constraint: "Scalable", Met: false, Explanation: "It depends on local volunteers."},
+			}
+		case ImplicationAnalysis:
+			extra.Implications = []string{"Participation grows", "Demand for volunteers grows with it"}
+		}
 		out.Inferences = append(out.Inferences, Inference{
+			CausalLinks: extra.CausalLinks, Constraints: extra.Constraints, Implications: extra.Implications,
 			Index: i,
 			InferenceChain: []string{
 				"The idea lowers the cost of taking part.",

@@ -110,6 +110,22 @@ func (r *Report) brief() string {
 	return b.String()
 }
 
+// inferenceTypeName names li's kind of analysis; a result stored before
+// the kinds were recorded had a full one.
+func inferenceTypeName(li *Inference) string {
+	if li.Type == "" {
+		return FullReasoning
+	}
+	return li.Type
+}
+
+func metWord(met bool) string {
+	if met {
+		return "met"
+	}
+	return "unmet"
+}
+
 // otherIdeas are the generated ideas that are not candidates.
 func (r *Report) otherIdeas() []GeneratedIdea {
 	var out []GeneratedIdea
@@ -175,9 +191,21 @@ func (r *Report) detailed() string {
 		fmt.Fprintf(&b, "\nAdvocacy:\n%s\n", indent(c.Advocacy, "  "))
 		fmt.Fprintf(&b, "\nSkepticism:\n%s\n", indent(c.Skepticism, "  "))
 		if li := c.LogicalInference; li != nil {
-			fmt.Fprintf(&b, "\nLogical inference (confidence %.2f):\n", li.Confidence)
+			fmt.Fprintf(&b, "\nLogical inference (%s, confidence %.2f):\n", inferenceTypeName(li), li.Confidence)
 			for _, step := range li.InferenceChain {
 				fmt.Fprintf(&b, "  → %s\n", step)
+			}
+			for _, l := range li.CausalLinks {
+				fmt.Fprintf(&b, "  cause: %s ⇒ effect: %s\n", l.Cause, l.Effect)
+			}
+			for _, c := range li.Constraints {
+				fmt.Fprintf(&b, "  [%s] %s: %s\n", metWord(c.Met), c.Constraint, c.Explanation)
+			}
+			for _, x := range li.Contradictions {
+				fmt.Fprintf(&b, "  contradiction: %s\n", x)
+			}
+			for _, x := range li.Implications {
+				fmt.Fprintf(&b, "  implication: %s\n", x)
 			}
 			fmt.Fprintf(&b, "  ∴ %s\n", li.Conclusion)
 		}
@@ -232,9 +260,21 @@ func (r *Report) markdown() string {
 		fmt.Fprintf(&b, "### Advocacy\n\n%s\n\n", mdBullets(c.Advocacy))
 		fmt.Fprintf(&b, "### Skepticism\n\n%s\n\n", mdBullets(c.Skepticism))
 		if li := c.LogicalInference; li != nil {
-			fmt.Fprintf(&b, "### Logical inference\n\n")
+			fmt.Fprintf(&b, "### Logical inference (%s)\n\n", inferenceTypeName(li))
 			for n, step := range li.InferenceChain {
 				fmt.Fprintf(&b, "%d. %s\n", n+1, step)
+			}
+			for _, l := range li.CausalLinks {
+				fmt.Fprintf(&b, "- **Cause:** %s → **effect:** %s\n", l.Cause, l.Effect)
+			}
+			for _, c := range li.Constraints {
+				fmt.Fprintf(&b, "- **%s** %s: %s\n", metWord(c.Met), c.Constraint, c.Explanation)
+			}
+			for _, x := range li.Contradictions {
+				fmt.Fprintf(&b, "- **Contradiction:** %s\n", x)
+			}
+			for _, x := range li.Implications {
+				fmt.Fprintf(&b, "- **Implication:** %s\n", x)
 			}
 			fmt.Fprintf(&b, "\n**Conclusion** (confidence %.2f): %s\n\n", li.Confidence, li.Conclusion)
 		}

@@ -77,6 +77,9 @@ type (
 	reviewInput struct {
 		Topic, Context string
 		Items          []reviewItem
+		// InferenceType is the kind of logical analysis, for the
+		// inference prompt only.
+		InferenceType string
 	}
 	improveItem  struct{ Idea, Critique, Advocacy, Skepticism, Inference string }
 	improveInput struct {
@@ -189,7 +192,9 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 	})
 	if in.LogicalInference {
 		g.Go(func() (err error) {
-			inf, hasInf, err = p.infer.run(gctx, r, fb, "infer", in, t.Evaluate, review, n, withoutInference, func() []Inference { return nil })
+			ireview := review
+			ireview.InferenceType = in.inferenceType()
+			inf, hasInf, err = p.infer.run(gctx, r, fb, "infer", in, t.Evaluate, ireview, n, withoutInference, func() []Inference { return nil })
 			return err
 		})
 	}
@@ -210,6 +215,7 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 		}
 		item := improveItem{Idea: c.Idea, Critique: c.InitialCritique, Advocacy: c.Advocacy, Skepticism: c.Skepticism}
 		if hasInf[k] {
+			inf[k].Type = in.inferenceType()
 			c.LogicalInference = &inf[k]
 			item.Inference = inf[k].Conclusion
 		}

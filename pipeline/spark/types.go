@@ -146,12 +146,36 @@ func newMultiDimensional(it multiDimItem) *MultiDimensional {
 
 // Inference is the logical analysis of one idea.
 type Inference struct {
+	// Type is the kind of analysis (see InferenceTypes), set by the
+	// pipeline, not asked of the model.
+	Type           string   `json:"type" jsonschema:"-"`
 	Index          int      `json:"index"`
 	InferenceChain []string `json:"inference_chain" jsonschema:"minItems=1"`
 	Conclusion     string   `json:"conclusion" jsonschema:"minLength=1"`
 	Confidence     float64  `json:"confidence" jsonschema:"minimum=0,maximum=1"`
 	Contradictions []string `json:"contradictions"`
 	Improvements   []string `json:"improvements"`
+	// CausalLinks are the cause → effect links of a causal_chain analysis.
+	CausalLinks []CausalLink `json:"causal_links,omitempty"`
+	// Constraints are the constraints checked by a constraint_satisfaction
+	// analysis.
+	Constraints []ConstraintCheck `json:"constraints,omitempty"`
+	// Implications are the downstream effects found by an
+	// implication_analysis.
+	Implications []string `json:"implications,omitempty"`
+}
+
+// CausalLink is one cause → effect step of a causal chain.
+type CausalLink struct {
+	Cause  string `json:"cause"`
+	Effect string `json:"effect"`
+}
+
+// ConstraintCheck is one constraint and whether the idea meets it.
+type ConstraintCheck struct {
+	Constraint  string `json:"constraint"`
+	Met         bool   `json:"met"`
+	Explanation string `json:"explanation"`
 }
 
 type inferences struct {
