@@ -37,7 +37,7 @@ func TestExports(t *testing.T) {
 		columns []string
 	}{
 		{"spark", map[string]any{"topic": "urban farming", "num_candidates": 4, "enhanced_reasoning": true, "logical_inference": true},
-			"Refined", []string{"initial_score", "improved_score", "improved_idea", "feasibility", "improved_timeline", "improved_weighted_score", "inference_conclusion"}},
+			"Refined", []string{"initial_score", "improved_score", "improved_idea", "feasibility", "improved_sustainability", "improved_weighted_score", "inference_conclusion"}},
 		{"chaos", map[string]any{"prompt": "quiet streets", "seed": 7, "tournament": true},
 			"quiet streets", []string{"status", "idea_name", "quality_score"}},
 		{"debate", map[string]any{"query": "Compare B-trees and LSM trees for a write-heavy workload, step by step"},

@@ -24,6 +24,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -92,43 +93,79 @@ func (l *Loader) LoadFile(file string) (string, error) {
 	return l.expand(file, string(b), []string{file})
 }
 
-// SystemPath is where an agent's system prompt called choice lives, as the
-// seed's prompt resolution has it: a simple name such as "concise.md" is
-// agents/<agent>/<name>; a path with a "/" is taken as it is. An empty
-// choice is the default, agents/<agent>/system.md.
+// SystemPath is where an agent's system prompt called choice lives first,
+// as the seed's prompt resolution has it: a simple name such as
+// "concise.md" is agents/<agent>/<name>; a path with a "/" is taken as it
+// is. An empty choice is the default, agents/<agent>/system.md. See
+// SystemPaths for every place a simple name is looked up.
 func SystemPath(agent, choice string) string {
-	switch {
-	case choice == "":
-		return path.Join("agents", agent, "system.md")
-	case !strings.Contains(choice, "/"):
-		return path.Join("agents", agent, choice)
-	}
-	return choice
+	return SystemPaths(agent, choice)[0]
 }
 
-// System returns agent's system prompt for choice (see SystemPath). A path
-// with a "/" is looked up in the prompt layers first, then on disk, relative
-// to the working directory; an absolute path only on disk. source tells
-// where the prompt was found.
+// SystemPaths are the places, in order, where an agent's system prompt
+// called choice is looked up among the prompts: a simple name is
+// agents/<agent>/<name>, then experimental/<agent>/<name>; an empty
+// choice is agents/<agent>/system.md; a path with a "/" is itself.
+func SystemPaths(agent, choice string) []string {
+	switch {
+	case choice == "":
+		return []string{path.Join("agents", agent, "system.md")}
+	case !strings.Contains(choice, "/"):
+		return []string{path.Join("agents", agent, choice), path.Join("experimental", agent, choice)}
+	}
+	return []string{choice}
+}
+
+// SystemNames lists the simple names of agent's system prompts in fsys:
+// the .md files of agents/<agent>/ and experimental/<agent>/, sorted.
+func SystemNames(fsys fs.FS, agent string) []string {
+	var names []string
+	for _, dir := range []string{path.Join("agents", agent), path.Join("experimental", agent)} {
+		entries, _ := fs.ReadDir(fsys, dir)
+		for _, e := range entries {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".md") && !slices.Contains(names, e.Name()) {
+				names = append(names, e.Name())
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// System returns agent's system prompt for choice (see SystemPaths): it is
+// looked up in the prompt layers first, then on disk, relative to the
+// working directory; an absolute path only on disk. source tells where the
+// prompt was found. Not finding it, the error lists the available names.
 func (l *Loader) System(agent, choice string) (text, source string, err error) {
-	p := SystemPath(agent, choice)
-	if filepath.IsAbs(p) {
-		text, err = l.LoadFile(p)
-		return text, p, err
+	paths := SystemPaths(agent, choice)
+	if filepath.IsAbs(paths[0]) {
+		text, err = l.LoadFile(paths[0])
+		return text, paths[0], err
 	}
-	if rel := path.Clean(p); fs.ValidPath(rel) {
-		if _, ok := l.find(rel); ok {
-			text, err = l.Load(rel)
-			return text, rel, err
+	for _, p := range paths {
+		if rel := path.Clean(p); fs.ValidPath(rel) {
+			if _, ok := l.find(rel); ok {
+				text, err = l.Load(rel)
+				return text, rel, err
+			}
 		}
 	}
-	if strings.Contains(choice, "/") {
-		if _, statErr := os.Stat(p); statErr == nil {
-			text, err = l.LoadFile(p)
-			return text, p, err
+	if choice != "" {
+		if _, statErr := os.Stat(choice); statErr == nil {
+			text, err = l.LoadFile(choice)
+			return text, choice, err
 		}
 	}
-	return "", "", fmt.Errorf("%s prompt %q: %w in %s, nor as a file", agent, choice, ErrNotFound, l.where())
+	var names []string
+	for _, ly := range l.layers {
+		for _, n := range SystemNames(ly.fsys, agent) {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	slices.Sort(names)
+	return "", "", fmt.Errorf("%s prompt %q: %w in %s, nor as a file (available: %s)", agent, choice, ErrNotFound, l.where(), strings.Join(names, ", "))
 }
 
 // find returns the layer that has name.

@@ -75,7 +75,7 @@ the others.`,
 	fs.StringVar(&f.p.Strictness, "strictness", d.Strictness, "reviewer strictness: lenient, normal or strict")
 	fs.BoolVar(&f.p.NoWebTools, "no-web-tools", false, "no web research even when a search key is set")
 	fs.IntVar(&f.p.MaxWebsearches, "max-websearches", d.MaxWebsearches, "most web searches the analyst may run (1-20)")
-	fs.StringVar(&f.p.AnalystPrompt, "analyst-prompt", "", "analyst system prompt: a name under agents/analyst/ (concise.md) or a path (experimental/analyst/concise.md, ./my.md)")
+	fs.StringVar(&f.p.AnalystPrompt, "analyst-prompt", "", "analyst system prompt: a built-in name (concise.md, looked up under agents/analyst/ then experimental/analyst/) or a path (./my.md)")
 	fs.StringVar(&f.p.ReviewerPrompt, "reviewer-prompt", "", "reviewer system prompt: a name under agents/reviewer/ or a path")
 	fs.StringVar(&f.p.PromptsDir, "prompts-dir", "", "directory of prompt files that replace the built-in ones (same layout: agents/<agent>/..., shared/...)")
 	fs.StringVar(&f.p.OutputDir, "output-dir", d.OutputDir, "where analyses/ and logs/ are written")

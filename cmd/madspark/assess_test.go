@@ -110,6 +110,7 @@ func TestAssessBadInput(t *testing.T) {
 		{[]string{"assess", "x", "--max-websearches", "50"}, "--max-websearches must be 1..20"},
 		{[]string{"assess", "x", "--output-format", "pdf"}, `unknown output format "pdf"`},
 		{[]string{"assess", "x", "--analyst-prompt", "nosuch.md"}, `analyst prompt "nosuch.md": not found`},
+		{[]string{"assess", "x", "--analyst-prompt", "nosuch.md"}, "available: concise.md, system.md"},
 		{[]string{"assess", "x", "--prompts-dir", prompts, "--analyst-prompt", "loop.md"}, "include cycle: agents/analyst/loop.md → agents/analyst/loop.md"},
 		{[]string{"assess", "x", "--batch"}, "--batch takes its ideas from --ideas-file"},
 		{[]string{"assess", "--batch"}, "--batch needs --ideas-file"},

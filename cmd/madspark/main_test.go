@@ -244,6 +244,7 @@ func TestBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 		{[]string{"bad \xff utf8"}, "UTF-8"},
 		{[]string{"ok", "--temperature-preset", "spicy"}, `unknown temperature preset "spicy"`},
 		{[]string{"ok", "--num-candidates", "2", "--num-top-candidates", "3"}, "must not exceed num_candidates"},
+		{[]string{"ok", "--inference-type", "deduction"}, "inference_type must be one of full_reasoning, causal_chain"},
 		{[]string{"ok", "--num-top-candidates", "6"}, "num_top_candidates must be 1..5"},
 		{[]string{"ok", "--num-candidates", "x"}, `--num-candidates wants a whole number, got "x"`},
 		{[]string{"ok", "--timeout", "soon"}, `--timeout wants a duration such as 90s`},

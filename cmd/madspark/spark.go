@@ -26,6 +26,7 @@ type sparkFlags struct {
 	temperature      float64
 	enhanced         bool
 	logical          bool
+	inferenceType    string
 	noveltyThreshold float64
 	noNovelty        bool
 	format           string
@@ -47,6 +48,7 @@ func (f *sparkFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.temperature, "temperature", 0, "generation temperature (0-2); the other roles keep their ratio to it")
 	fs.BoolVar(&f.enhanced, "enhanced-reasoning", false, "add a multi-dimensional evaluation on 7 dimensions")
 	fs.BoolVar(&f.logical, "logical-inference", false, "add a logical analysis of each top idea")
+	fs.StringVar(&f.inferenceType, "inference-type", spark.FullReasoning, "kind of logical analysis: "+strings.Join(spark.InferenceTypes, ", "))
 	fs.Float64Var(&f.noveltyThreshold, "novelty-threshold", d.NoveltyThreshold, "similarity (0-1] at which an idea counts as a near-duplicate")
 	fs.BoolVar(&f.noNovelty, "no-novelty-filter", false, "keep near-duplicate ideas")
 	fs.StringVar(&f.format, "output-format", "detailed", "output format: "+strings.Join(spark.Formats, "|"))
@@ -72,7 +74,7 @@ func (f *sparkFlags) params(args []string, seeds []string) (spark.Params, error)
 	}
 	p.SeedIdeas = seeds
 	p.NumCandidates, p.NumTopCandidates = f.numCandidates, f.numTop
-	p.EnhancedReasoning, p.LogicalInference = f.enhanced, f.logical
+	p.EnhancedReasoning, p.LogicalInference, p.InferenceType = f.enhanced, f.logical, f.inferenceType
 	p.NoveltyFilter, p.NoveltyThreshold = !f.noNovelty, f.noveltyThreshold
 	p.AllowFallbacks = f.allowFallbacks
 	if f.changed("temperature-preset") && f.changed("temperature") {

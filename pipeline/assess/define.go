@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
@@ -65,12 +66,18 @@ func (p *JobParams) Validate() error {
 		if c.choice == "" {
 			continue
 		}
-		name := prompt.SystemPath(c.agent, c.choice)
-		if !fs.ValidPath(name) || path.Clean(name) != name {
-			return fmt.Errorf("%s must name a built-in prompt, got %q", c.field, c.choice)
+		found := false
+		for _, name := range prompt.SystemPaths(c.agent, c.choice) {
+			if !fs.ValidPath(name) || path.Clean(name) != name {
+				return fmt.Errorf("%s must name a built-in prompt, got %q", c.field, c.choice)
+			}
+			if _, err := fs.Stat(BuiltinPrompts(), name); err == nil {
+				found = true
+				break
+			}
 		}
-		if _, err := fs.Stat(BuiltinPrompts(), name); err != nil {
-			return fmt.Errorf("%s: no built-in prompt %q", c.field, c.choice)
+		if !found {
+			return fmt.Errorf("%s: no built-in prompt %q (available: %s)", c.field, c.choice, strings.Join(prompt.SystemNames(BuiltinPrompts(), c.agent), ", "))
 		}
 	}
 	return nil

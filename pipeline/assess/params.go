@@ -68,7 +68,8 @@ type Params struct {
 	// MaxWebsearches caps the searches the analyst may run (1-20).
 	MaxWebsearches int `json:"max_websearches"`
 	// AnalystPrompt and ReviewerPrompt choose the agents' system prompts:
-	// a name under agents/<agent>/ or a path (see prompt.SystemPath);
+	// a name under agents/<agent>/ or experimental/<agent>/, or a path (see
+	// prompt.SystemPaths);
 	// empty is the default.
 	AnalystPrompt  string `json:"analyst_prompt,omitempty"`
 	ReviewerPrompt string `json:"reviewer_prompt,omitempty"`

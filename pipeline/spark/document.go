@@ -158,9 +158,9 @@ func labelled(label string, items []string) []document.Block {
 
 // dimensionNames are the seven dimensions, in order, with their JSON keys.
 var dimensionNames = []struct{ key, title string }{
-	{"feasibility", "Feasibility"}, {"innovation", "Innovation"}, {"impact", "Impact"},
-	{"cost_effectiveness", "Cost-effectiveness"}, {"scalability", "Scalability"},
-	{"risk_assessment", "Risk assessment"}, {"timeline", "Timeline"},
+	{"innovation", "Innovation"}, {"feasibility", "Feasibility"}, {"impact", "Impact"},
+	{"scalability", "Scalability"}, {"sustainability", "Sustainability"},
+	{"cost_effectiveness", "Cost-effectiveness"}, {"risk_assessment", "Risk assessment"},
 }
 
 func (d Dimensions) byKey(key string) float64 {
@@ -177,8 +177,8 @@ func (d Dimensions) byKey(key string) float64 {
 		return d.Scalability
 	case "risk_assessment":
 		return d.RiskAssessment
-	case "timeline":
-		return d.Timeline
+	case "sustainability":
+		return d.Sustainability
 	}
 	return 0
 }

@@ -134,10 +134,10 @@ func mockMultiDim(req *llm.Request) (any, error) {
 		out.Evaluations = append(out.Evaluations, multiDimItem{
 			Index: i,
 			Scores: Dimensions{
-				Feasibility: d("f"), Innovation: d("i"), Impact: d("m"), CostEffectiveness: d("c"),
-				Scalability: d("s"), RiskAssessment: d("r"), Timeline: d("t"),
+				Innovation: d("i"), Feasibility: d("f"), Impact: d("m"), Scalability: d("s"),
+				Sustainability: d("u"), CostEffectiveness: d("c"), RiskAssessment: d("r"),
 			},
-			Rationale: "Balanced profile; strongest on impact, weakest on timeline.",
+			Rationale: "Balanced profile; strongest on impact, weakest on sustainability.",
 		})
 	}
 	return out, nil
@@ -193,7 +193,23 @@ func mockInfer(req *llm.Request) (any, error) {
 	}
 	out := inferences{}
 	for i := range in.Items {
+		var extra Inference
+		switch in.InferenceType {
+		case CausalChain:
+			extra.CausalLinks = []CausalLink{
+				{Cause: "The idea lowers the cost of taking part", Effect: "More people take part"},
+				{Cause: "More people take part", Effect: "Outcomes for the topic improve"},
+			}
+		case ConstraintSatisfaction:
+			extra.Constraints = []ConstraintCheck{
+				{Constraint: "Low cost", Met: true, Explanation: "It reuses what exists."},
+				{Constraint: "Scalable", Met: false, Explanation: "It depends on local volunteers."},
+			}
+		case ImplicationAnalysis:
+			extra.Implications = []string{"Participation grows", "Demand for volunteers grows with it"}
+		}
 		out.Inferences = append(out.Inferences, Inference{
+			CausalLinks: extra.CausalLinks, Constraints: extra.Constraints, Implications: extra.Implications,
 			Index: i,
 			InferenceChain: []string{
 				"The idea lowers the cost of taking part.",

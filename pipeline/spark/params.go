@@ -3,6 +3,7 @@ package spark
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -34,6 +35,9 @@ type Params struct {
 	EnhancedReasoning bool `json:"enhanced_reasoning" jsonschema:"title=Enhanced reasoning,description=Multi-dimensional evaluation of the ideas (+2 calls)"`
 	// LogicalInference adds a logical analysis of each top candidate.
 	LogicalInference bool `json:"logical_inference" jsonschema:"title=Logical inference,description=Logical analysis of each top idea (+1 call)"`
+	// InferenceType is the kind of logical analysis made with
+	// LogicalInference: one of InferenceTypes; empty means full_reasoning.
+	InferenceType string `json:"inference_type,omitempty" jsonschema:"enum=full_reasoning,enum=causal_chain,enum=constraint_satisfaction,enum=contradiction_detection,enum=implication_analysis,title=Inference type,description=Kind of logical analysis (with logical inference on)"`
 	// NoveltyFilter drops near-duplicate ideas before evaluation.
 	NoveltyFilter    bool    `json:"novelty_filter" jsonschema:"title=Novelty filter,description=Drop near-duplicate ideas before they are evaluated"`
 	NoveltyThreshold float64 `json:"novelty_threshold" jsonschema:"exclusiveMinimum=0,maximum=1,title=Novelty threshold,description=Similarity above which an idea counts as a duplicate (with the novelty filter on)"`
@@ -55,7 +59,28 @@ func DefaultParams() Params {
 		Temperatures:     DefaultTemperatures(),
 		NoveltyFilter:    true,
 		NoveltyThreshold: 0.8,
+		InferenceType:    FullReasoning,
 	}
+}
+
+// The kinds of logical analysis, the values of Params.InferenceType.
+const (
+	FullReasoning          = "full_reasoning"
+	CausalChain            = "causal_chain"
+	ConstraintSatisfaction = "constraint_satisfaction"
+	ContradictionDetection = "contradiction_detection"
+	ImplicationAnalysis    = "implication_analysis"
+)
+
+// InferenceTypes lists the kinds of logical analysis, the default first.
+var InferenceTypes = []string{FullReasoning, CausalChain, ConstraintSatisfaction, ContradictionDetection, ImplicationAnalysis}
+
+// inferenceType is p's kind of logical analysis, the default when unset.
+func (p *Params) inferenceType() string {
+	if p.InferenceType == "" {
+		return FullReasoning
+	}
+	return p.InferenceType
 }
 
 // Validate reports the first problem with p, as one line naming the
@@ -92,6 +117,8 @@ func (p *Params) ValidateSettings() error {
 		return fmt.Errorf("num_top_candidates (%d) must not exceed num_candidates (%d)", p.NumTopCandidates, p.NumCandidates)
 	case p.NoveltyThreshold <= 0 || p.NoveltyThreshold > 1:
 		return fmt.Errorf("novelty_threshold must be in (0, 1], got %g", p.NoveltyThreshold)
+	case p.InferenceType != "" && !slices.Contains(InferenceTypes, p.InferenceType):
+		return fmt.Errorf("inference_type must be one of %s, got %q", strings.Join(InferenceTypes, ", "), p.InferenceType)
 	case p.StageTimeout < 0:
 		return fmt.Errorf("stage timeout scale must not be negative")
 	case len(p.SeedIdeas) > MaxSeedIdeas:

@@ -27,6 +27,9 @@ type Report struct {
 	Generated  int         `json:"generated"`
 	Filtered   int         `json:"filtered"`
 	Candidates []Candidate `json:"candidates"`
+	// Ideas are all the ideas generated (see Result.Ideas); empty, not nil,
+	// for a result stored before they were kept.
+	Ideas []GeneratedIdea `json:"ideas"`
 	// Repairs are the repairs made to the models' replies (see
 	// Result.Repairs); empty, not nil, when there were none.
 	Repairs    []llm.Repair `json:"repairs"`
@@ -40,11 +43,14 @@ func NewReport(res *Result, runID, mode, provider, model string, usage llm.Usage
 	rep := &Report{
 		RunID: runID, Pipeline: "spark", Mode: mode, Provider: provider, Model: model,
 		Topic: res.Topic, Context: res.Context, Generated: res.Generated, Filtered: res.Filtered,
-		Candidates: res.Candidates, Repairs: res.Repairs, Usage: usage, DurationMS: d.Milliseconds(),
+		Candidates: res.Candidates, Ideas: res.Ideas, Repairs: res.Repairs, Usage: usage, DurationMS: d.Milliseconds(),
 	}
 	if rep.Repairs == nil {
 		// A result stored before repairs were recorded.
 		rep.Repairs = []llm.Repair{}
+	}
+	if rep.Ideas == nil {
+		rep.Ideas = []GeneratedIdea{}
 	}
 	return rep
 }
@@ -101,6 +107,44 @@ func (r *Report) brief() string {
 	return b.String()
 }
 
+// inferenceTypeName names li's kind of analysis; a result stored before
+// the kinds were recorded had a full one.
+func inferenceTypeName(li *Inference) string {
+	if li.Type == "" {
+		return FullReasoning
+	}
+	return li.Type
+}
+
+func metWord(met bool) string {
+	if met {
+		return "met"
+	}
+	return "unmet"
+}
+
+// otherIdeas are the generated ideas that are not candidates.
+func (r *Report) otherIdeas() []GeneratedIdea {
+	var out []GeneratedIdea
+	for _, g := range r.Ideas {
+		if g.Candidate == 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// otherNote says briefly what became of an idea that is not a candidate.
+func otherNote(g GeneratedIdea) string {
+	switch {
+	case g.DuplicateOf != "":
+		return fmt.Sprintf(" (near-duplicate of %q)", g.DuplicateOf)
+	case g.Score != nil:
+		return fmt.Sprintf(" (score %.1f)", *g.Score)
+	}
+	return " (not scored)"
+}
+
 func fallbackNote(c Candidate) string {
 	if !c.Fallback {
 		return ""
@@ -144,9 +188,21 @@ func (r *Report) detailed() string {
 		fmt.Fprintf(&b, "\nAdvocacy:\n%s\n", indent(c.Advocacy, "  "))
 		fmt.Fprintf(&b, "\nSkepticism:\n%s\n", indent(c.Skepticism, "  "))
 		if li := c.LogicalInference; li != nil {
-			fmt.Fprintf(&b, "\nLogical inference (confidence %.2f):\n", li.Confidence)
+			fmt.Fprintf(&b, "\nLogical inference (%s, confidence %.2f):\n", inferenceTypeName(li), li.Confidence)
 			for _, step := range li.InferenceChain {
 				fmt.Fprintf(&b, "  → %s\n", step)
+			}
+			for _, l := range li.CausalLinks {
+				fmt.Fprintf(&b, "  cause: %s ⇒ effect: %s\n", l.Cause, l.Effect)
+			}
+			for _, c := range li.Constraints {
+				fmt.Fprintf(&b, "  [%s] %s: %s\n", metWord(c.Met), c.Constraint, c.Explanation)
+			}
+			for _, x := range li.Contradictions {
+				fmt.Fprintf(&b, "  contradiction: %s\n", x)
+			}
+			for _, x := range li.Implications {
+				fmt.Fprintf(&b, "  implication: %s\n", x)
 			}
 			fmt.Fprintf(&b, "  ∴ %s\n", li.Conclusion)
 		}
@@ -157,6 +213,12 @@ func (r *Report) detailed() string {
 		}
 		for _, f := range c.Fallbacks {
 			fmt.Fprintf(&b, "FALLBACK in %s: %s\n", f.Stage, f.Reason)
+		}
+	}
+	if others := r.otherIdeas(); len(others) > 0 {
+		fmt.Fprintf(&b, "\n%s\nOther ideas generated (%d):\n", rule, len(others))
+		for _, g := range others {
+			fmt.Fprintf(&b, "  - %s%s\n", oneLine(g.String()), otherNote(g))
 		}
 	}
 	if len(r.Repairs) > 0 {
@@ -171,8 +233,8 @@ func (r *Report) detailed() string {
 
 func dimensionsText(m *MultiDimensional) string {
 	d := m.Dimensions
-	return fmt.Sprintf("  dimensions: feasibility %.1f · innovation %.1f · impact %.1f · cost-effectiveness %.1f · scalability %.1f · risk %.1f · timeline %.1f\n  mean %.2f · weighted %.2f\n",
-		d.Feasibility, d.Innovation, d.Impact, d.CostEffectiveness, d.Scalability, d.RiskAssessment, d.Timeline, m.Mean, m.WeightedScore)
+	return fmt.Sprintf("  dimensions: innovation %.1f · feasibility %.1f · impact %.1f · scalability %.1f · sustainability %.1f · cost-effectiveness %.1f · risk %.1f\n  mean %.2f · weighted %.2f\n",
+		d.Innovation, d.Feasibility, d.Impact, d.Scalability, d.Sustainability, d.CostEffectiveness, d.RiskAssessment, m.Mean, m.WeightedScore)
 }
 
 func (r *Report) markdown() string {
@@ -195,9 +257,21 @@ func (r *Report) markdown() string {
 		fmt.Fprintf(&b, "### Advocacy\n\n%s\n\n", mdBullets(c.Advocacy))
 		fmt.Fprintf(&b, "### Skepticism\n\n%s\n\n", mdBullets(c.Skepticism))
 		if li := c.LogicalInference; li != nil {
-			fmt.Fprintf(&b, "### Logical inference\n\n")
+			fmt.Fprintf(&b, "### Logical inference (%s)\n\n", inferenceTypeName(li))
 			for n, step := range li.InferenceChain {
 				fmt.Fprintf(&b, "%d. %s\n", n+1, step)
+			}
+			for _, l := range li.CausalLinks {
+				fmt.Fprintf(&b, "- **Cause:** %s → **effect:** %s\n", l.Cause, l.Effect)
+			}
+			for _, c := range li.Constraints {
+				fmt.Fprintf(&b, "- **%s** %s: %s\n", metWord(c.Met), c.Constraint, c.Explanation)
+			}
+			for _, x := range li.Contradictions {
+				fmt.Fprintf(&b, "- **Contradiction:** %s\n", x)
+			}
+			for _, x := range li.Implications {
+				fmt.Fprintf(&b, "- **Implication:** %s\n", x)
 			}
 			fmt.Fprintf(&b, "\n**Conclusion** (confidence %.2f): %s\n\n", li.Confidence, li.Conclusion)
 		}
@@ -209,6 +283,13 @@ func (r *Report) markdown() string {
 		for _, f := range c.Fallbacks {
 			fmt.Fprintf(&b, "> **Fallback** in %s: %s\n\n", f.Stage, f.Reason)
 		}
+	}
+	if others := r.otherIdeas(); len(others) > 0 {
+		b.WriteString("## Other ideas generated\n\n")
+		for _, g := range others {
+			fmt.Fprintf(&b, "- %s%s\n", document.Escape(oneLine(g.String())), document.Escape(otherNote(g)))
+		}
+		b.WriteString("\n")
 	}
 	if len(r.Repairs) > 0 {
 		b.WriteString("## Repairs\n\n")
@@ -223,8 +304,8 @@ func (r *Report) markdown() string {
 
 func dimensionsTable(m *MultiDimensional) string {
 	d := m.Dimensions
-	return fmt.Sprintf("| feasibility | innovation | impact | cost-effectiveness | scalability | risk | timeline | mean | weighted |\n|---|---|---|---|---|---|---|---|---|\n| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n\n",
-		d.Feasibility, d.Innovation, d.Impact, d.CostEffectiveness, d.Scalability, d.RiskAssessment, d.Timeline, m.Mean, m.WeightedScore)
+	return fmt.Sprintf("| innovation | feasibility | impact | scalability | sustainability | cost-effectiveness | risk | mean | weighted |\n|---|---|---|---|---|---|---|---|---|\n| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n\n",
+		d.Innovation, d.Feasibility, d.Impact, d.Scalability, d.Sustainability, d.CostEffectiveness, d.RiskAssessment, m.Mean, m.WeightedScore)
 }
 
 // mdBullets turns the "HEADING:\n• item" text of advocacy and skepticism

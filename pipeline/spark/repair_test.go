@@ -93,7 +93,7 @@ func wireReply(req *openaitest.ChatRequest) openaitest.Reply {
 		})}
 	case "multidim", "re_multidim":
 		v = map[string]any{"evaluations": items(func(i int) map[string]any {
-			return map[string]any{"scores": map[string]any{"feasibility": 6, "innovation": 6, "impact": 6, "cost_effectiveness": 6, "scalability": 6, "risk_assessment": 6, "timeline": 6}, "rationale": "Balanced."}
+			return map[string]any{"scores": map[string]any{"feasibility": 6, "innovation": 6, "impact": 6, "cost_effectiveness": 6, "scalability": 6, "risk_assessment": 6, "sustainability": 6}, "rationale": "Balanced."}
 		})}
 	case "advocacy":
 		v = map[string]any{"advocacies": items(func(i int) map[string]any {

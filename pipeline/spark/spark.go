@@ -77,6 +77,9 @@ type (
 	reviewInput struct {
 		Topic, Context string
 		Items          []reviewItem
+		// InferenceType is the kind of logical analysis, for the
+		// inference prompt only.
+		InferenceType string
 	}
 	improveItem  struct{ Idea, Critique, Advocacy, Skepticism, Inference string }
 	improveInput struct {
@@ -110,8 +113,23 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 		return nil, stageError("generate", err)
 	}
 	res := &Result{Topic: in.Topic, Context: in.Context, Generated: len(ideas)}
+	res.Ideas = make([]GeneratedIdea, len(ideas))
+	at := make([]int, 0, len(ideas)) // at[i] is ideas[i]'s index in res.Ideas
+	for i, idea := range ideas {
+		res.Ideas[i] = GeneratedIdea{Title: idea.Title, Description: idea.Description}
+		at = append(at, i)
+	}
 	if in.NoveltyFilter {
-		ideas = dropNearDuplicates(ideas, in.NoveltyThreshold)
+		kept, dupOf := dropNearDuplicates(ideas, in.NoveltyThreshold)
+		at = at[:0]
+		for i, d := range dupOf {
+			if d >= 0 {
+				res.Ideas[i].DuplicateOf = ideas[d].Title
+			} else {
+				at = append(at, i)
+			}
+		}
+		ideas = kept
 		res.Filtered = res.Generated - len(ideas)
 	}
 
@@ -131,6 +149,15 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 	}
 	if len(top) < in.NumTopCandidates {
 		r.Repair(llm.Repair{Agent: agentRank, Rule: "count", Action: fmt.Sprintf("%d top candidates asked, %d ideas to rank: %d kept", in.NumTopCandidates, len(top), len(top))})
+	}
+	for i := range ideas {
+		if scored[i] {
+			score := evals[i].Score
+			res.Ideas[at[i]].Score, res.Ideas[at[i]].Critique = &score, evals[i].Critique
+		}
+	}
+	for k, i := range top {
+		res.Ideas[at[i]].Candidate = k + 1
 	}
 	cands := make([]Candidate, len(top))
 	review := reviewInput{Topic: in.Topic, Context: in.Context}
@@ -165,7 +192,9 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 	})
 	if in.LogicalInference {
 		g.Go(func() (err error) {
-			inf, hasInf, err = p.infer.run(gctx, r, fb, "infer", in, t.Evaluate, review, n, withoutInference, func() []Inference { return nil })
+			ireview := review
+			ireview.InferenceType = in.inferenceType()
+			inf, hasInf, err = p.infer.run(gctx, r, fb, "infer", in, t.Evaluate, ireview, n, withoutInference, func() []Inference { return nil })
 			return err
 		})
 	}
@@ -186,6 +215,7 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params) (*Result, 
 		}
 		item := improveItem{Idea: c.Idea, Critique: c.InitialCritique, Advocacy: c.Advocacy, Skepticism: c.Skepticism}
 		if hasInf[k] {
+			inf[k].Type = in.inferenceType()
 			c.LogicalInference = &inf[k]
 			item.Inference = inf[k].Conclusion
 		}

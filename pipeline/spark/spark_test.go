@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -342,11 +343,14 @@ func TestDropNearDuplicates(t *testing.T) {
 		{"Rooftop Gardens!", "Grow vegetables on the roofs of apartment buildings in the city."},
 		{"Vertical farms", "Stack hydroponic trays inside disused warehouses."},
 	}
-	got := dropNearDuplicates(ideas, 0.8)
+	got, dupOf := dropNearDuplicates(ideas, 0.8)
 	if len(got) != 2 || got[1].Title != "Vertical farms" {
 		t.Fatalf("kept %v", got)
 	}
-	if len(dropNearDuplicates(ideas, 0.99)) != 3 {
+	if want := []int{-1, 0, -1}; !slices.Equal(dupOf, want) {
+		t.Fatalf("duplicates %v, want %v", dupOf, want)
+	}
+	if kept, _ := dropNearDuplicates(ideas, 0.99); len(kept) != 3 {
 		t.Fatalf("a reworded idea is not identical: threshold 0.99 should keep all three")
 	}
 }

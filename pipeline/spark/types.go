@@ -95,23 +95,23 @@ type improvements struct {
 // Dimensions are the seven scores of the multi-dimensional evaluation, 0-10
 // each; for risk_assessment 10 means the lowest risk.
 type Dimensions struct {
-	Feasibility       float64 `json:"feasibility" jsonschema:"minimum=0,maximum=10"`
 	Innovation        float64 `json:"innovation" jsonschema:"minimum=0,maximum=10"`
+	Feasibility       float64 `json:"feasibility" jsonschema:"minimum=0,maximum=10"`
 	Impact            float64 `json:"impact" jsonschema:"minimum=0,maximum=10"`
-	CostEffectiveness float64 `json:"cost_effectiveness" jsonschema:"minimum=0,maximum=10"`
 	Scalability       float64 `json:"scalability" jsonschema:"minimum=0,maximum=10"`
+	Sustainability    float64 `json:"sustainability" jsonschema:"minimum=0,maximum=10"`
+	CostEffectiveness float64 `json:"cost_effectiveness" jsonschema:"minimum=0,maximum=10"`
 	RiskAssessment    float64 `json:"risk_assessment" jsonschema:"minimum=0,maximum=10"`
-	Timeline          float64 `json:"timeline" jsonschema:"minimum=0,maximum=10"`
 }
 
-// Dimension weights of the weighted score; they sum to 1.
+// dimensionWeights are the weights of the weighted score; they sum to 1.
 var dimensionWeights = Dimensions{
-	Feasibility: 0.20, Innovation: 0.15, Impact: 0.20, CostEffectiveness: 0.15,
-	Scalability: 0.10, RiskAssessment: 0.10, Timeline: 0.10,
+	Innovation: 0.15, Feasibility: 0.20, Impact: 0.20, Scalability: 0.10,
+	Sustainability: 0.10, CostEffectiveness: 0.15, RiskAssessment: 0.10,
 }
 
 func (d Dimensions) values() []float64 {
-	return []float64{d.Feasibility, d.Innovation, d.Impact, d.CostEffectiveness, d.Scalability, d.RiskAssessment, d.Timeline}
+	return []float64{d.Innovation, d.Feasibility, d.Impact, d.Scalability, d.Sustainability, d.CostEffectiveness, d.RiskAssessment}
 }
 
 // multiDimItem is the evaluator's reply for one idea.
@@ -146,12 +146,36 @@ func newMultiDimensional(it multiDimItem) *MultiDimensional {
 
 // Inference is the logical analysis of one idea.
 type Inference struct {
+	// Type is the kind of analysis (see InferenceTypes), set by the
+	// pipeline, not asked of the model.
+	Type           string   `json:"type" jsonschema:"-"`
 	Index          int      `json:"index"`
 	InferenceChain []string `json:"inference_chain" jsonschema:"minItems=1"`
 	Conclusion     string   `json:"conclusion" jsonschema:"minLength=1"`
 	Confidence     float64  `json:"confidence" jsonschema:"minimum=0,maximum=1"`
 	Contradictions []string `json:"contradictions"`
 	Improvements   []string `json:"improvements"`
+	// CausalLinks are the cause → effect links of a causal_chain analysis.
+	CausalLinks []CausalLink `json:"causal_links,omitempty"`
+	// Constraints are the constraints checked by a constraint_satisfaction
+	// analysis.
+	Constraints []ConstraintCheck `json:"constraints,omitempty"`
+	// Implications are the downstream effects found by an
+	// implication_analysis.
+	Implications []string `json:"implications,omitempty"`
+}
+
+// CausalLink is one cause → effect step of a causal chain.
+type CausalLink struct {
+	Cause  string `json:"cause"`
+	Effect string `json:"effect"`
+}
+
+// ConstraintCheck is one constraint and whether the idea meets it.
+type ConstraintCheck struct {
+	Constraint  string `json:"constraint"`
+	Met         bool   `json:"met"`
+	Explanation string `json:"explanation"`
 }
 
 type inferences struct {
@@ -323,9 +347,34 @@ type Result struct {
 	Generated  int         `json:"generated"`
 	Filtered   int         `json:"filtered"`
 	Candidates []Candidate `json:"candidates"`
+	// Ideas are all the ideas generated, in the order generated, the
+	// candidates' originals among them.
+	Ideas []GeneratedIdea `json:"ideas"`
 	// Repairs are the repairs made to the models' replies and the ranking,
 	// in the order they were made; empty, not nil, when there were none.
 	Repairs []llm.Repair `json:"repairs"`
+}
+
+// GeneratedIdea is one idea as the IdeaGenerator produced it, with the
+// Critic's verdict when it was scored.
+type GeneratedIdea struct {
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	// Score and Critique are the Critic's; absent for an idea the novelty
+	// filter dropped or the Critic left unscored.
+	Score    *float64 `json:"score,omitempty"`
+	Critique string   `json:"critique,omitempty"`
+	// Candidate is the idea's 1-based rank among the candidates; 0 when it
+	// is not one of them.
+	Candidate int `json:"candidate,omitempty"`
+	// DuplicateOf is the title of the kept idea the novelty filter found
+	// this one a near-duplicate of.
+	DuplicateOf string `json:"duplicate_of,omitempty"`
+}
+
+// String renders the idea as "Title: description".
+func (g GeneratedIdea) String() string {
+	return Idea{Title: g.Title, Description: g.Description}.String()
 }
 
 func round2(x float64) float64 {

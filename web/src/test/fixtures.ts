@@ -38,7 +38,7 @@ const dims = (base: number) => ({
   cost_effectiveness: base - 1,
   scalability: base,
   risk_assessment: base - 0.5,
-  timeline: base + 0.2,
+  sustainability: base + 0.2,
 })
 
 /** A spark result as the API returns it, with enhanced reasoning on. */
