@@ -240,6 +240,20 @@ export interface SparkResult {
   generated?: number
   filtered?: number
   candidates: SparkCandidate[]
+  /** Every generated idea, in the order it was generated. */
+  ideas?: GeneratedIdea[]
+}
+
+/** One generated idea, with the critic's verdict when it was scored. */
+export interface GeneratedIdea {
+  title: string
+  description: string
+  score?: number
+  critique?: string
+  /** Its 1-based rank among the candidates; absent when it is not one. */
+  candidate?: number
+  /** The title of the kept idea the novelty filter found it a near-duplicate of. */
+  duplicate_of?: string
 }
 
 /** Counts of a batch's rows by state. */

@@ -1,5 +1,5 @@
 import { lazy, Suspense } from 'react'
-import type { SparkCandidate, SparkResult } from '../api/types'
+import type { GeneratedIdea, SparkCandidate, SparkResult } from '../api/types'
 import { score, signed } from '../components/format'
 import { BookmarkControl } from './BookmarkControl'
 
@@ -67,7 +67,37 @@ export function SparkResults({ runId, result, bookmarkable }: { runId: string; r
           </li>
         ))}
       </ol>
+      <OtherIdeas ideas={(result.ideas ?? []).filter((idea) => !idea.candidate)} />
     </section>
+  )
+}
+
+/**
+ * OtherIdeas lists, folded, the generated ideas that were not carried
+ * through: their critic's score, or the kept idea they duplicate.
+ */
+export function OtherIdeas({ ideas }: { ideas: GeneratedIdea[] }) {
+  if (ideas.length === 0) return null
+  return (
+    <details className="other-ideas">
+      <summary>
+        {ideas.length === 1 ? '1 other idea' : `${ideas.length} other ideas`} generated
+      </summary>
+      <ul>
+        {ideas.map((idea, i) => (
+          <li key={i}>
+            <strong>{idea.title}</strong>: {idea.description}{' '}
+            {idea.duplicate_of ? (
+              <em>(near-duplicate of “{idea.duplicate_of}”)</em>
+            ) : idea.score !== undefined ? (
+              <em>(score {idea.score.toFixed(1)})</em>
+            ) : (
+              <em>(not scored)</em>
+            )}
+          </li>
+        ))}
+      </ul>
+    </details>
   )
 }
 
