@@ -176,6 +176,10 @@ func parseCSV(reg *pipeline.Registry, name string, data []byte) (*Input, error) 
 	if len(unknown) > 0 {
 		in.Warnings = append(in.Warnings, "ignoring unknown columns "+strings.Join(unknown, ", "))
 	}
+	// offset is the number of lines before the reader's start: a quoted
+	// field left open would take every later line into itself, so the
+	// reading starts again on the line after the one it opened on.
+	offset := 0
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -185,13 +189,19 @@ func parseCSV(reg *pipeline.Registry, name string, data []byte) (*Input, error) 
 			return nil, tooMany(name)
 		}
 		if pe, ok := errors.AsType[*csv.ParseError](err); ok {
-			in.Rows = append(in.Rows, Row{Line: pe.StartLine, Err: fmt.Errorf("malformed CSV: %v", pe.Err)})
+			in.Rows = append(in.Rows, Row{Line: offset + pe.StartLine, Err: fmt.Errorf("malformed CSV: %v", pe.Err)})
+			if pe.Line > pe.StartLine {
+				offset += pe.StartLine
+				r = csv.NewReader(bytes.NewReader(afterLines(data, offset)))
+				r.FieldsPerRecord = -1
+			}
 			continue
 		}
 		if err != nil {
 			return nil, &FileError{Name: name, Msg: err.Error()}
 		}
 		line, _ := r.FieldPos(0)
+		line += offset
 		if err := checkText(rec...); err != nil {
 			in.Rows = append(in.Rows, Row{Line: line, Err: err})
 			continue
@@ -215,6 +225,18 @@ func parseCSV(reg *pipeline.Registry, name string, data []byte) (*Input, error) 
 		in.Rows = append(in.Rows, sparkRow(reg, line, row))
 	}
 	return in, nil
+}
+
+// afterLines returns what follows the first n lines of data.
+func afterLines(data []byte, n int) []byte {
+	for ; n > 0; n-- {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return nil
+		}
+		data = data[i+1:]
+	}
+	return data
 }
 
 // checkText refuses text that is not valid UTF-8 or holds a NUL byte.

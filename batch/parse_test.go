@@ -163,3 +163,31 @@ func TestParseFileErrors(t *testing.T) {
 		t.Errorf("unknown pipeline: %v", err)
 	}
 }
+
+// TestParseCSVOpenQuote: a quoted field left open is reported on its line,
+// and the rows after it are read on their own instead of disappearing into
+// it.
+func TestParseCSVOpenQuote(t *testing.T) {
+	in, err := batch.Parse(registry(t), "spark", "ideas.csv", []byte("topic,context\n"+
+		"urban farming,cheap\n"+
+		"\"open quote,never closed\n"+
+		"ocean cleanup,fast\n"+
+		"\"quoted, fine\",x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		line  int
+		topic string
+		err   string
+	}{{2, "urban farming", ""}, {3, "", "malformed CSV"}, {4, "ocean cleanup", ""}, {5, "quoted, fine", ""}}
+	if len(in.Rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(in.Rows), len(want), in.Rows)
+	}
+	for i, w := range want {
+		r := in.Rows[i]
+		if r.Line != w.line || r.Topic != w.topic || (w.err == "") != (r.Err == nil) || r.Err != nil && !strings.Contains(r.Err.Error(), w.err) {
+			t.Errorf("row %d = line %d topic %q err %v; want line %d topic %q err %q", i, r.Line, r.Topic, r.Err, w.line, w.topic, w.err)
+		}
+	}
+}
