@@ -69,9 +69,6 @@ func (p *Problems) Ask(rule, msg string, fix func() string) {
 	p.list = append(p.list, problem{rule: rule, msg: msg, ask: true, fix: fix})
 }
 
-// Len returns the number of problems reported so far.
-func (p *Problems) Len() int { return len(p.list) }
-
 // hard returns the hard problems as one error, or nil.
 func (p *Problems) hardErr() error {
 	var msgs []string
@@ -124,19 +121,3 @@ func (p *Problems) fromError(err error) {
 	}
 }
 
-// HardCheck adapts a check whose every error makes a reply unusable.
-func HardCheck[T any](check func(*T) error) func(*T, *Problems) {
-	if check == nil {
-		return nil
-	}
-	return func(v *T, p *Problems) { p.fromError(check(v)) }
-}
-
-// HardText adapts a plain-text check whose every error makes a reply
-// unusable.
-func HardText(check func(string) error) func(*string, *Problems) {
-	if check == nil {
-		return nil
-	}
-	return func(s *string, p *Problems) { p.fromError(check(*s)) }
-}
