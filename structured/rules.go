@@ -120,4 +120,3 @@ func (p *Problems) fromError(err error) {
 		p.Hard("rule", err.Error())
 	}
 }
-
