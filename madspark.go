@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/madspark/madspark/llm"
@@ -29,6 +30,10 @@ const (
 	RunSucceeded RunStatus = "succeeded"
 	RunFailed    RunStatus = "failed"
 	RunCancelled RunStatus = "cancelled"
+	// RunInterrupted is a run whose process stopped without finishing it
+	// (killed, crashed, its machine gone): its lease expired. It is not
+	// final: `madspark resume` or POST /api/runs/{id}/resume finishes it.
+	RunInterrupted RunStatus = "interrupted"
 )
 
 // Final reports whether s is a final state: succeeded, failed or cancelled.
@@ -302,6 +307,63 @@ type WorkerLease struct {
 	Expired bool `json:"expired"`
 }
 
+// RunLease says that one process works a run, until Expires unless the
+// process renews it. A run is worked by at most one process at a time: the
+// engine takes the lease when it starts or resumes a run, renews it while
+// the run goes, and drops it when the run finishes.
+type RunLease struct {
+	RunID string `json:"run_id"`
+	// Token is secret to the process holding the lease: only that process
+	// renews or drops it.
+	Token string `json:"-"`
+	// Holder says to people which process holds the run, such as
+	// "madspark serve (pid 4121 on host studio)".
+	Holder string `json:"holder"`
+	// Host identifies the machine and process namespace the holder runs
+	// in; PID is its process ID there. A process of the same Host can tell
+	// whether the holder is still alive.
+	Host      string    `json:"host,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// Expired is computed when the lease is read, by the store's clock.
+	Expired bool `json:"expired"`
+}
+
+// RunHeldError is the error for a run that another process holds.
+type RunHeldError struct {
+	Lease RunLease
+}
+
+func (e *RunHeldError) Error() string {
+	return fmt.Sprintf("run %s is being worked by %s (its lease runs to %s)", e.Lease.RunID, e.Lease.Holder,
+		e.Lease.ExpiresAt.UTC().Format("15:04:05 UTC"))
+}
+
+// RunLeaseStore keeps the leases of runs.
+type RunLeaseStore interface {
+	// TakeRunLease gives the lease of run l.RunID to l for ttl from now, by
+	// the store's clock, if nobody holds it, its lease expired or l.Token
+	// holds it already; otherwise it changes nothing and returns a
+	// *RunHeldError with the holder's lease. It sets l.StartedAt and
+	// l.ExpiresAt.
+	TakeRunLease(ctx context.Context, l *RunLease, ttl time.Duration) error
+	// KeepRunLease renews the lease l.Token holds for ttl from now; if the
+	// lease is gone or held by another token, it returns an error wrapping
+	// ErrLeaseLost.
+	KeepRunLease(ctx context.Context, l *RunLease, ttl time.Duration) error
+	// DropRunLease removes the lease if l.Token holds it; anything else is
+	// no error.
+	DropRunLease(ctx context.Context, l *RunLease) error
+	// RunLeases returns the leases of the runs recorded as running, oldest
+	// first.
+	RunLeases(ctx context.Context) ([]RunLease, error)
+	// InterruptRun records run l.RunID as interrupted, with msg as its
+	// error, and drops its lease, if the run is running and l.Token still
+	// holds its lease. It reports whether it did.
+	InterruptRun(ctx context.Context, l *RunLease, msg string) (bool, error)
+}
+
 // LeaseStore keeps the leases of queue workers.
 type LeaseStore interface {
 	// RenewLease records that worker l.ID is alive for ttl from now, by
@@ -494,6 +556,7 @@ type Store interface {
 	EventStore
 	BatchStore
 	LeaseStore
+	RunLeaseStore
 	BookmarkStore
 	ConversationStore
 	Close() error

@@ -41,7 +41,8 @@ import (
 )
 
 // Store is what a full store implements: runs, their steps and events, the
-// response cache, remembered ideas, batches and worker leases.
+// response cache, remembered ideas, batches, worker and run leases,
+// bookmarks and conversations.
 type Store interface {
 	madspark.RunStore
 	madspark.CacheStore
@@ -49,6 +50,7 @@ type Store interface {
 	madspark.EventStore
 	madspark.BatchStore
 	madspark.LeaseStore
+	madspark.RunLeaseStore
 	madspark.BookmarkStore
 	madspark.ConversationStore
 }
@@ -95,6 +97,9 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"BatchRejects", testBatchRejects},
 		{"BatchesList", testBatchesList},
 		{"Leases", testLeases},
+		{"RunLeases", testRunLeases},
+		{"InterruptRun", testInterruptRun},
+		{"RunLeaseContention", testRunLeaseContention},
 		{"RunTags", testRunTags},
 		{"RunsQuery", testRunsQuery},
 		{"LastEvent", testLastEvent},

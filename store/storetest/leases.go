@@ -1,0 +1,171 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/madspark/madspark"
+)
+
+// testRunLeases checks taking, keeping, dropping and expiring a run's lease.
+func testRunLeases(t *testing.T, s Store) {
+	c := ctx(t)
+	now := time.Now().UTC()
+	mustCreate(t, s, newRun("r-lease", "spark", now))
+	if ls, err := s.RunLeases(c); err != nil || ls == nil || len(ls) != 0 {
+		t.Fatalf("RunLeases of a store without leases = %v, %v; want non-nil empty", ls, err)
+	}
+	a := &madspark.RunLease{RunID: "r-lease", Token: "tok-a", Holder: "madspark (pid 41 on host h1)", Host: "h1", PID: 41}
+	if err := s.TakeRunLease(c, a, time.Hour); err != nil {
+		t.Fatalf("TakeRunLease: %v", err)
+	}
+	if a.StartedAt.IsZero() || a.ExpiresAt.Sub(a.StartedAt) < 59*time.Minute {
+		t.Fatalf("lease = %+v, want ExpiresAt an hour after StartedAt", a)
+	}
+	// Another token is refused, naming the holder.
+	b := &madspark.RunLease{RunID: "r-lease", Token: "tok-b", Holder: "other", Host: "h2", PID: 42}
+	err := s.TakeRunLease(c, b, time.Hour)
+	var held *madspark.RunHeldError
+	if !errors.As(err, &held) || held.Lease.Holder != a.Holder || held.Lease.PID != 41 || held.Lease.Token != "" {
+		t.Fatalf("TakeRunLease of a held run = %v (%+v), want a RunHeldError naming %q without its token", err, held, a.Holder)
+	}
+	// The holder takes it again (a retry) and keeps it.
+	if err := s.TakeRunLease(c, a, time.Hour); err != nil {
+		t.Fatalf("TakeRunLease by its holder: %v", err)
+	}
+	if err := s.KeepRunLease(c, a, time.Hour); err != nil {
+		t.Fatalf("KeepRunLease: %v", err)
+	}
+	if err := s.KeepRunLease(c, b, time.Hour); !errors.Is(err, madspark.ErrLeaseLost) {
+		t.Fatalf("KeepRunLease by another token = %v, want ErrLeaseLost", err)
+	}
+	ls, err := s.RunLeases(c)
+	if err != nil || len(ls) != 1 || ls[0].RunID != "r-lease" || ls[0].Token != "tok-a" || ls[0].Host != "h1" || ls[0].Expired {
+		t.Fatalf("RunLeases = %+v, %v; want r-lease live, held by tok-a on h1", ls, err)
+	}
+	// Dropping by another token leaves it; by its holder removes it.
+	if err := s.DropRunLease(c, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TakeRunLease(c, b, time.Hour); !errors.As(err, &held) {
+		t.Fatalf("TakeRunLease after a foreign drop = %v, want held", err)
+	}
+	if err := s.DropRunLease(c, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.KeepRunLease(c, a, time.Hour); !errors.Is(err, madspark.ErrLeaseLost) {
+		t.Fatalf("KeepRunLease after drop = %v, want ErrLeaseLost", err)
+	}
+	// A lease that expired is taken over, and its old holder has lost it.
+	if err := s.TakeRunLease(c, a, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if ls, _ := s.RunLeases(c); len(ls) != 1 || !ls[0].Expired {
+		t.Fatalf("RunLeases = %+v, want one expired", ls)
+	}
+	if err := s.TakeRunLease(c, b, time.Hour); err != nil {
+		t.Fatalf("TakeRunLease of an expired lease: %v", err)
+	}
+	if err := s.KeepRunLease(c, a, time.Hour); !errors.Is(err, madspark.ErrLeaseLost) {
+		t.Fatalf("KeepRunLease of a lease taken over = %v, want ErrLeaseLost", err)
+	}
+	// No run, no lease.
+	if err := s.TakeRunLease(c, &madspark.RunLease{RunID: "r-none", Token: "t"}, time.Hour); !errors.Is(err, madspark.ErrNotFound) {
+		t.Fatalf("TakeRunLease of a missing run = %v, want ErrNotFound", err)
+	}
+}
+
+// testInterruptRun checks that only the lease read is interrupted, once,
+// and only while the run is running.
+func testInterruptRun(t *testing.T, s Store) {
+	c := ctx(t)
+	now := time.Now().UTC()
+	mustCreate(t, s, newRun("r-int", "spark", now))
+	l := &madspark.RunLease{RunID: "r-int", Token: "tok-1", Holder: "gone"}
+	if err := s.TakeRunLease(c, l, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	ls, err := s.RunLeases(c)
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("RunLeases = %+v, %v", ls, err)
+	}
+	// Meanwhile another process took the run over: the stale read must
+	// not interrupt it.
+	n := &madspark.RunLease{RunID: "r-int", Token: "tok-2", Holder: "live"}
+	if err := s.TakeRunLease(c, n, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.InterruptRun(c, &ls[0], "lost"); err != nil || ok {
+		t.Fatalf("InterruptRun with a stale lease = %v, %v; want false", ok, err)
+	}
+	if r := mustRun(t, s, "r-int"); r.Status != madspark.RunRunning {
+		t.Fatalf("status = %s, want running", r.Status)
+	}
+	if ok, err := s.InterruptRun(c, n, "the process working it stopped"); err != nil || !ok {
+		t.Fatalf("InterruptRun = %v, %v; want true", ok, err)
+	}
+	r := mustRun(t, s, "r-int")
+	if r.Status != madspark.RunInterrupted || r.Error != "the process working it stopped" {
+		t.Fatalf("run = %s %q, want interrupted with the message", r.Status, r.Error)
+	}
+	if ok, err := s.InterruptRun(c, n, "again"); err != nil || ok {
+		t.Fatalf("second InterruptRun = %v, %v; want false", ok, err)
+	}
+	if ls, _ := s.RunLeases(c); len(ls) != 0 {
+		t.Fatalf("RunLeases after interrupting = %+v, want none", ls)
+	}
+	// An interrupted run resumes: it may be set running again and leased.
+	if ok, err := s.SetRunStatus(c, "r-int", madspark.RunRunning, madspark.RunInterrupted); err != nil || !ok {
+		t.Fatalf("SetRunStatus from interrupted = %v, %v", ok, err)
+	}
+	if err := s.TakeRunLease(c, &madspark.RunLease{RunID: "r-int", Token: "tok-3"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testRunLeaseContention has many takers race for one run: exactly one
+// gets it, the others are told who has it.
+func testRunLeaseContention(t *testing.T, s Store) {
+	c := ctx(t)
+	mustCreate(t, s, newRun("r-race", "spark", time.Now().UTC()))
+	const takers = 16
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		won    []string
+		holder = map[string]bool{}
+	)
+	for i := range takers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := &madspark.RunLease{RunID: "r-race", Token: fmt.Sprintf("tok-%d", i), Holder: fmt.Sprintf("p%d", i)}
+			err := s.TakeRunLease(c, l, time.Hour)
+			var held *madspark.RunHeldError
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won = append(won, l.Holder)
+			case errors.As(err, &held):
+				holder[held.Lease.Holder] = true
+			default:
+				t.Errorf("TakeRunLease: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(won) != 1 {
+		t.Fatalf("%d takers got the lease (%v), want exactly 1", len(won), won)
+	}
+	for h := range holder {
+		if h != won[0] {
+			t.Errorf("a refused taker was told %q holds the run, want %q", h, won[0])
+		}
+	}
+}
