@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/madspark/madspark"
@@ -43,6 +44,9 @@ type Queue interface {
 	// Cancel returns jobs.ErrFinished, jobs.ErrNotQueued or
 	// madspark.ErrNotFound (wrapped) when the run cannot be cancelled.
 	Cancel(ctx context.Context, runID string) (madspark.RunStatus, error)
+	// Resume queues a failed or interrupted run to be resumed; another
+	// status gives jobs.ErrNotResumable (wrapped).
+	Resume(ctx context.Context, runID string) (*madspark.Run, error)
 }
 
 // Events is what the API needs of the event hub (*events.Hub).
@@ -58,6 +62,7 @@ type Store interface {
 	madspark.EventStore
 	madspark.BookmarkStore
 	madspark.LeaseStore
+	madspark.RunLeaseStore
 	madspark.ConversationStore
 }
 
@@ -162,6 +167,10 @@ type Handler struct {
 	// base is cancelled by Close; progress streams end with it.
 	base    context.Context
 	stopAll context.CancelFunc
+
+	// swept is when runs whose process is gone were last looked for
+	// (Unix nanoseconds).
+	swept atomic.Int64
 }
 
 // route is one endpoint: its method and path (a ServeMux pattern, which is

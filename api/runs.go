@@ -157,10 +157,13 @@ func paramsError(prefix string, err error) error {
 type RunSummary struct {
 	RunID    string             `json:"run_id"`
 	Pipeline string             `json:"pipeline"`
-	Status   madspark.RunStatus `json:"status" jsonschema:"enum=queued,enum=running,enum=succeeded,enum=failed,enum=cancelled"`
-	Mode     string             `json:"mode"`
-	Provider string             `json:"provider"`
-	Model    string             `json:"model"`
+	Status   madspark.RunStatus `json:"status" jsonschema:"enum=queued,enum=running,enum=succeeded,enum=failed,enum=cancelled,enum=interrupted"`
+	// Resumable says that POST /api/runs/{id}/resume finishes the run:
+	// it failed, or was interrupted (the process working it is gone).
+	Resumable bool   `json:"resumable"`
+	Mode      string `json:"mode"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model"`
 	// Title is what the run is about: its topic, prompt, query or idea.
 	Title      string     `json:"title"`
 	Tags       []string   `json:"tags"`
@@ -198,7 +201,8 @@ type RunList struct {
 // summary describes rec.
 func (h *Handler) summary(rec *madspark.Run) RunSummary {
 	s := RunSummary{RunID: rec.ID, Pipeline: rec.Pipeline, Status: rec.Status, Mode: rec.Mode, Provider: rec.Provider,
-		Model: rec.Model, Title: h.title(rec), Tags: rec.Tags, CreatedAt: rec.CreatedAt.UTC(), Usage: rec.Usage}
+		Model: rec.Model, Title: h.title(rec), Tags: rec.Tags, CreatedAt: rec.CreatedAt.UTC(), Usage: rec.Usage,
+		Resumable: rec.Status == madspark.RunFailed || rec.Status == madspark.RunInterrupted}
 	if s.Tags == nil {
 		s.Tags = []string{}
 	}
@@ -223,7 +227,24 @@ func (h *Handler) title(rec *madspark.Run) string {
 }
 
 // statuses are the values of the status filter.
-var statuses = []madspark.RunStatus{madspark.RunQueued, madspark.RunRunning, madspark.RunSucceeded, madspark.RunFailed, madspark.RunCancelled}
+var statuses = []madspark.RunStatus{madspark.RunQueued, madspark.RunRunning, madspark.RunSucceeded, madspark.RunFailed, madspark.RunCancelled, madspark.RunInterrupted}
+
+// sweepEvery is how often reading runs looks for runs whose process is
+// gone, at most.
+const sweepEvery = 2 * time.Second
+
+// sweep records as interrupted the runs whose process is gone (their lease
+// expired), at most every sweepEvery, so that reads show them as they are.
+func (h *Handler) sweep(ctx context.Context) {
+	now := time.Now().UnixNano()
+	last := h.swept.Load()
+	if now-last < int64(sweepEvery) || !h.swept.CompareAndSwap(last, now) {
+		return
+	}
+	if _, err := h.cfg.Engine.Interrupt(ctx); err != nil {
+		h.log.Warn("could not look for interrupted runs", "err", err)
+	}
+}
 
 func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
@@ -234,7 +255,7 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if f.Status != "" && !slices.Contains(statuses, f.Status) {
-		return unprocessable("status", "status must be one of queued, running, succeeded, failed, cancelled, got %q", f.Status)
+		return unprocessable("status", "status must be one of queued, running, succeeded, failed, cancelled, interrupted, got %q", f.Status)
 	}
 	if utf8.RuneCountInString(f.Query) > 200 {
 		return unprocessable("q", "q is at most 200 characters")
@@ -248,6 +269,7 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f.Limit, f.Offset = limit+1, offset
+	h.sweep(r.Context())
 	runs, err := h.cfg.Store.Runs(r.Context(), f)
 	if err != nil {
 		return err
@@ -275,6 +297,7 @@ func (h *Handler) loadRun(ctx context.Context, id string) (*madspark.Run, error)
 }
 
 func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
+	h.sweep(r.Context())
 	rec, err := h.loadRun(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
@@ -321,6 +344,47 @@ type CancelResponse struct {
 // cancelWait bounds how long DELETE waits for a running run's worker to
 // stop it.
 const cancelWait = 10 * time.Second
+
+// resumeRun answers POST /api/runs/{id}/resume: the run goes back to the
+// queue, unless another process still works it.
+func (h *Handler) resumeRun(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if _, err := h.cfg.Engine.Interrupt(r.Context()); err != nil {
+		return err
+	}
+	rec, err := h.cfg.Queue.Resume(r.Context(), id)
+	switch {
+	case errors.Is(err, madspark.ErrNotFound):
+		return notFound("no run %s", id)
+	case errors.Is(err, jobs.ErrNotResumable) && rec != nil && rec.Status == madspark.RunRunning:
+		if l, ok := h.runLease(r.Context(), id); ok {
+			return conflict("%s; resume it once that process has stopped", (&madspark.RunHeldError{Lease: l}).Error())
+		}
+		return conflict("run %s is running", id)
+	case errors.Is(err, jobs.ErrNotResumable) && rec != nil:
+		return conflict("run %s cannot be resumed: it is %s", id, rec.Status)
+	case errors.Is(err, pipeline.ErrUnknown):
+		return conflict("run %s cannot be resumed here: %v", id, err)
+	case err != nil:
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, h.summary(rec))
+	return nil
+}
+
+// runLease returns the lease of running run id.
+func (h *Handler) runLease(ctx context.Context, id string) (madspark.RunLease, bool) {
+	ls, err := h.cfg.Store.RunLeases(ctx)
+	if err != nil {
+		return madspark.RunLease{}, false
+	}
+	for _, l := range ls {
+		if l.RunID == id {
+			return l, true
+		}
+	}
+	return madspark.RunLease{}, false
+}
 
 func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")

@@ -53,6 +53,17 @@ type Engine struct {
 	// step of a run of the named pipeline (not again when the step is
 	// replayed), for metrics. It must be safe for concurrent use.
 	OnRepair func(pipeline string, r llm.Repair)
+	// Leases keeps the leases of runs, so that a run is worked by at most
+	// one process at a time; nil means Store's, if it keeps them, and
+	// else no leases.
+	Leases madspark.RunLeaseStore
+	// LeaseTTL is how long a run's lease lasts unless renewed; zero means
+	// DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Holder names this process to people in the leases of its runs, such
+	// as "madspark serve"; its PID and host name are added. Empty means
+	// "madspark".
+	Holder string
 }
 
 // Publisher receives the events of runs.
@@ -92,6 +103,9 @@ type Run struct {
 	// repairs are those of the run's steps, replayed ones included, in the
 	// order they were made, and those Repair recorded.
 	repairs []llm.Repair
+	// lease is the run's lease, held while the run goes; nil when the
+	// store keeps no leases.
+	lease *lease
 }
 
 func (e *Engine) now() time.Time {
@@ -144,18 +158,27 @@ func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Eve
 	if err := e.Store.CreateRun(ctx, rec); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, rec: *rec, span: e.startRun(ctx, rec)}, nil
+	ls, err := e.takeLease(ctx, rec.ID)
+	if err != nil {
+		rec.Status, rec.Error = madspark.RunFailed, err.Error()
+		_ = e.Store.FinishRun(context.WithoutCancel(ctx), rec)
+		return nil, err
+	}
+	ls.start(ctx)
+	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, rec: *rec, span: e.startRun(ctx, rec), lease: ls}, nil
 }
 
 // ErrNotResumable is wrapped by Resume's error for a run that succeeded or
 // was cancelled.
 var ErrNotResumable = errors.New("not resumable")
 
-// Resume reopens a run that is queued, or that did not finish (running when
-// its process died, or failed), and records it as running. Its finished
-// steps are replayed from the journal by Step, with no model call; the usage
-// already paid is kept. A run that succeeded or was cancelled is not
-// resumed: the error wraps ErrNotResumable.
+// Resume reopens a run that is queued, or that did not finish (interrupted,
+// running when its process died, or failed), and records it as running. Its
+// finished steps are replayed from the journal by Step, with no model call;
+// the usage already paid is kept. A run that succeeded or was cancelled is
+// not resumed: the error wraps ErrNotResumable. A run that another live
+// process holds is not resumed either: the error is that process's
+// *madspark.RunHeldError.
 func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event)) (*Run, error) {
 	rec, err := e.Store.Run(ctx, id)
 	if err != nil {
@@ -171,16 +194,31 @@ func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	ls, err := e.takeLease(ctx, id)
+	var held *madspark.RunHeldError
+	if errors.As(err, &held) && e.goneHere(held.Lease) {
+		// Its holder ran on this machine and has exited: the run is
+		// interrupted, not held, without waiting for the lease to end.
+		if _, ierr := e.Interrupt(ctx); ierr != nil {
+			return nil, ierr
+		}
+		ls, err = e.takeLease(ctx, id)
+	}
+	if err != nil {
+		return nil, err
+	}
 	// The status changes only if nobody finished or cancelled the run in
 	// the meantime.
-	ok, err := e.Store.SetRunStatus(ctx, id, madspark.RunRunning, madspark.RunQueued, madspark.RunRunning, madspark.RunFailed)
+	ok, err := e.Store.SetRunStatus(ctx, id, madspark.RunRunning, madspark.RunQueued, madspark.RunRunning, madspark.RunFailed, madspark.RunInterrupted)
+	if err == nil && !ok {
+		err = fmt.Errorf("run %s finished meanwhile: %w", id, ErrNotResumable)
+	}
 	if err != nil {
+		ls.release(ctx)
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	if !ok {
-		return nil, fmt.Errorf("engine: run %s finished meanwhile: %w", id, ErrNotResumable)
-	}
-	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}, span: e.startRun(ctx, rec)}
+	ls.start(ctx)
+	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}, span: e.startRun(ctx, rec), lease: ls}
 	r.rec.Status, r.rec.Error, r.rec.Usage, r.rec.FinishedAt = madspark.RunRunning, "", llm.Usage{}, time.Time{}
 	for _, s := range steps {
 		if s.Status == madspark.StepDone {
@@ -284,6 +322,12 @@ func (r *Run) publish(ctx context.Context, e *madspark.Event) {
 // a context that is not cancelled with ctx, so that an interrupted run is
 // still recorded.
 func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
+	r.lease.halt()
+	if r.lease.isLost() {
+		endRun(r.span, &r.rec)
+		return fmt.Errorf("engine: run %s: another process took it over, so its outcome here is not recorded: %w", r.rec.ID, ErrLeaseLost)
+	}
+	defer r.lease.release(ctx)
 	r.mu.Lock()
 	rec, stage := r.rec, r.stage
 	r.mu.Unlock()
@@ -350,6 +394,9 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 		}
 	}
 
+	if r.lease.isLost() {
+		return zero, fmt.Errorf("%s: %w", key, ErrLeaseLost)
+	}
 	step := &madspark.Step{RunID: r.rec.ID, Key: key, InputHash: hash, StartedAt: r.e.now()}
 	rec := &callLog{step: step}
 	metered := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {

@@ -62,6 +62,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/proc"
 )
 
 // Kind is the River job kind of a run.
@@ -247,7 +248,7 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 	if cfg.RunTimeout <= 0 {
 		cfg.RunTimeout = DefaultRunTimeout
 	}
-	q := &Queue{cfg: cfg, logger: cfg.Logger, host: hostID()}
+	q := &Queue{cfg: cfg, logger: cfg.Logger, host: proc.HostID()}
 	if q.logger == nil {
 		q.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -549,6 +550,50 @@ func (q *Queue) publish(ctx context.Context, e *madspark.Event) {
 	}
 }
 
+// ErrNotResumable is wrapped by Resume's error for a run that is not
+// failed or interrupted: it succeeded, was cancelled, or is queued or
+// running.
+var ErrNotResumable = errors.New("run cannot be resumed")
+
+// Resume gives the queue a job that resumes run runID, which failed or was
+// interrupted (its process is gone), and records it as queued; a worker
+// replays its finished steps from the journal and runs the rest. Any other
+// status gives an error wrapping ErrNotResumable (with the status), a
+// missing run one wrapping madspark.ErrNotFound.
+func (q *Queue) Resume(ctx context.Context, runID string) (*madspark.Run, error) {
+	rec, err := q.cfg.Store.Run(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: resume: %w", err)
+	}
+	if rec.Status != madspark.RunFailed && rec.Status != madspark.RunInterrupted {
+		return rec, fmt.Errorf("jobs: resume run %s: %w: it is %s", runID, ErrNotResumable, rec.Status)
+	}
+	if _, err := q.cfg.Registry.Get(rec.Pipeline); err != nil {
+		return rec, fmt.Errorf("jobs: resume run %s: %w", runID, err)
+	}
+	// Queued first: a worker skips the job of a run that is failed.
+	ok, err := q.cfg.Store.SetRunStatus(ctx, runID, madspark.RunQueued, rec.Status)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: resume: %w", err)
+	}
+	if !ok {
+		return rec, fmt.Errorf("jobs: resume run %s: %w: its status changed meanwhile", runID, ErrNotResumable)
+	}
+	args := RunArgs{RunID: rec.ID, Pipeline: rec.Pipeline, Params: rec.Params, Mode: rec.Mode, Provider: rec.Provider,
+		Model: rec.Model, CreatedAt: rec.CreatedAt, Tags: rec.Tags}
+	args.injectTrace(ctx)
+	if _, err := q.client.InsertMany(ctx, []river.InsertManyParams{{Args: args, InsertOpts: &river.InsertOpts{Queue: q.cfg.Provider}}}); err != nil {
+		// Put the run back as it was, so that it can be resumed later.
+		if ferr := q.cfg.Store.FinishRun(context.WithoutCancel(ctx), rec); ferr != nil {
+			q.logger.Warn("could not restore the status of a run that was not resumed", "run", runID, "err", ferr)
+		}
+		return nil, fmt.Errorf("jobs: resume run %s: %w", runID, err)
+	}
+	rec.Status, rec.Error, rec.FinishedAt = madspark.RunQueued, "", time.Time{}
+	q.publish(ctx, &madspark.Event{RunID: rec.ID, Type: madspark.EventProgress, Stage: "queued", Message: "resuming: waiting for a worker"})
+	return rec, nil
+}
+
 // jobsOf returns the jobs of run runID that are not finalized.
 func (q *Queue) jobsOf(ctx context.Context, runID string) ([]*rivertype.JobRow, error) {
 	res, err := q.client.JobList(ctx, river.NewJobListParams().Kinds(Kind).
@@ -586,11 +631,11 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (madspark.RunStatus, e
 		return "", err
 	}
 	if len(jobs) == 0 {
-		if rec.Status != madspark.RunQueued {
+		if rec.Status != madspark.RunQueued && rec.Status != madspark.RunInterrupted {
 			return rec.Status, fmt.Errorf("jobs: cancel run %s: %w", runID, ErrNotQueued)
 		}
-		// A queued run without a job (its job was lost): nothing will
-		// run it.
+		// A queued run without a job (its job was lost), or an
+		// interrupted one: nothing runs it.
 		if err := q.cfg.Engine.Fail(ctx, runID, fmt.Errorf("%w by request", madspark.ErrCancelled)); err != nil {
 			return "", fmt.Errorf("jobs: cancel: %w", err)
 		}

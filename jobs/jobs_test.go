@@ -413,16 +413,18 @@ func crashedRun(t *testing.T, d *db, enq *worker, topic, ghost string) *madspark
 		t.Fatalf("take the job as %s: %v, %+v", ghost, err, res)
 	}
 	// Two steps finished, then the process died mid-step.
+	// Its run's lease, which it stops renewing when it dies, is short,
+	// as if it had expired by the time another worker looks.
 	gate := &counter{next: mock.New(spark.MockResponders()), after: 2, gate: make(chan struct{})}
-	e := &engine.Engine{Store: d.Store, Client: gate}
-	run, err := e.Resume(ctx, rec.ID, nil)
+	e := &engine.Engine{Store: d.Store, Client: gate, LeaseTTL: 300 * time.Millisecond}
+	cctx, cancel := context.WithCancel(ctx)
+	run, err := e.Resume(cctx, rec.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := spark.DefaultParams()
 	p.Topic, p.NumCandidates, p.NumTopCandidates = topic, 3, 2
 	pipe, _ := spark.New()
-	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { pipe.Run(cctx, run, p); close(done) }()
 	waitSteps(t, d, rec.ID, 2)

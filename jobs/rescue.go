@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/proc"
 )
 
 func randomSuffix() string {
@@ -339,7 +340,7 @@ func (q *Queue) deadHere(l madspark.WorkerLease) bool {
 	if l.PID == os.Getpid() {
 		return l.StartedAt.Before(processStart) || strings.HasPrefix(l.ID, q.id)
 	}
-	return !processAlive(l.PID)
+	return !proc.Alive(l.PID)
 }
 
 // rawRunArgs are a job's arguments as stored, inserted again as they are.

@@ -87,6 +87,13 @@ func (w *runWorker) work(ctx context.Context, job *river.Job[RunArgs]) error {
 	if errors.Is(err, engine.ErrNotResumable) {
 		return nil // cancelled or finished meanwhile
 	}
+	var held *madspark.RunHeldError
+	if errors.As(err, &held) {
+		// Another process still works the run (a worker whose lease
+		// lapsed, finishing its step): try again once its lease ends.
+		q.logger.Info("run held by another process; trying again later", "run", rec.ID, "holder", held.Lease.Holder)
+		return river.JobSnooze(max(time.Until(held.Lease.ExpiresAt), 0) + time.Second)
+	}
 	if err != nil {
 		return fmt.Errorf("open run %s: %w", rec.ID, err)
 	}
@@ -95,11 +102,13 @@ func (w *runWorker) work(ctx context.Context, job *river.Job[RunArgs]) error {
 	switch {
 	case w.g.lost.Load():
 		// Its outcome here is not recorded (see Work).
+		run.Abandon(ctx)
 		return errLeaseLost
 	case runErr == nil:
 	case w.g.hard.Load() && ctx.Err() != nil:
 		// This worker is stopping: the run goes back to the queue at
 		// once, for the next worker to resume.
+		run.Abandon(ctx)
 		q.requeue(ctx, rec.ID, "requeued: its worker stopped")
 		return river.JobSnooze(0)
 	case errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely):
@@ -140,7 +149,7 @@ func (w *runWorker) reject(ctx context.Context, runID string, err error) error {
 func (q *Queue) requeue(ctx context.Context, runID, why string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	ok, err := q.cfg.Store.SetRunStatus(ctx, runID, madspark.RunQueued, madspark.RunRunning)
+	ok, err := q.cfg.Store.SetRunStatus(ctx, runID, madspark.RunQueued, madspark.RunRunning, madspark.RunInterrupted)
 	if err != nil {
 		q.logger.Warn("could not record a run as queued again", "run", runID, "err", err)
 		return

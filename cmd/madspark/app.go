@@ -153,7 +153,7 @@ func (c *cli) openApp(ctx context.Context, useCache bool) (*app, error) {
 		events:  hub,
 		tracing: tracing,
 		engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: c.logger, Events: hub,
-			Tracer: tracing.Tracer(), CaptureContent: tracing.CaptureContent()},
+			Tracer: tracing.Tracer(), CaptureContent: tracing.CaptureContent(), Holder: c.command},
 	}, nil
 }
 

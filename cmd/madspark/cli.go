@@ -60,6 +60,9 @@ type cli struct {
 	// progress is true when stderr is a terminal: draw a live display.
 	progress bool
 	logger   *slog.Logger
+	// command is the command being run ("madspark resume"), which the
+	// leases of its runs name.
+	command string
 }
 
 // run is main, testable: it parses args, runs the command and returns the
@@ -68,6 +71,7 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 	c := &cli{env: getenv, stdin: stdin, stdout: stdout, stderr: stderr, progress: isTerminal(stderr)}
 	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("LOG_LEVEL"))}))
 	root := c.rootCmd()
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { c.command = cmd.CommandPath() }
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)

@@ -102,6 +102,10 @@ func (c *cli) resume(ctx context.Context, id, format, outDir string, timeout tim
 	run, elapsed, err := c.executeRun(ctx, a, id, rec.Pipeline, params, timeout, func(ctx context.Context, r *engine.Run) (any, error) {
 		return def.Run(ctx, r, params)
 	})
+	var held *madspark.RunHeldError
+	if errors.As(err, &held) {
+		return fmt.Errorf("%v; wait for it to finish, or resume it once that process has stopped", held)
+	}
 	if err != nil {
 		return err
 	}

@@ -82,8 +82,14 @@ func TestKillNineThenResume(t *testing.T) {
 		}
 	}
 	before := len(srv.Requests())
-	if rec, _ := db.Run(ctx, runID); rec.Status != madspark.RunRunning {
-		t.Fatalf("a killed run is left running, got %s", rec.Status)
+	// Its process is gone: the run is shown interrupted, with how to
+	// finish it.
+	list := invoke(t, env, "runs", "list")
+	if list.code != 0 || !strings.Contains(list.stdout, "interrupted") || !strings.Contains(list.stderr, "madspark resume RUN_ID") {
+		t.Fatalf("runs list after kill -9: %+v", list)
+	}
+	if rec, _ := db.Run(ctx, runID); rec.Status != madspark.RunInterrupted || !strings.Contains(rec.Error, "madspark resume "+runID) {
+		t.Fatalf("a killed run is %s (%q), want interrupted, saying how to resume", rec.Status, rec.Error)
 	}
 
 	r := invoke(t, env, "resume", runID, "--output-format", "json")
@@ -130,4 +136,52 @@ func countDone(steps []*madspark.Step) int {
 		}
 	}
 	return n
+}
+
+// TestResumeRefusedWhileRunning starts a run in one process and resumes it
+// from another while it goes: the second is refused, naming the first, and
+// the provider is paid once for each call.
+func TestResumeRefusedWhileRunning(t *testing.T) {
+	srv := openaitest.NewServer(t, liveReply)
+	srv.Latency(300 * time.Millisecond)
+	dbPath := filepath.Join(t.TempDir(), "m.db")
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": dbPath}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "spark", "urban farming", "cheap", "--no-cache")
+	cmd.Env = append(os.Environ(), "MADSPARK_TEST_AS_MAIN=1", "OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=sk-test", "MADSPARK_DB="+dbPath)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var runID string
+	for deadline := time.Now().Add(20 * time.Second); runID == ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the run never started")
+		}
+		if runs, _ := db.Runs(ctx, madspark.RunFilter{}); len(runs) > 0 {
+			runID = runs[0].ID
+		}
+	}
+	r := invoke(t, env, "resume", runID, "--no-cache")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the first process: %v", err)
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "is being worked by madspark spark (pid ") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Fatalf("resume of a running run: %+v; want exit 1 and one line naming the process", r)
+	}
+	if n := len(srv.Requests()); n != 6 {
+		t.Errorf("the provider got %d requests for a 6-call run", n)
+	}
+	if rec, _ := db.Run(ctx, runID); rec.Status != madspark.RunSucceeded || rec.Usage.LLMCalls != 6 {
+		t.Errorf("run = %s with %d calls", rec.Status, rec.Usage.LLMCalls)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/events"
 	"github.com/madspark/madspark/inspect"
 	"github.com/madspark/madspark/jobs"
@@ -36,15 +37,19 @@ func (c *cli) runsCmd() *cobra.Command {
 			if limit < 1 || limit > 1000 || offset < 0 {
 				return usagef("--limit must be 1..1000 and --offset not negative")
 			}
-			statuses := []madspark.RunStatus{madspark.RunQueued, madspark.RunRunning, madspark.RunSucceeded, madspark.RunFailed, madspark.RunCancelled}
+			statuses := []madspark.RunStatus{madspark.RunQueued, madspark.RunRunning, madspark.RunSucceeded, madspark.RunFailed, madspark.RunCancelled, madspark.RunInterrupted}
 			if status != "" && !slices.Contains(statuses, madspark.RunStatus(status)) {
-				return usagef("unknown --status %q (want queued, running, succeeded, failed or cancelled)", status)
+				return usagef("unknown --status %q (want queued, running, succeeded, failed, cancelled or interrupted)", status)
 			}
 			db, err := c.openStore(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer db.Close()
+			// Runs whose process is gone are shown as interrupted.
+			if _, err := (&engine.Engine{Store: db, Logger: c.logger}).Interrupt(cmd.Context()); err != nil {
+				c.logger.Warn("could not look for interrupted runs", "err", err)
+			}
 			runs, err := db.Runs(cmd.Context(), madspark.RunFilter{Pipeline: pipeline, Status: madspark.RunStatus(status), Limit: limit, Offset: offset})
 			if err != nil {
 				return err
@@ -58,16 +63,26 @@ func (c *cli) runsCmd() *cobra.Command {
 			}
 			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "RUN ID\tPIPELINE\tSTATUS\tMODE\tCREATED\tCALLS\tCACHED\tTOPIC")
+			resumable := 0
 			for _, r := range runs {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, r.Pipeline, r.Status, r.Mode,
 					r.CreatedAt.Local().Format(time.DateTime), r.Usage.LLMCalls, r.Usage.CachedCalls, topicOf(r))
+				if r.Status == madspark.RunInterrupted || r.Status == madspark.RunFailed {
+					resumable++
+				}
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if resumable > 0 {
+				fmt.Fprintln(c.stderr, "madspark: a failed or interrupted run finishes with: madspark resume RUN_ID (its finished steps are not paid again)")
+			}
+			return nil
 		},
 	}
 	list.Flags().StringVar(&format, "output-format", "table", "table|json")
 	list.Flags().StringVar(&pipeline, "pipeline", "", "only runs of this pipeline")
-	list.Flags().StringVar(&status, "status", "", "only runs with this status: queued|running|succeeded|failed|cancelled")
+	list.Flags().StringVar(&status, "status", "", "only runs with this status: queued|running|succeeded|failed|cancelled|interrupted")
 	list.Flags().IntVar(&limit, "limit", 20, "at most this many runs")
 	list.Flags().IntVar(&offset, "offset", 0, "skip this many runs")
 

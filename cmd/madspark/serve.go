@@ -221,6 +221,13 @@ HTTP server.`,
 			// reconnect to the next one and resume.
 			stopStreams := context.AfterFunc(ctx, rest.Close)
 			defer stopStreams()
+			// Runs whose process is gone (this server's own /v1 runs,
+			// if it was killed) are shown interrupted, now and as
+			// leases expire.
+			watch, stopWatch := context.WithCancel(ctx)
+			watching := make(chan struct{})
+			go func() { d.app.engine.WatchLeases(watch, engine.DefaultLeaseTTL/3); close(watching) }()
+			defer func() { stopWatch(); <-watching }()
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)

@@ -1,4 +1,4 @@
-package jobs
+package proc
 
 import (
 	"errors"
@@ -7,10 +7,10 @@ import (
 	"syscall"
 )
 
-// hostID identifies this machine's current boot and this process's PID
+// HostID identifies this machine's current boot and this process's PID
 // namespace: two processes with the same hostID see the same PIDs, so one
 // can tell whether the other is alive. It is "" when either cannot be read.
-func hostID() string {
+func HostID() string {
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return ""
@@ -22,9 +22,9 @@ func hostID() string {
 	return strings.TrimSpace(string(boot)) + "/" + ns
 }
 
-// processAlive reports whether process pid exists (a process of another
+// Alive reports whether process pid exists (a process of another
 // user counts).
-func processAlive(pid int) bool {
+func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
