@@ -57,6 +57,10 @@ func after(r *http.Request) (int64, error) {
 // subscribe subscribes to run id's events after seq, for as long as ctx
 // and the Handler last.
 func (h *Handler) subscribe(ctx context.Context, id string, seq int64) (<-chan madspark.Event, context.CancelFunc, error) {
+	seq, err := h.currentAttempt(ctx, id, seq)
+	if err != nil {
+		return nil, nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(h.base, cancel)
 	ch, err := h.cfg.Events.Subscribe(ctx, id, seq)
@@ -69,6 +73,45 @@ func (h *Handler) subscribe(ctx context.Context, id string, seq int64) (<-chan m
 		return nil, nil, err
 	}
 	return ch, func() { stop(); cancel() }, nil
+}
+
+// currentAttempt returns where to follow run id from, given after: past
+// the final events of earlier attempts when the run was resumed since, so
+// that the stream follows the run's last attempt (the one under way, or
+// the one that ended it) instead of ending with one that failed or was
+// interrupted.
+func (h *Handler) currentAttempt(ctx context.Context, id string, after int64) (int64, error) {
+	rec, err := h.cfg.Store.Run(ctx, id)
+	if errors.Is(err, madspark.ErrNotFound) {
+		return 0, notFound("no run %s", id)
+	}
+	if err != nil {
+		return 0, err
+	}
+	var finals []int64
+	for cursor := after; ; {
+		evs, err := h.cfg.Store.Events(ctx, id, cursor, 1000)
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range evs {
+			if e.Final() {
+				finals = append(finals, e.Seq)
+			}
+		}
+		if len(evs) < 1000 {
+			break
+		}
+		cursor = evs[len(evs)-1].Seq
+	}
+	// A run that is over keeps its last final event: it is the outcome.
+	if rec.Status != madspark.RunQueued && rec.Status != madspark.RunRunning && len(finals) > 0 {
+		finals = finals[:len(finals)-1]
+	}
+	if len(finals) > 0 {
+		return finals[len(finals)-1], nil
+	}
+	return after, nil
 }
 
 // runEvents streams a run's progress as server-sent events: "id: SEQ",

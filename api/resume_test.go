@@ -38,6 +38,17 @@ func TestResumeRun(t *testing.T) {
 	if resp.status != 202 || s.RunID != r.ID() || s.Status != madspark.RunQueued {
 		t.Fatalf("resume a failed run: %d %s", resp.status, resp.body)
 	}
+	// Its progress stream follows the new attempt to its result, not the
+	// failure before it.
+	evs, code, err := hs.sse(ctx, "/api/runs/"+r.ID()+"/events")
+	if err != nil || code != 200 || len(evs) == 0 || evs[len(evs)-1].event != "result" {
+		t.Fatalf("events of the resumed run: %d %v %+v; want a stream ending with its result", code, err, evs)
+	}
+	for _, e := range evs {
+		if e.event == "error" {
+			t.Fatalf("the stream of the resumed run replays the earlier attempt's failure: %+v", evs)
+		}
+	}
 	if run := hs.wait(r.ID()); run.Status != madspark.RunSucceeded || run.Resumable {
 		t.Fatalf("resumed run = %s (%s), want succeeded and not resumable", run.Status, run.Error)
 	}

@@ -14,6 +14,7 @@ import type {
   RunFilter,
   RunPage,
   RunSteps,
+  RunSummary,
   StartRunResponse,
   TemperaturePresets,
 } from './types'
@@ -190,6 +191,11 @@ export class Client {
 
   cancelRun(id: string): Promise<{ run_id: string; status: string }> {
     return this.json('DELETE', `/api/runs/${encodeURIComponent(id)}`)
+  }
+
+  /** resumeRun queues a failed or interrupted run to finish; its finished steps are not paid again. */
+  resumeRun(id: string): Promise<RunSummary> {
+    return this.json('POST', `/api/runs/${encodeURIComponent(id)}/resume`)
   }
 
   /** exportRun downloads a run in one format, named as the server names it. */

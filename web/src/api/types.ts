@@ -41,7 +41,7 @@ export interface PipelineInfo {
   defaults?: Record<string, unknown>
 }
 
-export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled'
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted'
 
 export interface Usage {
   llm_calls?: number
@@ -62,6 +62,8 @@ export interface RunSummary {
   created_at: string
   finished_at?: string | null
   usage?: Usage
+  /** resumable: the run failed or was interrupted, and POST /api/runs/{id}/resume finishes it. */
+  resumable?: boolean
 }
 
 export interface Progress {

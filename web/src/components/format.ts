@@ -48,7 +48,7 @@ export function usd(n: number | undefined | null): string {
  * begun is running; a run whose stream ended is succeeded or failed).
  */
 export function liveStatus(recorded: string, phase: string, stage?: string): string {
-  if (recorded === 'succeeded' || recorded === 'failed' || recorded === 'cancelled') return recorded
+  if (recorded === 'succeeded' || recorded === 'failed' || recorded === 'cancelled' || recorded === 'interrupted') return recorded
   if (phase === 'failed' || phase === 'succeeded') return phase
   if (phase === 'running' && stage && stage !== 'queued') return 'running'
   return recorded

@@ -40,6 +40,8 @@ export type ProgressAction =
   | { type: 'stream_error'; error: string }
   /** The run record says the run is over: the stream may have been lost before its final message. */
   | { type: 'ended'; status: 'succeeded' | 'failed' | 'cancelled'; error?: string }
+  /** The run was resumed: its progress starts over. */
+  | { type: 'reset' }
 
 export const initialProgress: ProgressState = { phase: 'idle', lastSeq: 0, progress: 0, stages: [], notes: [] }
 
@@ -54,6 +56,8 @@ const doneStage = 'done'
  */
 export function progressReducer(state: ProgressState, action: ProgressAction): ProgressState {
   switch (action.type) {
+    case 'reset':
+      return initialProgress
     case 'connecting':
       return isFinal(state) ? state : { ...state, phase: 'connecting', streamError: undefined }
     case 'connected':

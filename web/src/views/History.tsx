@@ -8,7 +8,7 @@ import { Pager } from '../components/Pager'
 import { shortId, when } from '../components/format'
 
 const pageSize = 20
-const statuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled']
+const statuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'interrupted']
 
 /** History lists past runs, newest first, filtered by pipeline, status and text, a page at a time. */
 export function History() {

@@ -14,7 +14,8 @@ import { SparkResults, isSparkResult } from '../results/SparkResults'
 import { Timeline } from './Timeline'
 import { EvalResults, isEvalResult } from '../results/EvalResults'
 
-const finalStatuses = new Set(['succeeded', 'failed', 'cancelled'])
+// A run shown as over: an interrupted one waits for a resume, which follows it again.
+const finalStatuses = new Set(['succeeded', 'failed', 'cancelled', 'interrupted'])
 
 /** RunView shows one run: its live progress while it runs, then its results, with cancel and export. */
 export function RunView() {
@@ -27,6 +28,8 @@ export function RunView() {
   const [notFound, setNotFound] = useState(false)
   const [progress, dispatch] = useReducer(progressReducer, initialProgress)
   const [followed, setFollowed] = useState(false)
+  // attempt counts resumes: each follows the run again.
+  const [attempt, setAttempt] = useState(0)
 
   // reload fetches the run record until it says the run is over (the final
   // progress message may overtake the record by a moment).
@@ -50,6 +53,7 @@ export function RunView() {
     setLoadError(undefined)
     setNotFound(false)
     setFollowed(false)
+    if (attempt > 0) dispatch({ type: 'reset' })
     reload(false, ac.signal).then(
       (r) => {
         if (ac.signal.aborted || finalStatuses.has(r.status)) return
@@ -90,13 +94,13 @@ export function RunView() {
       stop?.()
       if (poll) clearInterval(poll)
     }
-  }, [api, id, reload])
+  }, [api, id, reload, attempt])
 
   // When the stream was lost before its final message, the record says how the run ended.
   const ended = run && finalStatuses.has(run.status) ? run.status : undefined
   const endError = run?.error ?? undefined
   useEffect(() => {
-    if (ended) dispatch({ type: 'ended', status: ended as 'succeeded' | 'failed' | 'cancelled', error: endError })
+    if (ended) dispatch({ type: 'ended', status: ended === 'interrupted' ? 'failed' : (ended as 'succeeded' | 'failed' | 'cancelled'), error: endError })
   }, [ended, endError])
 
   if (loadError) {
@@ -170,6 +174,13 @@ export function RunView() {
         </p>
       )}
       {run.status === 'cancelled' && <p role="status">The run was cancelled.</p>}
+      {run.status === 'interrupted' && (
+        <p className="warning" role="status">
+          The run was interrupted: the process working it stopped before it finished. Resume it to finish it; its
+          finished steps are not paid again.
+        </p>
+      )}
+      {run.resumable && <ResumeControl runId={run.run_id} onResumed={() => setAttempt((a) => a + 1)} />}
       {over && <ExportControl runId={run.run_id} hasResult={run.status === 'succeeded'} />}
       {run.status === 'succeeded' && <Repairs result={run.result} />}
       {run.status === 'succeeded' && run.result !== undefined && (
@@ -270,6 +281,34 @@ function CancelControl({ runId, onCancelled }: { runId: string; onCancelled(): v
     <div className="field actions">
       <button id={id} type="button" className="danger" onClick={() => void cancel()} disabled={busy} aria-describedby={error ? errorId(id) : undefined}>
         {busy ? 'Cancelling…' : 'Cancel run'}
+      </button>
+      <FieldError id={id} message={error} />
+    </div>
+  )
+}
+
+/** ResumeControl queues a failed or interrupted run to finish, from the steps it had finished. */
+export function ResumeControl({ runId, onResumed }: { runId: string; onResumed(): void }) {
+  const api = useApi()
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string>()
+  const id = 'resume-run'
+  const resume = async () => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      await api.resumeRun(runId)
+      onResumed()
+    } catch (err) {
+      setError(errorMessage(err))
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <div className="field actions">
+      <button id={id} type="button" onClick={() => void resume()} disabled={busy} aria-describedby={error ? errorId(id) : undefined}>
+        {busy ? 'Resuming…' : 'Resume run'}
       </button>
       <FieldError id={id} message={error} />
     </div>

@@ -117,6 +117,50 @@ describe('a run', () => {
     expect(screen.getByTestId('progress').textContent).toMatch(/Cancelled · 5%/)
   })
 
+  it('shows an interrupted run, resumes it, and follows it to its result', async () => {
+    let state: 'interrupted' | 'queued' | 'succeeded' = 'interrupted'
+    const interrupted = {
+      ...baseRun,
+      status: 'interrupted',
+      resumable: true,
+      error: 'interrupted: madspark (pid 41 on host h) stopped without finishing it; resume with: madspark resume run-1',
+    }
+    const { s, user } = show('/runs/run-1', {
+      'GET /api/runs/run-1': () =>
+        json(200, state === 'interrupted' ? interrupted : state === 'queued' ? { ...baseRun, status: 'queued', resumable: false } : { ...baseRun, status: 'succeeded', result: sparkResult }),
+      'POST /api/runs/run-1/resume': () => {
+        state = 'queued'
+        return json(202, { ...baseRun, status: 'queued', resumable: false })
+      },
+      'GET /api/runs/run-1/events': () => {
+        state = 'succeeded'
+        return sse([
+          { id: 7, data: { type: 'progress', seq: 7, stage: 'generate', progress: 5 } },
+          { id: 8, data: { type: 'result', seq: 8, stage: 'done', progress: 100, data: sparkResult } },
+        ])
+      },
+    })
+    expect(await screen.findByText(/The run was interrupted/)).toBeTruthy()
+    expect(screen.getByTestId('run-status').textContent).toBe('interrupted')
+    expect(screen.queryByRole('button', { name: 'Cancel run' })).toBeNull()
+    // Over: no stream is followed until it is resumed.
+    expect(s.calls.some((c) => c.url.pathname.endsWith('/events'))).toBe(false)
+    await user.click(screen.getByRole('button', { name: 'Resume run' }))
+    expect(await screen.findAllByTestId('candidate')).toHaveLength(2)
+    expect(screen.getByTestId('run-status').textContent).toBe('succeeded')
+    expect(screen.queryByRole('button', { name: 'Resume run' })).toBeNull()
+    expect(s.calls.filter((c) => c.method === 'POST' && c.url.pathname === '/api/runs/run-1/resume')).toHaveLength(1)
+  })
+
+  it('says why a run cannot be resumed beside the button', async () => {
+    const { user } = show('/runs/run-1', {
+      'GET /api/runs/run-1': () => json(200, { ...baseRun, status: 'failed', resumable: true, error: 'provider down' }),
+      'POST /api/runs/run-1/resume': () => apiError(409, 'run run-1 is being worked by madspark (pid 7 on host h)', 'conflict'),
+    })
+    await user.click(await screen.findByRole('button', { name: 'Resume run' }))
+    expect(await screen.findByText(/being worked by madspark/)).toBeTruthy()
+  })
+
   it('shows why a run cannot be cancelled beside the button', async () => {
     const { user } = show('/runs/run-1', {
       'GET /api/runs/run-1': () => json(200, baseRun),
