@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -179,7 +180,11 @@ func TestLeaseLapseStopsRuns(t *testing.T) {
 			}
 			js := jobsOf(t, d, rec.ID)
 			if len(js) != 2 || js[0].State != rivertype.JobStateDiscarded || js[1].State != rivertype.JobStateAvailable {
-				t.Fatalf("jobs of the run after the lapse: %+v", js)
+				states := make([]string, len(js))
+				for i, j := range js {
+					states[i] = fmt.Sprintf("%s by %v", j.State, j.AttemptedBy)
+				}
+				t.Fatalf("jobs of the run after the lapse: %v, want discarded then available", states)
 			}
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				dropped := true

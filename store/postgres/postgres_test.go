@@ -157,8 +157,8 @@ func TestTablesInSchema(t *testing.T) {
 FROM information_schema.tables WHERE table_schema = current_schema()`).Scan(&schema, &n); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(schema, "madspark_test_") || n != 13 {
-		t.Errorf("schema %q has %d tables, want 13 in a madspark_test_ schema", schema, n)
+	if !strings.HasPrefix(schema, "madspark_test_") || n != 14 {
+		t.Errorf("schema %q has %d tables, want 14 in a madspark_test_ schema", schema, n)
 	}
 }
 

@@ -555,6 +555,59 @@ try {
     await shot(page, 'chat-sidebar')
   })
 
+  await step('chat: Stop ends an answer being written and cancels its run; Regenerate writes it again', page, async () => {
+    const input = page.getByLabel('Your message')
+    const answers = await page.getByTestId('answer').count()
+    await input.fill('Explain step by step how to shard a job queue, and compare hashing with ranges.')
+    await input.press('Enter')
+    await page.getByTestId('streaming').waitFor()
+    await page.getByRole('button', { name: 'Stop', exact: true }).click()
+    const stopped = page.getByTestId('stopped')
+    await stopped.waitFor()
+    check((await stopped.textContent()).includes('Stopped; this partial answer is not kept.'), 'the stopped answer does not say so')
+    check((await page.getByTestId('answer').count()) === answers, 'a stopped answer was kept')
+    await shot(page, 'chat-stopped', false)
+    // The run was cancelled, and the question stays unanswered.
+    const after = await page.evaluate(async () => {
+      const id = location.pathname.split('/').pop()
+      for (let i = 0; i < 50; i++) {
+        const conv = await (await fetch(`/api/conversations/${id}`)).json()
+        const runs = await (await fetch('/api/runs?pipeline=debate&status=cancelled')).json()
+        if (runs.runs.length > 0) return { last: conv.messages[conv.messages.length - 1], cancelled: runs.runs.length }
+        await new Promise((r) => setTimeout(r, 200))
+      }
+      return { cancelled: 0 }
+    })
+    check(after.cancelled > 0, 'no debate run was recorded cancelled after Stop')
+    check(after.last && after.last.role === 'user' && after.last.content.startsWith('Explain step by step how to shard'), `the conversation ends with ${JSON.stringify(after.last)}`)
+    // Regenerate from the stopped answer: the question is answered.
+    await stopped.getByRole('button', { name: 'Regenerate' }).click()
+    await page.getByTestId('answer').nth(answers).waitFor()
+    const regenerated = await page.evaluate(async () => {
+      const id = location.pathname.split('/').pop()
+      return (await (await fetch(`/api/conversations/${id}`)).json()).messages
+    })
+    const n = regenerated.length
+    check(regenerated[n - 1].role === 'assistant' && regenerated[n - 2].content.startsWith('Explain step by step how to shard'), 'Regenerate did not answer the stopped question')
+    // Regenerate a finished answer: it is replaced, not added to.
+    const before = regenerated[n - 1]
+    await page.getByTestId('answer').nth(answers).getByRole('button', { name: 'Regenerate' }).click()
+    await page.getByTestId('streaming').waitFor()
+    await page.getByTestId('answer').nth(answers).waitFor()
+    const replaced = await page.evaluate(async () => {
+      const id = location.pathname.split('/').pop()
+      for (let i = 0; i < 50; i++) {
+        const ms = (await (await fetch(`/api/conversations/${id}`)).json()).messages
+        if (ms[ms.length - 1].role === 'assistant') return ms
+        await new Promise((r) => setTimeout(r, 200))
+      }
+      return []
+    })
+    check(replaced.length === n, `after Regenerate the conversation has ${replaced.length} messages, want ${n}`)
+    check(replaced[n - 1].run_id && replaced[n - 1].run_id !== before.run_id, 'Regenerate did not make a new answer')
+    check((await page.getByTestId('answer').count()) === answers + 1, 'Regenerate added an answer instead of replacing it')
+  })
+
   let chatURL = ''
   await step('accessibility: no serious or critical axe-core violation on any page', page, async () => {
     chatURL = page.url()
