@@ -68,7 +68,7 @@ async function step(name, page, fn) {
     console.log(`ok   ${name} (${Date.now() - t0} ms)`)
   } catch (err) {
     failed++
-    console.log(`FAIL ${name}: ${String(err?.message ?? err).split('\n')[0]}`)
+    console.log(`FAIL ${name}: ${String(err?.message ?? err).split('\n').slice(0, 12).join('\n     ')}`)
     if (page) {
       try {
         console.log(`     screenshot: ${await shot(page, 'failure-' + name.replace(/\W+/g, '-'))}`)
@@ -561,7 +561,9 @@ try {
     await input.fill('Explain step by step how to shard a job queue, and compare hashing with ranges.')
     await input.press('Enter')
     await page.getByTestId('streaming').waitFor()
-    await page.getByRole('button', { name: 'Stop', exact: true }).click()
+    // The answer grows above the composer while it is written; the click
+    // lands where the button is at that moment.
+    await page.getByRole('button', { name: 'Stop', exact: true }).click({ timeout: 5000, force: true })
     const stopped = page.getByTestId('stopped')
     await stopped.waitFor()
     check((await stopped.textContent()).includes('Stopped; this partial answer is not kept.'), 'the stopped answer does not say so')
@@ -581,7 +583,7 @@ try {
     check(after.cancelled > 0, 'no debate run was recorded cancelled after Stop')
     check(after.last && after.last.role === 'user' && after.last.content.startsWith('Explain step by step how to shard'), `the conversation ends with ${JSON.stringify(after.last)}`)
     // Regenerate from the stopped answer: the question is answered.
-    await stopped.getByRole('button', { name: 'Regenerate' }).click()
+    await stopped.getByRole('button', { name: 'Regenerate' }).click({ timeout: 5000 })
     await page.getByTestId('answer').nth(answers).waitFor()
     const regenerated = await page.evaluate(async () => {
       const id = location.pathname.split('/').pop()
@@ -591,7 +593,7 @@ try {
     check(regenerated[n - 1].role === 'assistant' && regenerated[n - 2].content.startsWith('Explain step by step how to shard'), 'Regenerate did not answer the stopped question')
     // Regenerate a finished answer: it is replaced, not added to.
     const before = regenerated[n - 1]
-    await page.getByTestId('answer').nth(answers).getByRole('button', { name: 'Regenerate' }).click()
+    await page.getByTestId('answer').nth(answers).getByRole('button', { name: 'Regenerate' }).click({ timeout: 5000 })
     await page.getByTestId('streaming').waitFor()
     await page.getByTestId('answer').nth(answers).waitFor()
     const replaced = await page.evaluate(async () => {
