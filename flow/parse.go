@@ -88,10 +88,10 @@ type Agent struct {
 	promptLine int
 	systemLine int
 	props      map[string]string // output property → JSON type
-	user   *template.Template
-	system *template.Template
-	spec   *structured.Spec[map[string]any]
-	refs   []ref
+	user       *template.Template
+	system     *template.Template
+	spec       *structured.Spec[map[string]any]
+	refs       []ref
 }
 
 // Step is one step: an agent, a parallel group, or a loop.
