@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,5 +68,41 @@ func TestServeRefusesBadPipelinesDir(t *testing.T) {
 	r := invoke(t, mockEnv(t), "serve", "--pipelines", dir, "--addr", "127.0.0.1:0")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "bad.yml:3: unknown agent") {
 		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestServePipelinesDir: the files of --pipelines are pipelines of the
+// API, with their inputs as the parameters' schema, and models of /v1.
+func TestServePipelinesDir(t *testing.T) {
+	base, stop := startWebServe(t, mockEnv(t), "--pipelines", filepath.Join("..", "..", "examples", "pipelines"))
+	defer stop()
+	get := func(path string) string {
+		t.Helper()
+		res, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s", path, res.StatusCode, b)
+		}
+		return string(b)
+	}
+	if b := get("/api/pipelines"); !strings.Contains(b, `"pitch"`) || !strings.Contains(b, `"chaos-file"`) {
+		t.Errorf("/api/pipelines: %.400s", b)
+	}
+	if b := get("/v1/models"); !strings.Contains(b, "madspark-pitch") {
+		t.Errorf("/v1/models: %s", b)
+	}
+	body := strings.NewReader(`{"model":"madspark-pitch","messages":[{"role":"user","content":"tool libraries"}]}`)
+	res, err := http.Post(base+"/v1/chat/completions", "application/json", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(b), "mock pitch for pitch.editor") {
+		t.Errorf("chat completion: %d %s", res.StatusCode, b)
 	}
 }
