@@ -2,7 +2,6 @@ package flow
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -249,5 +248,3 @@ func (p *parser) checkForEach(pl *Pipeline, a *Agent, inputs map[string]Input, a
 
 // String is the condition as written.
 func (c *Cond) String() string { return c.src }
-
-var _ = fmt.Sprint

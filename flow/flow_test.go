@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/madspark/madspark/engine"
@@ -29,40 +28,41 @@ func load(t *testing.T, name string) *flow.Pipeline {
 	return p
 }
 
-// counting answers from the schema like the mock, counts calls per agent,
-// records the most calls in flight at once, and can hold calls until
-// enough are in flight.
+// counting answers from the schema like the mock, counts calls per agent
+// and the most calls in flight at once. Calls of the agents in together
+// wait until all of them are in flight: agents that run one after the
+// other would never get past it (the test would time out), so the
+// concurrency is observed, not timed.
 type counting struct {
 	mu       sync.Mutex
 	calls    map[string]int
 	inFlight int
 	maxIn    int
-	// together, when >1, holds each call until that many are in flight
-	// or one is done, so that concurrency is observed, not timed.
-	gate  chan struct{}
-	fail  func(agent string) error
-	reply func(req *llm.Request) (string, bool)
+	together map[string]bool
+	arrived  int
+	gate     chan struct{}
+	fail     func(agent string) error
+	reply    func(req *llm.Request) (string, bool)
 }
 
-func newCounting() *counting { return &counting{calls: map[string]int{}} }
+func newCounting() *counting { return &counting{calls: map[string]int{}, gate: make(chan struct{})} }
 
 func (c *counting) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	c.mu.Lock()
 	c.calls[req.Agent]++
 	c.inFlight++
-	if c.inFlight > c.maxIn {
-		c.maxIn = c.inFlight
-	}
-	gate := c.gate
-	if gate != nil && c.inFlight == 2 {
-		close(gate)
-		c.gate = nil
+	c.maxIn = max(c.maxIn, c.inFlight)
+	wait := c.together[req.Agent]
+	if wait {
+		if c.arrived++; c.arrived == len(c.together) {
+			close(c.gate)
+		}
 	}
 	c.mu.Unlock()
 	defer func() { c.mu.Lock(); c.inFlight--; c.mu.Unlock() }()
-	if gate != nil {
+	if wait {
 		select {
-		case <-gate:
+		case <-c.gate:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -137,31 +137,13 @@ func runDef(t *testing.T, e *engine.Engine, p *flow.Pipeline, params string) (*e
 func TestPitchEndToEnd(t *testing.T) {
 	p := load(t, "pitch.yaml")
 	c := newCounting()
-	c.gate = make(chan struct{})
+	c.together = map[string]bool{"pitch.fan": true, "pitch.critic": true}
 	var prompts sync.Map
 	c.reply = func(req *llm.Request) (string, bool) {
 		prompts.Store(req.Agent, req.Messages[0].Content)
 		return "", false
 	}
-	// The writer's call comes alone; release it, then fan and critic
-	// must be in flight together to pass the gate.
-	first := true
-	c.fail = nil
-	e := newEngine(t, llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-		c.mu.Lock()
-		if first {
-			first = false
-			c.mu.Unlock()
-			saved := c.gate
-			c.mu.Lock()
-			c.gate = nil
-			c.mu.Unlock()
-			defer func() { c.mu.Lock(); c.gate = saved; c.mu.Unlock() }()
-			return c.Generate(ctx, req)
-		}
-		c.mu.Unlock()
-		return c.Generate(ctx, req)
-	}))
+	e := newEngine(t, c)
 	r, res, err := runDef(t, e, p, `{"topic":"community tool libraries"}`)
 	if err != nil {
 		t.Fatal(err)
@@ -419,5 +401,3 @@ func TestExamplesParse(t *testing.T) {
 		t.Errorf("no fuzz corpus: %v", err)
 	}
 }
-
-var _ = atomic.Int32{}

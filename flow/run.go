@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -359,5 +358,3 @@ func (p *Pipeline) call(ctx context.Context, r *engine.Run, a *Agent, key string
 
 // Order returns the agents in the order the steps run them.
 func (p *Pipeline) Order() []string { return append([]string(nil), p.order...) }
-
-var _ = sort.Strings
