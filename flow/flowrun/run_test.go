@@ -1,4 +1,4 @@
-package flow_test
+package flowrun_test
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 
 func load(t *testing.T, name string) *flow.Pipeline {
 	t.Helper()
-	p, err := flow.Load(filepath.Join("testdata", name))
+	p, err := flow.Load(filepath.Join("..", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ steps: [lister, scorer, summary]
 }
 
 func TestMockProviderRunsExample(t *testing.T) {
-	p, err := flow.Load("../examples/pipelines/pitch.yaml")
+	p, err := flow.Load("../../examples/pipelines/pitch.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ steps: [a]
 }
 
 func TestExamplesParse(t *testing.T) {
-	files, _ := filepath.Glob("../examples/pipelines/*.yaml")
+	files, _ := filepath.Glob("../../examples/pipelines/*.yaml")
 	if len(files) < 2 {
 		t.Fatalf("examples: %v", files)
 	}
@@ -397,7 +397,7 @@ func TestExamplesParse(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	if _, err := os.Stat("testdata/fuzz/FuzzParse"); err != nil {
+	if _, err := os.Stat("../testdata/fuzz/FuzzParse"); err != nil {
 		t.Errorf("no fuzz corpus: %v", err)
 	}
 }
