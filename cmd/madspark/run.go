@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -98,6 +99,15 @@ func (c *cli) runFile(ctx context.Context, p *flow.Pipeline, inputs []string, fo
 		return def.Run(ctx, r, params)
 	})
 	if err != nil {
+		// resume finds the pipeline in the file's directory.
+		dir := shellQuote(filepath.Dir(p.File))
+		if ie, ok := errors.AsType[*interruptedError](err); ok {
+			ie.flags = " --pipelines " + dir
+			return err
+		}
+		if run != nil {
+			return fmt.Errorf("%w (with --pipelines %s)", err, dir)
+		}
 		return err
 	}
 	rec := run.Record()

@@ -401,3 +401,52 @@ func TestExamplesParse(t *testing.T) {
 		t.Errorf("no fuzz corpus: %v", err)
 	}
 }
+
+func TestAgentOptionsIncludesAndRepairs(t *testing.T) {
+	p := load(t, "include/tagline.yaml")
+	c := newCounting()
+	var got llm.Request
+	c.reply = func(req *llm.Request) (string, bool) {
+		got = *req
+		// A score as text and out of range, an extra field: repaired.
+		return "Sure!\n```json\n{\"tagline\": \"Fix it together\", \"score\": \"14\", \"mood\": \"upbeat\"}\n```", true
+	}
+	r, res, err := runDef(t, newEngine(t, c), p, `{"product":"a tool library"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.System != "Write in plain words, for engineers." || got.Model != "big-model" || got.Provider != "anthropic" || got.MaxTokens != 200 || got.Temperature != 0.4 {
+		t.Errorf("request: system %q model %q provider %q max_tokens %d temperature %v", got.System, got.Model, got.Provider, got.MaxTokens, got.Temperature)
+	}
+	w := res["writer"].(map[string]any)
+	if w["score"] != 10.0 || w["mood"] != nil || w["tagline"] != "Fix it together" {
+		t.Errorf("writer %v", w)
+	}
+	if len(r.Repairs()) == 0 {
+		t.Error("no repair recorded")
+	}
+	if c.total() != 1 {
+		t.Errorf("%d calls: a usable reply was sent back", c.total())
+	}
+}
+
+func TestUnusableReplyIsAskedAgainOnce(t *testing.T) {
+	p := load(t, "pitch.yaml")
+	c := newCounting()
+	n := 0
+	c.reply = func(req *llm.Request) (string, bool) {
+		if req.Agent == "pitch.writer" {
+			if n++; n == 1 {
+				return "I cannot answer in JSON.", true
+			}
+		}
+		return "", false
+	}
+	_, _, err := runDef(t, newEngine(t, c), p, `{"topic":"x"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.calls["pitch.writer"] != 2 {
+		t.Errorf("writer called %d times, want 2 (one re-ask)", c.calls["pitch.writer"])
+	}
+}
