@@ -32,7 +32,7 @@ func (p *parser) check(pl *Pipeline) {
 			schema, _ = json.Marshal(map[string]any{"type": "object", "properties": map[string]any{"items": map[string]any{"type": "array", "items": one}},
 				"required": []string{"items"}, "additionalProperties": false})
 		}
-		spec, err := structured.NewSpecFromSchema(pl.Name+"."+name, schema)
+		spec, err := structured.NewSpecFromSchema(pl.Name+"_"+name, schema)
 		if err != nil {
 			p.errf(a.line, "agent %s: output: %v", name, err)
 		}

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"regexp"
+	"sync"
+
 	"encoding/json"
+	"github.com/madspark/madspark/provider/mock"
+	"github.com/madspark/madspark/provider/openai/openaitest"
 	"io"
 	"net/http"
 	"os"
@@ -104,5 +109,63 @@ func TestServePipelinesDir(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 200 || !strings.Contains(string(b), "mock pitch for pitch.editor") {
 		t.Errorf("chat completion: %d %s", res.StatusCode, b)
+	}
+}
+
+// TestRunPipelineFileImperfectReplies runs the example against an
+// OpenAI-compatible server whose first replies are imperfect: a score as
+// text is repaired without asking, a reply in prose is
+// asked again; the run succeeds with the repairs recorded.
+func TestRunPipelineFileImperfectReplies(t *testing.T) {
+	base := func(req *openaitest.ChatRequest) openaitest.Reply {
+		if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+			return openaitest.Reply{Content: "no schema was sent"}
+		}
+		v, err := mock.FromSchema(req.ResponseFormat.JSONSchema.Name, req.ResponseFormat.JSONSchema.Schema)
+		if err != nil {
+			return openaitest.Reply{Content: err.Error()}
+		}
+		b, _ := json.Marshal(v)
+		return openaitest.Reply{Content: string(b)}
+	}
+	var mu sync.Mutex
+	calls := map[string]int{}
+	imperfect := openaitest.Imperfect(base, map[string][]openaitest.Flaw{
+		"pitch_editor": {openaitest.Add("score", 20), openaitest.AsText("score")},
+		"pitch_fan":    {openaitest.Prose("Its strengths are many.")},
+	})
+	srv := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
+		mu.Lock()
+		calls[req.ResponseFormat.JSONSchema.Name]++
+		mu.Unlock()
+		return imperfect(req)
+	})
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	r := invoke(t, env, "run", "../../examples/pipelines/pitch.yaml", "--input", "topic=tools", "--output-format", "json", "--no-cache")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var res map[string]map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	// The declared score has no range: "25" is only made a number.
+	if res["editor"]["score"] != 25.0 {
+		t.Errorf("editor score %#v, want the number 25", res["editor"]["score"])
+	}
+	if calls["pitch_fan"] != 2 || calls["pitch_editor"] != 1 || calls["pitch_writer"] != 1 {
+		t.Errorf("calls %v: want the prose reply asked again, the rest once", calls)
+	}
+	list := invoke(t, env, "runs", "list", "--output-format", "json")
+	var runs []struct {
+		ID string `json:"run_id"`
+	}
+	_ = json.Unmarshal([]byte(list.stdout), &runs)
+	if len(runs) != 1 {
+		t.Fatalf("runs: %s", list.stdout)
+	}
+	show := invoke(t, env, "runs", "show", runs[0].ID, "--steps")
+	if !regexp.MustCompile(`(?m)^editor .* 1\s*$`).MatchString(show.stdout) || !regexp.MustCompile(`(?m)^fan .* 2 `).MatchString(show.stdout) {
+		t.Errorf("runs show --steps:\n%s", show.stdout)
 	}
 }
