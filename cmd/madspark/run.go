@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -38,6 +39,12 @@ runs lists it under the file's name.`,
 			}
 			if timeout <= 0 {
 				return usagef("--timeout must be positive, got %s", timeout)
+			}
+			// "madspark run list" is "madspark runs list" mistyped.
+			if _, err := os.Stat(args[0]); err != nil {
+				if sub, _, ferr := cmd.Root().Find([]string{"runs", args[0]}); ferr == nil && sub.Name() == args[0] {
+					return usagef("no pipeline file %q: did you mean madspark runs? (madspark runs %s)", args[0], args[0])
+				}
 			}
 			p, err := c.loadPipeline(args[0])
 			if err != nil {
