@@ -146,6 +146,10 @@ func (s *state) set(agent string, v any) {
 // when the file has loops, what each did.
 func (p *Pipeline) Run(ctx context.Context, r *engine.Run, params map[string]any) (map[string]any, error) {
 	st := &state{data: map[string]any{}, outputs: map[string]any{}}
+	// An optional input without a default, left out, reads as empty.
+	for _, in := range p.Inputs {
+		st.data[in.Name] = map[string]any{"string": "", "number": 0.0, "integer": 0.0, "boolean": false, "[string]": []any{}}[in.Type]
+	}
 	for k, v := range params {
 		st.data[k] = v
 	}

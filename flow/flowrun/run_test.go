@@ -450,3 +450,19 @@ func TestUnusableReplyIsAskedAgainOnce(t *testing.T) {
 		t.Errorf("writer called %d times, want 2 (one re-ask)", c.calls["pitch.writer"])
 	}
 }
+
+func TestOptionalInputLeftOutReadsEmpty(t *testing.T) {
+	p, err := flow.Parse("o.yaml", []byte("name: o\ninputs:\n  topic: {type: string, required: true}\n  tone: {type: string}\nagents:\n  a: {prompt: \"{{.topic}}[{{.tone}}]\", output: {t: string}}\nsteps: [a]\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCounting()
+	var prompt string
+	c.reply = func(req *llm.Request) (string, bool) { prompt = req.Messages[0].Content; return "", false }
+	if _, _, err := runDef(t, newEngine(t, c), p, `{"topic":"x"}`); err != nil {
+		t.Fatal(err)
+	}
+	if prompt != "x[]" {
+		t.Errorf("prompt %q", prompt)
+	}
+}
