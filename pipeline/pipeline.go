@@ -89,6 +89,13 @@ type Definition struct {
 	// bookmark (spark's candidates, chaos's accepted ideas), in the order
 	// the run presents them, from its record alone.
 	Ideas func(run *madspark.Run) ([]Idea, error)
+	// Schema, optional, is the JSON Schema of the parameters, for a
+	// pipeline whose parameters are only known at run time (a pipeline
+	// file's inputs). When set, it is used as it is instead of being
+	// derived from the Params type, and NewParams may return any pointer
+	// that encoding/json decodes into (a pointer to a map); the schema's
+	// defaults should be those NewParams gives.
+	Schema json.RawMessage
 }
 
 // Idea is an idea of a run, as a bookmark keeps it.
@@ -162,10 +169,17 @@ func (r *Registry) Register(d Definition) error {
 		return fmt.Errorf("pipeline: register %s: NewParams and Run are required", d.Name)
 	}
 	p := d.NewParams()
-	if p == nil || reflect.TypeOf(p).Kind() != reflect.Pointer || reflect.TypeOf(p).Elem().Kind() != reflect.Struct {
+	if p == nil || reflect.TypeOf(p).Kind() != reflect.Pointer || (d.Schema == nil && reflect.TypeOf(p).Elem().Kind() != reflect.Struct) {
 		return fmt.Errorf("pipeline: register %s: NewParams must return a pointer to a struct, got %T", d.Name, p)
 	}
-	schema, v, err := paramsSchema(d, p)
+	var schema json.RawMessage
+	var v *validator.Schema
+	var err error
+	if d.Schema != nil {
+		schema, v, err = compileParams(d.Schema)
+	} else {
+		schema, v, err = paramsSchema(d, p)
+	}
 	if err != nil {
 		return fmt.Errorf("pipeline: register %s: %w", d.Name, err)
 	}
@@ -346,6 +360,12 @@ func paramsSchema(d Definition, p Params) (json.RawMessage, *validator.Schema, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("parameters schema: %w", err)
 	}
+	return compileParams(raw)
+}
+
+// compileParams compiles raw, a parameters schema.
+func compileParams(raw json.RawMessage) (json.RawMessage, *validator.Schema, error) {
+	raw = append(json.RawMessage(nil), raw...)
 	doc, err := validator.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, nil, fmt.Errorf("parameters schema: %w", err)

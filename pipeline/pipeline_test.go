@@ -369,3 +369,39 @@ func TestChaosSeedFixedAtDecode(t *testing.T) {
 		}
 	}
 }
+
+// mapParams are parameters known only at run time.
+type mapParams map[string]any
+
+func (mapParams) Validate() error { return nil }
+
+func TestRegisterWithSchema(t *testing.T) {
+	r := pipeline.NewRegistry()
+	err := r.Register(pipeline.Definition{
+		Name:      "file",
+		NewParams: func() pipeline.Params { return &mapParams{"tone": "dry"} },
+		Schema: json.RawMessage(`{"type":"object","properties":{
+			"topic":{"type":"string"},"tone":{"type":"string","enum":["dry","warm"],"default":"dry"}},
+			"required":["topic"],"additionalProperties":false}`),
+		Run: func(context.Context, *engine.Run, pipeline.Params) (any, error) { return nil, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Decode("file", json.RawMessage(`{"topic":"tools"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := *p.(*mapParams); got["topic"] != "tools" || got["tone"] != "dry" {
+		t.Errorf("decoded %v", got)
+	}
+	for _, bad := range []string{`{}`, `{"topic":"x","tone":"loud"}`, `{"topic":"x","other":1}`, `{"topic":3}`} {
+		if _, err := r.Decode("file", json.RawMessage(bad)); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	d, _ := r.Defaults("file")
+	if string(d) != `{"tone":"dry"}` {
+		t.Errorf("defaults %s", d)
+	}
+}

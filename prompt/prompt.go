@@ -249,3 +249,9 @@ func (l *Loader) expand(name, text string, stack []string) (string, error) {
 	}
 	return out, nil
 }
+
+// Expand resolves the includes of text, a prompt that is not a file of the
+// loader's (a pipeline file's inline prompt); name names it in errors.
+func (l *Loader) Expand(name, text string) (string, error) {
+	return l.expand(name, text, []string{name})
+}

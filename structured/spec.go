@@ -37,6 +37,9 @@ type Spec[T any] struct {
 	hint     string
 	synonyms map[string]string
 	prose    func(text string) T
+	// prune drops the properties the schema does not declare from a
+	// decoded map (a struct drops them itself).
+	prune bool
 }
 
 // NewSpec derives the JSON Schema of T, named name (letters, digits, _ and -),
@@ -215,6 +218,9 @@ func (s *Spec[T]) decode(rd *reading[T], data []byte) error {
 	}
 	if err := json.Unmarshal(norm, &rd.val); err != nil {
 		return fmt.Errorf("does not fit %s: %w", s.name, err)
+	}
+	if m, ok := any(&rd.val).(*map[string]any); ok && s.prune {
+		pruneUndeclared(s.root, *m)
 	}
 	return nil
 }

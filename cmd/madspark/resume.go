@@ -17,6 +17,7 @@ import (
 func (c *cli) resumeCmd() *cobra.Command {
 	var (
 		format, outDir string
+		pipelinesDir   string
 		timeout        time.Duration
 		noCache        bool
 	)
@@ -41,17 +42,18 @@ queue are resumed by workers, not by this command.`,
 			if err := checkFormat(format, spark.Formats...); err != nil {
 				return err
 			}
-			return c.resume(cmd.Context(), args[0], format, outDir, timeout, noCache)
+			return c.resume(cmd.Context(), args[0], format, outDir, pipelinesDir, timeout, noCache)
 		},
 	}
 	cmd.Flags().StringVar(&format, "output-format", "detailed", "spark runs: brief|detailed|json|markdown; other pipelines print JSON")
 	cmd.Flags().StringVar(&outDir, "output-dir", "", "also write the finished run's files to this directory")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up on the run after this long")
 	cmd.Flags().BoolVar(&noCache, "no-cache", false, "do not use the response cache for the unfinished steps")
+	cmd.Flags().StringVar(&pipelinesDir, "pipelines", "", "a directory of pipeline files, for a run of a pipeline defined in one")
 	return cmd
 }
 
-func (c *cli) resume(ctx context.Context, id, format, outDir string, timeout time.Duration, noCache bool) error {
+func (c *cli) resume(ctx context.Context, id, format, outDir, pipelinesDir string, timeout time.Duration, noCache bool) error {
 	a, err := c.openApp(ctx, !noCache)
 	if err != nil {
 		return err
@@ -74,6 +76,9 @@ func (c *cli) resume(ctx context.Context, id, format, outDir string, timeout tim
 	}
 	reg, err := c.registry(a)
 	if err != nil {
+		return err
+	}
+	if err := c.registerDir(reg, pipelinesDir); err != nil {
 		return err
 	}
 	def, err := reg.Get(rec.Pipeline)

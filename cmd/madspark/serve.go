@@ -112,6 +112,7 @@ func (c *cli) serveCmd() *cobra.Command {
 		noWorker       bool
 		allowedOrigins string
 		allowedHosts   string
+		pipelinesDir   string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -165,6 +166,9 @@ HTTP server.`,
 			}
 			reg, err := c.registry(d.app)
 			if err != nil {
+				return err
+			}
+			if err := c.registerDir(reg, pipelinesDir); err != nil {
 				return err
 			}
 			var q *jobs.Queue
@@ -252,6 +256,7 @@ HTTP server.`,
 	cmd.Flags().BoolVar(&noWorker, "no-worker", false, "do not work queued runs in this process (madspark worker processes do)")
 	cmd.Flags().StringVar(&allowedOrigins, "allowed-origins", "", "comma-separated origins (scheme://host[:port]) whose pages may call the server (default $MADSPARK_CORS_ORIGINS)")
 	cmd.Flags().StringVar(&allowedHosts, "allowed-hosts", "", "comma-separated host names the server answers to besides its address and localhost (default $MADSPARK_ALLOWED_HOSTS)")
+	cmd.Flags().StringVar(&pipelinesDir, "pipelines", "", "a directory of pipeline files (*.yaml, *.yml) to serve beside the built-in pipelines")
 	wf.register(cmd)
 	f.mode = "auto"
 	return cmd

@@ -63,7 +63,9 @@ func TestWebUIEndToEnd(t *testing.T) {
 
 	env := mockEnv(t)
 	env["MADSPARK_MOCK_LATENCY"] = "600ms" // slow enough to watch the stages go by, and an answer being written, on a busy machine
-	base, stop := startWebServe(t, env)
+	// A pipeline file beside the built-in pipelines: e2e.mjs runs it
+	// from the form its inputs generate.
+	base, stop := startWebServe(t, env, "--pipelines", filepath.Join("..", "..", "examples", "pipelines"))
 	defer stop()
 
 	e2eCtx, e2eCancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -82,15 +84,15 @@ func TestWebUIEndToEnd(t *testing.T) {
 }
 
 // startWebServe starts `madspark serve` in this process on a free port with
-// env, and returns its base URL and a function that stops it and checks its
+// env and the extra arguments, and returns its base URL and a function that stops it and checks its
 // exit (the server's log is reported on failure).
-func startWebServe(t *testing.T, env map[string]string) (string, func()) {
+func startWebServe(t *testing.T, env map[string]string, extra ...string) (string, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, &errb)
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, extra...), func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, &errb)
 	}()
 	addr := regexp.MustCompile(`serving http://([0-9.:]+)`)
 	var base string

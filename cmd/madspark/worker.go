@@ -79,6 +79,7 @@ func (c *cli) startWorker(ctx context.Context, a *app, reg *pipeline.Registry, f
 func (c *cli) workerCmd() *cobra.Command {
 	f := &workerFlags{}
 	var noCache bool
+	var pipelinesDir string
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Work queued runs (batch items, server-side runs) until Ctrl-C",
@@ -112,6 +113,9 @@ second Ctrl-C stops at once.`,
 			if err != nil {
 				return err
 			}
+			if err := c.registerDir(reg, pipelinesDir); err != nil {
+				return err
+			}
 			_, stop, err := c.startWorker(ctx, a, reg, f)
 			if err != nil {
 				return err
@@ -125,5 +129,6 @@ second Ctrl-C stops at once.`,
 	}
 	f.register(cmd)
 	cmd.Flags().BoolVar(&noCache, "no-cache", false, "do not use the response cache")
+	cmd.Flags().StringVar(&pipelinesDir, "pipelines", "", "a directory of pipeline files (*.yaml, *.yml) whose queued runs this worker also works")
 	return cmd
 }

@@ -57,9 +57,14 @@ func New(responders map[string]Responder, opts ...Option) *Client {
 }
 
 // Generate answers req with its agent's responder. A request for an agent
-// without a responder is an error.
+// without a responder is answered from its schema (FromSchema) when it asks
+// for JSON, and is an error otherwise.
 func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	r, ok := c.responders[req.Agent]
+	if !ok && req.Schema != nil && len(req.Schema.JSON) > 0 {
+		schema := req.Schema.JSON
+		r, ok = func(req *llm.Request) (any, error) { return FromSchema(req.Agent, schema) }, true
+	}
 	if !ok {
 		return nil, &llm.Error{Provider: Name, Message: fmt.Sprintf("no mock responder for agent %q", req.Agent)}
 	}

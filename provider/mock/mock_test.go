@@ -69,3 +69,20 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("of %+v", of)
 	}
 }
+
+func TestSchemaFallback(t *testing.T) {
+	c := New(nil)
+	schema := []byte(`{"type":"object","properties":{"pitch":{"type":"string"},"score":{"type":"number","minimum":0,"maximum":10},
+		"n":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}},"verdict":{"type":"string","enum":["approve","revise"]}}}`)
+	resp, err := c.Generate(context.Background(), &llm.Request{Agent: "pitch.editor", Schema: &llm.Schema{Name: "editor", JSON: schema}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"n":5,"pitch":"mock pitch for pitch.editor","score":5,"tags":["mock tags for pitch.editor 1","mock tags for pitch.editor 2"],"verdict":"approve"}`
+	if resp.Text != want {
+		t.Errorf("got %s\nwant %s", resp.Text, want)
+	}
+	if _, err := c.Generate(context.Background(), &llm.Request{Agent: "pitch.writer"}); err == nil {
+		t.Error("a text request without a responder was answered")
+	}
+}

@@ -348,6 +348,32 @@ try {
     await page.getByTestId('candidate').first().waitFor()
   })
 
+  await step('a pipeline file: its form generated from its inputs, a run and its report', page, async () => {
+    // madspark serve --pipelines examples/pipelines serves pitch.yaml.
+    await page.goto(base + '/')
+    await page.getByRole('heading', { name: 'New run' }).waitFor()
+    const pipeline = page.getByLabel('Pipeline')
+    const options = await pipeline.locator('option').evaluateAll((os) => os.map((o) => o.value))
+    check(options.includes('pitch'), `the pipeline list has no pitch: ${options}`)
+    await pipeline.selectOption('pitch')
+    const topicField = page.locator('#run-form-topic')
+    await topicField.waitFor()
+    const fields = await page.locator('main form [id^="run-form-"]').evaluateAll((els) => els.map((e) => e.id).filter((id) => !id.endsWith('-error')))
+    check(fields.length === 1 && fields[0] === 'run-form-topic', `the pitch form has fields ${fields}, want only its topic input`)
+    await topicField.fill('community tool libraries')
+    await page.getByRole('button', { name: 'Start run' }).click()
+    await page.waitForURL(/\/runs\/[^/]+$/)
+    const status = page.getByTestId('run-status')
+    await page.waitForFunction(() => document.querySelector('[data-testid=run-status]')?.textContent === 'succeeded')
+    check((await status.textContent()) === 'succeeded', 'the pitch run did not succeed')
+    const report = page.locator('section.results')
+    await report.getByText('mock pitch for pitch.editor').first().waitFor()
+    for (const agent of ['writer', 'fan', 'critic', 'editor']) {
+      check(await report.getByRole('heading', { name: new RegExp(`\\b${agent}$`) }).isVisible(), `the report has no ${agent} section`)
+    }
+    await shot(page, 'pipeline-file')
+  })
+
   await step('an eval: win rate with its interval, topics and links to their runs', page, async () => {
     const started = await page.evaluate(async () => {
       const r = await fetch('/api/evals', {

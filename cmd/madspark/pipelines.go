@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/madspark/madspark/flow"
+	"github.com/madspark/madspark/pipeline"
+)
+
+func (c *cli) pipelinesCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "pipelines",
+		Short: "Work with pipelines defined in files",
+		Args:  argsError(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SetOut(c.stderr)
+			_ = cmd.Usage()
+			return usagef("a subcommand is required: madspark pipelines check FILE")
+		},
+	}
+	check := &cobra.Command{
+		Use:   "check FILE...",
+		Short: "Validate pipeline files without running them",
+		Long: `Validates each pipeline FILE and prints every problem found, one per line
+as FILE:LINE: message; exits 2 if there is any.`,
+		Args: argsError(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bad := 0
+			for _, path := range args {
+				p, err := flow.Load(path)
+				var ps flow.Problems
+				switch {
+				case errors.As(err, &ps):
+					bad += len(ps)
+					for _, pr := range ps {
+						fmt.Fprintln(c.stdout, pr)
+					}
+				case err != nil:
+					return usageError{err}
+				default:
+					fmt.Fprintf(c.stdout, "%s: ok: pipeline %s, %d agents\n", path, p.Name, len(p.Agents))
+				}
+			}
+			if bad > 0 {
+				return usagef("%d problems", bad)
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(check)
+	return cmd
+}
+
+// registerDir registers every pipeline file in dir into reg; the problems
+// of the files are printed, one per line, and refuse them all.
+func (c *cli) registerDir(reg *pipeline.Registry, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	ps, err := flow.LoadDir(dir)
+	if err != nil {
+		c.printProblems(err)
+		return usageError{fmt.Errorf("--pipelines: %w", err)}
+	}
+	for _, p := range ps {
+		if err := reg.Register(p.Definition()); err != nil {
+			return usageError{fmt.Errorf("--pipelines: %s: %w", p.File, err)}
+		}
+	}
+	return nil
+}

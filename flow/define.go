@@ -1,0 +1,273 @@
+package flow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/document"
+	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/pipeline"
+)
+
+// Load parses the pipeline file at path; includes resolve in its directory.
+func Load(path string) (*Pipeline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline file: %w", err)
+	}
+	return Parse(path, data, os.DirFS(filepath.Dir(path)))
+}
+
+// LoadDir parses every *.yaml and *.yml file in dir, in name order. The
+// error is the problems of all the files (Problems), or a name given twice.
+func LoadDir(dir string) ([]*Pipeline, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("pipelines directory: %w", err)
+	}
+	var out []*Pipeline
+	var probs Problems
+	names := map[string]string{}
+	for _, e := range entries {
+		ext := filepath.Ext(e.Name())
+		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		p, err := Load(path)
+		var ps Problems
+		switch {
+		case errors.As(err, &ps):
+			probs = append(probs, ps...)
+			continue
+		case err != nil:
+			return nil, err
+		}
+		if prev, ok := names[p.Name]; ok {
+			probs = append(probs, Problem{File: path, Line: 1, Msg: fmt.Sprintf("pipeline %s is also defined in %s", p.Name, prev)})
+			continue
+		}
+		names[p.Name] = path
+		out = append(out, p)
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return out, nil
+}
+
+// Params are a file pipeline's inputs, by name.
+type Params map[string]any
+
+// Validate accepts any Params: the registry validated them against the
+// inputs' schema.
+func (Params) Validate() error { return nil }
+
+// Defaults returns the inputs' defaults.
+func (p *Pipeline) Defaults() Params {
+	out := Params{}
+	for _, in := range p.Inputs {
+		if in.Default != nil {
+			out[in.Name] = in.Default
+		}
+	}
+	return out
+}
+
+// ParamsSchema is the JSON Schema of the inputs: their types, defaults,
+// enums and descriptions, required ones listed; nothing else allowed.
+func (p *Pipeline) ParamsSchema() json.RawMessage {
+	props := map[string]any{}
+	req := []string{}
+	for _, in := range p.Inputs {
+		s := map[string]any{"title": in.Name}
+		if in.Type == "[string]" {
+			s["type"], s["items"] = "array", map[string]any{"type": "string"}
+		} else {
+			s["type"] = in.Type
+		}
+		if in.Description != "" {
+			s["description"] = in.Description
+		}
+		if in.Enum != nil {
+			s["enum"] = in.Enum
+		}
+		if in.Default != nil {
+			s["default"] = in.Default
+		}
+		if in.Required {
+			req = append(req, in.Name)
+			if in.Type == "string" {
+				s["minLength"] = 1
+			}
+		}
+		props[in.Name] = s
+	}
+	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": req, "additionalProperties": false})
+	return b
+}
+
+// queryParam is the input one line of text fills: the only required
+// string input, or with none required, the first string input.
+func (p *Pipeline) queryParam() string {
+	var required, first string
+	nreq := 0
+	for _, in := range p.Inputs {
+		if in.Required {
+			nreq++
+			if in.Type == "string" {
+				required = in.Name
+			}
+		}
+		if first == "" && in.Type == "string" && in.Enum == nil {
+			first = in.Name
+		}
+	}
+	switch {
+	case nreq == 1:
+		return required
+	case nreq == 0:
+		return first
+	}
+	return ""
+}
+
+// Definition describes p to the registry.
+func (p *Pipeline) Definition() pipeline.Definition {
+	q := p.queryParam()
+	return pipeline.Definition{
+		Name:        p.Name,
+		Title:       p.Name,
+		Description: p.Description,
+		NewParams: func() pipeline.Params {
+			d := p.Defaults()
+			return &d
+		},
+		Schema: p.ParamsSchema(),
+		Run: func(ctx context.Context, r *engine.Run, params pipeline.Params) (any, error) {
+			in, ok := params.(*Params)
+			if !ok {
+				return nil, fmt.Errorf("%s: parameters of type %T", p.Name, params)
+			}
+			return p.Run(ctx, r, *in)
+		},
+		Topic: func(params pipeline.Params) string {
+			if in, ok := params.(*Params); ok && q != "" {
+				s, _ := (*in)[q].(string)
+				return s
+			}
+			return ""
+		},
+		QueryParam: q,
+		Document:   p.Document,
+	}
+}
+
+// Document lays out a succeeded run: a section per agent, in step order.
+func (p *Pipeline) Document(run *madspark.Run) (*document.Document, error) {
+	res, err := pipeline.StoredResult[map[string]any](run)
+	if err != nil {
+		return nil, err
+	}
+	d := &document.Document{Title: p.Name, Subtitle: p.Description}
+	if run.Mode == "mock" {
+		d.Notice = "MOCK DATA: these outputs were made up by the mock provider, not by a model."
+	}
+	for _, name := range p.order {
+		v, ok := (*res)[name]
+		if !ok {
+			continue
+		}
+		d.Sections = append(d.Sections, document.Section{Title: name, Blocks: blocks(v)})
+	}
+	return d, nil
+}
+
+func blocks(v any) []document.Block {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var out []document.Block
+		for _, k := range keys {
+			if l, ok := x[k].([]any); ok {
+				out = append(out, document.Para(document.Bold(k+":")))
+				items := make([]string, len(l))
+				for i, e := range l {
+					items[i] = scalar(view(e))
+				}
+				out = append(out, document.Bullets(items...))
+				continue
+			}
+			out = append(out, document.Para(document.Bold(k+": "), document.Plain(scalar(view(x[k])))))
+		}
+		return out
+	case []any:
+		var out []document.Block
+		for i, e := range x {
+			out = append(out, document.Textf("%d.", i+1))
+			out = append(out, blocks(e)...)
+		}
+		return out
+	}
+	return []document.Block{document.Text(scalar(v))}
+}
+
+// InputsJSON turns command-line inputs, "name=value" each, into the
+// parameters' JSON, converting each value to its input's type: a number,
+// true or false, or for a list, comma-separated items.
+func (p *Pipeline) InputsJSON(pairs []string) (json.RawMessage, error) {
+	types := map[string]string{}
+	var names []string
+	for _, in := range p.Inputs {
+		types[in.Name] = in.Type
+		names = append(names, in.Name)
+	}
+	out := map[string]any{}
+	for _, kv := range pairs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("--input %q: want name=value", kv)
+		}
+		t, known := types[k]
+		if !known {
+			return nil, fmt.Errorf("--input %s: %s has no such input (inputs: %s)", k, p.Name, strings.Join(names, ", "))
+		}
+		switch t {
+		case "number", "integer":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, fmt.Errorf("--input %s: %q is not a number", k, v)
+			}
+			out[k] = f
+		case "boolean":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, fmt.Errorf("--input %s: %q is not true or false", k, v)
+			}
+			out[k] = b
+		case "[string]":
+			items := []string{}
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					items = append(items, s)
+				}
+			}
+			out[k] = items
+		default:
+			out[k] = v
+		}
+	}
+	return json.Marshal(out)
+}

@@ -1,0 +1,123 @@
+package flow_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/madspark/madspark/flow"
+)
+
+func TestProblems(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      []string // "line: substring"
+	}{
+		{"unknown agent", `name: x
+agents:
+  a: {prompt: "hi", output: {t: string}}
+steps: [a, b]
+`, []string{`4: unknown agent "b"`}},
+		{"forward reference", `name: x
+agents:
+  a:
+    prompt: "use {{.b.t}}"
+    output: {t: string}
+  b: {prompt: "hi", output: {t: string}}
+steps: [a, b]
+`, []string{"4: agent a refers to {{.b.t}}, which is not produced earlier"}},
+		{"same group", `name: x
+agents:
+  a: {prompt: "hi", output: {t: string}}
+  b: {prompt: "{{.a.t}}", output: {t: string}}
+steps: [[a, b]]
+`, []string{"4: agent b refers to {{.a.t}}, which runs in the same parallel group"}},
+		{"cycle", `name: x
+agents:
+  a: {prompt: "{{.b.t}}", output: {t: string}}
+  b: {prompt: "{{.a.t}}", output: {t: string}}
+steps: [a, b]
+`, []string{"3: cycle: a → b → a"}},
+		{"unused, bad type, unknown key, missing field", `name: x
+inputs:
+  topic: {type: text}
+agents:
+  a:
+    prompt: "{{.a2.nope}}"
+    output: {t: strin}
+    colour: red
+  a2: {prompt: "hi", output: {t: string}}
+  b: {prompt: "hi", output: {t: string}}
+steps: [a2, a]
+`, []string{`3: input topic: unknown type "text"`, `6: agent a: agent a2 has no output field nope`, `7: agent a: output field t: unknown type "strin"`, `8: unknown key "colour"`, "10: agent b is never used"}},
+		{"multi-line prompt", `name: x
+agents:
+  a:
+    prompt: |
+      first line
+      then {{.missing}}
+    output: {t: string}
+steps: [a]
+`, []string{"6: agent a: {{.missing}} is neither an input nor an agent"}},
+		{"loop", `name: x
+agents:
+  a: {prompt: "hi", output: {t: string}}
+steps:
+  - loop: {steps: [a], until: "a.t ~ 3", max: 99}
+`, []string{"5: loop max must be 1..20", "5: loop until:"}},
+		{"syntax", "name: [x\n", []string{"not valid YAML"}},
+		{"default type", `name: x
+inputs:
+  n: {type: number, default: many}
+agents:
+  a: {prompt: "{{.n}}", output: {t: string}}
+steps: [a]
+`, []string{`3: input n: "many" is not a number`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := flow.Parse("f.yaml", []byte(c.src), nil)
+			var ps flow.Problems
+			if !errors.As(err, &ps) {
+				t.Fatalf("err %v, want problems", err)
+			}
+			var all []string
+			for _, p := range ps {
+				all = append(all, p.String())
+			}
+			text := strings.Join(all, "\n")
+			for _, w := range c.want {
+				line, msg, ok := strings.Cut(w, ": ")
+				if !ok || strings.Contains(line, " ") {
+					line, msg = "", w
+				}
+				if !strings.Contains(text, "f.yaml:"+line) || !strings.Contains(text, msg) || (line != "" && !strings.Contains(text, "f.yaml:"+line+": "+msg)) {
+					t.Errorf("missing %q in:\n%s", w, text)
+				}
+			}
+			if len(ps) != len(c.want) {
+				t.Errorf("%d problems, want %d:\n%s", len(ps), len(c.want), text)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	// Small seeds: the fuzzer minimizes each new input, which takes long
+	// with big ones. testdata/fuzz/FuzzParse holds the pitch example.
+	f.Add([]byte("name: x\ninputs:\n  n: {type: integer, default: 2}\nagents:\n  a: {prompt: \"{{.n}}\", output: {t: [string]}}\n  b:\n    prompt: \"{{.it}}\"\n    output: {s: number}\n    for_each: {over: a.t, as: it, mode: batch}\nsteps: [a, b]\n"))
+	f.Add([]byte("name: x\nagents:\n  a: {prompt: \"{{.a.t}}\", output: {t: string}}\nsteps:\n  - loop: {steps: [a], until: \"a.t == 1\", max: 2}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := flow.Parse("f.yaml", data, nil)
+		if err == nil && p == nil {
+			t.Fatal("nil pipeline without error")
+		}
+		var ps flow.Problems
+		if err != nil && (!errors.As(err, &ps) || len(ps) == 0) {
+			t.Fatalf("error %v is not problems", err)
+		}
+		if err == nil {
+			_ = p.Definition()
+		}
+	})
+}
