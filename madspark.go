@@ -163,8 +163,9 @@ var ErrNotFound = errors.New("not found")
 var ErrExists = errors.New("already exists")
 
 // ErrLeaseLost is returned by LeaseStore.ExtendLease when the worker's lease
-// expired or was dropped.
-var ErrLeaseLost = errors.New("worker lease lost")
+// expired or was dropped, and by RunLeaseStore.KeepRunLease when another
+// process took the run's lease.
+var ErrLeaseLost = errors.New("lease lost")
 
 // RunStore keeps runs and their step journal.
 type RunStore interface {
