@@ -1,12 +1,10 @@
 package structured
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
 	"github.com/invopop/jsonschema"
-	validator "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // NewSpecFromSchema builds the Spec of a JSON Schema given at run time (a
@@ -23,26 +21,9 @@ func NewSpecFromSchema(name string, schema []byte) (*Spec[map[string]any], error
 	if root.Type != "object" {
 		return nil, fmt.Errorf("structured: schema of %s: the root must be an object, not %q", name, root.Type)
 	}
-	raw, err := json.Marshal(&root)
+	raw, v, err := compile(name, &root)
 	if err != nil {
-		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
-	}
-	hard, err := relaxed(raw)
-	if err != nil {
-		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
-	}
-	doc, err := validator.UnmarshalJSON(bytes.NewReader(hard))
-	if err != nil {
-		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
-	}
-	c := validator.NewCompiler()
-	url := "mem:///" + name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
-	}
-	v, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("structured: compile schema of %s: %w", name, err)
+		return nil, err
 	}
 	return &Spec[map[string]any]{name: name, schema: raw, root: &root, v: v, hint: describe(&root), prune: true}, nil
 }

@@ -53,28 +53,38 @@ func NewSpec[T any](name string) (*Spec[T], error) {
 	var zero T
 	s := r.ReflectFromType(reflect.TypeOf(zero))
 	s.Version = ""
+	raw, v, err := compile(name, s)
+	if err != nil {
+		return nil, err
+	}
+	return &Spec[T]{name: name, schema: raw, root: s, v: v, hint: describe(s)}, nil
+}
+
+// compile encodes schema s, named name, and compiles the validator of its
+// hard rules (the schema without its soft keywords).
+func compile(name string, s *jsonschema.Schema) ([]byte, *validator.Schema, error) {
 	raw, err := json.Marshal(s)
 	if err != nil {
-		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
+		return nil, nil, fmt.Errorf("structured: schema of %s: %w", name, err)
 	}
 	hard, err := relaxed(raw)
 	if err != nil {
-		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
+		return nil, nil, fmt.Errorf("structured: schema of %s: %w", name, err)
 	}
 	doc, err := validator.UnmarshalJSON(bytes.NewReader(hard))
 	if err != nil {
-		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
+		return nil, nil, fmt.Errorf("structured: schema of %s: %w", name, err)
 	}
 	c := validator.NewCompiler()
 	url := "mem:///" + name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
+		return nil, nil, fmt.Errorf("structured: schema of %s: %w", name, err)
 	}
 	v, err := c.Compile(url)
 	if err != nil {
-		return nil, fmt.Errorf("structured: compile schema of %s: %w", name, err)
+		return nil, nil, fmt.Errorf("structured: compile schema of %s: %w", name, err)
 	}
-	return &Spec[T]{name: name, schema: raw, root: s, v: v, hint: describe(s)}, nil
+	return raw, v, nil
 }
 
 // WithSynonyms maps words a model may use for an enum value onto it, such as

@@ -32,12 +32,16 @@ var schemaOf = map[string]string{
 	"skeptic": "spark_skepticism", "improve": "spark_improvements", "re_evaluate": "spark_evaluations",
 }
 
-func TestKillNineThenResume(t *testing.T) {
+// startLiveSpark starts `madspark spark` as a subprocess against an
+// in-process OpenAI wire fake answering with latency, and returns the fake,
+// the environment of a second command on the same database, the process
+// and the database.
+func startLiveSpark(t *testing.T, latency time.Duration) (*openaitest.Server, map[string]string, *exec.Cmd, *sqlite.DB) {
+	t.Helper()
 	srv := openaitest.NewServer(t, liveReply)
-	srv.Latency(250 * time.Millisecond)
+	srv.Latency(latency)
 	dbPath := filepath.Join(t.TempDir(), "m.db")
 	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": dbPath}
-
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -47,12 +51,18 @@ func TestKillNineThenResume(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, dbPath)
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	db, err := sqlite.Open(context.Background(), dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return srv, env, cmd, db
+}
+
+func TestKillNineThenResume(t *testing.T) {
+	srv, env, cmd, db := startLiveSpark(t, 250*time.Millisecond)
+	ctx := context.Background()
 
 	// Kill -9 once two steps are journaled.
 	var runID string
@@ -142,25 +152,8 @@ func countDone(steps []*madspark.Step) int {
 // from another while it goes: the second is refused, naming the first, and
 // the provider is paid once for each call.
 func TestResumeRefusedWhileRunning(t *testing.T) {
-	srv := openaitest.NewServer(t, liveReply)
-	srv.Latency(300 * time.Millisecond)
-	dbPath := filepath.Join(t.TempDir(), "m.db")
-	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": dbPath}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(self, "spark", "urban farming", "cheap", "--no-cache")
-	cmd.Env = append(os.Environ(), "MADSPARK_TEST_AS_MAIN=1", "OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=sk-test", "MADSPARK_DB="+dbPath)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	srv, env, cmd, db := startLiveSpark(t, 300*time.Millisecond)
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var runID string
 	for deadline := time.Now().Add(20 * time.Second); runID == ""; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -262,43 +262,26 @@ export function ProgressPanel({ state, over }: { state: ProgressState; over?: st
 
 function CancelControl({ runId, onCancelled }: { runId: string; onCancelled(): void }) {
   const api = useApi()
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string>()
-  const id = 'cancel-run'
-  const cancel = async () => {
-    setBusy(true)
-    setError(undefined)
-    try {
-      await api.cancelRun(runId)
-      onCancelled()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
-  }
-  return (
-    <div className="field actions">
-      <button id={id} type="button" className="danger" onClick={() => void cancel()} disabled={busy} aria-describedby={error ? errorId(id) : undefined}>
-        {busy ? 'Cancelling…' : 'Cancel run'}
-      </button>
-      <FieldError id={id} message={error} />
-    </div>
-  )
+  return <RunAction id="cancel-run" className="danger" label="Cancel run" busyLabel="Cancelling…" act={() => api.cancelRun(runId)} onDone={onCancelled} />
 }
 
 /** ResumeControl queues a failed or interrupted run to finish, from the steps it had finished. */
 export function ResumeControl({ runId, onResumed }: { runId: string; onResumed(): void }) {
   const api = useApi()
+  return <RunAction id="resume-run" label="Resume run" busyLabel="Resuming…" act={() => api.resumeRun(runId)} onDone={onResumed} />
+}
+
+/** RunAction is a button that acts on the run, with its error beside it. */
+function RunAction(props: { id: string; className?: string; label: string; busyLabel: string; act(): Promise<unknown>; onDone(): void }) {
+  const { id, className, label, busyLabel, act, onDone } = props
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string>()
-  const id = 'resume-run'
-  const resume = async () => {
+  const run = async () => {
     setBusy(true)
     setError(undefined)
     try {
-      await api.resumeRun(runId)
-      onResumed()
+      await act()
+      onDone()
     } catch (err) {
       setError(errorMessage(err))
     } finally {
@@ -307,8 +290,8 @@ export function ResumeControl({ runId, onResumed }: { runId: string; onResumed()
   }
   return (
     <div className="field actions">
-      <button id={id} type="button" onClick={() => void resume()} disabled={busy} aria-describedby={error ? errorId(id) : undefined}>
-        {busy ? 'Resuming…' : 'Resume run'}
+      <button id={id} type="button" className={className} onClick={() => void run()} disabled={busy} aria-describedby={error ? errorId(id) : undefined}>
+        {busy ? busyLabel : label}
       </button>
       <FieldError id={id} message={error} />
     </div>
