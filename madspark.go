@@ -5,10 +5,12 @@
 package madspark
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/madspark/madspark/llm"
@@ -561,4 +563,28 @@ type Store interface {
 	BookmarkStore
 	ConversationStore
 	Close() error
+}
+
+// Topic is what the run is about, on one line: spark's topic, chaos's
+// prompt, debate's query, assess's idea, the research area of a
+// proposal's profile, or what an eval measures.
+func (r *Run) Topic() string {
+	var p struct {
+		Topic   string `json:"topic"`
+		Prompt  string `json:"prompt"`
+		Query   string `json:"query"`
+		Idea    string `json:"idea"`
+		Profile struct {
+			ResearchArea string `json:"research_area"`
+		} `json:"profile"`
+		// An eval's pipeline and topics.
+		Pipeline string            `json:"pipeline"`
+		Topics   []json.RawMessage `json:"topics"`
+	}
+	_ = json.Unmarshal(r.Params, &p)
+	var evalOf string
+	if p.Pipeline != "" {
+		evalOf = fmt.Sprintf("%s against a single call, %d topics", p.Pipeline, len(p.Topics))
+	}
+	return strings.Join(strings.Fields(cmp.Or(p.Topic, p.Prompt, p.Query, p.Idea, p.Profile.ResearchArea, evalOf)), " ")
 }

@@ -17,8 +17,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 	"unicode"
 
@@ -369,4 +371,19 @@ func slug(s string) string {
 		return "item"
 	}
 	return b.String()
+}
+
+// WriteTable writes the items of b as a table for people: line, status,
+// run ID and topic.
+func WriteTable(w io.Writer, b *madspark.Batch) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LINE\tSTATUS\tRUN ID\tTOPIC")
+	for _, it := range b.Items {
+		topic := oneLine(it.Topic)
+		if r := []rune(topic); len(r) > 48 {
+			topic = string(r[:47]) + "…"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", it.Line, ItemStatus(it), it.RunID, topic)
+	}
+	return tw.Flush()
 }

@@ -236,3 +236,27 @@ func Import(ctx context.Context, store madspark.BookmarkStore, f File) (imported
 	}
 	return imported, skipped, nil
 }
+
+// NotFoundError is a bookmark that does not exist.
+type NotFoundError struct{ ID string }
+
+func (e *NotFoundError) Error() string { return "no bookmark " + e.ID }
+func (e *NotFoundError) Unwrap() error { return madspark.ErrNotFound }
+
+// Remove removes the bookmarks ids: all of them, or, when one does not
+// exist, none (a *NotFoundError).
+func Remove(ctx context.Context, store madspark.BookmarkStore, ids []string) error {
+	for _, id := range ids {
+		if _, err := store.Bookmark(ctx, id); errors.Is(err, madspark.ErrNotFound) {
+			return &NotFoundError{ID: id}
+		} else if err != nil {
+			return fmt.Errorf("bookmark %s: %w", id, err)
+		}
+	}
+	for _, id := range ids {
+		if err := store.DeleteBookmark(ctx, id); err != nil && !errors.Is(err, madspark.ErrNotFound) {
+			return fmt.Errorf("bookmark: remove %s: %w", id, err)
+		}
+	}
+	return nil
+}

@@ -6,7 +6,26 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/madspark/madspark"
 )
+
+// WriteRuns writes runs as a table for people, one line per run: its ID,
+// pipeline, status, mode, creation time, calls (made and cached) and
+// topic.
+func WriteRuns(w io.Writer, runs []*madspark.Run) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN ID\tPIPELINE\tSTATUS\tMODE\tCREATED\tCALLS\tCACHED\tTOPIC")
+	for _, r := range runs {
+		t := r.Topic()
+		if len([]rune(t)) > 48 {
+			t = string([]rune(t)[:47]) + "…"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, r.Pipeline, r.Status, r.Mode,
+			r.CreatedAt.Local().Format(time.DateTime), r.Usage.LLMCalls, r.Usage.CachedCalls, t)
+	}
+	return tw.Flush()
+}
 
 // WriteTable writes v as a table, one line per step in order, and a total.
 func WriteTable(w io.Writer, v *View) error {

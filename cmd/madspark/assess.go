@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,11 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/batch"
-	"github.com/madspark/madspark/engine"
-	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline/assess"
-	"github.com/madspark/madspark/search"
 )
 
 // assessFlags are the flags of "madspark assess".
@@ -106,17 +103,17 @@ func (f *assessFlags) params() (assess.Params, error) {
 	if err := checkFormat(f.format, "text", "json", "markdown"); err != nil {
 		return p, err
 	}
-	if f.timeout <= 0 {
-		return p, usagef("--timeout must be positive, got %s", f.timeout)
+	if err := checkTimeout(f.timeout); err != nil {
+		return p, err
 	}
 	if f.maxConcurrent < 1 || f.maxConcurrent > 16 {
 		return p, usagef("--max-concurrent must be 1..16, got %d", f.maxConcurrent)
 	}
 	if err := p.ValidateSettings(); err != nil {
-		return p, usageError{flagNames(err)}
+		return p, usageError{Err: flagNames(err)}
 	}
 	if err := assess.CheckPrompts(p); err != nil {
-		return p, usageError{err}
+		return p, usageError{Err: err}
 	}
 	return p, nil
 }
@@ -148,226 +145,79 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 	}
 	var ideas []assess.IdeaLine
 	if f.batch {
-		file, err := os.Open(f.ideasFile)
-		if err != nil {
-			return usagef("--ideas-file: %v", err)
-		}
-		var dups []assess.IdeaLine
-		ideas, dups, err = assess.ParseIdeas(file)
-		file.Close()
-		if err != nil {
-			return usagef("--ideas-file %s: %v", f.ideasFile, err)
-		}
-		if len(ideas) == 0 {
-			return usagef("--ideas-file %s holds no ideas", f.ideasFile)
-		}
-		for _, d := range dups {
-			fmt.Fprintf(c.stderr, "madspark: %s line %d repeats an idea; it is assessed once\n", f.ideasFile, d.Line)
+		if ideas, err = app.ReadIdeas(f.ideasFile, c.stderr); err != nil {
+			return err
 		}
 	} else {
 		p.Idea = args[0]
 		if err := p.Validate(); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	}
 	if err := os.MkdirAll(p.OutputDir, 0o755); err != nil {
 		return usagef("--output-dir: %v", err)
 	}
-
-	a, err := c.openApp(ctx, !f.noCache)
+	a, err := c.open(ctx, f.noCache)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	// Web tools: a search provider from the environment, never in mock
-	// mode (which makes no network call). Said once, not per idea.
-	cfg := c.assessConfig(a)
-	if cfg.Searcher == nil && !p.NoWebTools {
-		fmt.Fprintf(c.stderr, "madspark: %s\n", cfg.NoSearchNote)
-	}
-	pipe, err := assess.New(cfg)
-	if err != nil {
-		return err
-	}
 	if f.batch {
-		return c.assessBatch(ctx, a, pipe, p, f, ideas)
+		return c.assessBatch(ctx, a, p, f, ideas)
 	}
-
-	var res *assess.Result
-	run, elapsed, err := c.execute(ctx, a, "assess", p.Job(), f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
-		var err error
-		res, err = pipe.Run(ctx, r, p)
-		return res, err
-	})
+	out, err := a.Assess(ctx, p, f.timeout)
 	if err != nil {
-		return resumeInto(err, p.OutputDir)
-	}
-	// A synthesis that fails leaves the judged analysis written and shown;
-	// "madspark assess synthesize" runs it again.
-	var synth *assess.Synthesis
-	var synthErr error
-	if p.Mode == assess.FullEvaluation {
-		synth, synthErr = c.synthesize(ctx, c, a, pipe, assess.SynthesisParams{OutputDir: p.OutputDir, Top: assess.DefaultTop, PromptsDir: p.PromptsDir}, f.timeout)
-	}
-	if err := c.assessOutput(f.format, run, a, res, synth, elapsed); err != nil {
 		return err
 	}
-	if synthErr != nil {
-		return fmt.Errorf("synthesis: %w (the analysis is kept; madspark assess synthesize --output-dir %s ranks it)", synthErr, shellQuote(p.OutputDir))
-	}
-	return nil
-}
-
-// assessOutput prints one assessment in format.
-func (c *cli) assessOutput(format string, run *engine.Run, a *app, res *assess.Result, synth *assess.Synthesis, elapsed time.Duration) error {
-	switch format {
+	res, run := out.Result, out.Run
+	switch f.format {
 	case "json":
-		env := map[string]any{
-			"run_id": run.ID(), "pipeline": "assess", "mode": a.info.Mode(), "provider": a.info.Name, "model": a.info.Model,
-			"result": res, "repairs": res.Repairs, "usage": run.Usage(), "duration_ms": elapsed.Milliseconds(),
+		env := a.Envelope(run, "assess", res, out.Elapsed)
+		env["repairs"] = res.Repairs
+		if out.Synthesis != nil {
+			env["synthesis"] = out.Synthesis
 		}
-		if synth != nil {
-			env["synthesis"] = synth
-		}
-		return writeJSON(c, env)
+		err = writeJSON(c, env)
 	case "markdown":
-		_, err := io.WriteString(c.stdout, res.Markdown())
+		_, err = io.WriteString(c.stdout, res.Markdown())
+	default:
+		fmt.Fprintf(c.stdout, "%s\nrun %s · %s/%s · %s\n", res.Report(), run.ID(), a.Info.Name, a.Info.Model, app.UsageLine(run, out.Elapsed)+repairNote(len(res.Repairs)))
+		if out.Synthesis != nil {
+			fmt.Fprintf(c.stdout, "\n%s", out.Synthesis.Report())
+		}
+	}
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s\nrun %s · %s/%s · %s\n", res.Report(), run.ID(), a.info.Name, a.info.Model, withRepairs(usageLine(run, elapsed), len(res.Repairs)))
-	if synth != nil {
-		fmt.Fprintf(c.stdout, "\n%s", synth.Report())
-	}
-	return nil
+	return out.SynthesisErr
 }
 
-// assessBatch assesses ideas as a batch of assess runs on the job queue,
-// worked in this process at most f.maxConcurrent at a time. Each
-// succeeded idea's files go under p.OutputDir in the seed's layout; a
-// failed idea is reported and the others go on; the batch fails (exit 1)
-// when any idea did.
-func (c *cli) assessBatch(ctx context.Context, a *app, pipe *assess.Pipeline, p assess.Params, f *assessFlags, ideas []assess.IdeaLine) error {
-	reg, err := c.registry(a)
-	if err != nil {
-		return err
-	}
-	base, err := json.Marshal(p.Job())
-	if err != nil {
-		return err
-	}
-	in := &batch.Input{}
-	for _, idea := range ideas {
-		var obj map[string]any
-		if err := json.Unmarshal(base, &obj); err != nil {
-			return err
-		}
-		obj["idea"] = idea.Idea
-		in.Rows = append(in.Rows, batch.Item(reg, "assess", idea.Line, obj))
-	}
-	o := batchOptions{concurrency: f.maxConcurrent, timeout: f.timeout, quiet: true,
-		onItem: func(it madspark.BatchItem, done, total int) {
-			if it.Status == madspark.RunSucceeded {
-				fmt.Fprintf(c.stderr, "madspark: [%d/%d] done   %s\n", done, total, assess.Slug(it.Topic))
-			} else {
-				fmt.Fprintf(c.stderr, "madspark: [%d/%d] failed %q: %s\n", done, total, short(it.Topic, 60), batch.ItemStatus(it))
-			}
-		}}
-	start := time.Now()
-	svc, b, waitErr, err := c.runBatch(ctx, a, reg, "assess", filepath.Base(f.ideasFile), in, o)
-	if err != nil {
-		return err
-	}
-	// The analyses in the seed's layout; the run's own report and result
-	// stay with the run.
-	put := func(name string, data []byte) error {
-		_, rest, _ := strings.Cut(name, "/")
-		if !strings.HasPrefix(rest, "analyses/") {
-			return nil
-		}
-		return writeFile(filepath.Join(p.OutputDir, filepath.FromSlash(rest)), data)
-	}
-	res, err := svc.Files(context.WithoutCancel(ctx), b, put)
-	if err != nil {
-		return err
-	}
-	var usage llm.Usage
-	for _, it := range b.Items {
-		if rec, err := a.db.Run(context.WithoutCancel(ctx), it.RunID); err == nil && it.RunID != "" {
-			usage.Add(rec.Usage)
+// assessBatch assesses ideas as a batch (see app.AssessBatch) and prints
+// one line per idea and the totals; it fails (exit 1) when any idea did.
+func (c *cli) assessBatch(ctx context.Context, a *app.App, p assess.Params, f *assessFlags, ideas []assess.IdeaLine) error {
+	onItem := func(it madspark.BatchItem, done, total int) {
+		if it.Status == madspark.RunSucceeded {
+			fmt.Fprintf(c.stderr, "madspark: [%d/%d] done   %s\n", done, total, assess.Slug(it.Topic))
+		} else {
+			fmt.Fprintf(c.stderr, "madspark: [%d/%d] failed %q: %s\n", done, total, shorten(it.Topic, 60), batch.ItemStatus(it))
 		}
 	}
-	var synth *assess.Synthesis
-	var synthErr error
-	if p.Mode == assess.FullEvaluation && res.Succeeded > 0 && waitErr == nil {
-		quiet := *c
-		quiet.stderr, quiet.progress = io.Discard, false
-		synth, synthErr = c.synthesize(ctx, &quiet, a, pipe, assess.SynthesisParams{OutputDir: p.OutputDir, Top: assess.DefaultTop, PromptsDir: p.PromptsDir}, f.timeout)
+	show, clear := c.batchDisplay(onItem)
+	out, err := a.AssessBatch(ctx, p, filepath.Base(f.ideasFile), ideas, f.maxConcurrent, f.timeout, show)
+	clear()
+	if err != nil {
+		return err
 	}
-	elapsed := time.Since(start)
 	if f.format == "json" {
-		out := struct {
-			*batch.Results
-			Usage      llm.Usage         `json:"usage"`
-			DurationMS int64             `json:"duration_ms"`
-			Synthesis  *assess.Synthesis `json:"synthesis,omitempty"`
-		}{res, usage, elapsed.Milliseconds(), synth}
 		if err := writeJSON(c, out); err != nil {
 			return err
 		}
-	} else {
-		if err := c.batchSummary(res, p.OutputDir, usage, elapsed); err != nil {
-			return err
-		}
-		if synth != nil {
-			fmt.Fprintf(c.stdout, "\n%s", synth.Report())
-		}
+		return out.Err
 	}
-	switch {
-	case waitErr != nil:
-		return waitErr
-	case synthErr != nil:
-		return fmt.Errorf("synthesis: %w", synthErr)
-	case res.Failed > 0:
-		return fmt.Errorf("%d of %d ideas failed (see the summary above)", res.Failed, res.Total)
+	if err := out.WriteSummary(c.stdout, p.OutputDir); err != nil {
+		return err
 	}
-	return nil
-}
-
-// batchSummary prints one line per idea and the totals.
-func (c *cli) batchSummary(res *batch.Results, dir string, usage llm.Usage, elapsed time.Duration) error {
-	w := c.stdout
-	if res.Mode == "mock" {
-		fmt.Fprintln(w, assess.MockNote)
-	}
-	fmt.Fprintf(w, "BATCH: %d ideas, %d succeeded, %d failed (%s)\n\n", res.Total, res.Succeeded, res.Failed, elapsed.Round(100*time.Millisecond))
-	for _, it := range res.Items {
-		if it.Status != string(madspark.RunSucceeded) {
-			fmt.Fprintf(w, "  ✗ line %d %q: %s\n", it.Line, short(it.Topic, 60), oneLine(it.Error))
-			continue
-		}
-		var r assess.Result
-		if err := json.Unmarshal(it.Result, &r); err != nil {
-			return fmt.Errorf("line %d: result: %w", it.Line, err)
-		}
-		line := fmt.Sprintf("  ✓ %-50s %d iteration(s)", r.Slug, len(r.Iterations))
-		if r.Mode.Reviews() {
-			line += map[bool]string{true: ", approved", false: ", not approved"}[r.Approved]
-		}
-		if ev := r.Evaluation; ev != nil {
-			line += fmt.Sprintf(", %.1f/10 %s", ev.WeightedScore, ev.OverallGrade)
-		}
-		fmt.Fprintf(w, "%s  → %s\n", line, filepath.Join(dir, "analyses", r.Slug, "analysis.md"))
-	}
-	fmt.Fprintf(w, "\n%s\n", usage)
-	return nil
-}
-
-func short(s string, n int) string {
-	s = oneLine(s)
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
+	return out.Err
 }
 
 func (c *cli) synthesizeCmd() *cobra.Command {
@@ -389,35 +239,21 @@ and reports/synthesis.json.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in.PromptsDir = promptsDir
 			if err := in.Validate(); err != nil {
-				return usageError{flagNames(err)}
+				return usageError{Err: flagNames(err)}
 			}
 			if err := checkFormat(format, "text", "json", "markdown"); err != nil {
 				return err
 			}
-			if timeout <= 0 {
-				return usagef("--timeout must be positive, got %s", timeout)
-			}
-			ranked, _, err := assess.LoadEvaluations(in.OutputDir)
-			if err != nil {
+			if err := checkTimeout(timeout); err != nil {
 				return err
 			}
-			if len(ranked) == 0 {
-				return usagef("no judged analyses under %s/analyses: run madspark assess --judge first", in.OutputDir)
-			}
-			if err := assess.CheckSynthesisPrompts(in.PromptsDir); err != nil {
-				return usageError{err}
-			}
 			ctx := cmd.Context()
-			a, err := c.openApp(ctx, !noCache)
+			a, err := c.open(ctx, noCache)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			pipe, err := assess.New(assess.Config{Mock: a.info.Mock, Logger: c.logger})
-			if err != nil {
-				return err
-			}
-			s, err := c.synthesize(ctx, c, a, pipe, in, timeout)
+			s, err := a.Synthesize(ctx, in, timeout)
 			if err != nil {
 				return err
 			}
@@ -441,34 +277,4 @@ and reports/synthesis.json.`,
 	fs.DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.BoolVar(&noCache, "no-cache", false, "do not use the response cache")
 	return cmd
-}
-
-// synthesize runs a synthesis as its own recorded run, through runner (c,
-// or a quiet copy in a batch).
-func (c *cli) synthesize(ctx context.Context, runner *cli, a *app, pipe *assess.Pipeline, in assess.SynthesisParams, timeout time.Duration) (*assess.Synthesis, error) {
-	var s *assess.Synthesis
-	_, _, err := runner.execute(ctx, a, "assess-synthesis", in, timeout, func(ctx context.Context, r *engine.Run) (any, error) {
-		var err error
-		s, err = pipe.Synthesize(ctx, r, in)
-		return s, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// assessConfig is the assess pipeline's configuration: web search when a
-// search provider is configured and the run is live.
-func (c *cli) assessConfig(a *app) assess.Config {
-	cfg := assess.Config{Mock: a.info.Mock, Logger: c.logger}
-	switch s := search.FromEnv(c.env); {
-	case a.info.Mock:
-		cfg.NoSearchNote = "web tools off in mock mode"
-	case s == nil:
-		cfg.NoSearchNote = assess.NoSearchNote
-	default:
-		cfg.Searcher = search.Cached(s, a.cache, 24*time.Hour)
-	}
-	return cfg
 }

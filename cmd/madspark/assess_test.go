@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -458,16 +457,6 @@ func TestAssessLiveFailuresAreRepaired(t *testing.T) {
 			t.Errorf("stderr %q: want one line naming the reviewer", r.stderr)
 		}
 	})
-}
-
-// TestBatchProgressOnATerminal draws the bar that both batch commands
-// share, as a terminal would get it.
-func TestBatchProgressOnATerminal(t *testing.T) {
-	var buf bytes.Buffer
-	newBatchBar(&buf).draw(3, 4, 1, 1)
-	if got := buf.String(); got != "\r\033[K██████████████████░░░░░░ 3/4 done · 1 failed · 1 running · 0s" {
-		t.Fatalf("bar %q", got)
-	}
 }
 
 // TestAssessEndToEndWithImperfectReplies runs a fact-checked, judged

@@ -1,19 +1,15 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/bookmark"
 	"github.com/madspark/madspark/export"
 )
@@ -59,7 +55,7 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 		if err != nil {
 			return err
 		}
-		db, err := c.openStore(cmd.Context())
+		db, err := app.OpenStore(cmd.Context(), c.env)
 		if err != nil {
 			return err
 		}
@@ -79,16 +75,7 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 			}
 			return nil
 		}
-		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tCREATED\tSCORE\tTAGS\tIDEA")
-		for _, b := range bs {
-			idea := b.ImprovedIdea
-			if idea == "" {
-				idea = b.IdeaText
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.ID, b.CreatedAt.Local().Format(time.DateTime), scores(b), strings.Join(b.Tags, ","), shorten(idea, 60))
-		}
-		if err := tw.Flush(); err != nil {
+		if err := bookmark.WriteTable(c.stdout, bs); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.stderr, "madspark: %d of %d bookmarks\n", len(bs), total)
@@ -124,7 +111,7 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 			if err := checkFormat(showFormat, "text", "json"); err != nil {
 				return err
 			}
-			db, err := c.openStore(cmd.Context())
+			db, err := app.OpenStore(cmd.Context(), c.env)
 			if err != nil {
 				return err
 			}
@@ -139,24 +126,7 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 			if showFormat == "json" {
 				return writeJSON(c, b)
 			}
-			w := c.stdout
-			fmt.Fprintf(w, "%s\n\n%s\n", b.ID, b.IdeaText)
-			if b.ImprovedIdea != "" {
-				fmt.Fprintf(w, "\nImproved: %s\n", b.ImprovedIdea)
-			}
-			fmt.Fprintf(w, "\nTopic: %s\n", b.Topic)
-			if b.Context != "" {
-				fmt.Fprintf(w, "Context: %s\n", b.Context)
-			}
-			fmt.Fprintf(w, "Score: %s\nTags: %s\n", scores(b), strings.Join(b.Tags, ", "))
-			if b.Notes != "" {
-				fmt.Fprintf(w, "Notes: %s\n", b.Notes)
-			}
-			if b.RunID != "" {
-				fmt.Fprintf(w, "Run: %s (candidate %d)\n", b.RunID, b.CandidateIndex+1)
-			}
-			fmt.Fprintf(w, "Created: %s · model %s\n", b.CreatedAt.Local().Format(time.DateTime), b.Metadata.ModelUsed)
-			return nil
+			return bookmark.WriteText(c.stdout, b)
 		},
 	}
 	show.Flags().StringVar(&showFormat, "output-format", "text", "text|json")
@@ -170,23 +140,17 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 			if err := checkFormat(removeFormat, "text", "json"); err != nil {
 				return err
 			}
-			db, err := c.openStore(cmd.Context())
+			db, err := app.OpenStore(cmd.Context(), c.env)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
 			// All must exist, or none is removed.
-			for _, id := range args {
-				if _, err := db.Bookmark(cmd.Context(), id); errors.Is(err, madspark.ErrNotFound) {
-					return usagef("no bookmark %s; nothing removed", id)
-				} else if err != nil {
-					return err
-				}
-			}
-			for _, id := range args {
-				if err := db.DeleteBookmark(cmd.Context(), id); err != nil && !errors.Is(err, madspark.ErrNotFound) {
-					return err
-				}
+			err = bookmark.Remove(cmd.Context(), db, args)
+			if nf, ok := errors.AsType[*bookmark.NotFoundError](err); ok {
+				return usagef("%v; nothing removed", nf)
+			} else if err != nil {
+				return err
 			}
 			if removeFormat == "json" {
 				return writeJSON(c, map[string]any{"removed": args})
@@ -209,7 +173,7 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 			if err := checkOutput(exportOut); err != nil {
 				return err
 			}
-			db, err := c.openStore(cmd.Context())
+			db, err := app.OpenStore(cmd.Context(), c.env)
 			if err != nil {
 				return err
 			}
@@ -218,18 +182,11 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 			if err != nil {
 				return err
 			}
-			if exportOut == "" {
-				return writeJSON(c, f)
-			}
 			data, err := marshalIndent(f)
 			if err != nil {
 				return err
 			}
-			if err := writeFile(exportOut, data); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.stderr, "madspark: wrote %d bookmarks to %s\n", len(f), exportOut)
-			return nil
+			return c.emit(data, exportOut, fmt.Sprintf(" (%d bookmarks)", len(f)))
 		},
 	}
 	exp.Flags().StringVarP(&exportOut, "output", "o", "", "write to FILE instead of standard output")
@@ -249,13 +206,13 @@ score outside 0-10, a bad timestamp) is named and nothing is imported.`,
 			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
-				return usageError{fmt.Errorf("read bookmarks: %w", err)}
+				return usageError{Err: fmt.Errorf("read bookmarks: %w", err)}
 			}
 			f, err := bookmark.Parse(data)
 			if err != nil {
 				return usagef("%s: %v", args[0], err)
 			}
-			db, err := c.openStore(cmd.Context())
+			db, err := app.OpenStore(cmd.Context(), c.env)
 			if err != nil {
 				return err
 			}
@@ -283,14 +240,6 @@ score outside 0-10, a bad timestamp) is named and nothing is imported.`,
 	return cmd
 }
 
-// scores is a bookmark's score, and its improved score when it has one.
-func scores(b *madspark.Bookmark) string {
-	if b.ImprovedScore > 0 {
-		return fmt.Sprintf("%.1f→%.1f", b.Score, b.ImprovedScore)
-	}
-	return fmt.Sprintf("%.1f", b.Score)
-}
-
 func (c *cli) exportCmd() *cobra.Command {
 	var format, output string
 	cmd := &cobra.Command{
@@ -313,34 +262,19 @@ Files are written atomically.`,
 				return err
 			}
 			ctx := cmd.Context()
-			a, err := c.openApp(ctx, true)
+			a, err := c.open(ctx, false)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			rec, err := a.db.Run(ctx, args[0])
-			if errors.Is(err, madspark.ErrNotFound) {
-				return usagef("no run %s (madspark runs list)", args[0])
-			}
+			rec, f, err := a.Export(ctx, args[0], format)
 			if err != nil {
 				return err
 			}
-			f, err := c.renderExport(ctx, a, rec, format)
-			if err != nil {
-				return err
-			}
-			if output == "" && format != "pdf" {
-				_, err := c.stdout.Write(f.Data)
-				return err
-			}
-			if output == "" {
+			if output == "" && format == "pdf" {
 				output = f.Name
 			}
-			if err := writeFile(output, f.Data); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.stderr, "madspark: wrote %s (%s run %s)\n", output, rec.Pipeline, rec.ID)
-			return nil
+			return c.emit(f.Data, output, fmt.Sprintf(" (%s run %s)", rec.Pipeline, rec.ID))
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "json", strings.Join(export.Formats, "|"))
@@ -348,38 +282,4 @@ Files are written atomically.`,
 	cmd.Flags().StringVar(&format, "output-format", "json", "the same as --format")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write to FILE (atomically)")
 	return cmd
-}
-
-// renderExport renders rec in format through its pipeline's definition.
-func (c *cli) renderExport(_ context.Context, a *app, rec *madspark.Run, format string) (*export.File, error) {
-	reg, err := c.registry(a)
-	if err != nil {
-		return nil, err
-	}
-	def, err := reg.Get(rec.Pipeline)
-	if err != nil {
-		return nil, err
-	}
-	font, err := c.pdfFont()
-	if err != nil {
-		return nil, err
-	}
-	f, err := export.Render(def, rec, format, export.Options{Font: font})
-	if errors.Is(err, export.ErrNoResult) || errors.Is(err, export.ErrUnsupported) {
-		return nil, usageError{err}
-	}
-	return f, err
-}
-
-// marshalIndent is v as indented JSON with a final newline, as writeJSON
-// prints it.
-func marshalIndent(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

@@ -2,20 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/madspark/madspark"
-	"github.com/madspark/madspark/atomicfile"
-	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/pipeline/chaos"
 )
 
@@ -47,13 +40,13 @@ chaos, creative, refinement and judge outputs.`,
 			if err := checkFormat(format, "text", "json"); err != nil {
 				return err
 			}
-			if timeout <= 0 {
-				return usagef("--timeout must be positive, got %s", timeout)
+			if err := checkTimeout(timeout); err != nil {
+				return err
 			}
 			if err := p.Validate(); err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
-			return c.runChaos(cmd.Context(), p, outDir, format, timeout, !noCache)
+			return c.runChaos(cmd.Context(), p, outDir, format, timeout, noCache)
 		},
 	}
 	fs := cmd.Flags()
@@ -76,121 +69,25 @@ chaos, creative, refinement and judge outputs.`,
 	return cmd
 }
 
-func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format string, timeout time.Duration, useCache bool) error {
-	dir, err := makeOutputDir(outDir)
+func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format string, timeout time.Duration, noCache bool) error {
+	dir, err := app.MakeOutputDir(outDir)
 	if err != nil {
-		// Before any call, as for every other bad flag.
-		return usageError{err}
+		return usageError{Err: err} // before any call, as for every other bad flag
 	}
-	p.MemoryFile = filepath.Join(dir, "ideas.json")
-	a, err := c.openApp(ctx, useCache)
+	a, err := c.open(ctx, noCache)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	pipe, err := chaos.New(a.db)
-	if err != nil {
-		return err
-	}
-	memory := p.MemoryName()
-	// Each iteration's outputs are written as soon as it is judged.
-	written := func(it chaos.Iteration, remembered []madspark.RememberedIdea) error {
-		files, err := chaos.IterationFiles(it)
-		if err != nil {
-			return err
-		}
-		for name, data := range files {
-			if err := writeFile(filepath.Join(dir, filepath.FromSlash(name)), data); err != nil {
-				return err
-			}
-		}
-		export, err := chaos.ExportMemory(memory, remembered)
-		if err != nil {
-			return err
-		}
-		return writeFile(p.MemoryFile, export)
-	}
-	var res *chaos.Result
-	started := time.Now()
-	run, elapsed, err := c.execute(ctx, a, "chaos", p, timeout, func(ctx context.Context, r *engine.Run) (any, error) {
-		var err error
-		res, err = pipe.Run(ctx, r, p, written)
-		return res, err
-	})
-	if err != nil {
-		if res != nil && res.FailedStep != "" && run != nil {
-			// A late step failed: the finished iterations are written
-			// as the result so far, and the run resumes at that step.
-			if _, werr := writeChaosResult(dir, res, run, a, p, time.Since(started)); werr != nil {
-				c.logger.Warn("could not write the result so far", "dir", dir, "err", werr)
-			} else {
-				fmt.Fprintf(c.stderr, "madspark: the %s step failed; the %d finished iteration(s) are written to %s\n", res.FailedStep, len(res.Iterations), dir)
-			}
-		}
-		return fmt.Errorf("%w (outputs so far in %s)", resumeInto(err, dir), dir)
-	}
-	summary, err := writeChaosResult(dir, res, run, a, p, elapsed)
+	out, err := a.Chaos(ctx, p, dir, timeout)
 	if err != nil {
 		return err
 	}
 	if format == "json" {
-		result, err := os.ReadFile(filepath.Join(dir, "result.json"))
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(c.stdout, "%s\n", result)
+		_, err = fmt.Fprintf(c.stdout, "%s\n", out.Result)
 		return err
 	}
-	fmt.Fprint(c.stdout, summary)
+	fmt.Fprint(c.stdout, out.Summary)
 	fmt.Fprintf(c.stderr, "madspark: outputs in %s\n", dir)
 	return nil
 }
-
-// writeChaosResult writes final_output.txt and result.json for res, whole
-// or so far, and returns the summary.
-func writeChaosResult(dir string, res *chaos.Result, run *engine.Run, a *app, p chaos.Params, elapsed time.Duration) (string, error) {
-	summary := chaos.Summary(res, run.ID(), a.info.Mode(), a.info.Name, a.info.Model, p.Seed, usageLine(run, elapsed))
-	envelope := map[string]any{
-		"run_id": run.ID(), "pipeline": "chaos", "mode": a.info.Mode(), "provider": a.info.Name, "model": a.info.Model,
-		"seed": p.Seed, "output_dir": dir, "result": res, "usage": run.Usage(), "duration_ms": elapsed.Milliseconds(),
-	}
-	result, err := json.MarshalIndent(envelope, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	if err := writeFile(filepath.Join(dir, "final_output.txt"), []byte(summary)); err != nil {
-		return "", err
-	}
-	return summary, writeFile(filepath.Join(dir, "result.json"), result)
-}
-
-// makeOutputDir creates dir, or outputs/run_YYYYMMDD_HHMMSS (with a suffix
-// if a run in the same second took that name).
-func makeOutputDir(dir string) (string, error) {
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", fmt.Errorf("output directory: %w", err)
-		}
-		return dir, nil
-	}
-	base := filepath.Join("outputs", "run_"+time.Now().Format("20060102_150405"))
-	if err := os.MkdirAll("outputs", 0o755); err != nil {
-		return "", fmt.Errorf("output directory: %w", err)
-	}
-	for i := 1; ; i++ {
-		dir := base
-		if i > 1 {
-			dir = fmt.Sprintf("%s_%d", base, i)
-		}
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("output directory: %w", err)
-		}
-	}
-}
-
-// writeFile writes data to path atomically, creating its directory.
-func writeFile(path string, data []byte) error { return atomicfile.Write(path, data) }

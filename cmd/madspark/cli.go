@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,12 +11,16 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/atomicfile"
+	"github.com/madspark/madspark/termui"
 )
 
 // Exit codes.
@@ -28,12 +34,9 @@ const (
 )
 
 // usageError is bad input from the user.
-type usageError struct{ err error }
+type usageError = app.InputError
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error { return app.Inputf(format, a...) }
 
 // env is the process environment plus a .env file in the working directory;
 // variables already set win over the file.
@@ -68,7 +71,7 @@ type cli struct {
 // run is main, testable: it parses args, runs the command and returns the
 // exit code. Errors are printed as one line on stderr.
 func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &cli{env: getenv, stdin: stdin, stdout: stdout, stderr: stderr, progress: isTerminal(stderr)}
+	c := &cli{env: getenv, stdin: stdin, stdout: stdout, stderr: stderr, progress: termui.IsTerminal(stderr)}
 	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("LOG_LEVEL"))}))
 	root := c.rootCmd()
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { c.command = cmd.CommandPath() }
@@ -132,7 +135,7 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 				if name := nearCommand(cmd, args[0]); name != "" {
 					quoted := make([]string, len(args))
 					for i, a := range args {
-						quoted[i] = shellQuote(a)
+						quoted[i] = app.ShellQuote(a)
 					}
 					return usagef("unknown command %q: did you mean madspark %s? (for a spark run on that topic: madspark spark %s)", args[0], name, strings.Join(quoted, " "))
 				}
@@ -251,7 +254,73 @@ func flagError(_ *cobra.Command, err error) error {
 			return usagef("--%s wants %s, got %q", f.Name, want, ive.GetValue())
 		}
 	}
-	return usageError{err}
+	return usageError{Err: err}
+}
+
+// open composes the system for this command (see package app).
+func (c *cli) open(ctx context.Context, noCache bool) (*app.App, error) {
+	return c.openWith(ctx, app.Config{NoCache: noCache})
+}
+
+// openWith is open with cfg's own settings (llama-server's model).
+func (c *cli) openWith(ctx context.Context, cfg app.Config) (*app.App, error) {
+	cfg.Getenv, cfg.Logger, cfg.Notices, cfg.Command = c.env, c.logger, c.stderr, c.command
+	if c.progress {
+		cfg.Progress = func() (func(madspark.Event), func()) {
+			p := termui.NewProgress(c.stderr)
+			return p.Event, p.Stop
+		}
+	}
+	return app.Open(ctx, cfg)
+}
+
+// writeOut writes data to path atomically, or to standard output when
+// path is empty.
+func (c *cli) writeOut(data []byte, path string) error {
+	if path == "" {
+		_, err := c.stdout.Write(data)
+		return err
+	}
+	return atomicfile.Write(path, data)
+}
+
+// emit is writeOut, telling where a file went ("wrote PATH" and what).
+func (c *cli) emit(data []byte, path, what string) error {
+	if err := c.writeOut(data, path); err != nil || path == "" {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "madspark: wrote %s%s\n", path, what)
+	return nil
+}
+
+// writeJSON prints v as indented JSON.
+func writeJSON(c *cli, v any) error {
+	data, err := marshalIndent(v)
+	if err != nil {
+		return err
+	}
+	_, err = c.stdout.Write(data)
+	return err
+}
+
+// marshalIndent is v as indented JSON with a final newline.
+func marshalIndent(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// checkTimeout checks a --timeout value.
+func checkTimeout(d time.Duration) error {
+	if d <= 0 {
+		return usagef("--timeout must be positive, got %s", d)
+	}
+	return nil
 }
 
 // checkOutput checks an --output path before any work: empty (standard

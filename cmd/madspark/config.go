@@ -1,20 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"os"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
+	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/config"
 )
 
@@ -29,7 +26,7 @@ func versionString() string {
 			}
 		}
 	}
-	return fmt.Sprintf("madspark %s (commit %s, %s)", version, commit, runtime.Version())
+	return fmt.Sprintf("madspark %s (commit %s, %s)", app.Version, commit, runtime.Version())
 }
 
 func (c *cli) versionCmd() *cobra.Command {
@@ -101,96 +98,12 @@ func (c *cli) showConfig(format string) error {
 
 // setUp asks the questions, checks the answers and saves them.
 func (c *cli) setUp(cmd *cobra.Command, noCheck bool) error {
-	in := bufio.NewReader(c.stdin)
-	ask := func(question, def string, secret bool) (string, error) {
-		if def != "" {
-			fmt.Fprintf(c.stderr, "%s [%s]: ", question, def)
-		} else {
-			fmt.Fprintf(c.stderr, "%s: ", question)
-		}
-		var line string
-		if f, ok := c.stdin.(*os.File); ok && secret && term.IsTerminal(int(f.Fd())) {
-			b, err := term.ReadPassword(int(f.Fd()))
-			fmt.Fprintln(c.stderr)
-			if err != nil {
-				return "", fmt.Errorf("read %s: %w", strings.ToLower(question), err)
-			}
-			line = string(b)
-		} else {
-			s, err := in.ReadString('\n')
-			if err != nil && (err != io.EOF || s == "") {
-				return "", usagef("no answer to %q", question)
-			}
-			line = s
-		}
-		if line = strings.TrimSpace(line); line == "" {
-			return def, nil
-		}
-		return line, nil
-	}
-	name, err := ask("Provider (openai, anthropic, gemini, ollama)", "openai", false)
-	if err != nil {
-		return err
-	}
-	values := map[string]string{"MADSPARK_PROVIDER": strings.ToLower(name)}
-	var keyVar, defModel string
-	switch values["MADSPARK_PROVIDER"] {
-	case "openai":
-		keyVar, defModel = "OPENAI_API_KEY", "gpt-4o-mini"
-		base, err := ask("Base URL of an OpenAI-compatible server (empty for OpenAI)", "", false)
-		if err != nil {
-			return err
-		}
-		values["OPENAI_BASE_URL"] = base
-	case "anthropic":
-		keyVar, defModel = "ANTHROPIC_API_KEY", "claude-sonnet-4-6"
-	case "gemini":
-		keyVar, defModel = "GOOGLE_API_KEY", "gemini-2.5-flash"
-	case "ollama":
-		defModel = "llama3.2"
-		host, err := ask("Ollama address", "127.0.0.1:11434", false)
-		if err != nil {
-			return err
-		}
-		values["OLLAMA_HOST"] = host
-	default:
-		return usagef("unknown provider %q: choose openai, anthropic, gemini or ollama", name)
-	}
-	if keyVar != "" {
-		optional := values["OPENAI_BASE_URL"] != ""
-		q := "API key"
-		if optional {
-			q = "API key (empty for none)"
-		}
-		key, err := ask(q, "", true)
-		if err != nil {
-			return err
-		}
-		if key == "" && !optional {
-			return usagef("an API key is required for %s", name)
-		}
-		values[keyVar] = key
-	}
-	if values["MADSPARK_MODEL"], err = ask("Model", defModel, false); err != nil {
-		return err
-	}
-	if !noCheck {
-		fmt.Fprintf(c.stderr, "Checking %s with one short request…\n", name)
-		getenv := func(k string) string {
-			if v, ok := values[k]; ok {
-				return v
-			}
-			if k == "MADSPARK_MODE" {
-				return "live"
-			}
-			return ""
-		}
-		if _, err := config.Check(cmd.Context(), getenv); err != nil {
-			return fmt.Errorf("the check failed, nothing was written: %w", err)
-		}
-	}
 	file := config.DefaultFile()
-	if err := config.Save(file, values); err != nil {
+	values, err := config.SetUp(cmd.Context(), config.Prompter(c.stdin, c.stderr), c.stderr, file, !noCheck)
+	if _, ok := errors.AsType[*config.AnswerError](err); ok {
+		return usageError{Err: err}
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "Saved %s (mode 0600): provider %s, model %s.\n", file, values["MADSPARK_PROVIDER"], values["MADSPARK_MODEL"])

@@ -8,13 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/provider/openai/openaitest"
 )
 
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"version"}} {
 		r := invoke(t, map[string]string{"MADSPARK_DB": "/nonexistent/dir/m.db"}, args...)
-		if r.code != 0 || !strings.HasPrefix(r.stdout, "madspark "+version+" (commit ") || !strings.Contains(r.stdout, "go1.") {
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "madspark "+app.Version+" (commit ") || !strings.Contains(r.stdout, "go1.") {
 			t.Fatalf("%v: %+v", args, r)
 		}
 	}

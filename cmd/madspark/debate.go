@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,103 +9,51 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/madspark/madspark"
-	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/debate"
-	"github.com/madspark/madspark/search"
+	"github.com/madspark/madspark/termui"
 )
 
 // debateFlags are the debate's flags, shared by "debate" and "serve".
 type debateFlags struct {
-	mode           string
-	rounds         int
-	peerReview     bool
-	proposerModels string
-	roles          []string
-	noSearch       bool
-	modelPath      string
-	hfRepo         string
+	debate.Settings
+	modelPath, hfRepo string
 }
 
 func (f *debateFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.IntVar(&f.rounds, "rounds", 1, "rounds of proposing (1-5); from round 2 proposers read each other's handoffs and revise")
-	fs.BoolVar(&f.peerReview, "peer-review", false, "proposers rank each other's anonymised handoffs; the aggregator sees the ranking")
-	fs.StringVar(&f.proposerModels, "proposer-models", "", "[provider:]model for drafter,critic,synthesizer, comma-separated (e.g. openai:gpt-4o-mini,,anthropic:claude-haiku-4-5)")
-	fs.StringArrayVar(&f.roles, "role", nil, "override a role's config: ROLE=TEMPERATURE/MAX_TOKENS (roles: drafter, critic, synthesizer, aggregator, direct); repeatable")
-	fs.BoolVar(&f.noSearch, "no-search", false, "do not search the web even when a search key is set")
+	fs.IntVar(&f.Rounds, "rounds", 1, "rounds of proposing (1-5); from round 2 proposers read each other's handoffs and revise")
+	fs.BoolVar(&f.PeerReview, "peer-review", false, "proposers rank each other's anonymised handoffs; the aggregator sees the ranking")
+	fs.StringVar(&f.ProposerModels, "proposer-models", "", "[provider:]model for drafter,critic,synthesizer, comma-separated (e.g. openai:gpt-4o-mini,,anthropic:claude-haiku-4-5)")
+	fs.StringArrayVar(&f.Roles, "role", nil, "override a role's config: ROLE=TEMPERATURE/MAX_TOKENS (roles: drafter, critic, synthesizer, aggregator, direct); repeatable")
+	fs.BoolVar(&f.NoSearch, "no-search", false, "do not search the web even when a search key is set")
 	fs.StringVar(&f.modelPath, "model-path", "", "a GGUF model file: start llama-server with it (or MADSPARK_MODEL_PATH)")
 	fs.StringVar(&f.hfRepo, "hf-repo", "", "USER/MODEL[:QUANT]: start llama-server with a model it fetches itself (or MADSPARK_HF_REPO)")
 }
 
 // params returns the debate parameters for query, validated.
 func (f *debateFlags) params(query string) (debate.Params, error) {
-	return f.check(query, true)
-}
-
-// settings checks the flags alone, before there is a query.
-func (f *debateFlags) settings() error {
-	_, err := f.check("", false)
-	return err
-}
-
-func (f *debateFlags) check(query string, withQuery bool) (debate.Params, error) {
-	p := debate.DefaultParams()
-	p.Query, p.Mode, p.Rounds, p.PeerReview, p.NoSearch = query, f.mode, f.rounds, f.peerReview, f.noSearch
-	for _, spec := range f.roles {
-		if err := debate.ParseRoleConfig(p.Roles, spec); err != nil {
-			return p, usageError{err}
-		}
-	}
-	if err := debate.ParseProposerModels(p.Roles, f.proposerModels); err != nil {
-		return p, usageError{err}
-	}
-	validate := p.Validate
-	if !withQuery {
-		validate = p.ValidateSettings
-	}
-	if err := validate(); err != nil {
-		return p, usageError{err}
+	p, err := f.Params(query)
+	if err != nil {
+		return p, usageError{Err: err}
 	}
 	return p, nil
 }
 
-// debater is a debate pipeline bound to an app.
-type debater struct {
-	app  *app
-	pipe *debate.Pipeline
-}
-
-// newDebater opens the app (starting llama-server for --model-path) and the
-// pipeline with web search from the environment.
-func (c *cli) newDebater(ctx context.Context, f *debateFlags, useCache bool) (*debater, func(), error) {
-	stopLlama, err := c.startLlamaServer(ctx, f.modelPath, f.hfRepo)
+// open opens the app, starting llama-server for --model-path or
+// --hf-repo, and the debate pipeline.
+func (c *cli) openDebate(ctx context.Context, f *debateFlags, noCache bool) (*app.App, *app.Debater, error) {
+	a, err := c.openWith(ctx, app.Config{NoCache: noCache, ModelPath: f.modelPath, HFRepo: f.hfRepo})
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := c.openApp(ctx, useCache)
-	if err != nil {
-		stopLlama()
-		return nil, nil, err
-	}
-	count, err := debate.NewTokenCounter()
+	d, err := a.Debater()
 	if err != nil {
 		a.Close()
-		stopLlama()
 		return nil, nil, err
 	}
-	var searcher search.Provider
-	if s := search.FromEnv(c.env); s != nil {
-		searcher = search.Cached(s, a.cache, 24*time.Hour)
-	}
-	pipe, err := debate.New(count, searcher, c.logger)
-	if err != nil {
-		a.Close()
-		stopLlama()
-		return nil, nil, err
-	}
-	return &debater{app: a, pipe: pipe}, func() { a.Close(); stopLlama() }, nil
+	return a, d, nil
 }
 
 func (c *cli) debateCmd() *cobra.Command {
@@ -136,8 +82,8 @@ questions and answers are added to it.`,
 			if err := checkFormat(format, "text", "json"); err != nil {
 				return err
 			}
-			if timeout <= 0 {
-				return usagef("--timeout must be positive, got %s", timeout)
+			if err := checkTimeout(timeout); err != nil {
+				return err
 			}
 			if explain {
 				if len(args) == 0 {
@@ -145,36 +91,47 @@ questions and answers are added to it.`,
 				}
 				return c.explainRoute(args[0], format)
 			}
+			var p debate.Params
 			if len(args) == 1 {
-				p, err := f.params(args[0])
-				if err != nil {
+				var err error
+				if p, err = f.params(args[0]); err != nil {
 					return err
 				}
-				d, closeAll, err := c.newDebater(cmd.Context(), f, !noCache)
-				if err != nil {
-					return err
-				}
-				defer closeAll()
-				conv, err := openConversation(cmd.Context(), d, conversation)
-				if err != nil {
-					return err
-				}
-				p.History = debate.ConversationHistory(conv.exchanges)
-				res, runID, err := c.runDebate(cmd.Context(), d, p, format, timeout)
-				if err != nil {
-					return err
-				}
-				return conv.keep(cmd.Context(), args[0], res.Answer, runID)
+			} else if err := f.Check(); err != nil {
+				return usageError{Err: err}
 			}
-			if err := f.settings(); err != nil {
+			ctx := cmd.Context()
+			a, d, err := c.openDebate(ctx, f, noCache)
+			if err != nil {
 				return err
 			}
-			return c.debateREPL(cmd.Context(), f, format, timeout, !noCache, conversation)
+			defer a.Close()
+			conv, err := a.Conversation(ctx, conversation)
+			if err != nil {
+				return err
+			}
+			ask := func(ctx context.Context, p debate.Params) (*app.Answer, error) {
+				return c.ask(ctx, a, d, p, format, timeout)
+			}
+			if len(args) == 0 {
+				s := &app.Session{In: c.stdin, Conversation: conv, Ask: ask,
+					Failed: func(err error) { fmt.Fprintf(c.stderr, "madspark: %s\n", oneLine(err.Error())) }}
+				if termui.IsTerminal(c.stdin) {
+					s.Prompt = c.stderr
+				}
+				return s.Run(ctx, f.Settings)
+			}
+			p.History = debate.ConversationHistory(conv.Exchanges)
+			ans, err := ask(ctx, p)
+			if err != nil {
+				return err
+			}
+			return conv.Keep(ctx, args[0], ans.Result.Answer, ans.Run.ID())
 		},
 	}
 	f.register(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&f.mode, "mode", "auto", "auto (route by complexity), simple or complex")
+	fs.StringVar(&f.Mode, "mode", "auto", "auto (route by complexity), simple or complex")
 	fs.BoolVar(&explain, "explain-route", false, "print how the query would be routed, and why, without calling a model")
 	fs.StringVar(&format, "output-format", "text", "text (the streamed answer) or json (the whole result)")
 	fs.DurationVar(&timeout, "timeout", 10*time.Minute, "give up on a query after this long")
@@ -198,29 +155,22 @@ func (c *cli) explainRoute(query, format string) error {
 	return nil
 }
 
-// runDebate answers one query, streaming the answer to stdout in text format.
-func (c *cli) runDebate(ctx context.Context, d *debater, p debate.Params, format string, timeout time.Duration) (*debate.Result, string, error) {
+// ask answers one query, streaming the answer to stdout in text format.
+func (c *cli) ask(ctx context.Context, a *app.App, d *app.Debater, p debate.Params, format string, timeout time.Duration) (*app.Answer, error) {
 	var onDelta func(string)
 	if format == "text" {
 		onDelta = func(s string) { io.WriteString(c.stdout, s) }
 	}
-	var res *debate.Result
-	run, elapsed, err := c.execute(ctx, d.app, "debate", p, timeout, func(ctx context.Context, r *engine.Run) (any, error) {
-		var err error
-		res, err = d.pipe.Run(ctx, r, p, onDelta)
-		return res, err
-	})
+	ans, err := d.Ask(ctx, p, onDelta, timeout)
 	if err != nil {
 		if format == "text" {
 			fmt.Fprintln(c.stdout)
 		}
-		return nil, "", err
+		return nil, err
 	}
+	res, run := ans.Result, ans.Run
 	if format == "json" {
-		return res, run.ID(), writeJSON(c, map[string]any{
-			"run_id": run.ID(), "pipeline": "debate", "mode": d.app.info.Mode(), "provider": d.app.info.Name, "model": d.app.info.Model,
-			"result": res, "usage": run.Usage(), "duration_ms": elapsed.Milliseconds(),
-		})
+		return ans, writeJSON(c, a.Envelope(run, "debate", res, ans.Elapsed))
 	}
 	fmt.Fprintln(c.stdout)
 	note := ""
@@ -228,134 +178,9 @@ func (c *cli) runDebate(ctx context.Context, d *debater, p debate.Params, format
 		note = " · " + res.SearchNote
 	}
 	note += pipeline.RepairsNote(res.Repairs)
-	if d.app.info.Mock {
+	if a.Info.Mock {
 		note += " · MOCK DATA"
 	}
-	fmt.Fprintf(c.stderr, "madspark: run %s · %s path · %s%s\n", run.ID(), res.Path, usageLine(run, elapsed), note)
-	return res, run.ID(), nil
-}
-
-// debateREPL answers queries read line by line, keeping the conversation.
-func (c *cli) debateREPL(ctx context.Context, f *debateFlags, format string, timeout time.Duration, useCache bool, conversation string) error {
-	d, closeAll, err := c.newDebater(ctx, f, useCache)
-	if err != nil {
-		return err
-	}
-	defer closeAll()
-	conv, err := openConversation(ctx, d, conversation)
-	if err != nil {
-		return err
-	}
-	interactive := isTerminalReader(c.stdin)
-	if interactive {
-		fmt.Fprintln(c.stderr, "madspark debate: ask anything; an empty line is ignored, /exit or Ctrl-D ends, /reset forgets the conversation.")
-	}
-	exchanges := conv.exchanges
-	if interactive && conv.id != "" {
-		fmt.Fprintf(c.stderr, "madspark debate: continuing %q (%d earlier exchanges).\n", conv.title, len(exchanges))
-	}
-	// Lines are read aside, so that Ctrl-C ends a session waiting for one.
-	lines, readErr := make(chan string), make(chan error, 1)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(c.stdin)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-done:
-				return
-			}
-		}
-		readErr <- sc.Err()
-	}()
-	for {
-		if interactive {
-			fmt.Fprint(c.stderr, "› ")
-		}
-		var text string
-		var ok bool
-		select {
-		case <-ctx.Done():
-			if interactive {
-				fmt.Fprintln(c.stderr)
-			}
-			return ctx.Err()
-		case text, ok = <-lines:
-		}
-		if !ok {
-			return <-readErr
-		}
-		line := strings.TrimSpace(text)
-		switch line {
-		case "":
-			continue
-		case "/exit", "/quit":
-			return nil
-		case "/reset":
-			exchanges = nil
-			continue
-		}
-		p, err := f.params(line)
-		if err != nil {
-			fmt.Fprintf(c.stderr, "madspark: %s\n", oneLine(err.Error()))
-			continue
-		}
-		p.History = debate.ConversationHistory(exchanges)
-		res, runID, err := c.runDebate(ctx, d, p, format, timeout)
-		if err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			fmt.Fprintf(c.stderr, "madspark: %s\n", oneLine(err.Error()))
-			continue
-		}
-		if err := conv.keep(ctx, line, res.Answer, runID); err != nil {
-			return err
-		}
-		exchanges = append(exchanges, debate.Exchange{Question: line, Answer: res.Answer})
-		if len(exchanges) > debate.MaxHistory {
-			exchanges = exchanges[1:]
-		}
-	}
-}
-
-// storedConversation is a stored conversation the debate continues; its
-// zero value is none.
-type storedConversation struct {
-	store     madspark.ConversationStore
-	id, title string
-	exchanges []debate.Exchange
-}
-
-// openConversation loads conversation id from the app's store; an empty id
-// is none, a missing one a usage error.
-func openConversation(ctx context.Context, d *debater, id string) (*storedConversation, error) {
-	if id == "" {
-		return &storedConversation{}, nil
-	}
-	conv, err := d.app.db.Conversation(ctx, id)
-	if errors.Is(err, madspark.ErrNotFound) {
-		return nil, usagef("--conversation: no conversation %s", id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &storedConversation{store: d.app.db, id: id, title: conv.Title, exchanges: debate.ExchangesOf(conv.Messages)}, nil
-}
-
-// keep adds a question and its answer to the conversation, if there is one.
-func (s *storedConversation) keep(ctx context.Context, question, answer, runID string) error {
-	if s.id == "" {
-		return nil
-	}
-	if err := s.store.AppendMessage(ctx, s.id, &madspark.ChatMessage{Role: madspark.ChatUser, Content: question}); err != nil {
-		return fmt.Errorf("keep the question in conversation %s: %w", s.id, err)
-	}
-	if err := s.store.AppendMessage(ctx, s.id, &madspark.ChatMessage{Role: madspark.ChatAssistant, Content: answer, RunID: runID, Model: "madspark-debate"}); err != nil {
-		return fmt.Errorf("keep the answer in conversation %s: %w", s.id, err)
-	}
-	return nil
+	fmt.Fprintf(c.stderr, "madspark: run %s · %s path · %s%s\n", run.ID(), res.Path, app.UsageLine(run, ans.Elapsed), note)
+	return ans, nil
 }

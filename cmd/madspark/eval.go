@@ -3,21 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/madspark/madspark"
-	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/eval"
-	"github.com/madspark/madspark/pipeline"
 )
 
 // evalFlags are the flags of madspark eval.
@@ -62,10 +54,7 @@ judges two runs of one pipeline against each other in both orders.`,
 			if err := checkFormat(f.format, eval.Formats...); err != nil {
 				return err
 			}
-			if f.compare {
-				return c.compareEvals(cmd.Context(), args[0], args[1], f)
-			}
-			return c.runEval(cmd.Context(), f, cmd.Flags().Changed("limit"))
+			return c.runEval(cmd.Context(), f, args, cmd.Flags().Changed("limit"))
 		},
 	}
 	fl := cmd.Flags()
@@ -84,173 +73,49 @@ judges two runs of one pipeline against each other in both orders.`,
 	return cmd
 }
 
-// registerEval registers the eval, which runs the registry's other
-// pipelines on the app's engine.
-func registerEval(reg *pipeline.Registry, a *app) error {
-	def, err := eval.Definition(eval.Deps{Registry: reg, Engine: a.engine})
-	if err != nil {
-		return err
+func (c *cli) runEval(ctx context.Context, f *evalFlags, args []string, limitSet bool) error {
+	r := app.EvalRequest{Pipeline: f.pipeline, Topics: f.topics, Limit: f.limit, Concurrency: f.concurrency,
+		JudgeProvider: f.judgeProvider, JudgeModel: f.judgeModel, Fresh: f.fresh, Timeout: f.timeout}
+	if !f.compare {
+		switch {
+		case r.Pipeline == "":
+			return usagef("--pipeline is required (spark, chaos, debate, assess or proposal)")
+		case r.Topics == "":
+			return usagef(`--topics is required: a file, one topic per line, or "builtin"`)
+		case limitSet && r.Limit < 1:
+			return usagef("--limit must be at least 1, got %d", r.Limit)
+		case r.Concurrency < 1 || r.Concurrency > 16:
+			return usagef("--concurrency must be 1..16, got %d", r.Concurrency)
+		}
+		if err := checkTimeout(r.Timeout); err != nil {
+			return err
+		}
 	}
-	return reg.Register(def)
-}
-
-func (c *cli) runEval(ctx context.Context, f *evalFlags, limitSet bool) error {
-	switch {
-	case f.pipeline == "":
-		return usagef("--pipeline is required (spark, chaos, debate, assess or proposal)")
-	case f.topics == "":
-		return usagef(`--topics is required: a file, one topic per line, or "builtin"`)
-	case limitSet && f.limit < 1:
-		return usagef("--limit must be at least 1, got %d", f.limit)
-	case f.concurrency < 1 || f.concurrency > 16:
-		return usagef("--concurrency must be 1..16, got %d", f.concurrency)
-	case f.timeout <= 0:
-		return usagef("--timeout must be positive, got %s", f.timeout)
-	}
-	a, err := c.openApp(ctx, !f.noCache)
+	a, err := c.open(ctx, f.noCache)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	reg, err := c.registry(a)
-	if err != nil {
-		return err
-	}
-	if f.pipeline == eval.Name {
-		return usagef("--pipeline cannot be eval itself")
-	}
-	if _, err := reg.Get(f.pipeline); err != nil {
-		return usageError{err}
-	}
-	var data []byte
-	src := f.topics
-	if f.topics == eval.BuiltinSource {
-		if data, err = eval.Builtin(f.pipeline); err != nil {
-			return usageError{err}
-		}
-		src = "built-in topics"
-	} else if data, err = os.ReadFile(f.topics); err != nil {
-		return usagef("--topics: %v", err)
-	}
-	topics, err := eval.Topics(reg, f.pipeline, src, data, f.limit)
-	if err != nil {
-		return usageError{err}
-	}
-	raw, err := json.Marshal(map[string]any{
-		"pipeline": f.pipeline, "topics": topics, "concurrency": f.concurrency,
-		"judge_provider": f.judgeProvider, "judge_model": f.judgeModel, "fresh": f.fresh,
-	})
-	if err != nil {
-		return err
-	}
-	params, err := reg.Decode(eval.Name, raw)
-	if err != nil {
-		return usageError{err}
-	}
-	def, err := reg.Get(eval.Name)
-	if err != nil {
-		return err
-	}
-	run, _, err := c.execute(ctx, a, eval.Name, params, f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
-		return def.Run(ctx, r, params)
-	})
-	if err != nil {
-		return err
-	}
-	rec := run.Record()
-	rep, err := eval.ReportOf(&rec)
-	if err != nil {
-		return err
-	}
-	return c.writeEval(rep.RunID, f, rep.Write)
-}
-
-// writeEval renders a report with write to stdout or to f.output.
-func (c *cli) writeEval(id string, f *evalFlags, write func(w io.Writer, format string) error) error {
 	var buf bytes.Buffer
-	if err := write(&buf, f.format); err != nil {
-		return err
-	}
-	if f.output == "" {
-		_, err := c.stdout.Write(buf.Bytes())
-		return err
-	}
-	if err := writeFile(f.output, buf.Bytes()); err != nil {
-		if id != "" {
-			return fmt.Errorf("%w (eval %s succeeded and is kept: madspark runs show %s)", err, id, id)
-		}
-		return err
-	}
-	fmt.Fprintf(c.stderr, "madspark: wrote %s\n", f.output)
-	return nil
-}
-
-// compareEvals sets the succeeded evals a and b side by side, or judges
-// two succeeded runs of one pipeline against each other.
-func (c *cli) compareEvals(ctx context.Context, a, b string, f *evalFlags) error {
-	if f.judgeProvider != "" && !slices.Contains(eval.JudgeProviders, f.judgeProvider) {
-		return usagef("--judge-provider must be one of %s, got %q", strings.Join(eval.JudgeProviders, ", "), f.judgeProvider)
-	}
-	db, err := c.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	var runs [2]*madspark.Run
-	for i, id := range []string{a, b} {
-		run, err := db.Run(ctx, id)
-		if errors.Is(err, madspark.ErrNotFound) {
-			db.Close()
-			return usagef("no run %s (madspark runs list)", id)
-		}
+	if f.compare {
+		write, err := a.Compare(ctx, args[0], args[1], f.judgeProvider, f.judgeModel)
 		if err != nil {
-			db.Close()
 			return err
 		}
-		runs[i] = run
-	}
-	db.Close()
-	evals := 0
-	for _, r := range runs {
-		if r.Pipeline == eval.Name {
-			evals++
+		if err := write(&buf, f.format); err != nil {
+			return err
 		}
+		return c.emit(buf.Bytes(), f.output, "")
 	}
-	switch evals {
-	case 2:
-		var reps [2]*eval.Report
-		for i, r := range runs {
-			if reps[i], err = eval.ReportOf(r); err != nil {
-				return usageError{err}
-			}
-		}
-		return c.writeEval("", f, eval.Compare(reps[0], reps[1]).Write)
-	case 1:
-		return usagef("compare two evals, or two runs of one pipeline, not an eval with a run")
-	}
-	app, err := c.openApp(ctx, !f.noCache)
+	rep, err := a.Eval(ctx, r)
 	if err != nil {
 		return err
 	}
-	defer app.Close()
-	reg, err := c.registry(app)
-	if err != nil {
+	if err := rep.Write(&buf, f.format); err != nil {
 		return err
 	}
-	ev, err := eval.New(eval.Deps{Registry: reg, Engine: app.engine})
-	if err != nil {
-		return err
+	if err := c.emit(buf.Bytes(), f.output, ""); err != nil {
+		return fmt.Errorf("%w (eval %s succeeded and is kept: madspark runs show %s)", err, rep.RunID, rep.RunID)
 	}
-	for _, r := range runs {
-		if r.Status != madspark.RunSucceeded {
-			return usagef("run %s has not succeeded (status %s)", r.ID, r.Status)
-		}
-	}
-	if runs[0].Pipeline != runs[1].Pipeline {
-		return usagef("run %s is a %s run and run %s a %s run: compare runs of one pipeline", a, runs[0].Pipeline, b, runs[1].Pipeline)
-	}
-	cmp, err := ev.CompareRuns(ctx, app.engine.Client, runs[0], runs[1], f.judgeProvider, f.judgeModel)
-	if err != nil {
-		return err
-	}
-	return c.writeEval("", f, cmp.Write)
+	return nil
 }

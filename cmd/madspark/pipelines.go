@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark/flow"
-	"github.com/madspark/madspark/pipeline"
 )
 
 func (c *cli) pipelinesCmd() *cobra.Command {
@@ -39,7 +38,7 @@ as FILE:LINE: message; exits 2 if there is any.`,
 						fmt.Fprintln(c.stdout, pr)
 					}
 				case err != nil:
-					return usageError{err}
+					return usageError{Err: err}
 				default:
 					fmt.Fprintf(c.stdout, "%s: ok: pipeline %s, %d agents\n", path, p.Name, len(p.Agents))
 				}
@@ -52,23 +51,4 @@ as FILE:LINE: message; exits 2 if there is any.`,
 	}
 	cmd.AddCommand(check)
 	return cmd
-}
-
-// registerDir registers every pipeline file in dir into reg; the problems
-// of the files are printed, one per line, and refuse them all.
-func (c *cli) registerDir(reg *pipeline.Registry, dir string) error {
-	if dir == "" {
-		return nil
-	}
-	ps, err := flow.LoadDir(dir)
-	if err != nil {
-		c.printProblems(err)
-		return usageError{fmt.Errorf("--pipelines: %w", err)}
-	}
-	for _, p := range ps {
-		if err := reg.Register(p.Definition()); err != nil {
-			return usageError{fmt.Errorf("--pipelines: %s: %w", p.File, err)}
-		}
-	}
-	return nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/madspark/madspark/document/pdf/pdftest"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline/proposal"
-	"github.com/madspark/madspark/provider"
 	"github.com/madspark/madspark/provider/openai/openaitest"
 )
 
@@ -372,44 +371,6 @@ func TestProposalLiveOpenAICompatible(t *testing.T) {
 	if !strings.Contains(list.stdout, "failed") {
 		t.Errorf("failed run not recorded: %s", list.stdout)
 	}
-}
-
-// TestProposalSources checks which literature sources a run searches: the
-// offline one in mock mode; else the scholarly ones and the web search
-// whose key is set.
-func TestProposalSources(t *testing.T) {
-	names := func(vars map[string]string, mock bool) string {
-		c := &cli{env: func(k string) string { return vars[k] }}
-		var ns []string
-		for _, s := range c.proposalSources(&app{info: provider.Info{Mock: mock}, cache: newMemCache()}) {
-			ns = append(ns, s.Name())
-		}
-		return strings.Join(ns, ",")
-	}
-	if got := names(nil, true); got != "offline" {
-		t.Errorf("mock: %s", got)
-	}
-	if got := names(nil, false); got != "openalex,arxiv,semanticscholar" {
-		t.Errorf("live: %s", got)
-	}
-	if got := names(map[string]string{"BRAVE_API_KEY": "k"}, false); got != "openalex,arxiv,semanticscholar,brave" {
-		t.Errorf("with Brave: %s", got)
-	}
-}
-
-// memCache is a madspark.CacheStore in memory.
-type memCache struct{ m map[string][]byte }
-
-func newMemCache() *memCache { return &memCache{m: map[string][]byte{}} }
-
-func (c *memCache) GetCache(_ context.Context, k string) ([]byte, bool, error) {
-	v, ok := c.m[k]
-	return v, ok, nil
-}
-
-func (c *memCache) PutCache(_ context.Context, k string, v []byte) error {
-	c.m[k] = v
-	return nil
 }
 
 // TestProposalEndToEndWithImperfectReplies runs a proposal through the CLI

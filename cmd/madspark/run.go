@@ -2,19 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/document"
-	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/flow"
-	"github.com/madspark/madspark/pipeline"
 )
 
 func (c *cli) runCmd() *cobra.Command {
@@ -37,8 +33,8 @@ runs lists it under the file's name.`,
 			if err := checkFormat(format, "text", "json"); err != nil {
 				return err
 			}
-			if timeout <= 0 {
-				return usagef("--timeout must be positive, got %s", timeout)
+			if err := checkTimeout(timeout); err != nil {
+				return err
 			}
 			// "madspark run list" is "madspark runs list" mistyped.
 			if _, err := os.Stat(args[0]); err != nil {
@@ -46,11 +42,11 @@ runs lists it under the file's name.`,
 					return usagef("no pipeline file %q: did you mean madspark runs? (madspark runs %s)", args[0], args[0])
 				}
 			}
-			p, err := c.loadPipeline(args[0])
+			p, err := app.LoadPipeline(args[0], c.stderr)
 			if err != nil {
 				return err
 			}
-			return c.runFile(cmd.Context(), p, inputs, format, timeout, !noCache)
+			return c.runFile(cmd.Context(), p, inputs, format, timeout, noCache)
 		},
 	}
 	fs := cmd.Flags()
@@ -61,78 +57,25 @@ runs lists it under the file's name.`,
 	return cmd
 }
 
-// loadPipeline parses a pipeline file, printing every problem on stderr;
-// the error, a usage error, is the first.
-func (c *cli) loadPipeline(path string) (*flow.Pipeline, error) {
-	p, err := flow.Load(path)
-	if err != nil {
-		c.printProblems(err)
-		return nil, usageError{err}
-	}
-	return p, nil
-}
-
-// printProblems prints each problem of a pipeline file on its own line,
-// when err has more than one.
-func (c *cli) printProblems(err error) {
-	var ps flow.Problems
-	if errors.As(err, &ps) && len(ps) > 1 {
-		for _, p := range ps {
-			fmt.Fprintln(c.stderr, p)
-		}
-	}
-}
-
-func (c *cli) runFile(ctx context.Context, p *flow.Pipeline, inputs []string, format string, timeout time.Duration, useCache bool) error {
-	reg := pipeline.NewRegistry()
-	def := p.Definition()
-	if err := reg.Register(def); err != nil {
-		return err
-	}
-	raw, err := p.InputsJSON(inputs)
-	if err != nil {
-		return usageError{err}
-	}
-	params, err := reg.Decode(p.Name, raw)
-	if err != nil {
-		return usageError{err}
-	}
-	a, err := c.openApp(ctx, useCache)
+func (c *cli) runFile(ctx context.Context, p *flow.Pipeline, inputs []string, format string, timeout time.Duration, noCache bool) error {
+	a, err := c.open(ctx, noCache)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	run, elapsed, err := c.execute(ctx, a, p.Name, params, timeout, func(ctx context.Context, r *engine.Run) (any, error) {
-		return def.Run(ctx, r, params)
-	})
+	run, elapsed, err := a.RunFile(ctx, p, inputs, timeout)
 	if err != nil {
-		// resume finds the pipeline in the file's directory.
-		dir := shellQuote(filepath.Dir(p.File))
-		if ie, ok := errors.AsType[*interruptedError](err); ok {
-			ie.flags = " --pipelines " + dir
-			return err
-		}
-		if run != nil {
-			return fmt.Errorf("%w (with --pipelines %s)", err, dir)
-		}
 		return err
 	}
 	rec := run.Record()
 	if format == "json" {
-		var out any
-		_ = json.Unmarshal(rec.Result, &out)
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(c.stdout, string(b))
-		return nil
+		return writeJSON(c, rec.Result)
 	}
 	doc, err := p.Document(&rec)
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(c.stdout, string(document.Markdown(doc)))
-	fmt.Fprintf(c.stdout, "\nRun %s (%s, %s/%s): %s\n", run.ID(), a.info.Mode(), a.info.Name, a.info.Model, usageLine(run, elapsed))
+	fmt.Fprintf(c.stdout, "\nRun %s (%s, %s/%s): %s\n", run.ID(), a.Info.Mode(), a.Info.Name, a.Info.Model, app.UsageLine(run, elapsed))
 	return nil
 }

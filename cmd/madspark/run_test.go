@@ -5,14 +5,15 @@ import (
 	"sync"
 
 	"encoding/json"
-	"github.com/madspark/madspark/provider/mock"
-	"github.com/madspark/madspark/provider/openai/openaitest"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/madspark/madspark/provider/mock"
+	"github.com/madspark/madspark/provider/openai/openaitest"
 )
 
 func TestRunPipelineFile(t *testing.T) {

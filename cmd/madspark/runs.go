@@ -1,22 +1,19 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/events"
 	"github.com/madspark/madspark/inspect"
-	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/pipeline/spark"
 )
 
@@ -41,7 +38,7 @@ func (c *cli) runsCmd() *cobra.Command {
 			if status != "" && !slices.Contains(statuses, madspark.RunStatus(status)) {
 				return usagef("unknown --status %q (want queued, running, succeeded, failed, cancelled or interrupted)", status)
 			}
-			db, err := c.openStore(cmd.Context())
+			db, err := app.OpenStore(cmd.Context(), c.env)
 			if err != nil {
 				return err
 			}
@@ -61,20 +58,13 @@ func (c *cli) runsCmd() *cobra.Command {
 				fmt.Fprintln(c.stderr, "madspark: no runs match")
 				return nil
 			}
-			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN ID\tPIPELINE\tSTATUS\tMODE\tCREATED\tCALLS\tCACHED\tTOPIC")
-			resumable := 0
-			for _, r := range runs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, r.Pipeline, r.Status, r.Mode,
-					r.CreatedAt.Local().Format(time.DateTime), r.Usage.LLMCalls, r.Usage.CachedCalls, topicOf(r))
-				if r.Status == madspark.RunInterrupted || r.Status == madspark.RunFailed {
-					resumable++
-				}
-			}
-			if err := tw.Flush(); err != nil {
+			if err := inspect.WriteRuns(c.stdout, runs); err != nil {
 				return err
 			}
-			if resumable > 0 {
+			resumable := slices.ContainsFunc(runs, func(r *madspark.Run) bool {
+				return r.Status == madspark.RunInterrupted || r.Status == madspark.RunFailed
+			})
+			if resumable {
 				fmt.Fprintln(c.stderr, "madspark: a failed or interrupted run finishes with: madspark resume RUN_ID (its finished steps are not paid again)")
 			}
 			return nil
@@ -101,7 +91,7 @@ func (c *cli) runsCmd() *cobra.Command {
 			if err := checkFormat(showFormat, append([]string{"record"}, spark.Formats...)...); err != nil {
 				return err
 			}
-			db, err := c.openStore(cmd.Context())
+			db, err := app.OpenStore(cmd.Context(), c.env)
 			if err != nil {
 				return err
 			}
@@ -123,11 +113,10 @@ func (c *cli) runsCmd() *cobra.Command {
 					Steps []*madspark.Step `json:"steps"`
 				}{r, steps})
 			}
-			var res spark.Result
-			if err := json.Unmarshal(r.Result, &res); err != nil {
-				return fmt.Errorf("run %s: stored result: %w", r.ID, err)
+			rep, err := spark.ReportOf(r)
+			if err != nil {
+				return err
 			}
-			rep := spark.NewReport(&res, r.ID, r.Mode, r.Provider, r.Model, r.Usage, r.FinishedAt.Sub(r.CreatedAt))
 			return rep.Write(c.stdout, showFormat)
 		},
 	}
@@ -156,7 +145,7 @@ func (c *cli) showSteps(cmd *cobra.Command, id, format string, formatSet, all bo
 	if !all && key == "" {
 		return usagef("--step needs a step key (madspark runs show %s --steps lists them)", id)
 	}
-	db, err := c.openStore(cmd.Context())
+	db, err := app.OpenStore(cmd.Context(), c.env)
 	if err != nil {
 		return err
 	}
@@ -191,28 +180,13 @@ func (c *cli) runsCancelCmd() *cobra.Command {
 		Args:  argsError(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			a, err := c.openApp(ctx, true)
+			a, err := c.open(ctx, false)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			reg, err := c.registry(a)
+			status, err := a.Cancel(ctx, args[0])
 			if err != nil {
-				return err
-			}
-			q, err := c.openQueue(ctx, a, reg, queueOptions{})
-			if err != nil {
-				return err
-			}
-			status, err := q.Cancel(ctx, args[0])
-			switch {
-			case errors.Is(err, madspark.ErrNotFound):
-				return usagef("no run %s", args[0])
-			case errors.Is(err, jobs.ErrFinished):
-				return usagef("run %s has finished already (%s)", args[0], status)
-			case errors.Is(err, jobs.ErrNotQueued):
-				return usagef("run %s is not a run of the job queue: Ctrl-C in the command that runs it stops it", args[0])
-			case err != nil:
 				return err
 			}
 			if status == madspark.RunRunning {
@@ -237,7 +211,7 @@ the final result or error event.`,
 		Args: argsError(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			db, err := c.openStore(ctx)
+			db, err := app.OpenStore(ctx, c.env)
 			if err != nil {
 				return err
 			}
@@ -263,40 +237,4 @@ the final result or error event.`,
 	}
 	cmd.Flags().Int64Var(&after, "after", 0, "start after this sequence number")
 	return cmd
-}
-
-func writeJSON(c *cli, v any) error {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-// topicOf is what the run is about, shortened for a table: spark's topic,
-// chaos's prompt, debate's query, assess's idea or the research area of a
-// proposal's profile.
-func topicOf(r *madspark.Run) string {
-	var p struct {
-		Topic   string `json:"topic"`
-		Prompt  string `json:"prompt"`
-		Query   string `json:"query"`
-		Idea    string `json:"idea"`
-		Profile struct {
-			ResearchArea string `json:"research_area"`
-		} `json:"profile"`
-		// An eval's pipeline and topics.
-		Pipeline string            `json:"pipeline"`
-		Topics   []json.RawMessage `json:"topics"`
-	}
-	_ = json.Unmarshal(r.Params, &p)
-	var evalOf string
-	if p.Pipeline != "" {
-		evalOf = fmt.Sprintf("%s against a single call, %d topics", p.Pipeline, len(p.Topics))
-	}
-	t := cmp.Or(p.Topic, p.Prompt, p.Query, p.Idea, p.Profile.ResearchArea, evalOf)
-	t = strings.Join(strings.Fields(t), " ")
-	if len([]rune(t)) > 48 {
-		t = string([]rune(t)[:47]) + "…"
-	}
-	return t
 }

@@ -3,17 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/bookmark"
-	"github.com/madspark/madspark/engine"
-	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/spark"
 )
 
@@ -83,7 +79,7 @@ func (f *sparkFlags) params(args []string, seeds []string) (spark.Params, error)
 	if f.changed("temperature-preset") {
 		t, err := spark.Preset(f.preset)
 		if err != nil {
-			return p, usageError{err}
+			return p, usageError{Err: err}
 		}
 		p.Temperatures = t
 	}
@@ -107,7 +103,7 @@ func (f *sparkFlags) params(args []string, seeds []string) (spark.Params, error)
 		validate = p.ValidateSettings
 	}
 	if err := validate(); err != nil {
-		return p, usageError{err}
+		return p, usageError{Err: err}
 	}
 	return p, nil
 }
@@ -148,104 +144,36 @@ func (c *cli) runSpark(ctx context.Context, args []string, f *sparkFlags) error 
 	if _, err := f.params(nil, nil); err != nil {
 		return err
 	}
-	pipe, err := spark.New()
-	if err != nil {
-		return err
-	}
-	a, err := c.openApp(ctx, !f.noCache)
+	a, err := c.open(ctx, f.noCache)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	var seeds []string
-	if len(f.remix) > 0 {
-		var bs []*madspark.Bookmark
-		for _, id := range f.remix {
-			b, err := a.db.Bookmark(ctx, id)
-			if errors.Is(err, madspark.ErrNotFound) {
-				return usagef("--remix: no bookmark %s (madspark bookmarks list)", id)
-			}
-			if err != nil {
-				return err
-			}
-			bs = append(bs, b)
-		}
-		seeds = bookmark.SeedIdeas(bs)
-		switch len(args) {
-		case 0:
-			args = []string{bs[0].Topic, bs[0].Context}
-		case 1:
-			args = append(args, bs[0].Context)
-		}
-	}
-	params, err := f.params(args, seeds)
+	bs, err := a.Remix(ctx, f.remix)
 	if err != nil {
 		return err
 	}
-	var res *spark.Result
-	run, elapsed, err := c.execute(ctx, a, "spark", params, f.timeout, func(ctx context.Context, r *engine.Run) (any, error) {
-		var err error
-		res, err = pipe.Run(ctx, r, params)
-		return res, err
-	})
+	if len(bs) > 0 { // TOPIC and CONTEXT default to the first bookmark's
+		args = append(args, []string{bs[0].Topic, bs[0].Context}[min(len(args), 2):]...)
+	}
+	params, err := f.params(args, bookmark.SeedIdeas(bs))
 	if err != nil {
 		return err
 	}
-	report := spark.NewReport(res, run.ID(), a.info.Mode(), a.info.Name, a.info.Model, run.Usage(), elapsed)
-	if err := c.writeReport(report, f.format, f.output); err != nil {
+	report, run, err := a.Spark(ctx, params, f.timeout)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := report.Write(&buf, f.format); err != nil {
+		return err
+	}
+	if err := c.emit(buf.Bytes(), f.output, " (run "+run.ID()+")"); err != nil {
 		return fmt.Errorf("%w (run %s succeeded and is kept: madspark runs show %s --output-format %s)", err, run.ID(), run.ID(), f.format)
 	}
 	if f.changed("bookmark-tags") {
 		rec := run.Record()
-		return c.bookmarkCandidates(ctx, a, &rec, tags)
+		return a.BookmarkCandidates(ctx, &rec, tags)
 	}
-	return nil
-}
-
-// bookmarkCandidates bookmarks every candidate of a succeeded spark run
-// with tags, reporting on stderr each one kept and each one refused as a
-// near-duplicate of a kept bookmark.
-func (c *cli) bookmarkCandidates(ctx context.Context, a *app, rec *madspark.Run, tags []string) error {
-	def := pipeline.Definition{Name: "spark", Ideas: spark.Ideas}
-	ideas, err := spark.Ideas(rec)
-	if err != nil {
-		return err
-	}
-	for i := range ideas {
-		b, err := bookmark.FromRun(def, rec, i, tags, "")
-		if err != nil {
-			return err
-		}
-		dups, err := bookmark.Save(ctx, a.db, b, false)
-		if de, ok := errors.AsType[*bookmark.DuplicateError](err); ok {
-			fmt.Fprintf(c.stderr, "madspark: candidate %d not bookmarked: %v\n", i+1, de)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		note := ""
-		if dups.Recommendation == bookmark.Warn {
-			note = fmt.Sprintf(" (similar to bookmark %s, %.2f)", dups.Similar[0].Bookmark.ID, dups.Similar[0].Similarity)
-		}
-		fmt.Fprintf(c.stderr, "madspark: candidate %d bookmarked as %s%s\n", i+1, b.ID, note)
-	}
-	return nil
-}
-
-// writeReport writes the report to path atomically, or to standard output.
-func (c *cli) writeReport(r *spark.Report, format, path string) error {
-	var buf bytes.Buffer
-	if err := r.Write(&buf, format); err != nil {
-		return err
-	}
-	if path == "" {
-		_, err := c.stdout.Write(buf.Bytes())
-		return err
-	}
-	if err := writeFile(path, buf.Bytes()); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stderr, "madspark: wrote %s (run %s)\n", path, r.RunID)
 	return nil
 }

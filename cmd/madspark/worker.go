@@ -1,83 +1,26 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/jobs"
-	"github.com/madspark/madspark/pipeline"
 )
 
-// workerFlags are the flags of a process that works jobs: madspark worker,
-// and madspark serve unless --no-worker.
-type workerFlags struct {
-	maxConcurrent int
-	lease         time.Duration
-	drain         time.Duration
-}
-
-func (f *workerFlags) register(cmd *cobra.Command) {
+// registerWorker registers the flags of a process that works jobs:
+// madspark worker, and madspark serve unless --no-worker.
+func registerWorker(cmd *cobra.Command, o *app.WorkerOptions) {
 	fs := cmd.Flags()
-	fs.IntVar(&f.maxConcurrent, "max-concurrent", 0, "runs worked at once against this process's provider (default $MADSPARK_PROVIDER_CONCURRENCY, else 4)")
-	fs.DurationVar(&f.lease, "lease", jobs.DefaultLeaseTTL, "how long other workers wait before taking over the runs of this one if it dies")
-	fs.DurationVar(&f.drain, "drain-timeout", time.Minute, "on Ctrl-C, how long to let running runs finish before putting them back in the queue")
-}
-
-func (f *workerFlags) check() error {
-	if f.lease < time.Second {
-		return usagef("--lease must be at least 1s, got %s", f.lease)
-	}
-	if f.drain < 0 {
-		return usagef("--drain-timeout must not be negative, got %s", f.drain)
-	}
-	return nil
-}
-
-// startWorker starts working the queue of the app's provider in this
-// process. stop drains it: running runs may finish for --drain-timeout (a
-// second Ctrl-C cuts that short), then go back to the queue.
-func (c *cli) startWorker(ctx context.Context, a *app, reg *pipeline.Registry, f *workerFlags) (q *jobs.Queue, stop func(), err error) {
-	n, err := c.concurrency(a.info.Name, f.maxConcurrent, "--max-concurrent")
-	if err != nil {
-		return nil, nil, err
-	}
-	q, err = c.openQueue(ctx, a, reg, queueOptions{concurrency: n, lease: f.lease})
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := q.Start(ctx); err != nil {
-		return nil, nil, err
-	}
-	fmt.Fprintf(c.stderr, "madspark: worker %s working the %s queue (%s/%s, %s; at most %d runs at once)\n",
-		q.WorkerID(), a.info.Name, a.info.Name, a.info.Model, a.info.Mode(), n)
-	stop = func() {
-		dctx, cancel := context.WithTimeout(context.Background(), f.drain)
-		defer cancel()
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		defer signal.Stop(sig)
-		go func() {
-			select {
-			case <-sig:
-				cancel()
-			case <-dctx.Done():
-			}
-		}()
-		if err := q.Stop(dctx); err != nil {
-			c.logger.Warn("worker did not stop cleanly", "err", err)
-		}
-	}
-	return q, stop, nil
+	fs.IntVar(&o.MaxConcurrent, "max-concurrent", 0, "runs worked at once against this process's provider (default $MADSPARK_PROVIDER_CONCURRENCY, else 4)")
+	fs.DurationVar(&o.Lease, "lease", jobs.DefaultLeaseTTL, "how long other workers wait before taking over the runs of this one if it dies")
+	fs.DurationVar(&o.Drain, "drain-timeout", time.Minute, "on Ctrl-C, how long to let running runs finish before putting them back in the queue")
 }
 
 func (c *cli) workerCmd() *cobra.Command {
-	f := &workerFlags{}
+	var o app.WorkerOptions
 	var noCache bool
 	var pipelinesDir string
 	cmd := &cobra.Command{
@@ -97,37 +40,34 @@ Ctrl-C drains: no new run is taken, running runs may finish for
 second Ctrl-C stops at once.`,
 		Args: argsError(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.check(); err != nil {
+			if err := o.Check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			a, err := c.openApp(ctx, !noCache)
+			a, err := c.open(ctx, noCache)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			if a.info.Mock {
-				fmt.Fprintf(c.stderr, "madspark: mock mode (%s): outputs are mock data, no model is called\n", a.info.Reason)
+			if a.Info.Mock {
+				fmt.Fprintf(c.stderr, "madspark: mock mode (%s): outputs are mock data, no model is called\n", a.Info.Reason)
 			}
-			reg, err := c.registry(a)
+			reg, err := a.Registry(pipelinesDir)
 			if err != nil {
 				return err
 			}
-			if err := c.registerDir(reg, pipelinesDir); err != nil {
-				return err
-			}
-			_, stop, err := c.startWorker(ctx, a, reg, f)
+			w, err := a.StartWorker(ctx, reg, o)
 			if err != nil {
 				return err
 			}
 			<-ctx.Done()
-			fmt.Fprintf(c.stderr, "madspark: draining (up to %s; Ctrl-C again to put the running runs back in the queue now)\n", f.drain)
-			stop()
+			fmt.Fprintf(c.stderr, "madspark: draining (up to %s; Ctrl-C again to put the running runs back in the queue now)\n", o.Drain)
+			w.Stop(o.Drain)
 			fmt.Fprintln(c.stderr, "madspark: worker stopped")
 			return nil
 		},
 	}
-	f.register(cmd)
+	registerWorker(cmd, &o)
 	cmd.Flags().BoolVar(&noCache, "no-cache", false, "do not use the response cache")
 	cmd.Flags().StringVar(&pipelinesDir, "pipelines", "", "a directory of pipeline files (*.yaml, *.yml) whose queued runs this worker also works")
 	return cmd

@@ -208,6 +208,19 @@ func (r *Result) Final() *Iteration {
 	return &r.Iterations[len(r.Iterations)-1]
 }
 
+// Outcome says in a few words how the assessment ended: "2
+// iteration(s), approved, 7.4/10 B".
+func (r *Result) Outcome() string {
+	s := fmt.Sprintf("%d iteration(s)", len(r.Iterations))
+	if r.Mode.Reviews() {
+		s += map[bool]string{true: ", approved", false: ", not approved"}[r.Approved]
+	}
+	if ev := r.Evaluation; ev != nil {
+		s += fmt.Sprintf(", %.1f/10 %s", ev.WeightedScore, ev.OverallGrade)
+	}
+	return s
+}
+
 func short(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {

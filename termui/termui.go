@@ -1,4 +1,6 @@
-package main
+// Package termui draws live displays on a terminal: a run's progress line
+// and a batch's bar, each redrawn in place on one line.
+package termui
 
 import (
 	"fmt"
@@ -13,19 +15,15 @@ import (
 	"github.com/madspark/madspark"
 )
 
-func isTerminalReader(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+// IsTerminal reports whether f, a reader or a writer, is a terminal.
+func IsTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// progress draws a one-line live display of a run's events on a terminal:
+// Progress draws a one-line live display of a run's events on a terminal:
 // a spinner, the overall percentage, the stage and elapsed time.
-type progress struct {
+type Progress struct {
 	w     io.Writer
 	start time.Time
 
@@ -37,8 +35,9 @@ type progress struct {
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, start: time.Now(), done: make(chan struct{})}
+// NewProgress starts drawing on w, until Stop.
+func NewProgress(w io.Writer) *Progress {
+	p := &Progress{w: w, start: time.Now(), done: make(chan struct{})}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -58,7 +57,7 @@ func newProgress(w io.Writer) *progress {
 }
 
 // Event records the latest event; the ticker draws it.
-func (p *progress) Event(e madspark.Event) {
+func (p *Progress) Event(e madspark.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if e.Progress < 0 {
@@ -68,7 +67,7 @@ func (p *progress) Event(e madspark.Event) {
 	p.event = e
 }
 
-func (p *progress) draw(spin string) {
+func (p *Progress) draw(spin string) {
 	p.mu.Lock()
 	e := p.event
 	p.mu.Unlock()
@@ -80,24 +79,23 @@ func (p *progress) draw(spin string) {
 }
 
 // Stop clears the line.
-func (p *progress) Stop() {
+func (p *Progress) Stop() {
 	close(p.done)
 	p.wg.Wait()
 }
 
-// batchBar draws a batch's progress on one line of a terminal: a bar of the
+// BatchBar draws a batch's progress on one line of a terminal: a bar of the
 // items finished, how many failed and are running, and the time so far.
-// "madspark batch" feeds it from the database, "madspark assess --batch"
-// from its own counters.
-type batchBar struct {
+type BatchBar struct {
 	w     io.Writer
 	start time.Time
 }
 
-func newBatchBar(w io.Writer) *batchBar { return &batchBar{w: w, start: time.Now()} }
+// NewBatchBar returns a bar for w; its time runs from now.
+func NewBatchBar(w io.Writer) *BatchBar { return &BatchBar{w: w, start: time.Now()} }
 
-// draw redraws the line.
-func (b *batchBar) draw(done, total, failed, running int) {
+// Draw redraws the line.
+func (b *BatchBar) Draw(done, total, failed, running int) {
 	const width = 24
 	filled := done * width / max(total, 1)
 	fmt.Fprintf(b.w, "\r\033[K%s%s %d/%d done · %d failed · %d running · %s",
@@ -105,5 +103,5 @@ func (b *batchBar) draw(done, total, failed, running int) {
 		time.Since(b.start).Round(time.Second))
 }
 
-// clear erases the line.
-func (b *batchBar) clear() { fmt.Fprint(b.w, "\r\033[K") }
+// Clear erases the line.
+func (b *BatchBar) Clear() { fmt.Fprint(b.w, "\r\033[K") }

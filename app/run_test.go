@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -25,15 +25,15 @@ func TestUsageLineCountsRepairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if line := usageLine(run, 1500*time.Millisecond); !strings.HasSuffix(line, "; 1.5s") {
+	if line := UsageLine(run, 1500*time.Millisecond); !strings.HasSuffix(line, "; 1.5s") {
 		t.Fatalf("without repairs: %q", line)
 	}
 	run.Repair(llm.Repair{Agent: "debate.drafter", Rule: "length", Action: "kept a short handoff"})
-	if line := usageLine(run, time.Second); !strings.HasSuffix(line, "; 1.0s; 1 repair") {
+	if line := UsageLine(run, time.Second); !strings.HasSuffix(line, "; 1.0s; 1 repair") {
 		t.Fatalf("one repair: %q", line)
 	}
 	run.Repair(llm.Repair{Agent: "debate.drafter", Rule: "prose", Action: "prose taken as the answer"})
-	if line := usageLine(run, time.Second); !strings.HasSuffix(line, "; 1.0s; 2 repairs") {
+	if line := UsageLine(run, time.Second); !strings.HasSuffix(line, "; 1.0s; 2 repairs") {
 		t.Fatalf("two repairs: %q", line)
 	}
 }

@@ -1,0 +1,189 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/madspark/madspark/eval"
+	"github.com/madspark/madspark/flow"
+	"github.com/madspark/madspark/jobs"
+	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/pipeline/assess"
+	"github.com/madspark/madspark/pipeline/chaos"
+	"github.com/madspark/madspark/pipeline/debate"
+	"github.com/madspark/madspark/pipeline/proposal"
+	"github.com/madspark/madspark/pipeline/spark"
+	"github.com/madspark/madspark/store/postgres"
+	"github.com/madspark/madspark/store/sqlite"
+)
+
+// Registry registers every built-in pipeline, with its dependencies from
+// the app, the eval, and the pipeline files of dir (none when empty). The
+// queue's workers, batches, resume and the API find pipelines here.
+func (a *App) Registry(dir string) (*pipeline.Registry, error) {
+	reg := pipeline.NewRegistry()
+	count, err := debate.NewTokenCounter()
+	if err != nil {
+		return nil, err
+	}
+	for _, def := range []func() (pipeline.Definition, error){
+		spark.Definition,
+		func() (pipeline.Definition, error) { return chaos.Definition(a.Store) },
+		func() (pipeline.Definition, error) { return debate.Definition(count, a.webSearch(), a.cfg.Logger) },
+		func() (pipeline.Definition, error) { return assess.Definition(a.assessConfig()) },
+		func() (pipeline.Definition, error) {
+			font, err := PDFFont(a.cfg.Getenv)
+			if err != nil {
+				return pipeline.Definition{}, err
+			}
+			return proposal.Definition(a.proposalSources(), a.cfg.Logger, font)
+		},
+		func() (pipeline.Definition, error) {
+			return eval.Definition(eval.Deps{Registry: reg, Engine: a.Engine})
+		},
+	} {
+		d, err := def()
+		if err != nil {
+			return nil, err
+		}
+		if err := reg.Register(d); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.registerDir(reg, dir); err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
+// registerDir registers every pipeline file in dir into reg; the problems
+// of the files are told, one per line, and refuse them all.
+func (a *App) registerDir(reg *pipeline.Registry, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	ps, err := flow.LoadDir(dir)
+	if err != nil {
+		a.problems(err)
+		return InputError{fmt.Errorf("--pipelines: %w", err)}
+	}
+	for _, p := range ps {
+		if err := reg.Register(p.Definition()); err != nil {
+			return InputError{fmt.Errorf("--pipelines: %s: %w", p.File, err)}
+		}
+	}
+	return nil
+}
+
+// problems tells each problem of a pipeline file on its own line, when
+// err has more than one.
+func (a *App) problems(err error) { TellProblems(a.cfg.Notices, err) }
+
+// TellProblems writes each problem of a pipeline file to w on its own
+// line, when err has more than one.
+func TellProblems(w io.Writer, err error) {
+	var ps flow.Problems
+	if errors.As(err, &ps) && len(ps) > 1 {
+		for _, p := range ps {
+			fmt.Fprintln(w, p)
+		}
+	}
+}
+
+// Queue opens the job queue in the app's database, River's tables beside
+// the store's. concurrency is how many runs this process works at once
+// (0: it only enqueues).
+func (a *App) Queue(ctx context.Context, reg *pipeline.Registry, concurrency int, lease time.Duration) (*jobs.Queue, error) {
+	cfg := jobs.Config{
+		Store: a.Store, Registry: reg, Engine: a.Engine,
+		Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model,
+		Concurrency: concurrency, LeaseTTL: lease, Logger: a.cfg.Logger,
+	}
+	switch db := a.Store.(type) {
+	case *sqlite.DB:
+		cfg.SQLite = db.WritePool()
+	case *postgres.DB:
+		cfg.Postgres = db.Pool()
+	default:
+		return nil, fmt.Errorf("the job queue needs a SQLite or PostgreSQL store, not %T", a.Store)
+	}
+	q, err := jobs.Open(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open the job queue: %w", err)
+	}
+	return q, nil
+}
+
+// WorkerOptions are the settings of a process that works jobs.
+type WorkerOptions struct {
+	// MaxConcurrent is how many runs it works at once (0: the
+	// provider's concurrency).
+	MaxConcurrent int
+	// Lease is how long other workers wait before taking over its runs
+	// if it dies.
+	Lease time.Duration
+	// Drain is how long running runs may finish when it stops.
+	Drain time.Duration
+}
+
+// Check checks the options.
+func (o WorkerOptions) Check() error {
+	if o.Lease < time.Second {
+		return Inputf("--lease must be at least 1s, got %s", o.Lease)
+	}
+	if o.Drain < 0 {
+		return Inputf("--drain-timeout must not be negative, got %s", o.Drain)
+	}
+	return nil
+}
+
+// Worker is the app's queue worked in this process.
+type Worker struct {
+	Queue *jobs.Queue
+	app   *App
+}
+
+// StartWorker starts working the queue of the app's provider in this
+// process, and tells so.
+func (a *App) StartWorker(ctx context.Context, reg *pipeline.Registry, o WorkerOptions) (*Worker, error) {
+	n, err := Concurrency(a.cfg.Getenv, a.Info.Name, o.MaxConcurrent, "--max-concurrent")
+	if err != nil {
+		return nil, err
+	}
+	q, err := a.Queue(ctx, reg, n, o.Lease)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.Start(ctx); err != nil {
+		return nil, err
+	}
+	a.notice("worker %s working the %s queue (%s/%s, %s; at most %d runs at once)",
+		q.WorkerID(), a.Info.Name, a.Info.Name, a.Info.Model, a.Info.Mode(), n)
+	return &Worker{Queue: q, app: a}, nil
+}
+
+// Stop drains the worker: running runs may finish for drain (a Ctrl-C or
+// SIGTERM meanwhile cuts that short), then go back to the queue.
+func (w *Worker) Stop(drain time.Duration) {
+	dctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-dctx.Done():
+		}
+	}()
+	if err := w.Queue.Stop(dctx); err != nil {
+		w.app.cfg.Logger.Warn("worker did not stop cleanly", "err", err)
+	}
+}
