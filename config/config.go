@@ -6,11 +6,13 @@ package config
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/joho/godotenv"
@@ -162,3 +164,18 @@ func secrets(getenv func(string) string) []string {
 
 // DefaultFile is the settings file: .env in the working directory.
 func DefaultFile() string { return filepath.Join(".", ".env") }
+
+// WriteTable writes entries as a table for people, or says that there are
+// none and what that means.
+func WriteTable(w io.Writer, entries []Entry) error {
+	if len(entries) == 0 {
+		_, err := fmt.Fprintln(w, "No settings: madspark runs in mock mode. Run madspark config to set up a provider.")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIABLE\tVALUE\tFROM")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.Value, e.Source)
+	}
+	return tw.Flush()
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/batch"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/pipeline/assess"
 )
 
@@ -57,7 +58,7 @@ the others.`,
 		Example: `  madspark assess "A subscription service for refurbished lab equipment" --with-review
   madspark assess --batch --ideas-file ideas.md --max-concurrent 3 --judge
   madspark assess synthesize`,
-		Args: argsError(cobra.MaximumNArgs(1)),
+		Args: cmdline.Args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.runAssess(cmd.Context(), f, args)
 		},
@@ -100,10 +101,10 @@ func (f *assessFlags) params() (assess.Params, error) {
 		p.Mode = assess.Analyze
 	}
 	p.FactCheck = f.withFacts
-	if err := checkFormat(f.format, "text", "json", "markdown"); err != nil {
+	if err := cmdline.CheckFormat(f.format, "text", "json", "markdown"); err != nil {
 		return p, err
 	}
-	if err := checkTimeout(f.timeout); err != nil {
+	if err := cmdline.CheckTimeout(f.timeout); err != nil {
 		return p, err
 	}
 	if f.maxConcurrent < 1 || f.maxConcurrent > 16 {
@@ -235,16 +236,16 @@ func (c *cli) synthesizeCmd() *cobra.Command {
 judges' weighted scores (computed, not asked of a model), and has the
 synthesizer explain the top --top in one call. Writes reports/synthesis.md
 and reports/synthesis.json.`,
-		Args: argsError(cobra.NoArgs),
+		Args: cmdline.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in.PromptsDir = promptsDir
 			if err := in.Validate(); err != nil {
 				return usageError{Err: flagNames(err)}
 			}
-			if err := checkFormat(format, "text", "json", "markdown"); err != nil {
+			if err := cmdline.CheckFormat(format, "text", "json", "markdown"); err != nil {
 				return err
 			}
-			if err := checkTimeout(timeout); err != nil {
+			if err := cmdline.CheckTimeout(timeout); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -268,7 +269,7 @@ and reports/synthesis.json.`,
 			return err
 		},
 	}
-	cmd.SetFlagErrorFunc(flagError)
+	cmd.SetFlagErrorFunc(cmdline.FlagError)
 	fs := cmd.Flags()
 	fs.StringVar(&in.OutputDir, "output-dir", in.OutputDir, "the directory whose analyses/ are compared; the report goes to its reports/")
 	fs.IntVar(&in.Top, "top", in.Top, "how many of the best ideas the report explains (1-10)")

@@ -12,6 +12,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/batch"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/termui"
 )
 
@@ -38,12 +39,12 @@ in which case madspark worker processes on the same database work them. The
 results (per item: line, topic, run_id, status, error, result) go to
 --output atomically, or to standard output. Exit status 1 when any item
 failed. "madspark batch status ID" shows a batch from anywhere.`, batch.MaxRows, batch.MaxBytes>>20),
-		Args: argsError(cobra.ExactArgs(1)),
+		Args: cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkTimeout(o.Timeout); err != nil {
+			if err := cmdline.CheckTimeout(o.Timeout); err != nil {
 				return err
 			}
-			if err := checkOutput(output); err != nil {
+			if err := cmdline.CheckOutput(output); err != nil {
 				return err
 			}
 			if o.NoWorker && cmd.Flags().Changed("concurrency") {
@@ -105,12 +106,12 @@ func (c *cli) batchStatusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status BATCH_ID",
 		Short: "Show a batch's items and their runs; --wait for it to finish, --output its results",
-		Args:  argsError(cobra.ExactArgs(1)),
+		Args:  cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format, "table", "json"); err != nil {
+			if err := cmdline.CheckFormat(format, "table", "json"); err != nil {
 				return err
 			}
-			if err := checkOutput(output); err != nil {
+			if err := cmdline.CheckOutput(output); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -150,7 +151,7 @@ func (c *cli) batchStatusCmd() *cobra.Command {
 	fs.StringVar(&exportDir, "export-dir", "", "write each succeeded item's files to a directory of its own under DIR")
 	fs.StringVar(&format, "output-format", "table", "table|json (the results)")
 	fs.BoolVar(&wait, "wait", false, "wait until every item's run has finished")
-	cmd.SetFlagErrorFunc(flagError)
+	cmd.SetFlagErrorFunc(cmdline.FlagError)
 	return cmd
 }
 

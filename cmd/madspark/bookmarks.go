@@ -11,6 +11,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/bookmark"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/export"
 )
 
@@ -45,7 +46,7 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 		sub.Flags().IntVar(&offset, "offset", 0, "skip this many")
 	}
 	listing := func(cmd *cobra.Command, query string) error {
-		if err := checkFormat(format, "table", "json"); err != nil {
+		if err := cmdline.CheckFormat(format, "table", "json"); err != nil {
 			return err
 		}
 		if limit < 1 || limit > 1000 || offset < 0 {
@@ -84,14 +85,14 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List bookmarks, newest first",
-		Args:  argsError(cobra.NoArgs),
+		Args:  cmdline.Args(cobra.NoArgs),
 		RunE:  func(cmd *cobra.Command, _ []string) error { return listing(cmd, "") },
 	}
 	listFlags(list)
 	search := &cobra.Command{
 		Use:   "search TEXT",
 		Short: "Bookmarks whose topic, context, idea or improved idea contains TEXT (ignoring case)",
-		Args:  argsError(cobra.ExactArgs(1)),
+		Args:  cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q := strings.TrimSpace(args[0])
 			if q == "" {
@@ -106,9 +107,9 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a bookmark",
-		Args:  argsError(cobra.ExactArgs(1)),
+		Args:  cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(showFormat, "text", "json"); err != nil {
+			if err := cmdline.CheckFormat(showFormat, "text", "json"); err != nil {
 				return err
 			}
 			db, err := app.OpenStore(cmd.Context(), c.env)
@@ -135,9 +136,9 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 	remove := &cobra.Command{
 		Use:   "remove ID…",
 		Short: "Remove bookmarks",
-		Args:  argsError(cobra.MinimumNArgs(1)),
+		Args:  cmdline.Args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(removeFormat, "text", "json"); err != nil {
+			if err := cmdline.CheckFormat(removeFormat, "text", "json"); err != nil {
 				return err
 			}
 			db, err := app.OpenStore(cmd.Context(), c.env)
@@ -165,12 +166,12 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 	exp := &cobra.Command{
 		Use:   "export",
 		Short: "Write every bookmark as bookmarks.json (to --output, atomically, or standard output)",
-		Args:  argsError(cobra.NoArgs),
+		Args:  cmdline.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(exportFormat, "json"); err != nil {
+			if err := cmdline.CheckFormat(exportFormat, "json"); err != nil {
 				return err
 			}
-			if err := checkOutput(exportOut); err != nil {
+			if err := cmdline.CheckOutput(exportOut); err != nil {
 				return err
 			}
 			db, err := app.OpenStore(cmd.Context(), c.env)
@@ -199,9 +200,9 @@ Export and import use the bookmarks.json shape ({"ID": {"id", "idea_text",
 		Long: `Imports every bookmark of FILE (the bookmarks.json shape). Every entry is
 checked first: one that is not valid (an unknown field, an empty idea, a
 score outside 0-10, a bad timestamp) is named and nothing is imported.`,
-		Args: argsError(cobra.ExactArgs(1)),
+		Args: cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(importFormat, "text", "json"); err != nil {
+			if err := cmdline.CheckFormat(importFormat, "text", "json"); err != nil {
 				return err
 			}
 			data, err := os.ReadFile(args[0])
@@ -235,7 +236,7 @@ score outside 0-10, a bad timestamp) is named and nothing is imported.`,
 
 	cmd.AddCommand(list, search, show, remove, exp, imp)
 	for _, sub := range cmd.Commands() {
-		sub.SetFlagErrorFunc(flagError)
+		sub.SetFlagErrorFunc(cmdline.FlagError)
 	}
 	return cmd
 }
@@ -253,12 +254,12 @@ contents).
 Text formats go to standard output unless --output FILE; a PDF goes to
 --output, or to madspark-<pipeline>-<id8>.pdf in the current directory.
 Files are written atomically.`,
-		Args: argsError(cobra.ExactArgs(1)),
+		Args: cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format, export.Formats...); err != nil {
+			if err := cmdline.CheckFormat(format, export.Formats...); err != nil {
 				return err
 			}
-			if err := checkOutput(output); err != nil {
+			if err := cmdline.CheckOutput(output); err != nil {
 				return err
 			}
 			ctx := cmd.Context()

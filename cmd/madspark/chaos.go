@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark/app"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/pipeline/chaos"
 )
 
@@ -31,16 +32,16 @@ across iterations and runs and fed back to the creative tracks.
 Files go to --output-dir (default outputs/run_YYYYMMDD_HHMMSS): final_output.txt,
 ideas.json (the memory with its statistics), result.json, and each iteration's
 chaos, creative, refinement and judge outputs.`,
-		Args: argsError(cobra.ExactArgs(1)),
+		Args: cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p.Prompt = args[0]
 			if !cmd.Flags().Changed("seed") {
 				p.Seed = rand.Uint64()
 			}
-			if err := checkFormat(format, "text", "json"); err != nil {
+			if err := cmdline.CheckFormat(format, "text", "json"); err != nil {
 				return err
 			}
-			if err := checkTimeout(timeout); err != nil {
+			if err := cmdline.CheckTimeout(timeout); err != nil {
 				return err
 			}
 			if err := p.Validate(); err != nil {

@@ -9,17 +9,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/atomicfile"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/termui"
 )
 
@@ -132,7 +130,7 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 			}
 			// A mistyped command would otherwise be a topic, and a paid run.
 			if len(args) > 0 {
-				if name := nearCommand(cmd, args[0]); name != "" {
+				if name := cmdline.NearCommand(cmd, args[0]); name != "" {
 					quoted := make([]string, len(args))
 					for i, a := range args {
 						quoted[i] = app.ShellQuote(a)
@@ -146,77 +144,13 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 	sf.register(root)
 	root.Version = versionString()
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(cmdline.FlagError)
 	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.workerCmd(), c.batchCmd(), c.runsCmd(), c.resumeCmd(), c.exportCmd(), c.bookmarksCmd(), c.evalCmd(), c.configCmd(), c.runCmd(), c.pipelinesCmd(), c.versionCmd())
 	for _, sub := range root.Commands() {
-		sub.SetFlagErrorFunc(flagError)
+		sub.SetFlagErrorFunc(cmdline.FlagError)
 	}
-	root.SetHelpCommand(helpCmd(root))
+	root.SetHelpCommand(cmdline.Help(root))
 	return root
-}
-
-// helpCmd is "madspark help [COMMAND]": the help of a command, and a
-// usage error for a name that is none (cobra's own prints the root's help
-// and succeeds).
-func helpCmd(root *cobra.Command) *cobra.Command {
-	return &cobra.Command{
-		Use:   "help [COMMAND]",
-		Short: "Help about any command",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			target, rest, err := root.Find(args)
-			if err != nil || len(rest) > 0 || target == nil {
-				return usagef("no command %q; the commands are listed by madspark --help", strings.Join(args, " "))
-			}
-			target.SetOut(cmd.OutOrStdout())
-			return target.Help()
-		},
-	}
-}
-
-// nearCommand returns the name of root's command that word, one word of
-// lower-case letters, is likely a typo of: a letter missing, one too many,
-// or two swapped ("bookmark", "sparks", "sprak"); else "". A letter typed
-// for another is not counted, as that makes words ("shark", "patch").
-func nearCommand(root *cobra.Command, word string) string {
-	if strings.ContainsFunc(word, func(r rune) bool { return r < 'a' || r > 'z' }) {
-		return ""
-	}
-	for _, sub := range root.Commands() {
-		if sub.IsAvailableCommand() && oneTypo(word, sub.Name()) {
-			return sub.Name()
-		}
-	}
-	return ""
-}
-
-// oneTypo reports whether a becomes b by inserting or deleting one byte,
-// or by swapping two adjacent ones.
-func oneTypo(a, b string) bool {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	i := 0
-	for i < len(a) && a[i] == b[i] {
-		i++
-	}
-	switch len(b) - len(a) {
-	case 1:
-		return a[i:] == b[i+1:]
-	case 0:
-		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
-	}
-	return false
-}
-
-// argsError turns cobra's argument-count errors into usage errors that
-// show the command's usage line.
-func argsError(fn cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := fn(cmd, args); err != nil {
-			return usagef("%v; usage: %s", err, cmd.UseLine())
-		}
-		return nil
-	}
 }
 
 // topicArgs are spark's arguments, TOPIC [CONTEXT]: a topic of several
@@ -226,35 +160,6 @@ func topicArgs(cmd *cobra.Command, args []string) error {
 		return usagef("at most 2 arguments, TOPIC and CONTEXT, got %d: quote a topic of several words, as in %s %q", len(args), cmd.CommandPath(), strings.Join(args, " "))
 	}
 	return nil
-}
-
-// checkFormat checks an --output-format value.
-func checkFormat(format string, allowed ...string) error {
-	if !slices.Contains(allowed, format) {
-		return usagef("unknown output format %q (want %s)", format, strings.Join(allowed, ", "))
-	}
-	return nil
-}
-
-// flagError is a flag that cobra could not parse, as a usage error that
-// says what the flag wants rather than how Go failed to parse it.
-func flagError(_ *cobra.Command, err error) error {
-	if ive, ok := errors.AsType[*pflag.InvalidValueError](err); ok {
-		f := ive.GetFlag()
-		want := map[string]string{
-			"int":      "a whole number",
-			"int64":    "a whole number",
-			"uint":     "a whole number, 0 or more",
-			"uint64":   "a whole number, 0 or more",
-			"float64":  "a number",
-			"duration": "a duration such as 90s, 10m or 1h30m",
-			"bool":     "true or false",
-		}[f.Value.Type()]
-		if want != "" {
-			return usagef("--%s wants %s, got %q", f.Name, want, ive.GetValue())
-		}
-	}
-	return usageError{Err: err}
 }
 
 // open composes the system for this command (see package app).
@@ -313,25 +218,4 @@ func marshalIndent(v any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// checkTimeout checks a --timeout value.
-func checkTimeout(d time.Duration) error {
-	if d <= 0 {
-		return usagef("--timeout must be positive, got %s", d)
-	}
-	return nil
-}
-
-// checkOutput checks an --output path before any work: empty (standard
-// output) or a file whose directory exists. A directory, or a missing
-// parent, is a usage error and nothing is created.
-func checkOutput(path string) error {
-	if path == "" {
-		return nil
-	}
-	if err := atomicfile.CheckTarget(path); err != nil {
-		return usagef("--output: %v", err)
-	}
-	return nil
 }

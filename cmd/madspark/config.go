@@ -1,17 +1,16 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
-	"text/tabwriter"
 
 	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark/app"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/config"
 )
 
@@ -33,7 +32,7 @@ func (c *cli) versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and Go version",
-		Args:  argsError(cobra.NoArgs),
+		Args:  cmdline.Args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			fmt.Fprintln(c.stdout, versionString())
 			return nil
@@ -53,9 +52,9 @@ working directory (mode 0600), keeping what else the file holds.
 
 madspark config --show prints the settings in effect, where each comes from,
 and keys masked.`,
-		Args: argsError(cobra.NoArgs),
+		Args: cmdline.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "text", "json"); err != nil {
+			if err := cmdline.CheckFormat(format, "text", "json"); err != nil {
 				return err
 			}
 			if show {
@@ -80,20 +79,9 @@ func (c *cli) showConfig(format string) error {
 	}
 	entries := config.Show(lookup, ".env", vars)
 	if format == "json" {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"settings": entries})
+		return writeJSON(c, map[string]any{"settings": entries})
 	}
-	if len(entries) == 0 {
-		fmt.Fprintln(c.stdout, "No settings: madspark runs in mock mode. Run madspark config to set up a provider.")
-		return nil
-	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VARIABLE\tVALUE\tFROM")
-	for _, e := range entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.Value, e.Source)
-	}
-	return tw.Flush()
+	return config.WriteTable(c.stdout, entries)
 }
 
 // setUp asks the questions, checks the answers and saves them.

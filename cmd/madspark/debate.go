@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark/app"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/termui"
@@ -77,12 +77,12 @@ standard input is a terminal); the conversation is kept between queries.
 --conversation ID continues a conversation of the web UI (or of
 /api/conversations): its earlier exchanges are the history, and the new
 questions and answers are added to it.`,
-		Args: argsError(cobra.MaximumNArgs(1)),
+		Args: cmdline.Args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format, "text", "json"); err != nil {
+			if err := cmdline.CheckFormat(format, "text", "json"); err != nil {
 				return err
 			}
-			if err := checkTimeout(timeout); err != nil {
+			if err := cmdline.CheckTimeout(timeout); err != nil {
 				return err
 			}
 			if explain {
@@ -149,10 +149,8 @@ func (c *cli) explainRoute(query, format string) error {
 	if format == "json" {
 		return writeJSON(c, r)
 	}
-	f := r.Features
-	fmt.Fprintf(c.stdout, "level:       %s\nconfidence:  %.2f\ntokens:      %d (threshold %d)\ncode block:  %v\nreasoning:   %v %s\nmulti-step:  %v\n",
-		r.Level, r.Confidence, f.TokenCount, debate.TokenThreshold, f.HasCodeBlock, f.HasReasoningKeywords, strings.Join(f.Keywords, ", "), f.HasMultiStepIndicators)
-	return nil
+	_, err = io.WriteString(c.stdout, r.Explain())
+	return err
 }
 
 // ask answers one query, streaming the answer to stdout in text format.

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark/app"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/eval"
 )
 
@@ -46,12 +47,12 @@ parameters and model is reused (--fresh runs it again).
 judges two runs of one pipeline against each other in both orders.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if f.compare {
-				return argsError(cobra.ExactArgs(2))(cmd, args)
+				return cmdline.Args(cobra.ExactArgs(2))(cmd, args)
 			}
-			return argsError(cobra.NoArgs)(cmd, args)
+			return cmdline.Args(cobra.NoArgs)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(f.format, eval.Formats...); err != nil {
+			if err := cmdline.CheckFormat(f.format, eval.Formats...); err != nil {
 				return err
 			}
 			return c.runEval(cmd.Context(), f, args, cmd.Flags().Changed("limit"))
@@ -87,7 +88,7 @@ func (c *cli) runEval(ctx context.Context, f *evalFlags, args []string, limitSet
 		case r.Concurrency < 1 || r.Concurrency > 16:
 			return usagef("--concurrency must be 1..16, got %d", r.Concurrency)
 		}
-		if err := checkTimeout(r.Timeout); err != nil {
+		if err := cmdline.CheckTimeout(r.Timeout); err != nil {
 			return err
 		}
 	}

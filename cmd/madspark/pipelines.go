@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/flow"
 )
 
@@ -13,7 +14,7 @@ func (c *cli) pipelinesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pipelines",
 		Short: "Work with pipelines defined in files",
-		Args:  argsError(cobra.NoArgs),
+		Args:  cmdline.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cmd.SetOut(c.stderr)
 			_ = cmd.Usage()
@@ -25,7 +26,7 @@ func (c *cli) pipelinesCmd() *cobra.Command {
 		Short: "Validate pipeline files without running them",
 		Long: `Validates each pipeline FILE and prints every problem found, one per line
 as FILE:LINE: message; exits 2 if there is any.`,
-		Args: argsError(cobra.MinimumNArgs(1)),
+		Args: cmdline.Args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
 			for _, path := range args {

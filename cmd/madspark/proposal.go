@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark/app"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline/proposal"
 )
@@ -34,12 +35,12 @@ the proposal back for refinement until it passes or --max-refinements is spent.
 
 Writes proposal.pdf, proposal.md and proposal.json to --output-dir (default
 outputs/run_YYYYMMDD_HHMMSS).`,
-		Args: argsError(cobra.NoArgs),
+		Args: cmdline.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format, "text", "json"); err != nil {
+			if err := cmdline.CheckFormat(format, "text", "json"); err != nil {
 				return err
 			}
-			if err := checkTimeout(timeout); err != nil {
+			if err := cmdline.CheckTimeout(timeout); err != nil {
 				return err
 			}
 			if p.MaxRefinements < 0 || p.MaxRefinements > proposal.MaxRefinements {

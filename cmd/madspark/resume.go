@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/pipeline/spark"
 )
 
@@ -29,12 +30,12 @@ cache aside altogether.
 A spark run prints its report (--output-format); other pipelines print the
 run's result as JSON. --output-dir writes the run's files. Runs of the job
 queue are resumed by workers, not by this command.`,
-		Args: argsError(cobra.ExactArgs(1)),
+		Args: cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkTimeout(timeout); err != nil {
+			if err := cmdline.CheckTimeout(timeout); err != nil {
 				return err
 			}
-			if err := checkFormat(format, spark.Formats...); err != nil {
+			if err := cmdline.CheckFormat(format, spark.Formats...); err != nil {
 				return err
 			}
 			return c.resume(cmd.Context(), args[0], format, outDir, pipelinesDir, timeout, noCache)

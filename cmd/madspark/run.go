@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark/app"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/flow"
 )
@@ -28,12 +29,12 @@ inputs given as --input name=value (numbers, true/false, and lists as
 comma-separated items). A file with problems is refused before any call,
 each problem on its own line. The run is recorded like any other: madspark
 runs lists it under the file's name.`,
-		Args: argsError(cobra.ExactArgs(1)),
+		Args: cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format, "text", "json"); err != nil {
+			if err := cmdline.CheckFormat(format, "text", "json"); err != nil {
 				return err
 			}
-			if err := checkTimeout(timeout); err != nil {
+			if err := cmdline.CheckTimeout(timeout); err != nil {
 				return err
 			}
 			// "madspark run list" is "madspark runs list" mistyped.

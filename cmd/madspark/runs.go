@@ -11,6 +11,7 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/app"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/events"
 	"github.com/madspark/madspark/inspect"
@@ -26,9 +27,9 @@ func (c *cli) runsCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List runs, newest first",
-		Args:  argsError(cobra.NoArgs),
+		Args:  cmdline.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json"); err != nil {
+			if err := cmdline.CheckFormat(format, "table", "json"); err != nil {
 				return err
 			}
 			if limit < 1 || limit > 1000 || offset < 0 {
@@ -83,12 +84,12 @@ func (c *cli) runsCmd() *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show RUN_ID",
 		Short: "Show a run: its result, or why it failed; with --steps or --step, its LLM calls",
-		Args:  argsError(cobra.ExactArgs(1)),
+		Args:  cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if showSteps || cmd.Flags().Changed("step") {
 				return c.showSteps(cmd, args[0], showFormat, cmd.Flags().Changed("output-format"), showSteps, stepKey)
 			}
-			if err := checkFormat(showFormat, append([]string{"record"}, spark.Formats...)...); err != nil {
+			if err := cmdline.CheckFormat(showFormat, append([]string{"record"}, spark.Formats...)...); err != nil {
 				return err
 			}
 			db, err := app.OpenStore(cmd.Context(), c.env)
@@ -125,7 +126,7 @@ func (c *cli) runsCmd() *cobra.Command {
 	show.Flags().StringVar(&stepKey, "step", "", "show one step's LLM calls in full: prompt and response")
 	cmd.AddCommand(list, show, c.runsCancelCmd(), c.runsWatchCmd())
 	for _, sub := range cmd.Commands() {
-		sub.SetFlagErrorFunc(flagError)
+		sub.SetFlagErrorFunc(cmdline.FlagError)
 	}
 	return cmd
 }
@@ -136,7 +137,7 @@ func (c *cli) showSteps(cmd *cobra.Command, id, format string, formatSet, all bo
 	if !formatSet {
 		format = "table"
 	}
-	if err := checkFormat(format, "table", "json"); err != nil {
+	if err := cmdline.CheckFormat(format, "table", "json"); err != nil {
 		return err
 	}
 	if all && key != "" {
@@ -177,7 +178,7 @@ func (c *cli) runsCancelCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel RUN_ID",
 		Short: "Cancel a queued or running run of the job queue",
-		Args:  argsError(cobra.ExactArgs(1)),
+		Args:  cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			a, err := c.open(ctx, false)
@@ -208,7 +209,7 @@ func (c *cli) runsWatchCmd() *cobra.Command {
 run executes), one JSON object per line in the progress message shape
 ({type, stage, progress, message, data} with run_id and seq), and exits after
 the final result or error event.`,
-		Args: argsError(cobra.ExactArgs(1)),
+		Args: cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			db, err := app.OpenStore(ctx, c.env)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark/app"
+	"github.com/madspark/madspark/cmdline"
 )
 
 func (c *cli) serveCmd() *cobra.Command {
@@ -44,7 +45,7 @@ Unless --no-worker, the server also works queued runs as madspark worker
 does (--max-concurrent, --lease, --drain-timeout), resuming at start the
 runs it was working when it stopped; on Ctrl-C it drains them after the
 HTTP server.`,
-		Args: argsError(cobra.NoArgs),
+		Args: cmdline.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sc.Debate = f.Settings
 			if err := app.CheckServe(c.env, sc); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,48 +11,41 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark/bookmark"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/pipeline/spark"
 )
 
 // sparkFlags are the spark pipeline's flags, shared by "madspark TOPIC" and
 // "madspark spark TOPIC".
 type sparkFlags struct {
-	numCandidates    int
-	numTop           int
-	preset           string
-	temperature      float64
-	enhanced         bool
-	logical          bool
-	inferenceType    string
-	noveltyThreshold float64
-	noNovelty        bool
-	format           string
-	output           string
-	timeout          time.Duration
-	noCache          bool
-	allowFallbacks   bool
-	remix            []string
-	bookmarkTags     []string
-	changed          func(string) bool
+	p                   spark.Params
+	preset              string
+	temperature         float64
+	noNovelty           bool
+	format, output      string
+	timeout             time.Duration
+	noCache             bool
+	remix, bookmarkTags []string
+	changed             func(string) bool
 }
 
 func (f *sparkFlags) register(cmd *cobra.Command) {
-	d := spark.DefaultParams()
+	f.p = spark.DefaultParams()
 	fs := cmd.Flags()
-	fs.IntVar(&f.numCandidates, "num-candidates", d.NumCandidates, "number of ideas to generate (1-20)")
-	fs.IntVar(&f.numTop, "num-top-candidates", d.NumTopCandidates, "number of best ideas to argue over and improve (1-5)")
+	fs.IntVar(&f.p.NumCandidates, "num-candidates", f.p.NumCandidates, "number of ideas to generate (1-20)")
+	fs.IntVar(&f.p.NumTopCandidates, "num-top-candidates", f.p.NumTopCandidates, "number of best ideas to argue over and improve (1-5)")
 	fs.StringVar(&f.preset, "temperature-preset", "", "role temperatures: "+strings.Join(spark.PresetNames(), "|"))
 	fs.Float64Var(&f.temperature, "temperature", 0, "generation temperature (0-2); the other roles keep their ratio to it")
-	fs.BoolVar(&f.enhanced, "enhanced-reasoning", false, "add a multi-dimensional evaluation on 7 dimensions")
-	fs.BoolVar(&f.logical, "logical-inference", false, "add a logical analysis of each top idea")
-	fs.StringVar(&f.inferenceType, "inference-type", spark.FullReasoning, "kind of logical analysis: "+strings.Join(spark.InferenceTypes, ", "))
-	fs.Float64Var(&f.noveltyThreshold, "novelty-threshold", d.NoveltyThreshold, "similarity (0-1] at which an idea counts as a near-duplicate")
+	fs.BoolVar(&f.p.EnhancedReasoning, "enhanced-reasoning", false, "add a multi-dimensional evaluation on 7 dimensions")
+	fs.BoolVar(&f.p.LogicalInference, "logical-inference", false, "add a logical analysis of each top idea")
+	fs.StringVar(&f.p.InferenceType, "inference-type", spark.FullReasoning, "kind of logical analysis: "+strings.Join(spark.InferenceTypes, ", "))
+	fs.Float64Var(&f.p.NoveltyThreshold, "novelty-threshold", f.p.NoveltyThreshold, "similarity (0-1] at which an idea counts as a near-duplicate")
 	fs.BoolVar(&f.noNovelty, "no-novelty-filter", false, "keep near-duplicate ideas")
 	fs.StringVar(&f.format, "output-format", "detailed", "output format: "+strings.Join(spark.Formats, "|"))
 	fs.StringVarP(&f.output, "output", "o", "", "write the result to FILE instead of standard output")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "give up on the whole run after this long")
 	fs.BoolVar(&f.noCache, "no-cache", false, "do not use the response cache")
-	fs.BoolVar(&f.allowFallbacks, "allow-fallbacks", false, "on a failed stage use marked default values instead of failing")
+	fs.BoolVar(&f.p.AllowFallbacks, "allow-fallbacks", false, "on a failed stage use marked default values instead of failing")
 	fs.StringSliceVar(&f.remix, "remix", nil, "build on these bookmarks (IDs, repeated or comma-separated); TOPIC and CONTEXT default to the first one's")
 	fs.StringSliceVar(&f.bookmarkTags, "bookmark-tags", nil, "bookmark the run's candidates with these tags (near-duplicates of kept bookmarks are reported, not saved)")
 	f.changed = fs.Changed
@@ -61,46 +55,35 @@ func (f *sparkFlags) register(cmd *cobra.Command) {
 // are the ideas of a remix. Without a topic (args empty), everything else
 // is checked.
 func (f *sparkFlags) params(args []string, seeds []string) (spark.Params, error) {
-	p := spark.DefaultParams()
-	if len(args) > 0 {
-		p.Topic = args[0]
-	}
-	if len(args) > 1 {
-		p.Context = args[1]
-	}
-	p.SeedIdeas = seeds
-	p.NumCandidates, p.NumTopCandidates = f.numCandidates, f.numTop
-	p.EnhancedReasoning, p.LogicalInference, p.InferenceType = f.enhanced, f.logical, f.inferenceType
-	p.NoveltyFilter, p.NoveltyThreshold = !f.noNovelty, f.noveltyThreshold
-	p.AllowFallbacks = f.allowFallbacks
-	if f.changed("temperature-preset") && f.changed("temperature") {
-		return p, usagef("use either --temperature-preset or --temperature, not both")
-	}
-	if f.changed("temperature-preset") {
-		t, err := spark.Preset(f.preset)
-		if err != nil {
-			return p, usageError{Err: err}
-		}
-		p.Temperatures = t
-	}
-	if f.changed("temperature") {
-		if !(f.temperature >= 0 && f.temperature <= 2) { // NaN too
-			return p, usagef("--temperature must be within 0..2, got %g", f.temperature)
-		}
-		p.Temperatures = spark.FromBase(f.temperature)
-	}
-	if err := checkFormat(f.format, spark.Formats...); err != nil {
-		return p, err
-	}
-	if err := checkOutput(f.output); err != nil {
-		return p, err
-	}
-	if f.timeout <= 0 {
-		return p, usagef("--timeout must be positive, got %s", f.timeout)
-	}
+	p := f.p
 	validate := p.Validate
 	if len(args) == 0 {
 		validate = p.ValidateSettings
+	}
+	args = append(args, "", "")
+	p.Topic, p.Context, p.SeedIdeas, p.NoveltyFilter = args[0], args[1], seeds, !f.noNovelty
+	var err error
+	switch {
+	case f.changed("temperature-preset") && f.changed("temperature"):
+		err = errors.New("use either --temperature-preset or --temperature, not both")
+	case f.changed("temperature-preset"):
+		p.Temperatures, err = spark.Preset(f.preset)
+	case f.changed("temperature") && !(f.temperature >= 0 && f.temperature <= 2): // NaN too
+		err = fmt.Errorf("--temperature must be within 0..2, got %g", f.temperature)
+	case f.changed("temperature"):
+		p.Temperatures = spark.FromBase(f.temperature)
+	}
+	if err != nil {
+		return p, usageError{Err: err}
+	}
+	if err := cmdline.CheckFormat(f.format, spark.Formats...); err != nil {
+		return p, err
+	}
+	if err := cmdline.CheckOutput(f.output); err != nil {
+		return p, err
+	}
+	if err := cmdline.CheckTimeout(f.timeout); err != nil {
+		return p, err
 	}
 	if err := validate(); err != nil {
 		return p, usageError{Err: err}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/madspark/madspark/app"
+	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/jobs"
 )
 
@@ -38,7 +39,7 @@ steps.
 Ctrl-C drains: no new run is taken, running runs may finish for
 --drain-timeout, then the rest go back to the queue for the next worker. A
 second Ctrl-C stops at once.`,
-		Args: argsError(cobra.NoArgs),
+		Args: cmdline.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.Check(); err != nil {
 				return err

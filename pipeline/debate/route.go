@@ -1,6 +1,7 @@
 package debate
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -29,6 +30,13 @@ type Route struct {
 	Level      Level    `json:"level"`
 	Confidence float64  `json:"confidence"`
 	Features   Features `json:"features"`
+}
+
+// Explain says how and why the query is routed, one feature a line.
+func (r Route) Explain() string {
+	f := r.Features
+	return fmt.Sprintf("level:       %s\nconfidence:  %.2f\ntokens:      %d (threshold %d)\ncode block:  %v\nreasoning:   %v %s\nmulti-step:  %v\n",
+		r.Level, r.Confidence, f.TokenCount, TokenThreshold, f.HasCodeBlock, f.HasReasoningKeywords, strings.Join(f.Keywords, ", "), f.HasMultiStepIndicators)
 }
 
 // TokenThreshold is the token count above which a query is complex on
