@@ -38,6 +38,15 @@ const (
 	RunInterrupted RunStatus = "interrupted"
 )
 
+// RunStatuses returns every status, in the order a run goes through them.
+func RunStatuses() []RunStatus {
+	return []RunStatus{RunQueued, RunRunning, RunSucceeded, RunFailed, RunCancelled, RunInterrupted}
+}
+
+// Resumable reports whether a run in state s can be resumed: it failed or
+// was interrupted.
+func (s RunStatus) Resumable() bool { return s == RunFailed || s == RunInterrupted }
+
 // Final reports whether s is a final state: succeeded, failed or cancelled.
 func (s RunStatus) Final() bool {
 	return s == RunSucceeded || s == RunFailed || s == RunCancelled

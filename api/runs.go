@@ -202,7 +202,7 @@ type RunList struct {
 func (h *Handler) summary(rec *madspark.Run) RunSummary {
 	s := RunSummary{RunID: rec.ID, Pipeline: rec.Pipeline, Status: rec.Status, Mode: rec.Mode, Provider: rec.Provider,
 		Model: rec.Model, Title: h.title(rec), Tags: rec.Tags, CreatedAt: rec.CreatedAt.UTC(), Usage: rec.Usage,
-		Resumable: rec.Status == madspark.RunFailed || rec.Status == madspark.RunInterrupted}
+		Resumable: rec.Status.Resumable()}
 	if s.Tags == nil {
 		s.Tags = []string{}
 	}
@@ -225,9 +225,6 @@ func (h *Handler) title(rec *madspark.Run) string {
 	}
 	return oneLine(def.Topic(p))
 }
-
-// statuses are the values of the status filter.
-var statuses = []madspark.RunStatus{madspark.RunQueued, madspark.RunRunning, madspark.RunSucceeded, madspark.RunFailed, madspark.RunCancelled, madspark.RunInterrupted}
 
 // sweepEvery is how often reading runs looks for runs whose process is
 // gone, at most.
@@ -254,7 +251,7 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 			return unprocessable("pipeline", "%v", err)
 		}
 	}
-	if f.Status != "" && !slices.Contains(statuses, f.Status) {
+	if f.Status != "" && !slices.Contains(madspark.RunStatuses(), f.Status) {
 		return unprocessable("status", "status must be one of queued, running, succeeded, failed, cancelled, interrupted, got %q", f.Status)
 	}
 	if utf8.RuneCountInString(f.Query) > 200 {

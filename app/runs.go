@@ -5,16 +5,94 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"time"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/events"
 	"github.com/madspark/madspark/export"
 	"github.com/madspark/madspark/flow"
+	"github.com/madspark/madspark/inspect"
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/pipeline"
 )
+
+// Runs lists the runs that filter selects, newest first, in the store
+// the settings name; runs whose process is gone are marked interrupted
+// first.
+func Runs(ctx context.Context, getenv func(string) string, logger *slog.Logger, filter madspark.RunFilter) ([]*madspark.Run, error) {
+	db, err := OpenStore(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if _, err := (&engine.Engine{Store: db, Logger: logger}).Interrupt(ctx); err != nil {
+		logger.Warn("could not look for interrupted runs", "err", err)
+	}
+	return db.Runs(ctx, filter)
+}
+
+// Run reads run id, with its journal's steps when steps is true, from the
+// store the settings name; a missing run is an InputError.
+func Run(ctx context.Context, getenv func(string) string, id string, steps bool) (*madspark.Run, []*madspark.Step, error) {
+	db, err := OpenStore(ctx, getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer db.Close()
+	r, err := db.Run(ctx, id)
+	if errNotFound(err) {
+		return nil, nil, Inputf("no run %s (madspark runs list)", id)
+	}
+	if err != nil || !steps {
+		return r, nil, err
+	}
+	ss, err := db.Steps(ctx, id)
+	return r, ss, err
+}
+
+// Steps is the steps view of run id (see package inspect); a missing run
+// is an InputError.
+func Steps(ctx context.Context, getenv func(string) string, id string) (*inspect.View, error) {
+	db, err := OpenStore(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	v, err := inspect.Load(ctx, db, id)
+	if errNotFound(err) {
+		return nil, Inputf("no run %s (madspark runs list)", id)
+	}
+	return v, err
+}
+
+// Watch gives each event of run id after seq to fn, the stored ones then
+// the new ones wherever the run executes, until the final one; a missing
+// run is an InputError.
+func Watch(ctx context.Context, getenv func(string) string, logger *slog.Logger, id string, after int64, fn func(madspark.Event) error) error {
+	db, err := OpenStore(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	hub := events.New(db, events.Options{Logger: logger})
+	defer hub.Close()
+	ch, err := hub.Subscribe(ctx, id, after)
+	if errNotFound(err) {
+		return Inputf("no run %s", id)
+	}
+	if err != nil {
+		return err
+	}
+	for e := range ch {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
 
 // Export renders run id in format through its pipeline's definition.
 func (a *App) Export(ctx context.Context, id, format string) (*madspark.Run, *export.File, error) {

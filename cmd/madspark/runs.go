@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,8 +11,6 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/cmdline"
-	"github.com/madspark/madspark/engine"
-	"github.com/madspark/madspark/events"
 	"github.com/madspark/madspark/inspect"
 	"github.com/madspark/madspark/pipeline/spark"
 )
@@ -35,20 +32,10 @@ func (c *cli) runsCmd() *cobra.Command {
 			if limit < 1 || limit > 1000 || offset < 0 {
 				return usagef("--limit must be 1..1000 and --offset not negative")
 			}
-			statuses := []madspark.RunStatus{madspark.RunQueued, madspark.RunRunning, madspark.RunSucceeded, madspark.RunFailed, madspark.RunCancelled, madspark.RunInterrupted}
-			if status != "" && !slices.Contains(statuses, madspark.RunStatus(status)) {
+			if status != "" && !slices.Contains(madspark.RunStatuses(), madspark.RunStatus(status)) {
 				return usagef("unknown --status %q (want queued, running, succeeded, failed, cancelled or interrupted)", status)
 			}
-			db, err := app.OpenStore(cmd.Context(), c.env)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			// Runs whose process is gone are shown as interrupted.
-			if _, err := (&engine.Engine{Store: db, Logger: c.logger}).Interrupt(cmd.Context()); err != nil {
-				c.logger.Warn("could not look for interrupted runs", "err", err)
-			}
-			runs, err := db.Runs(cmd.Context(), madspark.RunFilter{Pipeline: pipeline, Status: madspark.RunStatus(status), Limit: limit, Offset: offset})
+			runs, err := app.Runs(cmd.Context(), c.env, c.logger, madspark.RunFilter{Pipeline: pipeline, Status: madspark.RunStatus(status), Limit: limit, Offset: offset})
 			if err != nil {
 				return err
 			}
@@ -62,10 +49,7 @@ func (c *cli) runsCmd() *cobra.Command {
 			if err := inspect.WriteRuns(c.stdout, runs); err != nil {
 				return err
 			}
-			resumable := slices.ContainsFunc(runs, func(r *madspark.Run) bool {
-				return r.Status == madspark.RunInterrupted || r.Status == madspark.RunFailed
-			})
-			if resumable {
+			if slices.ContainsFunc(runs, func(r *madspark.Run) bool { return r.Status.Resumable() }) {
 				fmt.Fprintln(c.stderr, "madspark: a failed or interrupted run finishes with: madspark resume RUN_ID (its finished steps are not paid again)")
 			}
 			return nil
@@ -92,23 +76,11 @@ func (c *cli) runsCmd() *cobra.Command {
 			if err := cmdline.CheckFormat(showFormat, append([]string{"record"}, spark.Formats...)...); err != nil {
 				return err
 			}
-			db, err := app.OpenStore(cmd.Context(), c.env)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			r, err := db.Run(cmd.Context(), args[0])
-			if errors.Is(err, madspark.ErrNotFound) {
-				return usagef("no run %s (madspark runs list)", args[0])
-			}
+			r, steps, err := app.Run(cmd.Context(), c.env, args[0], true)
 			if err != nil {
 				return err
 			}
 			if showFormat == "record" || r.Pipeline != "spark" || r.Status != madspark.RunSucceeded {
-				steps, err := db.Steps(cmd.Context(), r.ID)
-				if err != nil {
-					return err
-				}
 				return writeJSON(c, struct {
 					*madspark.Run
 					Steps []*madspark.Step `json:"steps"`
@@ -146,15 +118,7 @@ func (c *cli) showSteps(cmd *cobra.Command, id, format string, formatSet, all bo
 	if !all && key == "" {
 		return usagef("--step needs a step key (madspark runs show %s --steps lists them)", id)
 	}
-	db, err := app.OpenStore(cmd.Context(), c.env)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	v, err := inspect.Load(cmd.Context(), db, id)
-	if errors.Is(err, madspark.ErrNotFound) {
-		return usagef("no run %s (madspark runs list)", id)
-	}
+	v, err := app.Steps(cmd.Context(), c.env, id)
 	if err != nil {
 		return err
 	}
@@ -211,29 +175,9 @@ run executes), one JSON object per line in the progress message shape
 the final result or error event.`,
 		Args: cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			db, err := app.OpenStore(ctx, c.env)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			hub := events.New(db, events.Options{Logger: c.logger})
-			defer hub.Close()
-			ch, err := hub.Subscribe(ctx, args[0], after)
-			if errors.Is(err, madspark.ErrNotFound) {
-				return usagef("no run %s", args[0])
-			}
-			if err != nil {
-				return err
-			}
 			enc := json.NewEncoder(c.stdout)
 			enc.SetEscapeHTML(false)
-			for e := range ch {
-				if err := enc.Encode(e); err != nil {
-					return err
-				}
-			}
-			return ctx.Err()
+			return app.Watch(cmd.Context(), c.env, c.logger, args[0], after, func(e madspark.Event) error { return enc.Encode(e) })
 		},
 	}
 	cmd.Flags().Int64Var(&after, "after", 0, "start after this sequence number")
