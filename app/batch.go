@@ -99,6 +99,30 @@ type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
+// BatchFile runs the batch file name (its contents, data, read with
+// ReadBatchFile) as a batch of pipe, as RunBatch does. The file's warnings
+// and each rejected row, with its line, are told first; a file that cannot
+// be used as a whole is an InputError.
+func (a *App) BatchFile(ctx context.Context, name string, data []byte, pipe string, o BatchOptions) (*Batch, error) {
+	reg, err := a.Registry("")
+	if err != nil {
+		return nil, err
+	}
+	in, err := batch.Parse(reg, pipe, name, data)
+	if err != nil {
+		return nil, InputError{err}
+	}
+	for _, w := range in.Warnings {
+		a.notice("%s: %s", name, w)
+	}
+	for _, r := range in.Rows {
+		if r.Err != nil {
+			a.notice("%s: %s: %s", name, r.Where(), short(r.Err.Error(), 1<<20))
+		}
+	}
+	return a.RunBatch(ctx, reg, pipe, filepath.Base(name), in, o)
+}
+
 // OpenBatch reads batch id; a missing one is an InputError.
 func (a *App) OpenBatch(ctx context.Context, id string) (*Batch, error) {
 	reg, err := a.Registry("")

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,25 +59,9 @@ failed. "madspark batch status ID" shows a batch from anywhere.`, batch.MaxRows,
 				return err
 			}
 			defer a.Close()
-			reg, err := a.Registry("")
-			if err != nil {
-				return err
-			}
-			in, err := batch.Parse(reg, pipe, args[0], data)
-			if err != nil {
-				return usageError{Err: err}
-			}
-			for _, w := range in.Warnings {
-				fmt.Fprintf(c.stderr, "madspark: %s: %s\n", args[0], w)
-			}
-			for _, r := range in.Rows {
-				if r.Err != nil {
-					fmt.Fprintf(c.stderr, "madspark: %s: %s: %s\n", args[0], r.Where(), oneLine(r.Err.Error()))
-				}
-			}
 			var clear func()
 			o.OnUpdate, clear = c.batchDisplay(nil)
-			b, waitErr := a.RunBatch(ctx, reg, pipe, filepath.Base(args[0]), in, o)
+			b, waitErr := a.BatchFile(ctx, args[0], data, pipe, o)
 			clear()
 			if b == nil {
 				return waitErr
