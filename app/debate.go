@@ -107,12 +107,17 @@ type Session struct {
 	// Ask answers a query with the parameters of settings, the
 	// conversation so far as history.
 	Ask func(ctx context.Context, p debate.Params) (*Answer, error)
-	// Failed is told of a query that failed; the session goes on.
+	// Failed, if set, is told of a query that failed; the session goes
+	// on.
 	Failed func(error)
 }
 
 // Run reads and answers queries until the input ends, /exit, or ctx ends.
 func (s *Session) Run(ctx context.Context, settings debate.Settings) error {
+	failed := s.Failed
+	if failed == nil {
+		failed = func(error) {}
+	}
 	conv := s.Conversation
 	exchanges := conv.Exchanges
 	if s.Prompt != nil {
@@ -167,7 +172,7 @@ func (s *Session) Run(ctx context.Context, settings debate.Settings) error {
 		}
 		p, err := settings.Params(line)
 		if err != nil {
-			s.Failed(err)
+			failed(err)
 			continue
 		}
 		p.History = debate.ConversationHistory(exchanges)
@@ -176,7 +181,7 @@ func (s *Session) Run(ctx context.Context, settings debate.Settings) error {
 			if ctx.Err() != nil {
 				return err
 			}
-			s.Failed(err)
+			failed(err)
 			continue
 		}
 		if err := conv.Keep(ctx, line, ans.Result.Answer, ans.Run.ID()); err != nil {

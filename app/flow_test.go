@@ -13,6 +13,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/batch"
 	"github.com/madspark/madspark/pipeline/chaos"
+	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/pipeline/spark"
 )
 
@@ -140,5 +141,43 @@ func TestOpenRefusesBadSettings(t *testing.T) {
 		if _, ok := errors.AsType[InputError](err); !ok {
 			t.Errorf("%s: %v, want an InputError", name, err)
 		}
+	}
+}
+
+// TestSessionKeepsTheConversation: each answered query becomes history for
+// the next; /reset forgets it, empty lines are skipped, /exit ends the
+// session, and a query that fails is told without ending it.
+func TestSessionKeepsTheConversation(t *testing.T) {
+	a, _ := openMock(t, nil)
+	d, err := a.Debater()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	var history []int
+	var failures []error
+	s := &Session{
+		In:           strings.NewReader("first question\n\nsecond question\n/reset\nthird question\n/exit\nnever asked\n"),
+		Conversation: &Conversation{},
+		Ask: func(ctx context.Context, p debate.Params) (*Answer, error) {
+			asked = append(asked, p.Query)
+			history = append(history, len(p.History))
+			if p.Query == "second question" {
+				return nil, errors.New("provider down")
+			}
+			return d.Ask(ctx, p, nil, time.Minute)
+		},
+		Failed: func(err error) { failures = append(failures, err) },
+	}
+	if err := s.Run(context.Background(), debate.Settings{Mode: "simple", Rounds: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(asked, "|") != "first question|second question|third question" || len(failures) != 1 {
+		t.Fatalf("asked %q, failures %v", asked, failures)
+	}
+	// The second query carries the first exchange; after /reset the
+	// third carries nothing.
+	if history[0] != 0 || history[1] != 2 || history[2] != 0 {
+		t.Fatalf("history lengths %v", history)
 	}
 }

@@ -108,11 +108,11 @@ func ShellQuote(s string) string {
 // it: what the run cost, how long it took and, when replies were repaired,
 // how many repairs were made ("6 calls …; 12.3s; 3 repairs").
 func UsageLine(run *engine.Run, elapsed time.Duration) string {
-	return fmt.Sprintf("%s; %.1fs%s", run.Usage(), elapsed.Seconds(), repairNote(len(run.Repairs())))
+	return fmt.Sprintf("%s; %.1fs%s", run.Usage(), elapsed.Seconds(), RepairNote(len(run.Repairs())))
 }
 
-// repairNote is "; N repairs" for n > 0, and "" otherwise.
-func repairNote(n int) string {
+// RepairNote is "; N repairs" for n > 0, and "" otherwise.
+func RepairNote(n int) string {
 	if n == 0 {
 		return ""
 	}

@@ -182,7 +182,7 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 	case "markdown":
 		_, err = io.WriteString(c.stdout, res.Markdown())
 	default:
-		fmt.Fprintf(c.stdout, "%s\nrun %s · %s/%s · %s\n", res.Report(), run.ID(), a.Info.Name, a.Info.Model, app.UsageLine(run, out.Elapsed)+repairNote(len(res.Repairs)))
+		fmt.Fprintf(c.stdout, "%s\nrun %s · %s/%s · %s\n", res.Report(), run.ID(), a.Info.Name, a.Info.Model, app.UsageLine(run, out.Elapsed)+app.RepairNote(len(res.Repairs)))
 		if out.Synthesis != nil {
 			fmt.Fprintf(c.stdout, "\n%s", out.Synthesis.Report())
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/cmdline"
-	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline/proposal"
 )
 
@@ -87,14 +86,6 @@ func (c *cli) runProposal(ctx context.Context, p proposal.Params, outDir, format
 		return err
 	}
 	fmt.Fprintf(c.stdout, "\n%s\nrun %s · %s/%s · %s\nFiles: %s, %s, %s\n", out.Result.Summary(out.Meta), out.Run.ID(), a.Info.Name, a.Info.Model,
-		app.UsageLine(out.Run, out.Elapsed)+repairNote(len(out.Result.Repairs)), filepath.Join(out.Dir, "proposal.pdf"), filepath.Join(out.Dir, "proposal.md"), filepath.Join(out.Dir, "proposal.json"))
+		app.UsageLine(out.Run, out.Elapsed)+app.RepairNote(len(out.Result.Repairs)), filepath.Join(out.Dir, "proposal.pdf"), filepath.Join(out.Dir, "proposal.md"), filepath.Join(out.Dir, "proposal.json"))
 	return nil
-}
-
-// repairNote is "; N repairs" for n > 0, and "" otherwise.
-func repairNote(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return "; " + llm.RepairCount(n)
 }
