@@ -587,6 +587,17 @@ try {
     await input.fill('Explain step by step how to shard a job queue, and compare hashing with ranges.')
     await input.press('Enter')
     await page.getByTestId('streaming').waitFor()
+    // Stop once the server is at work on the answer: a Stop that reaches the
+    // server before it has started the run leaves no run to cancel.
+    const started = await page.evaluate(async () => {
+      for (let i = 0; i < 200; i++) {
+        const runs = await (await fetch('/api/runs?pipeline=debate&status=running')).json()
+        if (runs.runs.length > 0) return true
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      return false
+    })
+    check(started, 'the question was sent but no debate run started')
     // The answer grows above the composer while it is written; the click
     // lands where the button is at that moment.
     await page.getByRole('button', { name: 'Stop', exact: true }).click({ timeout: 5000, force: true })
