@@ -70,8 +70,7 @@ func (a *App) registerDir(reg *pipeline.Registry, dir string) error {
 	}
 	ps, err := flow.LoadDir(dir)
 	if err != nil {
-		a.problems(err)
-		return InputError{fmt.Errorf("--pipelines: %w", err)}
+		return InputError{fmt.Errorf("--pipelines: %w", TellProblems(a.cfg.Notices, err))}
 	}
 	for _, p := range ps {
 		if err := reg.Register(p.Definition()); err != nil {
@@ -81,19 +80,22 @@ func (a *App) registerDir(reg *pipeline.Registry, dir string) error {
 	return nil
 }
 
-// problems tells each problem of a pipeline file on its own line, when
-// err has more than one.
-func (a *App) problems(err error) { TellProblems(a.cfg.Notices, err) }
-
-// TellProblems writes each problem of a pipeline file to w on its own
-// line, when err has more than one.
-func TellProblems(w io.Writer, err error) {
+// TellProblems writes each problem of pipeline files to w on its own line
+// when err has more than one, and returns the one-line error to end with:
+// err itself, or how many problems were told.
+func TellProblems(w io.Writer, err error) error {
 	var ps flow.Problems
-	if errors.As(err, &ps) && len(ps) > 1 {
-		for _, p := range ps {
-			fmt.Fprintln(w, p)
+	if !errors.As(err, &ps) || len(ps) < 2 {
+		return err
+	}
+	where := ps[0].File
+	for _, p := range ps {
+		fmt.Fprintln(w, p)
+		if p.File != where {
+			where = "pipeline files"
 		}
 	}
+	return fmt.Errorf("%s: %d problems, each on its line above", where, len(ps))
 }
 
 // Queue opens the job queue in the app's database, River's tables beside

@@ -150,8 +150,7 @@ func (a *App) Cancel(ctx context.Context, id string) (madspark.RunStatus, error)
 func LoadPipeline(path string, notices io.Writer) (*flow.Pipeline, error) {
 	p, err := flow.Load(path)
 	if err != nil {
-		TellProblems(notices, err)
-		return nil, InputError{err}
+		return nil, InputError{TellProblems(notices, err)}
 	}
 	return p, nil
 }

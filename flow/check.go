@@ -39,7 +39,8 @@ func (p *parser) check(pl *Pipeline) {
 		a.spec = spec
 	}
 	// Cycles first: they explain the forward references they make.
-	// A loop's agents may read each other (the previous iteration's).
+	// A loop's agents may read each other (the previous iteration's); an
+	// agent that reads its own output is told so by checkRefs.
 	loopOf := map[string]int{}
 	for _, st := range pl.Steps {
 		if st.Loop != nil {
@@ -51,7 +52,7 @@ func (p *parser) check(pl *Pipeline) {
 	deps := map[string][]string{}
 	for _, name := range sortedKeys(pl.Agents) {
 		for _, r := range pl.Agents[name].refs {
-			if b := pl.Agents[r.path[0]]; b != nil && !slices.Contains(deps[name], b.Name) && (loopOf[name] == 0 || loopOf[name] != loopOf[b.Name]) {
+			if b := pl.Agents[r.path[0]]; b != nil && b.Name != name && !slices.Contains(deps[name], b.Name) && (loopOf[name] == 0 || loopOf[name] != loopOf[b.Name]) {
 				deps[name] = append(deps[name], b.Name)
 			}
 		}

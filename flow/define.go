@@ -269,5 +269,14 @@ func (p *Pipeline) InputsJSON(pairs []string) (json.RawMessage, error) {
 			out[k] = v
 		}
 	}
+	var missing []string
+	for _, in := range p.Inputs {
+		if _, ok := out[in.Name]; !ok && in.Required {
+			missing = append(missing, "--input "+in.Name+"=VALUE")
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s needs %s", p.Name, strings.Join(missing, " "))
+	}
 	return json.Marshal(out)
 }

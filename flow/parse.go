@@ -282,11 +282,14 @@ func (p *parser) inputs(pl *Pipeline, n *yaml.Node) {
 			p.errf(k.Line, "input name %q must be letters, digits and _, starting with a letter", in.Name)
 		}
 		f := p.mapping(v, "input "+in.Name, "type", "required", "default", "enum", "description")
+		badType := false
 		if t := f["type"]; t != nil {
 			in.Type = typeName(t)
 			if !slices.Contains(inputTypes, in.Type) {
 				p.errf(t.Line, "input %s: unknown type %q (one of %s)", in.Name, in.Type, strings.Join(inputTypes, ", "))
-				continue
+				// The input is still declared, so that the templates that
+				// read it are not reported too; its values go unchecked.
+				in.Type, badType = "string", true
 			}
 		}
 		if r := f["required"]; r != nil {
@@ -298,7 +301,7 @@ func (p *parser) inputs(pl *Pipeline, n *yaml.Node) {
 		if d := f["description"]; d != nil {
 			in.Description = p.str(d, "input "+in.Name+" description")
 		}
-		if e := f["enum"]; e != nil {
+		if e := f["enum"]; e != nil && !badType {
 			if e.Kind != yaml.SequenceNode || len(e.Content) == 0 {
 				p.errf(e.Line, "input %s: enum must be a list of values", in.Name)
 			} else {
@@ -313,7 +316,9 @@ func (p *parser) inputs(pl *Pipeline, n *yaml.Node) {
 			if in.Required {
 				p.errf(d.Line, "input %s: a required input has no default", in.Name)
 			}
-			if v, ok := p.value(d, in); ok {
+			if badType {
+				// Its value cannot be checked against an unknown type.
+			} else if v, ok := p.value(d, in); ok {
 				in.Default = v
 				if in.Enum != nil && !slices.ContainsFunc(in.Enum, func(e any) bool { return fmt.Sprint(e) == fmt.Sprint(v) }) {
 					p.errf(d.Line, "input %s: the default %v is not one of the enum", in.Name, v)

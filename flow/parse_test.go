@@ -50,6 +50,18 @@ agents:
   b: {prompt: "hi", output: {t: string}}
 steps: [a2, a]
 `, []string{`3: input topic: unknown type "text"`, `6: agent a: agent a2 has no output field nope`, `7: agent a: output field t: unknown type "strin"`, `8: unknown key "colour"`, "10: agent b is never used"}},
+		{"an input of a bad type is still an input", `name: x
+inputs:
+  topic: {type: strin, required: true, default: 3}
+agents:
+  a: {prompt: "{{.topic}}", output: {t: string}}
+steps: [a]
+`, []string{`3: input topic: unknown type "strin"`, "3: input topic: a required input has no default"}},
+		{"its own output, told once", `name: x
+agents:
+  a: {prompt: "{{.a.t}}", output: {t: string}}
+steps: [a]
+`, []string{"3: agent a refers to its own output {{.a.t}}"}},
 		{"multi-line prompt", `name: x
 agents:
   a:

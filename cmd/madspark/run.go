@@ -77,6 +77,6 @@ func (c *cli) runFile(ctx context.Context, p *flow.Pipeline, inputs []string, fo
 		return err
 	}
 	fmt.Fprint(c.stdout, string(document.Markdown(doc)))
-	fmt.Fprintf(c.stdout, "\nRun %s (%s, %s/%s): %s\n", run.ID(), a.Info.Mode(), a.Info.Name, a.Info.Model, app.UsageLine(run, elapsed))
+	fmt.Fprintf(c.stdout, "\nrun %s · %s/%s · %s%s\n", run.ID(), a.Info.Name, a.Info.Model, app.UsageLine(run, elapsed), app.RepairNote(len(run.Repairs())))
 	return nil
 }

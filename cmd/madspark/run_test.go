@@ -43,7 +43,8 @@ func TestRunPipelineFileRefused(t *testing.T) {
 	}
 	env := mockEnv(t)
 	r := invoke(t, env, "run", bad)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "bad.yaml:5: unknown agent \"c\"") {
+	if r.code != exitUsage || strings.Count(r.stderr, "bad.yaml:5: unknown agent \"c\"") != 1 ||
+		!strings.HasSuffix(r.stderr, "bad.yaml: 3 problems, each on its line above\n") {
 		t.Errorf("exit %d: %s", r.code, r.stderr)
 	}
 	if _, err := os.Stat(env["MADSPARK_DB"]); err == nil {
@@ -58,7 +59,7 @@ func TestRunPipelineFileRefused(t *testing.T) {
 			t.Errorf("check output lacks %q:\n%s", want, c.stdout)
 		}
 	}
-	if r := invoke(t, env, "run", "../../examples/pipelines/pitch.yaml"); r.code != exitUsage || !strings.Contains(r.stderr, "topic") {
+	if r := invoke(t, env, "run", "../../examples/pipelines/pitch.yaml"); r.code != exitUsage || !strings.Contains(r.stderr, "pitch needs --input topic=VALUE") {
 		t.Errorf("missing input: exit %d: %s", r.code, r.stderr)
 	}
 	if r := invoke(t, env, "run", "../../examples/pipelines/pitch.yaml", "--input", "colour=red"); r.code != exitUsage {

@@ -382,6 +382,9 @@ steps: [a]
 	if _, err := p.InputsJSON([]string{"nope=1"}); err == nil {
 		t.Error("an unknown input was accepted")
 	}
+	if _, err := p.InputsJSON([]string{"n=2"}); err == nil || err.Error() != "s needs --input topic=VALUE" {
+		t.Errorf("a required input left out: %v", err)
+	}
 	if p.Definition().QueryParam != "topic" {
 		t.Errorf("query param %q", p.Definition().QueryParam)
 	}
