@@ -226,7 +226,8 @@ func blocks(v any) []document.Block {
 
 // InputsJSON turns command-line inputs, "name=value" each, into the
 // parameters' JSON, converting each value to its input's type: a number,
-// true or false, or for a list, comma-separated items.
+// true or false, or for a list, comma-separated items. A required input
+// left out is an error that names the flag it needs.
 func (p *Pipeline) InputsJSON(pairs []string) (json.RawMessage, error) {
 	types := map[string]string{}
 	var names []string
