@@ -312,13 +312,13 @@ func (p *parser) inputs(pl *Pipeline, n *yaml.Node) {
 				}
 			}
 		}
-		if d := f["default"]; d != nil {
-			if in.Required {
-				p.errf(d.Line, "input %s: a required input has no default", in.Name)
-			}
-			if badType {
-				// Its value cannot be checked against an unknown type.
-			} else if v, ok := p.value(d, in); ok {
+		d := f["default"]
+		if d != nil && in.Required {
+			p.errf(d.Line, "input %s: a required input has no default", in.Name)
+		}
+		// A value cannot be checked against an unknown type.
+		if d != nil && !badType {
+			if v, ok := p.value(d, in); ok {
 				in.Default = v
 				if in.Enum != nil && !slices.ContainsFunc(in.Enum, func(e any) bool { return fmt.Sprint(e) == fmt.Sprint(v) }) {
 					p.errf(d.Line, "input %s: the default %v is not one of the enum", in.Name, v)

@@ -52,7 +52,7 @@ steps: [a2, a]
 `, []string{`3: input topic: unknown type "text"`, `6: agent a: agent a2 has no output field nope`, `7: agent a: output field t: unknown type "strin"`, `8: unknown key "colour"`, "10: agent b is never used"}},
 		{"an input of a bad type is still an input", `name: x
 inputs:
-  topic: {type: strin, required: true, default: 3}
+  topic: {type: strin, required: true, default: [a]}
 agents:
   a: {prompt: "{{.topic}}", output: {t: string}}
 steps: [a]

@@ -44,10 +44,10 @@ as FILE:LINE: message; exits 2 if there is any.`,
 					fmt.Fprintf(c.stdout, "%s: ok: pipeline %s, %d agents\n", path, p.Name, len(p.Agents))
 				}
 			}
-			if bad == 1 {
+			switch {
+			case bad == 1:
 				return usagef("1 problem")
-			}
-			if bad > 1 {
+			case bad > 1:
 				return usagef("%d problems", bad)
 			}
 			return nil

@@ -96,6 +96,17 @@ function watch(page) {
 
 // accessible runs axe-core in the page and fails on any serious or
 // critical violation.
+// poll evaluates fn in the page every `every` ms until it returns a truthy
+// value, and returns that value; after `tries` attempts it returns undefined.
+async function poll(page, fn, { tries = 50, every = 200 } = {}) {
+  for (let i = 0; i < tries; i++) {
+    const v = await page.evaluate(fn)
+    if (v) return v
+    await new Promise((r) => setTimeout(r, every))
+  }
+  return undefined
+}
+
 async function accessible(page, what) {
   // Evaluated by the debugger, which the page's Content-Security-Policy
   // (no inline scripts) does not govern.
@@ -589,14 +600,10 @@ try {
     await page.getByTestId('streaming').waitFor()
     // Stop once the server is at work on the answer: a Stop that reaches the
     // server before it has started the run leaves no run to cancel.
-    const started = await page.evaluate(async () => {
-      for (let i = 0; i < 200; i++) {
-        const runs = await (await fetch('/api/runs?pipeline=debate&status=running')).json()
-        if (runs.runs.length > 0) return true
-        await new Promise((r) => setTimeout(r, 50))
-      }
-      return false
-    })
+    const started = await poll(page, async () => {
+      const runs = await (await fetch('/api/runs?pipeline=debate&status=running')).json()
+      return runs.runs.length > 0
+    }, { tries: 200, every: 50 })
     check(started, 'the question was sent but no debate run started')
     // The answer grows above the composer while it is written; the click
     // lands where the button is at that moment.
@@ -607,16 +614,12 @@ try {
     check((await page.getByTestId('answer').count()) === answers, 'a stopped answer was kept')
     await shot(page, 'chat-stopped', false)
     // The run was cancelled, and the question stays unanswered.
-    const after = await page.evaluate(async () => {
+    const after = (await poll(page, async () => {
       const id = location.pathname.split('/').pop()
-      for (let i = 0; i < 50; i++) {
-        const conv = await (await fetch(`/api/conversations/${id}`)).json()
-        const runs = await (await fetch('/api/runs?pipeline=debate&status=cancelled')).json()
-        if (runs.runs.length > 0) return { last: conv.messages[conv.messages.length - 1], cancelled: runs.runs.length }
-        await new Promise((r) => setTimeout(r, 200))
-      }
-      return { cancelled: 0 }
-    })
+      const conv = await (await fetch(`/api/conversations/${id}`)).json()
+      const runs = await (await fetch('/api/runs?pipeline=debate&status=cancelled')).json()
+      return runs.runs.length > 0 && { last: conv.messages[conv.messages.length - 1], cancelled: runs.runs.length }
+    })) ?? { cancelled: 0 }
     check(after.cancelled > 0, 'no debate run was recorded cancelled after Stop')
     check(after.last && after.last.role === 'user' && after.last.content.startsWith('Explain step by step how to shard'), `the conversation ends with ${JSON.stringify(after.last)}`)
     // Regenerate from the stopped answer: the question is answered.
@@ -633,15 +636,11 @@ try {
     await page.getByTestId('answer').nth(answers).getByRole('button', { name: 'Regenerate' }).click({ timeout: 5000 })
     await page.getByTestId('streaming').waitFor()
     await page.getByTestId('answer').nth(answers).waitFor()
-    const replaced = await page.evaluate(async () => {
+    const replaced = (await poll(page, async () => {
       const id = location.pathname.split('/').pop()
-      for (let i = 0; i < 50; i++) {
-        const ms = (await (await fetch(`/api/conversations/${id}`)).json()).messages
-        if (ms[ms.length - 1].role === 'assistant') return ms
-        await new Promise((r) => setTimeout(r, 200))
-      }
-      return []
-    })
+      const ms = (await (await fetch(`/api/conversations/${id}`)).json()).messages
+      return ms[ms.length - 1].role === 'assistant' && ms
+    })) ?? []
     check(replaced.length === n, `after Regenerate the conversation has ${replaced.length} messages, want ${n}`)
     check(replaced[n - 1].run_id && replaced[n - 1].run_id !== before.run_id, 'Regenerate did not make a new answer')
     check((await page.getByTestId('answer').count()) === answers + 1, 'Regenerate added an answer instead of replacing it')
