@@ -408,7 +408,7 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 		rec.mu.Lock()
 		step.Repairs = append(step.Repairs, rep)
 		rec.mu.Unlock()
-		r.e.logger().Info("reply repaired", "run", r.rec.ID, "step", key, "agent", rep.Agent, "rule", rep.Rule, "action", rep.Action)
+		r.e.logger().Info("reply repaired", "run", r.rec.ID, "step", key, "agent", rep.Agent, "rule", rep.Rule, "path", rep.Path, "action", rep.Action)
 		span.AddEvent("repair", trace.WithAttributes(repairAttrs(rep)...))
 		if r.e.OnRepair != nil {
 			r.e.OnRepair(r.rec.Pipeline, rep)

@@ -214,6 +214,7 @@ func repairAttrs(r llm.Repair) []attribute.KeyValue {
 	return []attribute.KeyValue{
 		attribute.String("gen_ai.agent.name", r.Agent),
 		attribute.String("madspark.repair.rule", r.Rule),
+		attribute.String("madspark.repair.path", r.Path),
 		attribute.String("madspark.repair.action", r.Action),
 	}
 }

@@ -70,8 +70,11 @@ type Step struct {
 // Repair is a fix made to a reply so that it could be used: which agent's
 // reply, under which rule, and what was done.
 type Repair struct {
-	Agent  string `json:"agent"`
-	Rule   string `json:"rule"`
+	Agent string `json:"agent"`
+	Rule  string `json:"rule"`
+	// Path is where in the reply's value, as a JSON pointer; empty for
+	// the whole reply.
+	Path   string `json:"path,omitempty"`
 	Action string `json:"action"`
 }
 
@@ -180,7 +183,7 @@ func buildStep(s *madspark.Step) Step {
 func repairsOf(s *madspark.Step) []Repair {
 	out := make([]Repair, 0, len(s.Repairs))
 	for _, r := range s.Repairs {
-		out = append(out, Repair{Agent: r.Agent, Rule: r.Rule, Action: r.Action})
+		out = append(out, Repair{Agent: r.Agent, Rule: r.Rule, Path: r.Path, Action: r.Action})
 	}
 	return out
 }

@@ -16,15 +16,23 @@ type Repair struct {
 	Step string `json:"step,omitempty"`
 	// Agent is the agent whose reply was repaired, such as "spark.evaluate".
 	Agent string `json:"agent"`
-	// Rule names the rule the reply broke, such as "count", "index",
-	// "range", "type", "enum", "length", "consistency" or "reference".
+	// Rule names the rule the reply broke, such as "syntax", "shape",
+	// "key", "type", "enum", "split", "extra", "count", "index", "range",
+	// "length", "consistency" or "reference".
 	Rule string `json:"rule"`
+	// Path is where in the reply's value the repair was made, as a JSON
+	// pointer ("/ideas/2/score"); empty for the reply as a whole or where
+	// a rule of the agent's own made it.
+	Path string `json:"path,omitempty"`
 	// Action says what was done, in a few words, before → after where that
 	// helps: "score 10.5 → 10", "4 ideas kept of 5 asked".
 	Action string `json:"action"`
 }
 
 func (r Repair) String() string {
+	if r.Path != "" {
+		return fmt.Sprintf("%s: %s: %s: %s", r.Agent, r.Rule, r.Path, r.Action)
+	}
 	return fmt.Sprintf("%s: %s: %s", r.Agent, r.Rule, r.Action)
 }
 

@@ -20,9 +20,9 @@ func RepairsAppendix(reps []llm.Repair) (document.Section, bool) {
 	if len(reps) == 0 {
 		return document.Section{}, false
 	}
-	t := &document.Table{Header: []string{"Step", "Agent", "Rule", "What was done"}}
+	t := &document.Table{Header: []string{"Step", "Agent", "Rule", "Where", "What was done"}}
 	for _, r := range reps {
-		t.Rows = append(t.Rows, []string{r.Step, r.Agent, r.Rule, r.Action})
+		t.Rows = append(t.Rows, []string{r.Step, r.Agent, r.Rule, r.Path, r.Action})
 	}
 	return document.Section{Title: "Repairs", Blocks: []document.Block{
 		document.Text("Replies that broke a soft rule were kept and repaired as follows."), t}}, true

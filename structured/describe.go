@@ -3,86 +3,100 @@ package structured
 import (
 	"fmt"
 	"strings"
-
-	"github.com/invopop/jsonschema"
 )
 
-// describe returns a compact, JSON-like description of the values s
+// describe returns a compact, JSON-like description of the values n
 // allows, for the prompt of a model that does not enforce schemas:
 //
 //	{"score": number 0-10, "verdict": "pass"|"fail", "notes": [string]}
-func describe(s *jsonschema.Schema) string {
+func describe(n *node) string {
 	var b strings.Builder
-	writeDescription(&b, s)
+	writeDescription(&b, n, 0)
 	return b.String()
 }
 
-func writeDescription(b *strings.Builder, s *jsonschema.Schema) {
-	if s == nil {
+func writeDescription(b *strings.Builder, n *node, depth int) {
+	if n == nil || depth > 8 {
 		b.WriteString("any")
 		return
 	}
-	switch s.Type {
+	if len(n.anyOf) > 0 {
+		for i, alt := range n.anyOf {
+			if i > 0 {
+				b.WriteString(" or ")
+			}
+			writeDescription(b, alt, depth+1)
+		}
+		return
+	}
+	if len(n.enum) > 0 {
+		for i, e := range n.enum {
+			if i > 0 {
+				b.WriteString("|")
+			}
+			if s, ok := e.(string); ok {
+				fmt.Fprintf(b, "%q", s)
+			} else {
+				fmt.Fprint(b, plain(e))
+			}
+		}
+		return
+	}
+	switch n.main() {
 	case "object":
-		if s.Properties == nil {
+		if len(n.props) == 0 {
 			b.WriteString("{string: ")
-			writeDescription(b, s.AdditionalProperties)
+			writeDescription(b, n.extra, depth+1)
 			b.WriteString("}")
 			return
 		}
 		b.WriteString("{")
-		first := true
-		for p := s.Properties.Oldest(); p != nil; p = p.Next() {
-			if !first {
+		for i, p := range n.props {
+			if i > 0 {
 				b.WriteString(", ")
 			}
-			first = false
-			fmt.Fprintf(b, "%q", p.Key)
-			if !required(s, p.Key) {
+			fmt.Fprintf(b, "%q", p.name)
+			if !n.required[p.name] {
 				b.WriteString(" (optional)")
 			}
 			b.WriteString(": ")
-			writeDescription(b, p.Value)
+			writeDescription(b, p.n, depth+1)
 		}
 		b.WriteString("}")
 	case "array":
 		b.WriteString("[")
-		writeDescription(b, s.Items)
+		writeDescription(b, n.items, depth+1)
 		b.WriteString("]")
 		switch {
-		case s.MinItems != nil && s.MaxItems != nil && *s.MinItems == *s.MaxItems:
-			fmt.Fprintf(b, " (%d items)", *s.MinItems)
-		case s.MinItems != nil && s.MaxItems != nil:
-			fmt.Fprintf(b, " (%d-%d items)", *s.MinItems, *s.MaxItems)
-		case s.MinItems != nil && *s.MinItems > 1:
-			fmt.Fprintf(b, " (at least %d items)", *s.MinItems)
-		case s.MaxItems != nil:
-			fmt.Fprintf(b, " (at most %d items)", *s.MaxItems)
+		case n.minItems != nil && n.maxItems != nil && *n.minItems == *n.maxItems:
+			fmt.Fprintf(b, " (%d items)", *n.minItems)
+		case n.minItems != nil && n.maxItems != nil:
+			fmt.Fprintf(b, " (%d-%d items)", *n.minItems, *n.maxItems)
+		case n.minItems != nil && *n.minItems > 1:
+			fmt.Fprintf(b, " (at least %d items)", *n.minItems)
+		case n.maxItems != nil:
+			fmt.Fprintf(b, " (at most %d items)", *n.maxItems)
 		}
-	case "string":
-		if len(s.Enum) > 0 {
-			for i, e := range s.Enum {
-				if i > 0 {
-					b.WriteString("|")
-				}
-				fmt.Fprintf(b, "%q", fmt.Sprint(e))
-			}
-			return
-		}
-		b.WriteString("string")
 	case "number", "integer":
-		b.WriteString(s.Type)
+		b.WriteString(n.main())
 		switch {
-		case s.Minimum != "" && s.Maximum != "":
-			fmt.Fprintf(b, " %s-%s", s.Minimum, s.Maximum)
-		case s.Minimum != "":
-			fmt.Fprintf(b, " >= %s", s.Minimum)
-		case s.Maximum != "":
-			fmt.Fprintf(b, " <= %s", s.Maximum)
+		case n.min != nil && n.max != nil:
+			fmt.Fprintf(b, " %s-%s", fmtNum(*n.min), fmtNum(*n.max))
+		case n.min != nil:
+			fmt.Fprintf(b, " >= %s", fmtNum(*n.min))
+		case n.max != nil:
+			fmt.Fprintf(b, " <= %s", fmtNum(*n.max))
 		}
 	case "":
-		b.WriteString("any")
+		if len(n.types) == 0 {
+			b.WriteString("any")
+			return
+		}
+		b.WriteString(strings.Join(n.types, "|"))
 	default:
-		b.WriteString(s.Type)
+		b.WriteString(n.main())
+	}
+	if n.allows("null") && len(n.types) > 1 {
+		b.WriteString(" or null")
 	}
 }

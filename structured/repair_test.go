@@ -33,7 +33,7 @@ type ideas struct {
 // repaired at once, without a second call, and the repair is recorded.
 func TestGenerateSoftFixNoReask(t *testing.T) {
 	s, _ := NewSpec[verdict]("verdict")
-	c := &scripted{replies: []string{`{"score": "10.5", "decision": "Approve", "notes": null}`}}
+	c := &scripted{replies: []string{`{"score": "10.5", "decision": "Approve", "notes": []}`}}
 	ctx, repairs := collect()
 	v, usage, err := s.Generate(ctx, c, llm.Request{Agent: "test.judge"}, nil)
 	if err != nil {
@@ -167,5 +167,27 @@ func TestDescribe(t *testing.T) {
 	want := `{"score": number 0-10, "decision": "approve"|"revise"|"reject", "notes": [string], "comment" (optional): string}`
 	if got := s.Hint(); got != want {
 		t.Fatalf("hint = %s\nwant   %s", got, want)
+	}
+}
+
+// TestTextInJSON: a plain-text agent whose reply is JSON holding the text
+// gets the text, recorded; prose with braces in it stays prose.
+func TestTextInJSON(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"answer": "Use a B-tree."}`, "Use a B-tree."},
+		{"```json\n{\"analysis\": \"Markets grow.\"}\n```", "Markets grow."},
+		{`"Just this."`, "Just this."},
+		{`Use {braces} for sets.`, `Use {braces} for sets.`},
+		{`{"a": "x", "b": "y"}`, `{"a": "x", "b": "y"}`},
+	} {
+		c := &scripted{replies: []string{tt.in}}
+		ctx, repairs := collect()
+		got, _, err := Text(ctx, c, llm.Request{Agent: "t"}, nil)
+		if err != nil || got != tt.want {
+			t.Fatalf("Text(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+		if changed := got != tt.in; changed != (len(repairs()) == 1) {
+			t.Fatalf("Text(%q): repairs %+v", tt.in, repairs())
+		}
 	}
 }

@@ -112,7 +112,7 @@ func (p *Problems) apply() []fixed {
 	return out
 }
 
-type fixed struct{ rule, action string }
+
 
 // fromError adds err, from a Validator or a check, as a hard problem.
 func (p *Problems) fromError(err error) {

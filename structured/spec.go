@@ -32,14 +32,11 @@ import (
 type Spec[T any] struct {
 	name     string
 	schema   []byte
-	root     *jsonschema.Schema
+	node     *node
 	v        *validator.Schema
 	hint     string
 	synonyms map[string]string
 	prose    func(text string) T
-	// prune drops the properties the schema does not declare from a
-	// decoded map (a struct drops them itself).
-	prune bool
 }
 
 // NewSpec derives the JSON Schema of T, named name (letters, digits, _ and -),
@@ -53,38 +50,47 @@ func NewSpec[T any](name string) (*Spec[T], error) {
 	var zero T
 	s := r.ReflectFromType(reflect.TypeOf(zero))
 	s.Version = ""
-	raw, v, err := compile(name, s)
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
+	}
+	return newSpec[T](name, raw)
+}
+
+// newSpec builds the Spec of the JSON Schema raw.
+func newSpec[T any](name string, raw []byte) (*Spec[T], error) {
+	n, err := compileNode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
+	}
+	v, err := compile(name, raw)
 	if err != nil {
 		return nil, err
 	}
-	return &Spec[T]{name: name, schema: raw, root: s, v: v, hint: describe(s)}, nil
+	return &Spec[T]{name: name, schema: raw, node: n, v: v, hint: describe(n)}, nil
 }
 
-// compile encodes schema s, named name, and compiles the validator of its
-// hard rules (the schema without its soft keywords).
-func compile(name string, s *jsonschema.Schema) ([]byte, *validator.Schema, error) {
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return nil, nil, fmt.Errorf("structured: schema of %s: %w", name, err)
-	}
+// compile compiles the validator of the hard rules of schema raw, named
+// name: the schema without its soft keywords.
+func compile(name string, raw []byte) (*validator.Schema, error) {
 	hard, err := relaxed(raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("structured: schema of %s: %w", name, err)
+		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
 	}
 	doc, err := validator.UnmarshalJSON(bytes.NewReader(hard))
 	if err != nil {
-		return nil, nil, fmt.Errorf("structured: schema of %s: %w", name, err)
+		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
 	}
 	c := validator.NewCompiler()
 	url := "mem:///" + name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
-		return nil, nil, fmt.Errorf("structured: schema of %s: %w", name, err)
+		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
 	}
 	v, err := c.Compile(url)
 	if err != nil {
-		return nil, nil, fmt.Errorf("structured: compile schema of %s: %w", name, err)
+		return nil, fmt.Errorf("structured: compile schema of %s: %w", name, err)
 	}
-	return raw, v, nil
+	return v, nil
 }
 
 // WithSynonyms maps words a model may use for an enum value onto it, such as
@@ -146,7 +152,7 @@ func (rd *reading[T]) hardErr() error {
 func (rd *reading[T]) askErr() error {
 	msgs := make([]string, 0, len(rd.asks))
 	for _, a := range rd.asks {
-		msgs = append(msgs, a.action)
+		msgs = append(msgs, a.say())
 	}
 	if err := rd.probs.askErr(); err != nil {
 		msgs = append(msgs, err.Error())
@@ -157,102 +163,22 @@ func (rd *reading[T]) askErr() error {
 	return errors.New(strings.Join(msgs, "; "))
 }
 
-// finish applies the rules' repairs and returns every repair made, the
-// problems only the model could have fixed included, kept as they are.
+// finish applies the rules' repairs and returns every repair made, with
+// what was done about the problems only the model could have fixed.
 func (rd *reading[T]) finish() []fixed {
 	out := append([]fixed(nil), rd.fixes...)
 	for _, a := range rd.asks {
-		out = append(out, fixed{rule: a.rule, action: "kept as sent: " + a.action})
+		out = append(out, fixed{rule: a.rule, path: a.path, action: a.then})
 	}
 	return append(out, rd.probs.apply()...)
 }
 
-// read decodes text: extraction, the hard schema, the generic repairs, then
-// T's rules and check.
-func (s *Spec[T]) read(text string, check func(*T, *Problems)) *reading[T] {
-	rd := &reading[T]{}
-	data, err := Extract(text)
-	switch {
-	case err == nil:
-		rd.decodeErr = s.decode(rd, data)
-	case s.prose != nil && errors.Is(err, ErrNoJSON) && strings.TrimSpace(text) != "":
-		rd.val = s.prose(strings.TrimSpace(text))
-		rd.fixes = append(rd.fixes, fixed{rule: "prose", action: "a reply in prose, not JSON, taken as the answer"})
-	default:
-		rd.decodeErr = err
+// say puts a problem in words for the model: where, then what.
+func (f fixed) say() string {
+	if f.path == "" {
+		return f.action
 	}
-	if rd.decodeErr != nil {
-		return rd
-	}
-	if c, ok := any(&rd.val).(Checker); ok {
-		c.Check(&rd.probs)
-	}
-	if v, ok := any(&rd.val).(Validator); ok {
-		rd.probs.fromError(v.Validate())
-	}
-	if check != nil {
-		check(&rd.val, &rd.probs)
-	}
-	return rd
-}
-
-// decode reads the JSON value data into rd.val through the normalizer and
-// the hard schema.
-func (s *Spec[T]) decode(rd *reading[T], data []byte) error {
-	var inst any
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	if err := d.Decode(&inst); err != nil {
-		return fmt.Errorf("invalid JSON: %w", err)
-	}
-	n := &normalizer{synonyms: s.synonyms}
-	if list, ok := inst.([]any); ok {
-		if name, ok := soleList(s.root); ok {
-			// A bare list for an object whose one field is that list.
-			inst = map[string]any{name: list}
-			n.fix("type", "", "a bare list, taken as %q", name)
-		}
-	}
-	inst = n.value(s.root, inst, "")
-	rd.fixes, rd.asks = n.fixes, n.asks
-	norm, err := json.Marshal(inst)
-	if err != nil {
-		return fmt.Errorf("invalid JSON: %w", err)
-	}
-	vinst, err := validator.UnmarshalJSON(bytes.NewReader(norm))
-	if err != nil {
-		return fmt.Errorf("invalid JSON: %w", err)
-	}
-	if err := s.v.Validate(vinst); err != nil {
-		return schemaError(err)
-	}
-	if err := json.Unmarshal(norm, &rd.val); err != nil {
-		return fmt.Errorf("does not fit %s: %w", s.name, err)
-	}
-	if m, ok := any(&rd.val).(*map[string]any); ok && s.prune {
-		pruneUndeclared(s.root, *m)
-	}
-	return nil
-}
-
-// soleList reports the name of the one property of an object schema, when
-// that property is a list.
-func soleList(s *jsonschema.Schema) (string, bool) {
-	if s == nil || s.Type != "object" || s.Properties == nil || s.Properties.Len() == 0 {
-		return "", false
-	}
-	var name string
-	for p := s.Properties.Oldest(); p != nil; p = p.Next() {
-		if p.Value != nil && p.Value.Type == "array" {
-			if name != "" {
-				return "", false
-			}
-			name = p.Key
-		} else if required(s, p.Key) {
-			return "", false
-		}
-	}
-	return name, name != ""
+	return pathName(f.path) + ": " + f.action
 }
 
 // ReplyError is returned when a model's reply could not be turned into a
@@ -304,6 +230,10 @@ func Text(ctx context.Context, c llm.Client, req llm.Request, check func(text *s
 			rd.decodeErr = errors.New("the reply was empty")
 			return rd
 		}
+		if inner, what, ok := textInJSON(rd.val); ok {
+			rd.val = inner
+			rd.fixes = append(rd.fixes, fixed{rule: "shape", action: what})
+		}
 		if truncated {
 			rd.probs.Ask("length", "the reply was cut off at the length limit; write it more concisely",
 				func() string { return "kept a reply cut off at the length limit" })
@@ -332,6 +262,30 @@ func Text(ctx context.Context, c llm.Client, req llm.Request, check func(text *s
 	return generate(ctx, tc, req, read, reask)
 }
 
+// textInJSON returns the text of a plain-text reply written as JSON: a
+// JSON string, or an object whose one member is a text ({"answer":
+// "…"}), whole or in a code fence. Any other reply is prose, kept as it
+// is.
+func textInJSON(reply string) (text, what string, ok bool) {
+	cands := findCandidates(reply)
+	if len(cands) != 1 || cands[0].err != nil || !jsonShaped(reply, cands) {
+		return "", "", false
+	}
+	switch v := cands[0].v.(type) {
+	case string:
+		if strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v), "the text of a reply written as a JSON string taken", true
+		}
+	case *object:
+		if len(v.keys) == 1 {
+			if s, ok := v.vals[0].(string); ok && strings.TrimSpace(s) != "" {
+				return strings.TrimSpace(s), fmt.Sprintf("the text inside the JSON wrapper {%q: …} taken", v.keys[0]), true
+			}
+		}
+	}
+	return "", "", false
+}
+
 // generate is the loop of Generate and Text: ask, read, re-ask once, use
 // the best usable reply.
 func generate[T any](ctx context.Context, c llm.Client, req llm.Request, read func(text string) *reading[T], reask func(hard, ask error, resp *llm.Response) string) (T, llm.Usage, error) {
@@ -345,7 +299,7 @@ func generate[T any](ctx context.Context, c llm.Client, req llm.Request, read fu
 	)
 	use := func(rd *reading[T], resp *llm.Response) (T, llm.Usage, error) {
 		for _, f := range rd.finish() {
-			llm.RecordRepair(ctx, llm.Repair{Agent: req.Agent, Rule: f.rule, Action: f.action})
+			llm.RecordRepair(ctx, llm.Repair{Agent: req.Agent, Rule: f.rule, Path: f.path, Action: f.action})
 		}
 		resp.Accept()
 		return rd.val, usage, nil

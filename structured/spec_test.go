@@ -72,16 +72,18 @@ func TestDecode(t *testing.T) {
 		wantDec   string
 		wantRule  string
 	}{
-		{name: "valid fenced", in: "```json\n{\"score\": 7.5, \"decision\": \"approve\", \"notes\": [\"ok\"]}\n```", wantScore: 7.5, wantDec: "approve"},
+		{name: "valid", in: `{"score": 7.5, "decision": "approve", "notes": ["ok"]}`, wantScore: 7.5, wantDec: "approve"},
+		{name: "fenced", in: "```json\n{\"score\": 7.5, \"decision\": \"approve\", \"notes\": [\"ok\"]}\n```", wantScore: 7.5, wantDec: "approve", wantRule: "syntax"},
 		{name: "out of range is clamped", in: `{"score": 11, "decision": "approve", "notes": []}`, wantScore: 10, wantDec: "approve", wantRule: "range"},
 		{name: "synonym", in: `{"score": 6, "decision": "accept", "notes": []}`, wantScore: 6, wantDec: "approve", wantRule: "enum"},
 		{name: "enum case", in: `{"score": 6, "decision": " Revise", "notes": []}`, wantScore: 6, wantDec: "revise", wantRule: "enum"},
-		{name: "unknown enum", in: `{"score": 6, "decision": "maybe", "notes": []}`, wantErr: "at /decision"},
-		{name: "missing list is empty", in: `{"score": 6, "decision": "approve"}`, wantScore: 6, wantDec: "approve", wantRule: "missing"},
+		{name: "unknown enum", in: `{"score": 6, "decision": "maybe", "notes": []}`, wantErr: `decision: "maybe" is not one of`},
+		{name: "missing list is missing", in: `{"score": 6, "decision": "approve"}`, wantErr: `notes: "notes" is missing`},
+		{name: "null list is missing", in: `{"score": 6, "decision": "approve", "notes": null}`, wantErr: `notes: "notes" is missing`},
 		{name: "missing score", in: `{"decision": "approve", "notes": []}`, wantErr: "score"},
-		{name: "unknown field dropped", in: `{"score": 6, "decision": "approve", "notes": [], "x": 1}`, wantScore: 6, wantDec: "approve"},
+		{name: "unknown field dropped", in: `{"score": 6, "decision": "approve", "notes": [], "x": 1}`, wantScore: 6, wantDec: "approve", wantRule: "extra"},
 		{name: "string score", in: `{"score": "7", "decision": "approve", "notes": []}`, wantScore: 7, wantDec: "approve", wantRule: "type"},
-		{name: "uncoercible", in: `{"score": "high", "decision": "approve", "notes": []}`, wantErr: "at /score"},
+		{name: "uncoercible", in: `{"score": "high", "decision": "approve", "notes": []}`, wantErr: `score: "high" is not a number`},
 		{name: "one note for a list", in: `{"score": 6, "decision": "approve", "notes": "fine"}`, wantScore: 6, wantDec: "approve", wantRule: "type"},
 		{name: "type rule", in: `{"score": 2, "decision": "approve", "notes": []}`, wantErr: "at least 5"},
 		{name: "truncated", in: `{"score": 2, "decision": "appr`, wantErr: "truncated"},

@@ -151,7 +151,7 @@ type TopPick struct {
 type Narrative struct {
 	Overview       string    `json:"overview" jsonschema:"minLength=1"`
 	Top            []TopPick `json:"top" jsonschema:"minItems=1"`
-	Patterns       []string  `json:"patterns"`
+	Patterns       []string  `json:"patterns,omitempty"`
 	Recommendation string    `json:"recommendation" jsonschema:"minLength=1"`
 }
 

@@ -40,10 +40,10 @@ type Improvement struct {
 // reviewer_feedback_iteration_N.json.
 type Feedback struct {
 	OverallAssessment string        `json:"overall_assessment" jsonschema:"minLength=1"`
-	Strengths         []string      `json:"strengths"`
-	CriticalIssues    []Issue       `json:"critical_issues"`
-	Improvements      []Improvement `json:"improvements"`
-	MinorSuggestions  []string      `json:"minor_suggestions"`
+	Strengths         []string      `json:"strengths,omitempty"`
+	CriticalIssues    []Issue       `json:"critical_issues,omitempty"`
+	Improvements      []Improvement `json:"improvements,omitempty"`
+	MinorSuggestions  []string      `json:"minor_suggestions,omitempty"`
 	// IterationRecommendation is approve (the analysis is done) or reject
 	// (it needs another iteration).
 	IterationRecommendation string `json:"iteration_recommendation" jsonschema:"enum=approve,enum=reject"`
@@ -86,8 +86,8 @@ type Claim struct {
 	// or unverifiable (hedged, or beyond what any source covers).
 	Status string `json:"status" jsonschema:"enum=supported,enum=unsupported,enum=contradicted,enum=unverifiable"`
 	// Source is the URL of the search result the status rests on, if any.
-	Source string `json:"source"`
-	Note   string `json:"note"`
+	Source string `json:"source,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // FactCheck is the fact checker's verdict on one iteration, as written to

@@ -242,10 +242,14 @@ func TestAgentsRepairImperfectReplies(t *testing.T) {
 			}
 		},
 	}, {
-		name:  "a reviewer's list left out is empty",
+		name:  "a reviewer's required text left out is asked for once",
+		mod:   func(p *Params) { p.Mode = AnalyzeAndReview },
+		flaws: map[string][]openaitest.Flaw{review: {openaitest.Delete("overall_assessment")}},
+		calls: map[string]int{"": 1, review: 2},
+	}, {
+		name:  "a reviewer's optional list left out stays out",
 		mod:   func(p *Params) { p.Mode = AnalyzeAndReview },
 		flaws: map[string][]openaitest.Flaw{review: {openaitest.Delete("minor_suggestions")}},
-		agent: agentReviewer, rule: "missing", action: "missing list → empty",
 		calls: map[string]int{"": 1, review: 1},
 	}, {
 		name:  "the fact checker's approve follows the evidence",

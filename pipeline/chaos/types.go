@@ -15,11 +15,11 @@ type AcceptedIdea struct {
 	FeasibilityScore   float64  `json:"feasibility_score" jsonschema:"minimum=0,maximum=10"`
 	ImpactScore        float64  `json:"impact_score" jsonschema:"minimum=0,maximum=10"`
 	OriginalityScore   float64  `json:"originality_score" jsonschema:"minimum=0,maximum=10"`
-	KeyPoints          []string `json:"key_points"`
-	ImplementationPath string   `json:"implementation_path"`
-	RequiredResources  []string `json:"required_resources"`
-	SuccessMetrics     []string `json:"success_metrics"`
-	NextSteps          []string `json:"next_steps"`
+	KeyPoints          []string `json:"key_points,omitempty"`
+	ImplementationPath string   `json:"implementation_path,omitempty"`
+	RequiredResources  []string `json:"required_resources,omitempty"`
+	SuccessMetrics     []string `json:"success_metrics,omitempty"`
+	NextSteps          []string `json:"next_steps,omitempty"`
 }
 
 // RejectedIdea is an idea the judge turned down, in the seed's schema.
@@ -27,7 +27,7 @@ type RejectedIdea struct {
 	IdeaName        string  `json:"idea_name" jsonschema:"minLength=1"`
 	RejectionReason string  `json:"rejection_reason" jsonschema:"minLength=1"`
 	QualityScore    float64 `json:"quality_score" jsonschema:"minimum=0,maximum=10"`
-	FatalFlaw       string  `json:"fatal_flaw"`
+	FatalFlaw       string  `json:"fatal_flaw,omitempty"`
 }
 
 // Judgement is the judge's verdict, exactly the seed's JSON schema.
@@ -35,9 +35,9 @@ type Judgement struct {
 	AcceptedIdeas       []AcceptedIdea `json:"accepted_ideas"`
 	RejectedIdeas       []RejectedIdea `json:"rejected_ideas"`
 	Synthesis           string         `json:"synthesis"`
-	TopRecommendations  []string       `json:"top_recommendations"`
-	StrategicInsights   []string       `json:"strategic_insights"`
-	UnresolvedQuestions []string       `json:"unresolved_questions"`
+	TopRecommendations  []string       `json:"top_recommendations,omitempty"`
+	StrategicInsights   []string       `json:"strategic_insights,omitempty"`
+	UnresolvedQuestions []string       `json:"unresolved_questions,omitempty"`
 }
 
 // rules are what a judgement must satisfy beyond its schema, all soft: a
@@ -112,7 +112,7 @@ func (j *Judgement) rules(threshold float64, p *structured.Problems) {
 type comparison struct {
 	Pair   int    `json:"pair" jsonschema:"minimum=0"`
 	Winner string `json:"winner" jsonschema:"enum=a,enum=b"`
-	Reason string `json:"reason"`
+	Reason string `json:"reason,omitempty"`
 }
 
 type comparisons struct {

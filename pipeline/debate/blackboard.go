@@ -3,6 +3,7 @@ package debate
 import (
 	"context"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,15 +22,26 @@ const (
 
 // HandoffMessage is what a proposer posts to the blackboard (seed §4.2).
 type HandoffMessage struct {
-	ConversationID  string    `json:"conversation_id"`
-	FromRole        Role      `json:"from_role"`
-	ToRole          Role      `json:"to_role"`
-	Round           int       `json:"round"`
-	ContextSummary  string    `json:"context_summary"`
-	KeyPoints       []string  `json:"key_points"`
-	ConfidenceScore float64   `json:"confidence_score"`
+	ConversationID string   `json:"conversation_id"`
+	FromRole       Role     `json:"from_role"`
+	ToRole         Role     `json:"to_role"`
+	Round          int      `json:"round"`
+	ContextSummary string   `json:"context_summary"`
+	KeyPoints      []string `json:"key_points"`
+	// ConfidenceScore is the proposer's confidence, 0-1; nil when its
+	// reply gave none.
+	ConfidenceScore *float64  `json:"confidence_score,omitempty"`
 	Timestamp       time.Time `json:"timestamp"`
 	Tokens          int       `json:"tokens"`
+}
+
+// Confidence is the handoff's confidence as a prompt gives it: "0.81", or
+// "not given".
+func (h HandoffMessage) Confidence() string {
+	if h.ConfidenceScore == nil {
+		return "not given"
+	}
+	return strconv.FormatFloat(*h.ConfidenceScore, 'f', 2, 64)
 }
 
 // handoffTokens counts the tokens of a handoff's content: its summary and

@@ -148,16 +148,14 @@ type Pipeline struct {
 
 // proposal is a proposer's reply: the content of its handoff.
 type proposal struct {
-	ContextSummary  string   `json:"context_summary" jsonschema:"minLength=1"`
-	KeyPoints       []string `json:"key_points" jsonschema:"minItems=1,maxItems=8"`
-	ConfidenceScore float64  `json:"confidence_score" jsonschema:"minimum=0,maximum=1"`
+	ContextSummary string   `json:"context_summary" jsonschema:"minLength=1"`
+	KeyPoints      []string `json:"key_points" jsonschema:"minItems=1,maxItems=8"`
+	// ConfidenceScore is nil when the reply gave none.
+	ConfidenceScore *float64 `json:"confidence_score,omitempty" jsonschema:"minimum=0,maximum=1"`
 	// prose marks a proposal read from a reply in plain text, which states
 	// no confidence.
 	prose bool
 }
-
-// proseConfidence is the confidence of a handoff whose reply gave none.
-const proseConfidence = 0.5
 
 // bullet matches a list item of a prose reply: "- x", "* x", "• x", "1. x".
 var bullet = regexp.MustCompile(`^\s*(?:[-*•]|\d+[.)])\s+(.+)$`)
@@ -165,7 +163,7 @@ var bullet = regexp.MustCompile(`^\s*(?:[-*•]|\d+[.)])\s+(.+)$`)
 // proseProposal reads a proposer's reply written in prose instead of JSON:
 // the text is the summary, and its list items, if any, the key points.
 func proseProposal(text string) proposal {
-	p := proposal{ConfidenceScore: proseConfidence, prose: true, KeyPoints: []string{}}
+	p := proposal{prose: true, KeyPoints: []string{}}
 	var summary []string
 	for _, line := range strings.Split(text, "\n") {
 		if m := bullet.FindStringSubmatch(line); m != nil && len(p.KeyPoints) < 8 {
@@ -182,11 +180,12 @@ func proseProposal(text string) proposal {
 	return p
 }
 
-// Check reports the default confidence of a proposal read from prose.
+// Check records that a proposal read from prose states no confidence: it
+// is left out, not assumed.
 func (p *proposal) Check(pr *structured.Problems) {
 	if p.prose {
 		pr.Fix("prose", "the reply gave no confidence_score", func() string {
-			return fmt.Sprintf("confidence_score %.1f assumed: the reply in prose gave none", proseConfidence)
+			return "confidence_score not given: the reply in prose stated none"
 		})
 	}
 }
@@ -194,7 +193,7 @@ func (p *proposal) Check(pr *structured.Problems) {
 // ranking is a reviewer's reply.
 type ranking struct {
 	Ranking []string `json:"ranking" jsonschema:"minItems=1"`
-	Reasons string   `json:"reasons"`
+	Reasons string   `json:"reasons,omitempty"`
 }
 
 // New prepares the pipeline. count counts tokens (see Tokenizer); searcher

@@ -22,6 +22,23 @@ func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 // percent is a 0-1 confidence for people: a whole percentage.
 func percent(x float64) string { return strconv.Itoa(int(math.Round(x*100))) + "%" }
 
+// confidence is a handoff's confidence for people, "not given" when its
+// reply gave none.
+func confidence(x *float64) string {
+	if x == nil {
+		return "not given"
+	}
+	return percent(*x)
+}
+
+// optNum is num of x, empty when x is nil.
+func optNum(x *float64) string {
+	if x == nil {
+		return ""
+	}
+	return num(*x)
+}
+
 func shorten(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) > n {
@@ -73,7 +90,7 @@ func Document(run *madspark.Run) (*document.Document, error) {
 		hs := document.Section{Title: "Handoffs", Blocks: []document.Block{document.Text("What each proposer posted to the blackboard for the aggregator.")}}
 		for _, h := range res.Handoffs {
 			sub := document.Section{Title: fmt.Sprintf("%s, round %d", h.FromRole, h.Round), Blocks: []document.Block{
-				document.Para(document.Bold("Confidence: "), document.Plain(percent(h.ConfidenceScore))),
+				document.Para(document.Bold("Confidence: "), document.Plain(confidence(h.ConfidenceScore))),
 				document.Text(h.ContextSummary),
 			}}
 			if len(h.KeyPoints) > 0 {
@@ -134,7 +151,7 @@ func Table(run *madspark.Run) ([]string, [][]string, error) {
 		rows[0][1] = string(Direct)
 	}
 	for _, h := range res.Handoffs {
-		rows = append(rows, []string{"handoff", string(h.FromRole), strconv.Itoa(h.Round), num(h.ConfidenceScore), h.ContextSummary, strings.Join(h.KeyPoints, "; "), "", ""})
+		rows = append(rows, []string{"handoff", string(h.FromRole), strconv.Itoa(h.Round), optNum(h.ConfidenceScore), h.ContextSummary, strings.Join(h.KeyPoints, "; "), "", ""})
 	}
 	for _, r := range res.Ranking {
 		rows = append(rows, []string{"ranking", string(r.Role), "", strconv.Itoa(r.Points), "", "", "", ""})

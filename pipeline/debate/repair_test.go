@@ -176,7 +176,7 @@ func TestRepairsAgainstImperfectModel(t *testing.T) {
 				for _, h := range res.Handoffs {
 					if strings.HasPrefix(h.ContextSummary, "The drafter thinks") {
 						n++
-						if strings.Join(h.KeyPoints, "|") != "mechanism first|then the steps" || h.ConfidenceScore != proseConfidence || strings.Contains(h.ContextSummary, "- mechanism") {
+						if strings.Join(h.KeyPoints, "|") != "mechanism first|then the steps" || h.ConfidenceScore != nil || strings.Contains(h.ContextSummary, "- mechanism") {
 							t.Errorf("prose handoff %+v", h)
 						}
 					}
@@ -185,9 +185,9 @@ func TestRepairsAgainstImperfectModel(t *testing.T) {
 					t.Errorf("%d prose handoffs, want 1", n)
 				}
 			}},
-		{name: "handoff in a markdown fence is read as is",
+		{name: "handoff in a markdown fence is read, the fence recorded",
 			flaws: map[string][]openaitest.Flaw{propose: {openaitest.Fence()}},
-			calls: map[string]int{propose: 3, "": 1}},
+			calls: map[string]int{propose: 3, "": 1}, want: []repairWant{{agentPropose, "syntax"}}},
 		{name: "confidence as text is coerced",
 			flaws: map[string][]openaitest.Flaw{propose: {openaitest.AsText("confidence_score")}},
 			calls: map[string]int{propose: 3, "": 1}, want: []repairWant{{agentPropose, "type"}}},
@@ -196,7 +196,7 @@ func TestRepairsAgainstImperfectModel(t *testing.T) {
 			calls: map[string]int{propose: 3, "": 1}, want: []repairWant{{agentPropose, "range"}},
 			check: func(t *testing.T, res *Result) {
 				for _, h := range res.Handoffs {
-					if h.ConfidenceScore > 1 {
+					if h.ConfidenceScore == nil || *h.ConfidenceScore > 1 {
 						t.Errorf("confidence %v not clamped", h.ConfidenceScore)
 					}
 				}
@@ -211,8 +211,22 @@ func TestRepairsAgainstImperfectModel(t *testing.T) {
 					}
 				}
 			}},
-		{name: "a missing confidence is asked for once",
+		{name: "a missing confidence is left out, not assumed",
 			flaws: map[string][]openaitest.Flaw{propose: {openaitest.Delete("confidence_score")}},
+			calls: map[string]int{propose: 3, "": 1},
+			check: func(t *testing.T, res *Result) {
+				absent := 0
+				for _, h := range res.Handoffs {
+					if h.ConfidenceScore == nil {
+						absent++
+					}
+				}
+				if absent != 1 {
+					t.Errorf("%d handoffs without a confidence, want the 1 whose reply gave none", absent)
+				}
+			}},
+		{name: "a missing summary is asked for once",
+			flaws: map[string][]openaitest.Flaw{propose: {openaitest.Delete("context_summary")}},
 			calls: map[string]int{propose: 4, "": 1}},
 		{name: "ranking with an unknown contribution drops it", review: true,
 			flaws: map[string][]openaitest.Flaw{review: {openaitest.Map("ranking", func(v any) any { return append([]any{"Z"}, v.([]any)...) })}},
@@ -303,7 +317,7 @@ func TestHardReplyFailsResumably(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !healthy && critic.MatchString(req.System()) {
-			r.Content = openaitest.Apply(r.Content, openaitest.Delete("confidence_score"))
+			r.Content = openaitest.Apply(r.Content, openaitest.Delete("context_summary"))
 		}
 		return r
 	}

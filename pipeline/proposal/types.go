@@ -124,10 +124,10 @@ type problemReply struct {
 	ResearchGap          string     `json:"research_gap" jsonschema:"minLength=1"`
 	Justification        string     `json:"justification" jsonschema:"minLength=1"`
 	MainResearchQuestion string     `json:"main_research_question" jsonschema:"minLength=1"`
-	SecondaryQuestions   []string   `json:"secondary_questions" jsonschema:"maxItems=4"`
+	SecondaryQuestions   []string   `json:"secondary_questions,omitempty" jsonschema:"maxItems=4"`
 	KeyVariables         []string   `json:"key_variables" jsonschema:"minItems=1,maxItems=10"`
-	Literature           []citation `json:"preliminary_literature" jsonschema:"maxItems=10"`
-	SearchSummary        string     `json:"search_summary"`
+	Literature           []citation `json:"preliminary_literature,omitempty" jsonschema:"maxItems=10"`
+	SearchSummary        string     `json:"search_summary,omitempty"`
 }
 
 // citation cites a search result by its number.
@@ -170,7 +170,7 @@ func dropEmpty(list []string) []string {
 // search.
 type searchPlan struct {
 	Queries   []string `json:"queries" jsonschema:"minItems=3,maxItems=5"`
-	Rationale string   `json:"rationale"`
+	Rationale string   `json:"rationale,omitempty"`
 }
 
 // maxQuery is the longest query searched, in characters.
@@ -264,7 +264,7 @@ type ResearchObjectives struct {
 	GeneralObjective   string              `json:"general_objective" jsonschema:"minLength=1"`
 	SpecificObjectives []SpecificObjective `json:"specific_objectives" jsonschema:"minItems=3,maxItems=5"`
 	AlignmentCheck     AlignmentCheck      `json:"alignment_check"`
-	FeasibilityNotes   string              `json:"feasibility_notes"`
+	FeasibilityNotes   string              `json:"feasibility_notes,omitempty"`
 }
 
 // check enforces the rules that depend on the problem and the timeline.
@@ -351,7 +351,7 @@ type MethodologyRecommendation struct {
 	RecommendedMethodology   string          `json:"recommended_methodology" jsonschema:"minLength=1"`
 	MethodologyType          MethodologyType `json:"methodology_type" jsonschema:"enum=qualitative,enum=quantitative,enum=mixed"`
 	Justification            string          `json:"justification" jsonschema:"minLength=1"`
-	RequiredSkills           []string        `json:"required_skills"`
+	RequiredSkills           []string        `json:"required_skills,omitempty"`
 	TimelineFit              TimelineFit     `json:"timeline_fit"`
 	AlternativeMethodologies []Alternative   `json:"alternative_methodologies" jsonschema:"minItems=1,maxItems=3"`
 }
@@ -451,13 +451,13 @@ type Activity struct {
 // DataCollectionPlan model).
 type DataCollectionPlan struct {
 	CollectionTechniques  []string   `json:"collection_techniques" jsonschema:"minItems=1"`
-	RecommendedTools      []Tool     `json:"recommended_tools"`
+	RecommendedTools      []Tool     `json:"recommended_tools,omitempty"`
 	DataSources           []string   `json:"data_sources" jsonschema:"minItems=1"`
 	EstimatedSampleSize   string     `json:"estimated_sample_size" jsonschema:"minLength=1"`
 	SamplingStrategy      string     `json:"sampling_strategy" jsonschema:"minLength=1"`
 	TimelineBreakdown     []Activity `json:"timeline_breakdown" jsonschema:"minItems=1,maxItems=12"`
-	ResourceRequirements  []string   `json:"resource_requirements"`
-	EthicalConsiderations []string   `json:"ethical_considerations"`
+	ResourceRequirements  []string   `json:"resource_requirements,omitempty"`
+	EthicalConsiderations []string   `json:"ethical_considerations,omitempty"`
 }
 
 // check keeps every activity within the project: weeks given the wrong
@@ -494,9 +494,9 @@ type Issue struct {
 type qcReply struct {
 	CoherenceScore    float64  `json:"coherence_score" jsonschema:"minimum=0,maximum=1"`
 	FeasibilityScore  float64  `json:"feasibility_score" jsonschema:"minimum=0,maximum=1"`
-	IssuesIdentified  []Issue  `json:"issues_identified"`
-	Recommendations   []string `json:"recommendations"`
-	RefinementTargets []Stage  `json:"refinement_targets" jsonschema:"uniqueItems=true,enum=problem_formulation,enum=objectives,enum=methodology,enum=data_collection"`
+	IssuesIdentified  []Issue  `json:"issues_identified,omitempty"`
+	Recommendations   []string `json:"recommendations,omitempty"`
+	RefinementTargets []Stage  `json:"refinement_targets,omitempty" jsonschema:"uniqueItems=true,enum=problem_formulation,enum=objectives,enum=methodology,enum=data_collection"`
 	Summary           string   `json:"summary" jsonschema:"minLength=1"`
 }
 

@@ -230,7 +230,8 @@ func TestAgentsRepairImperfectReplies(t *testing.T) {
 			}},
 		{name: "generate/prose", schema: "spark_ideas", flaws: []openaitest.Flaw{openaitest.Prose("Here are five ideas: rooftop gardens, and more.")},
 			calls: map[string]int{"generate": 2}},
-		{name: "generate/fenced", schema: "spark_ideas", flaws: []openaitest.Flaw{openaitest.Fence()}},
+		{name: "generate/fenced", schema: "spark_ideas", flaws: []openaitest.Flaw{openaitest.Fence()},
+			repairs: []string{"spark.generate syntax: code fence", "spark.generate syntax: text around the JSON"}},
 
 		// Critic.
 		{name: "evaluate/one-based", schema: "spark_evaluations", flaws: []openaitest.Flaw{openaitest.Add("evaluations/*/index", 1)},

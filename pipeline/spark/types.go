@@ -46,9 +46,9 @@ type Evaluation struct {
 	Index       int      `json:"index"`
 	Score       float64  `json:"score" jsonschema:"minimum=0,maximum=10"`
 	Critique    string   `json:"critique" jsonschema:"minLength=1"`
-	Strengths   []string `json:"strengths"`
-	Weaknesses  []string `json:"weaknesses"`
-	Suggestions []string `json:"suggestions"`
+	Strengths   []string `json:"strengths,omitempty"`
+	Weaknesses  []string `json:"weaknesses,omitempty"`
+	Suggestions []string `json:"suggestions,omitempty"`
 }
 
 type evaluations struct {
@@ -58,9 +58,9 @@ type evaluations struct {
 // Advocacy is the Advocate's case for one idea.
 type Advocacy struct {
 	Index              int      `json:"index"`
-	Strengths          []string `json:"strengths" jsonschema:"minItems=1"`
-	Opportunities      []string `json:"opportunities"`
-	AddressingConcerns []string `json:"addressing_concerns"`
+	Strengths          []string `json:"strengths,omitempty" jsonschema:"minItems=1"`
+	Opportunities      []string `json:"opportunities,omitempty"`
+	AddressingConcerns []string `json:"addressing_concerns,omitempty"`
 }
 
 type advocacies struct {
@@ -70,10 +70,10 @@ type advocacies struct {
 // Skepticism is the Skeptic's challenge to one idea.
 type Skepticism struct {
 	Index                   int      `json:"index"`
-	CriticalFlaws           []string `json:"critical_flaws"`
+	CriticalFlaws           []string `json:"critical_flaws,omitempty"`
 	RisksAndChallenges      []string `json:"risks_and_challenges" jsonschema:"minItems=1"`
-	QuestionableAssumptions []string `json:"questionable_assumptions"`
-	MissingConsiderations   []string `json:"missing_considerations"`
+	QuestionableAssumptions []string `json:"questionable_assumptions,omitempty"`
+	MissingConsiderations   []string `json:"missing_considerations,omitempty"`
 }
 
 type skepticisms struct {
@@ -85,7 +85,7 @@ type Improvement struct {
 	Index           int      `json:"index"`
 	Title           string   `json:"title" jsonschema:"minLength=1"`
 	Description     string   `json:"description" jsonschema:"minLength=1"`
-	KeyImprovements []string `json:"key_improvements"`
+	KeyImprovements []string `json:"key_improvements,omitempty"`
 }
 
 type improvements struct {
@@ -118,7 +118,7 @@ func (d Dimensions) values() []float64 {
 type multiDimItem struct {
 	Index     int        `json:"index"`
 	Scores    Dimensions `json:"scores"`
-	Rationale string     `json:"rationale"`
+	Rationale string     `json:"rationale,omitempty"`
 }
 
 type multiDims struct {
@@ -148,13 +148,13 @@ func newMultiDimensional(it multiDimItem) *MultiDimensional {
 type Inference struct {
 	// Type is the kind of analysis (see InferenceTypes), set by the
 	// pipeline, not asked of the model.
-	Type           string   `json:"type" jsonschema:"-"`
+	Type           string   `json:"type,omitempty" jsonschema:"-"`
 	Index          int      `json:"index"`
 	InferenceChain []string `json:"inference_chain" jsonschema:"minItems=1"`
 	Conclusion     string   `json:"conclusion" jsonschema:"minLength=1"`
 	Confidence     float64  `json:"confidence" jsonschema:"minimum=0,maximum=1"`
-	Contradictions []string `json:"contradictions"`
-	Improvements   []string `json:"improvements"`
+	Contradictions []string `json:"contradictions,omitempty"`
+	Improvements   []string `json:"improvements,omitempty"`
 	// CausalLinks are the cause → effect links of a causal_chain analysis.
 	CausalLinks []CausalLink `json:"causal_links,omitempty"`
 	// Constraints are the constraints checked by a constraint_satisfaction

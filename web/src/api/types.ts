@@ -347,6 +347,7 @@ export interface CallView {
 export interface RepairView {
   agent: string
   rule: string
+  path?: string
   action: string
 }
 

@@ -79,7 +79,8 @@ export function HowMade({ runId }: { runId: string }) {
               <ul className="handoffs">
                 {res.handoffs.map((h, i) => (
                   <li key={i}>
-                    <strong>{h.from_role}</strong>, round {h.round} — {percent(h.confidence_score)} confident
+                    <strong>{h.from_role}</strong>, round {h.round} —{' '}
+                    {h.confidence_score === undefined || h.confidence_score === null ? 'confidence not given' : `${percent(h.confidence_score)} confident`}
                     <p>{h.context_summary}</p>
                     {h.key_points && h.key_points.length > 0 && (
                       <ul>

@@ -3,6 +3,8 @@ export interface Repair {
   step?: string
   agent: string
   rule: string
+  /** path is where in the reply's value, as a JSON pointer; absent for the whole reply. */
+  path?: string
   action: string
 }
 
@@ -19,7 +21,7 @@ export function repairsOf(result: unknown): Repair[] {
 
 /**
  * Repairs shows the repairs made to a run's model replies: a count, and the
- * list (agent, rule, what was done) folded under it. A run without repairs
+ * list (agent, rule, where, what was done) folded under it. A run without repairs
  * shows nothing.
  */
 export function Repairs({ result }: { result: unknown }) {
@@ -37,6 +39,7 @@ export function Repairs({ result }: { result: unknown }) {
           <tr>
             <th scope="col">Agent</th>
             <th scope="col">Rule</th>
+            <th scope="col">Where</th>
             <th scope="col">What was done</th>
           </tr>
         </thead>
@@ -45,6 +48,7 @@ export function Repairs({ result }: { result: unknown }) {
             <tr key={i}>
               <td className="mono">{r.agent}</td>
               <td>{r.rule}</td>
+              <td className="mono">{r.path || 'the whole reply'}</td>
               <td>{r.action}</td>
             </tr>
           ))}

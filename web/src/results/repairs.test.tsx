@@ -11,7 +11,7 @@ import { Repairs, repairsOf } from './Repairs'
 const repairs = [
   { step: 'generate', agent: 'spark.generate', rule: 'count', action: '4 ideas kept of 5 asked' },
   { step: 'evaluate', agent: 'spark.evaluate', rule: 'index', action: 'indices counted from 1 renumbered: 1..4 → 0..3' },
-  { step: 'evaluate', agent: 'spark.evaluate', rule: 'range', action: '/evaluations/2/score: 10.5 → 10 (the maximum)' },
+  { step: 'evaluate', agent: 'spark.evaluate', rule: 'range', path: '/evaluations/2/score', action: '10.5 → 10 (the maximum)' },
 ]
 
 describe('repairs', () => {
@@ -35,7 +35,7 @@ describe('repairs', () => {
     await user.click(within(box).getByText('Replies repaired'))
     expect(box.open).toBe(true)
     const rows = within(box).getAllByRole('row').map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent))
-    expect(rows.slice(1)).toEqual(repairs.map((r) => [r.agent, r.rule, r.action]))
+    expect(rows.slice(1)).toEqual(repairs.map((r) => [r.agent, r.rule, r.path ?? 'the whole reply', r.action]))
   })
 
   it('is part of a finished run’s view', async () => {

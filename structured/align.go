@@ -1,0 +1,753 @@
+package structured
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// fixed is one thing done to a reply to read it (a repair), or one thing
+// wrong with it (a problem): the rule, where (a JSON pointer into the
+// value, "" for the whole reply) and what, in a few words. An ask (a
+// problem only the model can fix) says in then what is done when a reply
+// still has it.
+type fixed struct {
+	rule, path, action, then string
+	// drop counts the values of the reply that the repair set aside.
+	drop int
+}
+
+// aligned is a reply's value read against a node.
+type aligned struct {
+	// v is the value, as encoding/json decodes JSON into an any.
+	v any
+	// absent: the reply holds no value here (null, nothing, "n/a").
+	absent bool
+	// fixes are the alignments made; asks the soft problems only the
+	// model can fix (a list too short, an empty text); hard the problems
+	// that leave no value of the schema.
+	fixes, asks, hard []fixed
+}
+
+// worse reports whether r is a worse reading than o: more hard problems,
+// then more asks, then more of the reply set aside, then more
+// alignments.
+func (r *aligned) worse(o *aligned) bool {
+	if len(r.hard) != len(o.hard) {
+		return len(r.hard) > len(o.hard)
+	}
+	if len(r.asks) != len(o.asks) {
+		return len(r.asks) > len(o.asks)
+	}
+	if a, b := drops(r.fixes), drops(o.fixes); a != b {
+		return a > b
+	}
+	return len(r.fixes) > len(o.fixes)
+}
+
+func drops(fixes []fixed) int {
+	n := 0
+	for _, f := range fixes {
+		n += f.drop
+	}
+	return n
+}
+
+// values counts v and the values inside it.
+func values(v any) int {
+	n := 1
+	switch x := v.(type) {
+	case *object:
+		for _, e := range x.vals {
+			n += values(e)
+		}
+	case []any:
+		for _, e := range x {
+			n += values(e)
+		}
+	}
+	return n
+}
+
+func (r *aligned) clean() bool {
+	return len(r.hard) == 0 && len(r.asks) == 0 && len(r.fixes) == 0
+}
+
+// absorb adds the findings of a part of r's value.
+func (r *aligned) absorb(part *aligned) {
+	r.fixes = append(r.fixes, part.fixes...)
+	r.asks = append(r.asks, part.asks...)
+	r.hard = append(r.hard, part.hard...)
+}
+
+func (r *aligned) fix(rule, path, format string, args ...any) {
+	r.fixes = append(r.fixes, fixed{rule: rule, path: path, action: fmt.Sprintf(format, args...)})
+}
+
+// dropped records a repair that set v, part of the reply, aside.
+func (r *aligned) dropped(v any, rule, path, format string, args ...any) {
+	r.fixes = append(r.fixes, fixed{rule: rule, path: path, action: fmt.Sprintf(format, args...), drop: values(v)})
+}
+
+func (r *aligned) problem(rule, path, format string, args ...any) {
+	r.hard = append(r.hard, fixed{rule: rule, path: path, action: fmt.Sprintf(format, args...)})
+}
+
+// ask reports a problem only the model can fix; then is what is done if
+// the reply keeps it ("" for keeping the value as sent).
+func (r *aligned) ask(rule, path, then, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if then == "" {
+		then = "kept as sent: " + msg
+	}
+	r.asks = append(r.asks, fixed{rule: rule, path: path, action: msg, then: then})
+}
+
+// soften adds the hard problems of a part of r that can be left out
+// (an optional member, an item of a list) as asks: the part is left out
+// if the reply keeps them.
+func (r *aligned) soften(part *aligned, what string) {
+	r.fixes = append(r.fixes, part.fixes...)
+	r.asks = append(r.asks, part.asks...)
+	for _, h := range part.hard {
+		r.asks = append(r.asks, fixed{rule: h.rule, path: h.path, action: h.action, then: what + " left out: " + h.action})
+	}
+}
+
+// aligner reads decoded replies against a schema: it walks the value and
+// the schema together and brings the value into the schema's shape where
+// the reply plainly means it, recording each alignment. Where several
+// readings are possible (the value as it is, or inside a wrapper), the one
+// with the fewest problems and then the fewest alignments wins; ties go to
+// the value as it is, then to the readings in the order align tries them.
+type aligner struct {
+	synonyms map[string]string
+}
+
+// align reads v against n at path.
+func (al *aligner) align(n *node, v any, path string) aligned {
+	best := al.direct(n, v, path)
+	if best.clean() || v == nil {
+		return best
+	}
+	for _, alt := range al.alternatives(n, v, path) {
+		r := al.align(n, alt.v, path)
+		r.fixes = append([]fixed{alt.why}, r.fixes...)
+		if best.worse(&r) {
+			best = r
+		}
+	}
+	return best
+}
+
+// alternative is another way to read a value: what it becomes and why.
+type alternative struct {
+	v   any
+	why fixed
+}
+
+// alternatives returns the other ways v may be meant for n: the value inside
+// a one-key wrapper or a one-item list, a bare list for an object whose
+// only list it is, a value sent as a string of JSON.
+func (al *aligner) alternatives(n *node, v any, path string) []alternative {
+	var out []alternative
+	switch x := v.(type) {
+	case *object:
+		if len(x.keys) == 1 && x.vals[0] != nil && !n.declares(x.keys[0]) {
+			out = append(out, alternative{x.vals[0], fixed{rule: "shape", path: path, action: fmt.Sprintf("the value inside the wrapper {%q: …} taken", x.keys[0])}})
+		}
+	case []any:
+		if len(x) == 1 && !n.allows("array") {
+			out = append(out, alternative{x[0], fixed{rule: "shape", path: path, action: "the value inside a list of one taken"}})
+		}
+		if n.is("object") {
+			if p := n.soleList(); p != nil {
+				out = append(out, alternative{&object{keys: []string{p.name}, vals: []any{x}}, fixed{rule: "shape", path: path, action: fmt.Sprintf("a bare list taken as %q", p.name)}})
+			}
+		}
+	case string:
+		if (n.is("object") || n.is("array")) && !n.allows("string") {
+			t := strings.TrimSpace(x)
+			if t != "" && (t[0] == '{' || t[0] == '[') {
+				if c := readSpan(t, 0, len(t)); c.err == nil && !c.truncated {
+					out = append(out, alternative{c.v, fixed{rule: "type", path: path, action: "a value sent as a string of JSON decoded"}})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// declares reports whether key names one of n's properties, as it is or
+// normalised.
+func (n *node) declares(key string) bool {
+	k := keyOf(key)
+	for _, p := range n.props {
+		if p.name == key || p.key == k {
+			return true
+		}
+	}
+	return false
+}
+
+// direct reads v as it is against n.
+func (al *aligner) direct(n *node, v any, path string) aligned {
+	if len(n.anyOf) > 0 {
+		var best *aligned
+		for _, alt := range n.anyOf {
+			r := al.align(alt, v, path)
+			if best == nil || best.worse(&r) {
+				best = &r
+			}
+		}
+		return *best
+	}
+	if v == nil {
+		if n.allows("null") && len(n.types) > 0 {
+			return aligned{v: nil}
+		}
+		return aligned{absent: true}
+	}
+	if s, ok := v.(string); ok && !n.allows("string") && noValue(s) {
+		r := aligned{absent: true}
+		r.fix("type", path, "text %q read as no value", s)
+		return r
+	}
+	var r aligned
+	switch t := jsonType(v); {
+	case len(n.types) == 0:
+		r = aligned{v: plain(v)}
+	case n.allows(t):
+		r = al.as(n, t, v, path)
+	default:
+		// Coerce to the first of n's types that reads the value best.
+		var best *aligned
+		for _, want := range n.types {
+			if want == "null" {
+				continue
+			}
+			c := al.as(n, want, v, path)
+			if best == nil || best.worse(&c) {
+				best = &c
+			}
+		}
+		if best == nil {
+			r.problem("type", path, "want null, got %s", jsonKind(v))
+			return r
+		}
+		r = *best
+	}
+	if len(n.enum) > 0 && len(r.hard) == 0 && !r.absent {
+		al.checkEnum(n, &r, path)
+	}
+	return r
+}
+
+// as reads v as JSON type t of n.
+func (al *aligner) as(n *node, t string, v any, path string) aligned {
+	switch t {
+	case "object":
+		return al.object(n, v, path)
+	case "array":
+		return al.array(n, v, path)
+	case "string":
+		return al.str(n, v, path)
+	case "number", "integer":
+		return al.number(n, t == "integer" || n.is("integer"), v, path)
+	case "boolean":
+		return al.boolean(v, path)
+	case "null":
+		var r aligned
+		r.problem("type", path, "want null, got %s", jsonKind(v))
+		return r
+	}
+	return aligned{v: plain(v)}
+}
+
+func (al *aligner) object(n *node, v any, path string) aligned {
+	var r aligned
+	o, ok := v.(*object)
+	if !ok {
+		r.problem("type", path, "want an object, got %s", jsonKind(v))
+		return r
+	}
+	src := matchKeys(n, o, path, &r)
+	out := make(map[string]any, len(n.props))
+	for _, p := range n.props {
+		at := path + "/" + escape(p.name)
+		var m aligned
+		if i, ok := src[p]; ok {
+			m = al.align(p.n, o.vals[i], at)
+			if len(m.hard) > 0 && !n.required[p.name] {
+				// An optional member the reply gives but unreadably:
+				// asked again, then left out.
+				r.soften(&m, fmt.Sprintf("%q", p.name))
+				continue
+			}
+			r.absorb(&m)
+		} else {
+			m.absent = true
+		}
+		switch {
+		case len(m.hard) > 0:
+			// The member is there but unreadable: its problem says so.
+		case !m.absent:
+			out[p.name] = m.v
+		case n.required[p.name] && p.n.allows("null") && len(p.n.types) > 0:
+			out[p.name] = nil
+			r.fix("missing", at, "not given: null")
+		case n.required[p.name]:
+			r.problem("missing", at, "%q is missing", p.name)
+		}
+	}
+	for i, k := range o.keys {
+		if src.used(i) {
+			continue
+		}
+		if !n.extraOK {
+			r.dropped(o.vals[i], "extra", path+"/"+escape(k), "field %q dropped: the schema has no such field", k)
+			continue
+		}
+		if n.extra != nil {
+			m := al.align(n.extra, o.vals[i], path+"/"+escape(k))
+			r.absorb(&m)
+			if !m.absent {
+				out[k] = m.v
+			}
+			continue
+		}
+		out[k] = plain(o.vals[i])
+	}
+	r.v = out
+	return r
+}
+
+// sources maps each property of a node to the member of a reply's object
+// that gives it.
+type sources map[*prop]int
+
+func (s sources) used(i int) bool {
+	for _, j := range s {
+		if j == i {
+			return true
+		}
+	}
+	return false
+}
+
+// matchKeys finds, for each of n's properties, the member of o that gives
+// it: the member of that name (the last if twice); else the one whose
+// name is the same in another case or style; else the one whose name
+// holds the property's or is held by it, when that pairing is the only
+// one either way; else, for a list or an object still missing, the one
+// member of that kind left, when it is the only one and so is the
+// property. Each match other than by name is recorded in r.
+func matchKeys(n *node, o *object, path string, r *aligned) sources {
+	src := sources{}
+	taken := make([]bool, len(o.keys))
+	take := func(p *prop, i int) {
+		if prev, ok := src[p]; ok {
+			r.dropped(o.vals[prev], "key", path+"/"+escape(o.keys[prev]), "a second %q found: the last one kept", p.name)
+		}
+		src[p] = i
+		taken[i] = true
+	}
+	for i, k := range o.keys {
+		if p := n.prop(k); p != nil {
+			take(p, i)
+		}
+	}
+	for i, k := range o.keys {
+		if taken[i] {
+			continue
+		}
+		kk := keyOf(k)
+		for _, p := range n.props {
+			if p.key == kk && kk != "" {
+				if _, ok := src[p]; ok {
+					r.dropped(o.vals[i], "key", path+"/"+escape(k), "field %q dropped: %q was given already", k, p.name)
+					taken[i] = true
+					break
+				}
+				take(p, i)
+				r.fix("key", path+"/"+escape(p.name), "key %q → %q", k, p.name)
+				break
+			}
+		}
+	}
+	missing := func() []*prop {
+		var out []*prop
+		for _, p := range n.props {
+			if _, ok := src[p]; !ok {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	free := func() []int {
+		var out []int
+		for i := range o.keys {
+			if !taken[i] {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	// Names that hold one another, paired one to one.
+	for _, p := range missing() {
+		var hits []int
+		for _, i := range free() {
+			if related(keyOf(o.keys[i]), p.key) {
+				hits = append(hits, i)
+			}
+		}
+		if len(hits) != 1 {
+			continue
+		}
+		i := hits[0]
+		others := 0
+		for _, q := range missing() {
+			if q != p && related(keyOf(o.keys[i]), q.key) {
+				others++
+			}
+		}
+		if others == 0 {
+			take(p, i)
+			r.fix("key", path+"/"+escape(p.name), "key %q → %q", o.keys[i], p.name)
+		}
+	}
+	// A list or an object left under a name of its own.
+	for _, kind := range []string{"array", "object"} {
+		var props []*prop
+		for _, p := range missing() {
+			if p.n.is(kind) {
+				props = append(props, p)
+			}
+		}
+		var keys []int
+		for _, i := range free() {
+			if jsonType(o.vals[i]) == kind {
+				keys = append(keys, i)
+			}
+		}
+		if len(props) == 1 && len(keys) == 1 {
+			take(props[0], keys[0])
+			r.fix("key", path+"/"+escape(props[0].name), "the only %s left, under %q, taken as %q", map[string]string{"array": "list", "object": "object"}[kind], o.keys[keys[0]], props[0].name)
+		}
+	}
+	return src
+}
+
+func (al *aligner) array(n *node, v any, path string) aligned {
+	var r aligned
+	var list []any
+	switch x := v.(type) {
+	case []any:
+		list = x
+	case string:
+		switch items, heading, ok := splitBullets(x); {
+		case strings.TrimSpace(x) == "":
+			list = []any{}
+			r.fix("type", path, "empty text for a list → empty list")
+		case ok && (n.items == nil || n.items.allows("string")):
+			for _, it := range items {
+				list = append(list, it)
+			}
+			r.fix("split", path, "a text of %d list lines → %d items", len(items), len(items))
+			if heading != "" {
+				r.fix("split", path, "heading %q above the list dropped", heading)
+			}
+		default:
+			list = []any{x}
+			r.fix("type", path, "one text for a list → a list of one")
+		}
+	case *object:
+		if items, ok := numbered(x); ok {
+			list = items
+			r.fix("shape", path, "an object of numbered keys → a list of %d", len(items))
+			break
+		}
+		list = []any{x}
+		r.fix("type", path, "one object for a list → a list of one")
+	default:
+		list = []any{x}
+		r.fix("type", path, "one value for a list → a list of one")
+	}
+	out := make([]any, 0, len(list))
+	for i, e := range list {
+		at := path + "/" + strconv.Itoa(i)
+		if n.items == nil {
+			out = append(out, plain(e))
+			continue
+		}
+		m := al.align(n.items, e, at)
+		switch {
+		case len(m.hard) > 0:
+			// An item the reply gives but unreadably: asked again, then
+			// left out.
+			r.soften(&m, "item "+strconv.Itoa(i))
+		case m.absent:
+			r.absorb(&m)
+			r.fix("missing", at, "an empty item dropped")
+		default:
+			r.absorb(&m)
+			out = append(out, m.v)
+		}
+	}
+	if n.maxItems != nil && len(out) > *n.maxItems {
+		r.fix("count", path, "%d items → the first %d", len(out), *n.maxItems)
+		out = out[:*n.maxItems]
+	}
+	switch {
+	case n.minItems != nil && *n.minItems > 0 && len(out) == 0 && len(list) > 0:
+		// Every item is unreadable: say why the first one is.
+		why := ""
+		for _, a := range r.asks {
+			if strings.HasPrefix(a.path, path+"/") {
+				why = " (" + a.say() + ")"
+				break
+			}
+		}
+		r.problem("count", path, "%s has no usable item%s", pathName(path), why)
+	case n.minItems != nil && len(out) < *n.minItems:
+		r.ask("count", path, "", "%s has %d items; at least %d are required", pathName(path), len(out), *n.minItems)
+	}
+	r.v = out
+	return r
+}
+
+// numbered returns the values of an object whose keys are all numbers
+// ("1", "2", …), in their order.
+func numbered(o *object) ([]any, bool) {
+	if len(o.keys) == 0 {
+		return nil, false
+	}
+	type kv struct {
+		n int
+		v any
+	}
+	var items []kv
+	for i, k := range o.keys {
+		n, err := strconv.Atoi(strings.TrimSpace(k))
+		if err != nil {
+			return nil, false
+		}
+		items = append(items, kv{n, o.vals[i]})
+	}
+	sort.SliceStable(items, func(a, b int) bool { return items[a].n < items[b].n })
+	out := make([]any, len(items))
+	for i, it := range items {
+		out[i] = it.v
+	}
+	return out, true
+}
+
+func (al *aligner) str(n *node, v any, path string) aligned {
+	var r aligned
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case json.Number:
+		s = x.String()
+		r.fix("type", path, "number %s → text", s)
+	case bool:
+		s = strconv.FormatBool(x)
+		r.fix("type", path, "%t → text", x)
+	case []any:
+		var parts []string
+		for _, e := range x {
+			switch y := e.(type) {
+			case string:
+				parts = append(parts, y)
+			case json.Number:
+				parts = append(parts, y.String())
+			default:
+				r.problem("type", path, "want a text, got a list")
+				return r
+			}
+		}
+		if len(parts) == 0 || len(n.enum) > 0 {
+			r.problem("type", path, "want a text, got a list")
+			return r
+		}
+		s = strings.Join(parts, "\n")
+		r.fix("type", path, "a list of %d texts → one text of %d lines", len(parts), len(parts))
+	default:
+		r.problem("type", path, "want a text, got %s", jsonKind(v))
+		return r
+	}
+	if n.maxLength != nil && utf8.RuneCountInString(s) > *n.maxLength {
+		cut := truncateRunes(s, *n.maxLength)
+		r.fix("length", path, "%d characters → %d", utf8.RuneCountInString(s), utf8.RuneCountInString(cut))
+		s = cut
+	}
+	if n.minLength != nil && utf8.RuneCountInString(strings.TrimSpace(s)) < *n.minLength {
+		if strings.TrimSpace(s) == "" {
+			r.ask("length", path, "", "%s is empty", pathName(path))
+		} else {
+			r.ask("length", path, "", "%s is shorter than %d characters", pathName(path), *n.minLength)
+		}
+	}
+	r.v = s
+	return r
+}
+
+// checkEnum maps r's value onto one of n's enum values, or reports it.
+func (al *aligner) checkEnum(n *node, r *aligned, path string) {
+	for _, e := range n.enum {
+		if sameJSON(e, r.v) {
+			if s, ok := e.(string); ok {
+				r.v = s
+			} else {
+				r.v = plain(e)
+			}
+			return
+		}
+	}
+	if s, ok := r.v.(string); ok {
+		var values []string
+		for _, e := range n.enum {
+			if es, ok := e.(string); ok {
+				values = append(values, es)
+			}
+		}
+		if to, ok := matchEnum(s, values, al.synonyms); ok {
+			r.fix("enum", path, "%q → %q", s, to)
+			r.v = to
+			return
+		}
+	}
+	allowed := make([]string, len(n.enum))
+	for i, e := range n.enum {
+		b, _ := json.Marshal(plain(e))
+		allowed[i] = string(b)
+	}
+	got, _ := json.Marshal(r.v)
+	r.problem("enum", path, "%s is not one of %s", got, strings.Join(allowed, ", "))
+}
+
+// sameJSON reports whether two decoded values are the same JSON value.
+func sameJSON(a, b any) bool {
+	if x, ok := a.(json.Number); ok {
+		if y, ok := b.(json.Number); ok {
+			fx, e1 := x.Float64()
+			fy, e2 := y.Float64()
+			return e1 == nil && e2 == nil && fx == fy
+		}
+		return false
+	}
+	ja, e1 := json.Marshal(plain(a))
+	jb, e2 := json.Marshal(plain(b))
+	return e1 == nil && e2 == nil && string(ja) == string(jb)
+}
+
+func (al *aligner) number(n *node, integer bool, v any, path string) aligned {
+	var r aligned
+	var f float64
+	switch x := v.(type) {
+	case json.Number:
+		var err error
+		if f, err = x.Float64(); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			r.problem("type", path, "%s is not a number", x)
+			return r
+		}
+	case string:
+		g, ok := parseNumber(x, n.min, n.max)
+		if !ok {
+			r.problem("type", path, "%q is not a number", x)
+			return r
+		}
+		f = g
+		r.fix("type", path, "text %q → %s", x, fmtNum(f))
+	default:
+		r.problem("type", path, "want a number, got %s", jsonKind(v))
+		return r
+	}
+	if integer && f != math.Trunc(f) {
+		g := math.Round(f)
+		r.fix("type", path, "%s → %s", fmtNum(f), fmtNum(g))
+		f = g
+	}
+	if n.min != nil && f < *n.min {
+		r.fix("range", path, "%s → %s (the minimum)", fmtNum(f), fmtNum(*n.min))
+		f = *n.min
+	}
+	if n.max != nil && f > *n.max {
+		r.fix("range", path, "%s → %s (the maximum)", fmtNum(f), fmtNum(*n.max))
+		f = *n.max
+	}
+	switch x, ok := v.(json.Number); {
+	case integer && math.Abs(f) < 1<<53:
+		r.v = json.Number(strconv.FormatInt(int64(f), 10))
+	case ok && len(r.fixes) == 0:
+		r.v = x
+	default:
+		r.v = json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	return r
+}
+
+func (al *aligner) boolean(v any, path string) aligned {
+	var r aligned
+	switch x := v.(type) {
+	case bool:
+		r.v = x
+	case string:
+		b, ok := parseBool(x)
+		if !ok {
+			r.problem("type", path, "%q is not yes or no", x)
+			return r
+		}
+		r.v = b
+		r.fix("type", path, "text %q → %t", x, b)
+	case json.Number:
+		switch x.String() {
+		case "1":
+			r.v = true
+		case "0":
+			r.v = false
+		default:
+			r.problem("type", path, "%s is not yes or no", x)
+			return r
+		}
+		r.fix("type", path, "%s → %t", x, r.v)
+	default:
+		r.problem("type", path, "want true or false, got %s", jsonKind(v))
+	}
+	return r
+}
+
+// escape escapes a key for a JSON pointer.
+func escape(k string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+}
+
+func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// pathName turns a JSON pointer into words for a message: "/ideas" →
+// "ideas", "" → "the reply".
+func pathName(path string) string {
+	if path == "" {
+		return "the reply"
+	}
+	return strings.TrimPrefix(path, "/")
+}
+
+// truncateRunes cuts s to at most n runes, at a word boundary when one is
+// near.
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n]
+	cut := string(r)
+	if i := strings.LastIndexAny(cut, " \n\t"); i > len(cut)*3/4 {
+		cut = cut[:i]
+	}
+	return strings.TrimSpace(cut)
+}

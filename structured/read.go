@@ -1,0 +1,231 @@
+package structured
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	validator "github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// parsed is a reply read against a schema, before a Go type's rules: the
+// value in the schema's shape (as encoding/json decodes JSON into an any)
+// with the alignments made, or the problems that leave none.
+type parsed struct {
+	value any
+	// fixes, asks and hard are as in aligned; the syntax repairs come
+	// first.
+	fixes, asks, hard []fixed
+	// noJSON: the reply held no JSON value at all; truncated: the reply
+	// read was cut off before its end.
+	noJSON, truncated bool
+	// jsonShaped: the reply is JSON, or mostly JSON, even if unreadable;
+	// it is never taken as prose.
+	jsonShaped bool
+}
+
+// parse reads text against n in two stages: the syntax (findCandidates:
+// the JSON values of the reply, repaired) and the alignment of each to
+// the schema; the candidate with the fewest problems, then the fewest
+// repairs, wins, the earliest on a tie.
+func parse(n *node, synonyms map[string]string, text string) parsed {
+	al := &aligner{synonyms: synonyms}
+	cands := findCandidates(text)
+	var best *parsed
+	for _, c := range cands {
+		p := parsed{truncated: c.truncated}
+		p.fixes = append(p.fixes, c.fixes...)
+		if c.err != nil {
+			p.hard = append(p.hard, fixed{rule: "syntax", action: c.err.Error()})
+		} else {
+			r := al.align(n, c.v, "")
+			if r.absent && len(r.hard) == 0 {
+				r.problem("missing", "", "the reply holds no value")
+			}
+			p.value = r.v
+			p.fixes = append(p.fixes, r.fixes...)
+			p.asks, p.hard = r.asks, r.hard
+		}
+		if c.truncated && len(p.hard) == 0 {
+			p.asks = append(p.asks, fixed{rule: "length", action: "the reply was cut off before its end",
+				then: "kept what was complete of a reply cut off before its end"})
+		}
+		if best == nil || worseParse(best, &p) {
+			best = &p
+		}
+	}
+	if best == nil {
+		best = &parsed{noJSON: true}
+		msg := ErrNoJSON.Error()
+		if strings.TrimSpace(text) == "" {
+			msg = "the reply was empty"
+		}
+		best.hard = []fixed{{rule: "syntax", action: msg}}
+	}
+	best.jsonShaped = jsonShaped(text, cands)
+	return *best
+}
+
+func worseParse(a, b *parsed) bool {
+	x := aligned{fixes: a.fixes, asks: a.asks, hard: a.hard}
+	y := aligned{fixes: b.fixes, asks: b.asks, hard: b.hard}
+	return x.worse(&y)
+}
+
+// jsonShaped reports whether a reply is JSON rather than prose: it starts
+// with a bracket, holds a code fence of JSON, or its JSON spans cover at
+// least half of it.
+func jsonShaped(text string, cands []candidate) bool {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return false
+	}
+	if t[0] == '{' || t[0] == '[' {
+		return true
+	}
+	covered := 0
+	for _, c := range cands {
+		if c.fenced {
+			return true
+		}
+		covered += c.end - c.start
+	}
+	return covered*2 >= len(t)
+}
+
+// hardErr returns the hard problems of p as one error, wrapping
+// ErrNoJSON or ErrTruncated where they apply.
+func (p *parsed) hardErr() error {
+	if len(p.hard) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(p.hard))
+	for i, h := range p.hard {
+		msgs[i] = h.say()
+	}
+	msg := strings.Join(msgs, "; ")
+	switch {
+	case p.noJSON:
+		if msg == ErrNoJSON.Error() {
+			return ErrNoJSON
+		}
+		return fmt.Errorf("%w: %s", ErrNoJSON, msg)
+	case p.truncated:
+		return fmt.Errorf("%w: %s", ErrTruncated, msg)
+	}
+	return errors.New(msg)
+}
+
+// read reads text into a T: the syntax, the alignment to the schema, the
+// hard schema as a last check, then T's rules and check.
+func (s *Spec[T]) read(text string, check func(*T, *Problems)) *reading[T] {
+	rd := &reading[T]{}
+	p := parse(s.node, s.synonyms, text)
+	switch {
+	case s.prose != nil && len(p.hard) > 0 && !p.jsonShaped && strings.TrimSpace(text) != "":
+		rd.val = s.prose(strings.TrimSpace(text))
+		rd.fixes = append(rd.fixes, fixed{rule: "prose", action: "a reply in prose, not JSON, taken as the answer"})
+	case len(p.hard) > 0:
+		rd.decodeErr = p.hardErr()
+		return rd
+	default:
+		rd.fixes, rd.asks = p.fixes, p.asks
+		if err := s.fill(&rd.val, p.value); err != nil {
+			rd.decodeErr = err
+			return rd
+		}
+	}
+	if c, ok := any(&rd.val).(Checker); ok {
+		c.Check(&rd.probs)
+	}
+	if v, ok := any(&rd.val).(Validator); ok {
+		rd.probs.fromError(v.Validate())
+	}
+	if check != nil {
+		check(&rd.val, &rd.probs)
+	}
+	return rd
+}
+
+// fill checks an aligned value against the hard schema and decodes it
+// into dst.
+func (s *Spec[T]) fill(dst *T, value any) error {
+	raw, err := json.Marshal(value)
+	if err != nil {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	inst, err := validator.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	if err := s.v.Validate(inst); err != nil {
+		return schemaError(err)
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return fmt.Errorf("does not fit %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// Parsed is what a reply read against a schema gave, as madspark parse
+// shows it.
+type Parsed struct {
+	// Value is the aligned value, with every repair applied; nil when the
+	// reply is not usable.
+	Value json.RawMessage `json:"value"`
+	// Repairs are the alignments and repairs made, in order.
+	Repairs []Repair `json:"repairs"`
+	// Usable says whether the reply became a value of the schema. A
+	// usable reply may still hold problems that the model would be asked
+	// to fix once (Asks) before its value is used as it is.
+	Usable bool `json:"usable"`
+	// Asks are the problems a re-ask would name; Problem, when the reply
+	// is not usable, is why, in one line.
+	Asks    []string `json:"asks,omitempty"`
+	Problem string   `json:"problem,omitempty"`
+}
+
+// Parse reads text as Generate reads a reply, without a call's rules and
+// without asking again: the value with the repairs it took, or why there
+// is none.
+func (s *Spec[T]) Parse(text string) Parsed {
+	rd := s.read(text, nil)
+	out := Parsed{Repairs: []Repair{}}
+	if err := rd.hardErr(); err != nil {
+		out.Problem = oneLine(err.Error())
+		return out
+	}
+	if err := rd.askErr(); err != nil {
+		for _, a := range rd.asks {
+			out.Asks = append(out.Asks, a.say())
+		}
+		for _, pr := range rd.probs.list {
+			if pr.ask {
+				out.Asks = append(out.Asks, pr.msg)
+			}
+		}
+	}
+	for _, f := range rd.finish() {
+		out.Repairs = append(out.Repairs, Repair{Rule: f.rule, Path: f.path, Action: f.action})
+	}
+	raw, err := json.Marshal(rd.val)
+	if err != nil {
+		out.Problem = oneLine(err.Error())
+		return out
+	}
+	out.Value, out.Usable = raw, true
+	return out
+}
+
+// Repair is one change made to read a reply: the rule, where (a JSON
+// pointer; "" for the whole reply) and what was done.
+type Repair struct {
+	Rule   string `json:"rule"`
+	Path   string `json:"path"`
+	Action string `json:"action"`
+}
+
+// Name returns the name of the Spec's schema.
+func (s *Spec[T]) Name() string { return s.name }

@@ -1,0 +1,198 @@
+// Package replytest checks a reply reader against its schema as a
+// property, the way models break JSON: it generates valid values of the
+// schema, renders them, corrupts the rendering in ways that keep every
+// piece of content (the syntax, the shape, the keys, numbers, enums and
+// lists that small models get wrong), and expects the reader to return
+// the value it read from the clean rendering, with the alignments
+// recorded. It also removes or spoils what the schema requires, and
+// expects the reader never to return a value the reply did not hold.
+//
+// The schema is read here with github.com/invopop/jsonschema, apart from
+// the reader's own reading of it, so the two check each other.
+package replytest
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/invopop/jsonschema"
+	"pgregory.net/rapid"
+
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/structured"
+)
+
+// Reader is what is checked: a structured.Spec of any type.
+type Reader interface {
+	Schema() *llm.Schema
+	Parse(text string) structured.Parsed
+}
+
+// Check runs both properties of r as subtests of t, each for as many
+// cases as rapid's -rapid.checks says (100 by default).
+func Check(t *testing.T, r Reader) {
+	t.Helper()
+	t.Run("usable", rapid.MakeCheck(Usable(r)))
+	t.Run("unusable", rapid.MakeCheck(Unusable(r)))
+}
+
+// Usable is the property that a usable corruption of a valid value reads
+// back as the value, with at least one repair more than its clean
+// rendering.
+func Usable(r Reader) func(*rapid.T) {
+	root := mustSchema(r.Schema().JSON)
+	return func(t *rapid.T) { usable(t, r, root) }
+}
+
+// Unusable is the property that a reply missing what the schema requires,
+// or giving it as something it cannot be, is refused, or read as a value
+// that its clean rendering held too (a list item left out): never with a
+// value the reply did not hold.
+func Unusable(r Reader) func(*rapid.T) {
+	root := mustSchema(r.Schema().JSON)
+	return func(t *rapid.T) { unusable(t, r, root) }
+}
+
+// AnySchema is both properties over schemas drawn by Schema, each read
+// with the reader that newReader makes of it.
+func AnySchema(newReader func(schema []byte) (Reader, error)) func(*rapid.T) {
+	return func(t *rapid.T) {
+		raw := Schema(t)
+		r, err := newReader(raw)
+		if err != nil {
+			t.Fatalf("schema %s: %v", raw, err)
+		}
+		root := mustSchema(raw)
+		if rapid.Bool().Draw(t, "usable") {
+			usable(t, r, root)
+		} else {
+			unusable(t, r, root)
+		}
+	}
+}
+
+func usable(t *rapid.T, r Reader, root *jsonschema.Schema) {
+	v := generate(t, root, "value")
+	clean := render(v, style{})
+	want := r.Parse(clean)
+	if !want.Usable {
+		// A value of the schema that the type's own rules refuse.
+		t.Skipf("the clean rendering is refused: %s", want.Problem)
+	}
+	for _, rep := range want.Repairs {
+		if alignment[rep.Rule] {
+			t.Fatalf("the clean rendering needed an alignment: %+v\n%s", rep, clean)
+		}
+	}
+	text, applied := corrupt(t, v, root)
+	got := r.Parse(text)
+	if !got.Usable {
+		t.Fatalf("corrupted by %v, the reply is refused: %s\nreply: %s\nclean: %s", applied, got.Problem, text, clean)
+	}
+	if !sameJSON(got.Value, want.Value) {
+		t.Fatalf("corrupted by %v, read as\n%s\nwant\n%s\nreply: %s\nrepairs: %+v", applied, got.Value, want.Value, text, got.Repairs)
+	}
+	if len(got.Repairs) <= len(want.Repairs) {
+		t.Fatalf("corrupted by %v, read with no repair recorded: %+v\nreply: %s", applied, got.Repairs, text)
+	}
+}
+
+func unusable(t *rapid.T, r Reader, root *jsonschema.Schema) {
+	v := generate(t, root, "value")
+	clean := render(v, style{})
+	want := r.Parse(clean)
+	if !want.Usable {
+		t.Skipf("the clean rendering is refused: %s", want.Problem)
+	}
+	text, what, lenient := spoil(t, v)
+	got := r.Parse(text)
+	if !got.Usable {
+		return
+	}
+	for _, rep := range got.Repairs {
+		if rep.Rule == "prose" {
+			// A reader that takes prose as its answer.
+			return
+		}
+	}
+	if !lenient {
+		t.Fatalf("%s, the reply was read as %s\nreply: %s\nrepairs: %+v", what, got.Value, text, got.Repairs)
+	}
+	var g, w any
+	_ = json.Unmarshal(got.Value, &g)
+	_ = json.Unmarshal(want.Value, &w)
+	if !heldBy(g, w) {
+		t.Fatalf("%s, the reply was read as %s, which its clean rendering %s does not hold\nreply: %s", what, got.Value, want.Value, text)
+	}
+}
+
+// alignment names the repair rules of the reader's syntax and alignment
+// stages, which a clean rendering must not need.
+var alignment = map[string]bool{"syntax": true, "shape": true, "key": true, "type": true, "enum": true, "split": true, "extra": true, "missing": true, "prose": true}
+
+func mustSchema(raw []byte) *jsonschema.Schema {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		panic(fmt.Sprintf("replytest: schema %s: %v", raw, err))
+	}
+	return &s
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// heldBy reports whether a is part of b: b's members and items, some
+// left out, none added or changed; a null is held by anything.
+func heldBy(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !heldBy(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			return false
+		}
+		j := 0
+		for _, v := range x {
+			for j < len(y) && !heldBy(v, y[j]) {
+				j++
+			}
+			if j == len(y) {
+				return false
+			}
+			j++
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// words of the generated texts: plain words, and a few that JSON and
+// its repairs must keep as they are.
+var vocabulary = []string{
+	"solar", "vertical", "farm", "water", "cost", "market", "users", "local", "pilot", "scale",
+	"community", "sensor", "data", "grid", "rooftop", "school", "clinic", "rural", "urban", "loop",
+	"naïve", "café", "{draft}", "[1]", "a/b", "50%", "x,y", "it's", `"quoted"`, "back\\slash", "ünïcödé", "😀",
+}
+
+func join(parts []string) string { return strings.Join(parts, " ") }
