@@ -112,8 +112,6 @@ func (p *Problems) apply() []fixed {
 	return out
 }
 
-
-
 // fromError adds err, from a Validator or a check, as a hard problem.
 func (p *Problems) fromError(err error) {
 	if err != nil {

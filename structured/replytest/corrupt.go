@@ -49,7 +49,9 @@ var damages = []damage{
 	{"Python literals", func(_ *rapid.T, c *corruption) bool { return set(&c.st.pyLiterals, hasKind(c.root, 'b')) }},
 	{"single quotes", func(_ *rapid.T, c *corruption) bool { return quote(c, '\'') }},
 	{"curly quotes", func(_ *rapid.T, c *corruption) bool { return quote(c, '“') }},
-	{"unquoted keys", func(_ *rapid.T, c *corruption) bool { return set(&c.st.bareKeys, container(c.root, 1) && hasKind(c.root, 'o')) }},
+	{"unquoted keys", func(_ *rapid.T, c *corruption) bool {
+		return set(&c.st.bareKeys, container(c.root, 1) && hasKind(c.root, 'o'))
+	}},
 	{"code fence", func(_ *rapid.T, c *corruption) bool { return set(&c.fence, true) }},
 	{"prose around", func(_ *rapid.T, c *corruption) bool { return set(&c.prose, true) }},
 	{"tags around", func(_ *rapid.T, c *corruption) bool { return set(&c.tags, true) }},
