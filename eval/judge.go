@@ -147,6 +147,16 @@ var verdictSynonyms = map[string]string{
 	"draw": "tie", "equal": "tie", "neither": "tie", "both": "tie", "same": "tie", "tied": "tie", "none": "tie",
 }
 
+// Agents lists the eval's agents whose replies are JSON: the judge, with
+// the Spec its verdicts are read with.
+func Agents() ([]structured.Agent, error) {
+	s, err := newVerdictSpec()
+	if err != nil {
+		return nil, err
+	}
+	return []structured.Agent{{Name: "eval.judge", Spec: s}}, nil
+}
+
 func newVerdictSpec() (*structured.Spec[Verdict], error) {
 	s, err := structured.NewSpec[Verdict]("eval_verdict")
 	if err != nil {

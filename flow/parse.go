@@ -401,6 +401,9 @@ func (p *parser) agents(pl *Pipeline, n *yaml.Node) {
 		if slices.ContainsFunc(pl.Inputs, func(in Input) bool { return in.Name == a.Name }) {
 			p.errf(k.Line, "agent %s has the name of an input", a.Name)
 		}
+		if a.Name == "repairs" {
+			p.errf(k.Line, "agent name repairs is taken: the result lists the run's repairs under it")
+		}
 		f := p.mapping(v, "agent "+a.Name, agentKeys...)
 		if f["prompt"] == nil {
 			p.errf(k.Line, "agent %s: prompt is required", a.Name)

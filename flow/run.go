@@ -12,6 +12,7 @@ import (
 
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/structured"
 )
 
 // list and object are how lists and objects read in a prompt: a list as
@@ -142,8 +143,9 @@ func (s *state) set(agent string, v any) {
 
 // Run runs the pipeline as r with params (the inputs, defaults applied and
 // validated) and returns its result: each agent's output under its name
-// (a for_each agent's is the list of its outputs), and under "_loops",
-// when the file has loops, what each did.
+// (a for_each agent's is the list of its outputs), under "_loops", when
+// the file has loops, what each did, and under "repairs" the repairs made
+// to the replies (empty, never null, when none).
 func (p *Pipeline) Run(ctx context.Context, r *engine.Run, params map[string]any) (map[string]any, error) {
 	st := &state{data: map[string]any{}, outputs: map[string]any{}}
 	// An optional input without a default, left out, reads as empty.
@@ -167,6 +169,7 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, params map[string]any
 	if len(st.loops) > 0 {
 		res["_loops"] = st.loops
 	}
+	res["repairs"] = r.Repairs()
 	return res, nil
 }
 
@@ -358,6 +361,18 @@ func (p *Pipeline) call(ctx context.Context, r *engine.Run, a *Agent, key string
 		out, _, err := a.spec.Generate(ctx, c, req, nil)
 		return out, err
 	})
+}
+
+// StructuredAgents lists the file's agents, named as their requests and repairs
+// name them ("pitch.writer"), with the Specs their replies are read with.
+func (p *Pipeline) StructuredAgents() []structured.Agent {
+	var out []structured.Agent
+	for _, name := range p.order {
+		if a := p.Agents[name]; a != nil && a.spec != nil {
+			out = append(out, structured.Agent{Name: p.Name + "." + name, Spec: a.spec})
+		}
+	}
+	return out
 }
 
 // Order returns the agents in the order the steps run them.

@@ -126,6 +126,33 @@ func (r *aligned) soften(part *aligned, what string) {
 // the value as it is, then to the readings in the order align tries them.
 type aligner struct {
 	synonyms map[string]string
+	// names are the schema's property names, normalised: a key among
+	// them names content, never a wrapper.
+	names map[string]bool
+}
+
+// newAligner returns the aligner of the schema n.
+func newAligner(n *node, synonyms map[string]string) *aligner {
+	al := &aligner{synonyms: synonyms, names: map[string]bool{}}
+	seen := map[*node]bool{}
+	var visit func(n *node)
+	visit = func(n *node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		for _, p := range n.props {
+			al.names[p.key] = true
+			visit(p.n)
+		}
+		visit(n.items)
+		visit(n.extra)
+		for _, a := range n.anyOf {
+			visit(a)
+		}
+	}
+	visit(n)
+	return al
 }
 
 // align reads v against n at path.
@@ -157,7 +184,7 @@ func (al *aligner) alternatives(n *node, v any, path string) []alternative {
 	var out []alternative
 	switch x := v.(type) {
 	case *object:
-		if len(x.keys) == 1 && x.vals[0] != nil && !n.declares(x.keys[0]) {
+		if len(x.keys) == 1 && x.vals[0] != nil && !n.declares(x.keys[0]) && !al.names[keyOf(x.keys[0])] {
 			out = append(out, alternative{x.vals[0], fixed{rule: "shape", path: path, action: fmt.Sprintf("the value inside the wrapper {%q: …} taken", x.keys[0])}})
 		}
 	case []any:

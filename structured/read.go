@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/madspark/madspark/llm"
 )
 
 // parsed is a reply read against a schema, before a Go type's rules: the
@@ -30,8 +32,7 @@ type parsed struct {
 // the JSON values of the reply, repaired) and the alignment of each to
 // the schema; the candidate with the fewest problems, then the fewest
 // repairs, wins, the earliest on a tie.
-func parse(n *node, synonyms map[string]string, text string) parsed {
-	al := &aligner{synonyms: synonyms}
+func parse(al *aligner, n *node, text string) parsed {
 	cands := findCandidates(text)
 	var best *parsed
 	for _, c := range cands {
@@ -122,7 +123,7 @@ func (p *parsed) hardErr() error {
 // hard schema as a last check, then T's rules and check.
 func (s *Spec[T]) read(text string, check func(*T, *Problems)) *reading[T] {
 	rd := &reading[T]{}
-	p := parse(s.node, s.synonyms, text)
+	p := parse(s.al, s.node, text)
 	switch {
 	case s.prose != nil && len(p.hard) > 0 && !p.jsonShaped && strings.TrimSpace(text) != "":
 		rd.val = s.prose(strings.TrimSpace(text))
@@ -131,7 +132,7 @@ func (s *Spec[T]) read(text string, check func(*T, *Problems)) *reading[T] {
 		rd.decodeErr = p.hardErr()
 		return rd
 	default:
-		rd.fixes, rd.asks = p.fixes, p.asks
+		rd.fixes, rd.asks, rd.aligned = p.fixes, p.asks, p.value
 		if err := s.fill(&rd.val, p.value); err != nil {
 			rd.decodeErr = err
 			return rd
@@ -185,6 +186,9 @@ type Parsed struct {
 	// is not usable, is why, in one line.
 	Asks    []string `json:"asks,omitempty"`
 	Problem string   `json:"problem,omitempty"`
+	// Aligned is the value as the reply held it, aligned to the schema,
+	// before the rules of the Spec's type repaired it.
+	Aligned json.RawMessage `json:"-"`
 }
 
 // Parse reads text as Generate reads a reply, without a call's rules and
@@ -216,6 +220,7 @@ func (s *Spec[T]) Parse(text string) Parsed {
 		return out
 	}
 	out.Value, out.Usable = raw, true
+	out.Aligned, _ = json.Marshal(rd.aligned)
 	return out
 }
 
@@ -229,3 +234,19 @@ type Repair struct {
 
 // Name returns the name of the Spec's schema.
 func (s *Spec[T]) Name() string { return s.name }
+
+// Reader reads replies against a schema: a Spec of any type.
+type Reader interface {
+	// Name is the name of the schema.
+	Name() string
+	Schema() *llm.Schema
+	Parse(text string) Parsed
+}
+
+// Agent is an agent whose replies are JSON: its name, as requests,
+// repairs and the inspector give it ("spark.evaluate"), and the Spec its
+// replies are read with.
+type Agent struct {
+	Name string
+	Spec Reader
+}

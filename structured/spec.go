@@ -30,13 +30,13 @@ import (
 // (trimmed), null or missing lists (empty), then T's own rules (Checker) and
 // the call's. Every repair is recorded (llm.RecordRepair).
 type Spec[T any] struct {
-	name     string
-	schema   []byte
-	node     *node
-	v        *validator.Schema
-	hint     string
-	synonyms map[string]string
-	prose    func(text string) T
+	name   string
+	schema []byte
+	node   *node
+	v      *validator.Schema
+	hint   string
+	al     *aligner
+	prose  func(text string) T
 }
 
 // NewSpec derives the JSON Schema of T, named name (letters, digits, _ and -),
@@ -67,7 +67,7 @@ func newSpec[T any](name string, raw []byte) (*Spec[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Spec[T]{name: name, schema: raw, node: n, v: v, hint: describe(n)}, nil
+	return &Spec[T]{name: name, schema: raw, node: n, v: v, hint: describe(n), al: newAligner(n, nil)}, nil
 }
 
 // compile compiles the validator of the hard rules of schema raw, named
@@ -97,7 +97,7 @@ func compile(name string, raw []byte) (*validator.Schema, error) {
 // {"accept": "approve"}; case, spaces, hyphens and underscores are ignored
 // anyway. It returns s, and is called while building the Spec.
 func (s *Spec[T]) WithSynonyms(m map[string]string) *Spec[T] {
-	s.synonyms = m
+	s.al.synonyms = m
 	return s
 }
 
@@ -135,6 +135,8 @@ func (s *Spec[T]) Decode(text string) (T, error) {
 // while decoding it, and the problems its rules found.
 type reading[T any] struct {
 	val T
+	// aligned is the value read, before T's rules.
+	aligned any
 	// decodeErr is a hard problem found before the rules could run.
 	decodeErr error
 	fixes     []fixed

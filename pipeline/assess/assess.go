@@ -138,6 +138,15 @@ func New(cfg Config) (*Pipeline, error) {
 	return p, nil
 }
 
+// StructuredAgents lists the pipeline's agents whose replies are JSON, with the
+// Specs their replies are read with: the analyst's is its research plan.
+func (p *Pipeline) StructuredAgents() []structured.Agent {
+	return []structured.Agent{
+		{Name: agentAnalyst, Spec: p.plan}, {Name: agentReviewer, Spec: p.feedback}, {Name: agentFactChecker, Spec: p.factCheck},
+		{Name: agentJudge, Spec: p.judgement}, {Name: agentSynthesizer, Spec: p.narrative},
+	}
+}
+
 func (p *Pipeline) mode() string {
 	if p.cfg.Mock {
 		return "mock"

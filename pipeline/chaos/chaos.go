@@ -96,6 +96,12 @@ func New(ideas madspark.IdeaStore) (*Pipeline, error) {
 	return p, nil
 }
 
+// StructuredAgents lists the pipeline's agents whose replies are JSON, with the
+// Specs their replies are read with.
+func (p *Pipeline) StructuredAgents() []structured.Agent {
+	return []structured.Agent{{Name: agentJudge, Spec: p.judgement}, {Name: agentCompare, Spec: p.verdicts}}
+}
+
 // The inputs each agent's prompt is rendered from; also what the journal
 // hashes and the mock answers.
 type (

@@ -226,6 +226,12 @@ func New(count func(string) int, searcher search.Provider, logger *slog.Logger) 
 	return p, nil
 }
 
+// StructuredAgents lists the pipeline's agents whose replies are JSON, with the
+// Specs their replies are read with.
+func (p *Pipeline) StructuredAgents() []structured.Agent {
+	return []structured.Agent{{Name: agentPropose, Spec: p.proposal}, {Name: agentReview, Spec: p.ranking}}
+}
+
 // Route classifies a query without calling a model.
 func (p *Pipeline) Route(query string) Route { return Classify(query, p.count) }
 

@@ -128,6 +128,16 @@ func New(sources []search.Provider, logger *slog.Logger) (*Pipeline, error) {
 	return p, nil
 }
 
+// StructuredAgents lists the pipeline's agents whose replies are JSON, with the
+// Specs their replies are read with.
+func (p *Pipeline) StructuredAgents() []structured.Agent {
+	return []structured.Agent{
+		{Name: agentQueries, Spec: p.planSpec}, {Name: agentProblem, Spec: p.problemSpec},
+		{Name: agentObjectives, Spec: p.objectivesSpec}, {Name: agentMethodology, Spec: p.methodologySpec},
+		{Name: agentData, Spec: p.dataSpec}, {Name: agentQC, Spec: p.qcSpec},
+	}
+}
+
 // Feedback is what quality control asked for, passed to every stage that
 // runs again, with that stage's previous output.
 type Feedback struct {

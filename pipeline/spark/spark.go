@@ -59,6 +59,20 @@ func New() (*Pipeline, error) {
 	return &p, nil
 }
 
+// StructuredAgents lists the pipeline's agents whose replies are JSON, with the
+// Specs their replies are read with.
+func (p *Pipeline) StructuredAgents() []structured.Agent {
+	return []structured.Agent{
+		{Name: agentGenerate, Spec: p.generate.spec},
+		{Name: agentEvaluate, Spec: p.evaluate.spec},
+		{Name: agentMultiDim, Spec: p.multiDim.spec},
+		{Name: agentAdvocate, Spec: p.advocate.spec},
+		{Name: agentSkeptic, Spec: p.skeptic.spec},
+		{Name: agentInfer, Spec: p.infer.spec},
+		{Name: agentImprove, Spec: p.improve.spec},
+	}
+}
+
 // The inputs each agent's prompt is rendered from. They are also the step
 // inputs that the journal hashes, and what the mock provider answers.
 type (

@@ -58,7 +58,7 @@ type evaluations struct {
 // Advocacy is the Advocate's case for one idea.
 type Advocacy struct {
 	Index              int      `json:"index"`
-	Strengths          []string `json:"strengths,omitempty" jsonschema:"minItems=1"`
+	Strengths          []string `json:"strengths" jsonschema:"minItems=1"`
 	Opportunities      []string `json:"opportunities,omitempty"`
 	AddressingConcerns []string `json:"addressing_concerns,omitempty"`
 }
