@@ -96,6 +96,16 @@ type Definition struct {
 	// that encoding/json decodes into (a pointer to a map); the schema's
 	// defaults should be those NewParams gives.
 	Schema json.RawMessage
+	// Result, optional, is the type of the results Run returns (a struct
+	// or a pointer to one); the registry derives from it the JSON Schema
+	// that Registry.ResultSchema gives clients, such as an MCP tool's
+	// output schema.
+	Result reflect.Type
+	// ResultSchema, optional, is the JSON Schema of the results, for a
+	// pipeline whose results are only known at run time (a pipeline
+	// file's agents); when set, it is used as it is instead of being
+	// derived from Result.
+	ResultSchema json.RawMessage
 }
 
 // Idea is an idea of a run, as a bookmark keeps it.
@@ -146,6 +156,8 @@ type entry struct {
 	v      *validator.Schema
 	// fields are the top-level parameters' names.
 	fields []string
+	// result is the result schema; nil for none.
+	result json.RawMessage
 }
 
 // Registry holds the registered pipelines. It is safe for concurrent use.
@@ -160,7 +172,8 @@ func NewRegistry() *Registry { return &Registry{defs: map[string]*entry{}} }
 var validName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
 
 // Register adds d. It fails if the name is invalid or taken, if NewParams or
-// Run is missing, or if the parameters' JSON Schema cannot be derived.
+// Run is missing, or if the parameters' or the result's JSON Schema cannot
+// be derived.
 func (r *Registry) Register(d Definition) error {
 	if !validName.MatchString(d.Name) {
 		return fmt.Errorf("pipeline: register %q: the name must be lower-case letters, digits, _ or -, starting with a letter", d.Name)
@@ -183,6 +196,10 @@ func (r *Registry) Register(d Definition) error {
 	if err != nil {
 		return fmt.Errorf("pipeline: register %s: %w", d.Name, err)
 	}
+	result, err := resultSchema(d)
+	if err != nil {
+		return fmt.Errorf("pipeline: register %s: %w", d.Name, err)
+	}
 	var props struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
@@ -196,7 +213,7 @@ func (r *Registry) Register(d Definition) error {
 	if _, ok := r.defs[d.Name]; ok {
 		return fmt.Errorf("pipeline: register %s: already registered", d.Name)
 	}
-	r.defs[d.Name] = &entry{def: d, schema: schema, v: v, fields: fields}
+	r.defs[d.Name] = &entry{def: d, schema: schema, v: v, fields: fields, result: result}
 	return nil
 }
 
