@@ -61,7 +61,9 @@ func DeriveResultSchema(t reflect.Type) (json.RawMessage, error) {
 	rf := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true, AllowAdditionalProperties: true,
 		// Types are told apart by their package too: debate.Result holds
 		// search.Result values.
-		Namer: func(t reflect.Type) string { return strings.NewReplacer("/", "_", ".", "_").Replace(t.PkgPath()) + "_" + t.Name() }}
+		Namer: func(t reflect.Type) string {
+			return strings.NewReplacer("/", "_", ".", "_").Replace(t.PkgPath()) + "_" + t.Name()
+		}}
 	s := rf.ReflectFromType(st)
 	s.Version = ""
 	b, err := json.Marshal(s)

@@ -29,9 +29,9 @@ type sample struct {
 	Embedded
 	Title    string            `json:"title" jsonschema:"description=What it is called,minLength=3"`
 	Verdict  string            `json:"verdict" jsonschema:"enum=approve,enum=reject"`
-	Items    []scored           `json:"items"`
-	Best     *scored            `json:"best"`
-	ByName   map[string]scored  `json:"by_name"`
+	Items    []scored          `json:"items"`
+	Best     *scored           `json:"best"`
+	ByName   map[string]scored `json:"by_name"`
 	Optional []string          `json:"optional,omitempty"`
 	When     time.Time         `json:"when"`
 	Finished time.Time         `json:"finished,omitzero"`
