@@ -275,7 +275,7 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 			return nil, &ParamsError{Pipeline: name, Malformed: true, Err: errors.New("parameters must be a JSON object")}
 		}
 		if err := e.v.Validate(inst); err != nil {
-			return nil, fieldError(name, err)
+			return nil, e.schemaError(name, raw, fieldError(name, err))
 		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
@@ -297,6 +297,32 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 	}
 	return p, nil
 }
+
+// schemaError returns err, the schema's objection to raw, unless it is a
+// value out of range or the like that Validate objects to as well, naming
+// the same field: then Validate's message, the one the command line gives
+// for the same value, so that every path says the same.
+func (e *entry) schemaError(name string, raw json.RawMessage, err *ParamsError) error {
+	if err.Malformed || errors.Is(err.Err, errRequired) {
+		return err
+	}
+	p := e.def.NewParams()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if dec.Decode(p) != nil {
+		return err
+	}
+	if e.def.Prepare != nil {
+		e.def.Prepare(p, func(string) bool { return true })
+	}
+	if verr := p.Validate(); verr != nil && err.Field != "" && (strings.HasPrefix(verr.Error(), err.Field+" ") || strings.HasPrefix(verr.Error(), err.Field+":")) {
+		return &ParamsError{Pipeline: name, Field: err.Field, Err: verr}
+	}
+	return err
+}
+
+// errRequired is the error of a required parameter left out.
+var errRequired = errors.New("is required")
 
 // leadingField returns the parameter a Validate message starts with
 // ("num_top_candidates must be 1..5"), or "" when it starts with none.
@@ -423,7 +449,7 @@ func setDefaults(s *jsonschema.Schema, a, b map[string]any) {
 
 // fieldError turns a schema violation into a ParamsError naming the first
 // offending field.
-func fieldError(pipeline string, err error) error {
+func fieldError(pipeline string, err error) *ParamsError {
 	var ve *validator.ValidationError
 	if !errors.As(err, &ve) {
 		return &ParamsError{Pipeline: pipeline, Err: err}
@@ -465,7 +491,7 @@ func fieldError(pipeline string, err error) error {
 	case *kind.AdditionalProperties:
 		return &ParamsError{Pipeline: pipeline, Field: join(k.Properties[0]), Malformed: true, Err: errors.New("unknown field")}
 	case *kind.Required:
-		return &ParamsError{Pipeline: pipeline, Field: join(k.Missing[0]), Err: errors.New("is required")}
+		return &ParamsError{Pipeline: pipeline, Field: join(k.Missing[0]), Err: errRequired}
 	case *kind.Type:
 		return &ParamsError{Pipeline: pipeline, Field: field, Malformed: true, Err: fmt.Errorf("want %s, got %s", strings.Join(k.Want, " or "), k.Got)}
 	}
