@@ -124,7 +124,9 @@ func newHarness(t *testing.T, heartbeat time.Duration) *harness {
 		func() (pipeline.Definition, error) {
 			return proposal.Definition([]search.Provider{scholar.NewOffline()}, nil, nil)
 		},
-		func() (pipeline.Definition, error) { return eval.Definition(eval.Deps{Registry: h.reg, Engine: h.engine}) },
+		func() (pipeline.Definition, error) {
+			return eval.Definition(eval.Deps{Registry: h.reg, Engine: h.engine})
+		},
 		func() (pipeline.Definition, error) { return pitch.Definition(), nil },
 	} {
 		d, err := def()

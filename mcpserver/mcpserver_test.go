@@ -452,7 +452,7 @@ func TestResources(t *testing.T) {
 	}
 	_, err = h.client.ReadResource(ctx, &mcp.ReadResourceParams{URI: "madspark://runs/no-such-run"})
 	var je *jsonrpc.Error
-	if !errors.As(err, &je) || je.Code != mcp.CodeResourceNotFound {
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(string(je.Data), "no-such-run") {
 		t.Errorf("a missing run: %v", err)
 	}
 }
