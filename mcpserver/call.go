@@ -56,6 +56,8 @@ func (s *Server) call(d pipeline.Definition) mcp.ToolHandler {
 			rep.stop()
 		}
 		switch {
+		case runErr != nil && ctx.Err() != nil && s.closed.Load():
+			runErr = fmt.Errorf("interrupted: the server stopped: %w", runErr)
 		case runErr != nil && ctx.Err() != nil:
 			// The client cancelled the call, or went away: nobody reads
 			// the result. What was finished stays in the journal.
@@ -191,7 +193,7 @@ func (p *reporter) stop() {
 // they go where its answer goes.
 func (p *reporter) run(ctx context.Context) {
 	defer close(p.stopped)
-	var value float64
+	value := -1.0 // the first notification is at 0 at least
 	var message string
 	since := time.Now()
 	notify := func(progress float64, msg string) {

@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,6 +90,9 @@ type Server struct {
 	cfg Config
 	mcp *mcp.Server
 	log *slog.Logger
+	// closed is set by Close: the runs its sessions' ends stop are
+	// interrupted, not cancelled.
+	closed atomic.Bool
 }
 
 // New returns a Server with a tool for each pipeline of cfg.Registry and
@@ -168,8 +172,10 @@ func (s *Server) Handler() http.Handler {
 }
 
 // Close ends every session, so that streams open on Handler end and an
-// HTTP server can drain.
+// HTTP server can drain. The runs of calls in progress stop, recorded
+// failed (resumable) rather than cancelled.
 func (s *Server) Close() {
+	s.closed.Store(true)
 	for ss := range s.mcp.Sessions() {
 		_ = ss.Close()
 	}
