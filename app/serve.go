@@ -126,7 +126,10 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 	if err != nil {
 		return err
 	}
-	srv.Mux().Handle(MCPPath, mcp.Handler())
+	mh := mcp.Handler()
+	for _, m := range []string{"GET ", "POST ", "DELETE "} {
+		srv.Mux().Handle(m+MCPPath, mh)
+	}
 	srv.Mux().Handle(uiPattern, web.Handler()) // the web UI; every other route is more specific
 	// Progress streams end when the server stops; their clients
 	// reconnect to the next one and resume.
