@@ -44,8 +44,8 @@ type Queue interface {
 	// Cancel returns jobs.ErrFinished, jobs.ErrNotQueued or
 	// madspark.ErrNotFound (wrapped) when the run cannot be cancelled.
 	Cancel(ctx context.Context, runID string) (madspark.RunStatus, error)
-	// Resume queues a failed, cancelled or interrupted run to be resumed; another
-	// status gives jobs.ErrNotResumable (wrapped).
+	// Resume queues a failed, cancelled or interrupted run to be resumed;
+	// another status gives jobs.ErrNotResumable (wrapped).
 	Resume(ctx context.Context, runID string) (*madspark.Run, error)
 }
 

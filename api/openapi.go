@@ -119,7 +119,7 @@ func (h *Handler) table() []route {
 			responses: append([]response{{status: 202, desc: "cancelled (or, rarely, still stopping: running)", body: CancelResponse{}}}, errs(404, 409)...)}},
 		{"POST", "/api/runs/{id}/resume", h.resumeRun, operation{tag: "runs",
 			summary:   "Resume a failed, cancelled or interrupted run",
-			desc:      "The run goes back to the queue; a worker replays its finished steps from the journal, with no model call, and runs the rest. A run that another process still works, or that is queued, succeeded or was cancelled, is a 409 that says so.",
+			desc:      "The run goes back to the queue; a worker replays its finished steps from the journal, with no model call, and runs the rest. A run that another process still works, or that is queued or succeeded, is a 409 that says so.",
 			params:    []param{pathID("run")},
 			responses: append([]response{{status: 202, desc: "queued to resume", body: RunSummary{}}}, errs(404, 409)...)}},
 		{"GET", "/api/runs/{id}/events", h.runEvents, operation{tag: "progress",

@@ -19,9 +19,9 @@ type Resumed struct {
 	Files map[string][]byte
 }
 
-// Resume finishes run id, which failed, was interrupted or was cancelled: every step
-// that had finished is replayed from the run's journal with no LLM call,
-// and only the unfinished steps call the model. pipelinesDir holds the
+// Resume finishes run id, which failed, was interrupted or was cancelled:
+// every step that had finished is replayed from the run's journal with no
+// LLM call, and only the unfinished steps call the model. pipelinesDir holds the
 // pipeline files of a run of a pipeline defined in one; with outDir the
 // run's files are written there. A run that succeeded, belongs to the job
 // queue or is held by a live process is refused.
