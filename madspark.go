@@ -21,8 +21,8 @@ import (
 // A run started by a command is running until it succeeds or fails. A run
 // given to the job queue is queued until a worker takes it; a worker that is
 // stopped or lost puts it back to queued, and the next worker resumes it.
-// Succeeded, failed and cancelled are final, although a failed run can be
-// resumed.
+// Succeeded, failed and cancelled are final, although a failed or cancelled
+// run can be resumed.
 type RunStatus string
 
 // The states of a run.
@@ -43,9 +43,12 @@ func RunStatuses() []RunStatus {
 	return []RunStatus{RunQueued, RunRunning, RunSucceeded, RunFailed, RunCancelled, RunInterrupted}
 }
 
-// Resumable reports whether a run in state s can be resumed: it failed or
-// was interrupted.
-func (s RunStatus) Resumable() bool { return s == RunFailed || s == RunInterrupted }
+// Resumable reports whether a run in state s can be resumed: it failed, was
+// interrupted or was cancelled. Its finished steps are in its journal, and
+// resuming it replays them.
+func (s RunStatus) Resumable() bool {
+	return s == RunFailed || s == RunInterrupted || s == RunCancelled
+}
 
 // Final reports whether s is a final state: succeeded, failed or cancelled.
 func (s RunStatus) Final() bool {

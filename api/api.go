@@ -44,8 +44,8 @@ type Queue interface {
 	// Cancel returns jobs.ErrFinished, jobs.ErrNotQueued or
 	// madspark.ErrNotFound (wrapped) when the run cannot be cancelled.
 	Cancel(ctx context.Context, runID string) (madspark.RunStatus, error)
-	// Resume queues a failed or interrupted run to be resumed; another
-	// status gives jobs.ErrNotResumable (wrapped).
+	// Resume queues a failed, cancelled or interrupted run to be resumed;
+	// another status gives jobs.ErrNotResumable (wrapped).
 	Resume(ctx context.Context, runID string) (*madspark.Run, error)
 }
 
@@ -277,15 +277,15 @@ func (h *Handler) serve(rt route) http.Handler {
 }
 
 // RateLimited wraps next, a handler of the server's own routes, with the
-// API's per-client rate limit on the OpenAI-compatible routes (/v1/...),
-// answering 429 with Retry-After beyond it; the API's routes have it
-// already. Pass it as server.Config.Middleware.
+// API's per-client rate limit on the OpenAI-compatible routes (/v1/...)
+// and on MCP (/mcp), answering 429 with Retry-After beyond it; the API's
+// routes have it already. Pass it as server.Config.Middleware.
 func (h *Handler) RateLimited(next http.Handler) http.Handler {
 	if h.limiter == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1/") {
+		if strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/mcp" {
 			if wait, ok := h.limiter.allow(r); !ok {
 				secs := max(1, int((wait+time.Second-1)/time.Second))
 				w.Header().Set("Retry-After", fmt.Sprint(secs))

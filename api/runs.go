@@ -159,7 +159,8 @@ type RunSummary struct {
 	Pipeline string             `json:"pipeline"`
 	Status   madspark.RunStatus `json:"status" jsonschema:"enum=queued,enum=running,enum=succeeded,enum=failed,enum=cancelled,enum=interrupted"`
 	// Resumable says that POST /api/runs/{id}/resume finishes the run:
-	// it failed, or was interrupted (the process working it is gone).
+	// it failed, was cancelled, or was interrupted (the process working it
+	// is gone).
 	Resumable bool   `json:"resumable"`
 	Mode      string `json:"mode"`
 	Provider  string `json:"provider"`

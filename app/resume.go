@@ -19,12 +19,12 @@ type Resumed struct {
 	Files map[string][]byte
 }
 
-// Resume finishes run id, which failed or was interrupted: every step
-// that had finished is replayed from the run's journal with no LLM call,
-// and only the unfinished steps call the model. pipelinesDir holds the
+// Resume finishes run id, which failed, was interrupted or was cancelled:
+// every step that had finished is replayed from the run's journal with no
+// LLM call, and only the unfinished steps call the model. pipelinesDir holds the
 // pipeline files of a run of a pipeline defined in one; with outDir the
-// run's files are written there. A run that succeeded, was cancelled,
-// belongs to the job queue or is held by a live process is refused.
+// run's files are written there. A run that succeeded, belongs to the job
+// queue or is held by a live process is refused.
 func (a *App) Resume(ctx context.Context, id, pipelinesDir, outDir string, timeout time.Duration) (*Resumed, error) {
 	rec, err := a.Store.Run(ctx, id)
 	if errNotFound(err) {
@@ -36,8 +36,6 @@ func (a *App) Resume(ctx context.Context, id, pipelinesDir, outDir string, timeo
 	switch rec.Status {
 	case madspark.RunSucceeded:
 		return nil, Inputf("run %s already succeeded; see madspark runs show %s", id, id)
-	case madspark.RunCancelled:
-		return nil, Inputf("run %s was cancelled", id)
 	case madspark.RunQueued:
 		return nil, Inputf("run %s is queued: a worker runs it (madspark worker)", id)
 	}

@@ -59,8 +59,9 @@ func CheckServe(getenv func(string) string, sc ServeConfig) error {
 	return nil
 }
 
-// Serve serves the web UI, the REST API and the OpenAI-compatible API
-// until ctx ends, then drains the HTTP server and, after it, the worker.
+// Serve serves the web UI, the REST API, the OpenAI-compatible API and MCP
+// (at MCPPath) until ctx ends, then drains the HTTP server and, after it,
+// the worker.
 func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 	d, err := a.Debater()
 	if err != nil {
@@ -119,10 +120,20 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 		return InputError{err}
 	}
 	rest.Register(srv.Mux())
+	// MCP over Streamable HTTP, behind the server's checks of hosts,
+	// origins and the token like every other route.
+	mcp, err := a.mcpServer(reg, sc.PipelinesDir, 0)
+	if err != nil {
+		return err
+	}
+	mh := mcp.Handler()
+	for _, m := range []string{"GET ", "POST ", "DELETE "} {
+		srv.Mux().Handle(m+MCPPath, mh)
+	}
 	srv.Mux().Handle(uiPattern, web.Handler()) // the web UI; every other route is more specific
 	// Progress streams end when the server stops; their clients
 	// reconnect to the next one and resume.
-	stopStreams := context.AfterFunc(ctx, rest.Close)
+	stopStreams := context.AfterFunc(ctx, func() { rest.Close(); mcp.Close() })
 	defer stopStreams()
 	// Runs whose process is gone (this server's own /v1 runs, if it was
 	// killed) are shown interrupted, now and as leases expire.
@@ -242,6 +253,9 @@ func splitList(s string) []string {
 	}
 	return out
 }
+
+// MCPPath is where the server serves MCP (Streamable HTTP).
+const MCPPath = "/mcp"
 
 // uiPattern routes to the web UI whatever no other route matches.
 const uiPattern = "GET /"

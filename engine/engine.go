@@ -168,15 +168,14 @@ func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Eve
 	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, rec: *rec, span: e.startRun(ctx, rec), lease: ls}, nil
 }
 
-// ErrNotResumable is wrapped by Resume's error for a run that succeeded or
-// was cancelled.
+// ErrNotResumable is wrapped by Resume's error for a run that succeeded.
 var ErrNotResumable = errors.New("not resumable")
 
 // Resume reopens a run that is queued, or that did not finish (interrupted,
-// running when its process died, or failed), and records it as running. Its
-// finished steps are replayed from the journal by Step, with no model call;
-// the usage already paid is kept. A run that succeeded or was cancelled is
-// not resumed: the error wraps ErrNotResumable. A run that another live
+// running when its process died, failed or cancelled), and records it as
+// running. Its finished steps are replayed from the journal by Step, with no
+// model call; the usage already paid is kept. A run that succeeded is not
+// resumed: the error wraps ErrNotResumable. A run that another live
 // process holds is not resumed either: the error is that process's
 // *madspark.RunHeldError.
 func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event)) (*Run, error) {
@@ -184,11 +183,8 @@ func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	switch rec.Status {
-	case madspark.RunSucceeded:
+	if rec.Status == madspark.RunSucceeded {
 		return nil, fmt.Errorf("engine: run %s already succeeded: %w", id, ErrNotResumable)
-	case madspark.RunCancelled:
-		return nil, fmt.Errorf("engine: run %s was cancelled: %w", id, ErrNotResumable)
 	}
 	steps, err := e.Store.Steps(ctx, id)
 	if err != nil {
@@ -207,9 +203,8 @@ func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event
 	if err != nil {
 		return nil, err
 	}
-	// The status changes only if nobody finished or cancelled the run in
-	// the meantime.
-	ok, err := e.Store.SetRunStatus(ctx, id, madspark.RunRunning, madspark.RunQueued, madspark.RunRunning, madspark.RunFailed, madspark.RunInterrupted)
+	// The status changes only if nobody finished the run in the meantime.
+	ok, err := e.Store.SetRunStatus(ctx, id, madspark.RunRunning, madspark.RunQueued, madspark.RunRunning, madspark.RunFailed, madspark.RunInterrupted, madspark.RunCancelled)
 	if err == nil && !ok {
 		err = fmt.Errorf("run %s finished meanwhile: %w", id, ErrNotResumable)
 	}

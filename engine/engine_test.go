@@ -159,10 +159,10 @@ func TestEventsAndFinalStates(t *testing.T) {
 			if tc.err != nil && (last.Message != tc.err.Error() || last.Stage != "generate") {
 				t.Fatalf("error event = %+v, want the error and the stage it happened in", last)
 			}
-			// Neither a finished nor a cancelled run is reopened; a failed
-			// one is, as running.
+			// A succeeded run is not reopened; a failed or cancelled one
+			// is, as running.
 			r2, err := e.Resume(ctx, r.ID(), nil)
-			if tc.status == madspark.RunFailed {
+			if tc.status != madspark.RunSucceeded {
 				if err != nil {
 					t.Fatalf("resume failed run: %v", err)
 				}

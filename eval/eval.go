@@ -156,6 +156,7 @@ func Definition(d Deps) (pipeline.Definition, error) {
 	}
 	return pipeline.Definition{
 		Name:        Name,
+		Result:      reflect.TypeFor[Report](),
 		Title:       "Eval",
 		Description: "A pipeline against a single call to the same model, judged pairwise in both orders: wins, losses, ties and the win rate with its 95% interval.",
 		NewParams:   func() pipeline.Params { return NewParams(d.Registry) },

@@ -115,6 +115,40 @@ func (p *Pipeline) ParamsSchema() json.RawMessage {
 	return b
 }
 
+// ResultSchema is the JSON Schema of a run's result: each agent's output
+// under its name, an object with its declared fields' types (a for_each
+// agent's a list), and "_loops", what each loop did. It gives the
+// results' shape only; a field's own constraints are the reply rules'.
+func (p *Pipeline) ResultSchema() json.RawMessage {
+	props := map[string]any{}
+	for _, name := range p.order {
+		a := p.Agents[name]
+		fields := map[string]any{}
+		for k, t := range a.props {
+			if t != "" {
+				fields[k] = map[string]any{"type": t}
+			} else {
+				fields[k] = map[string]any{}
+			}
+		}
+		out := map[string]any{"type": "object", "properties": fields}
+		switch {
+		case a.ForEach != nil && a.ForEach.Mode == "batch":
+			out = map[string]any{"type": "array"} // the items of the one answer's list
+		case a.ForEach != nil:
+			out = map[string]any{"type": "array", "items": out}
+		}
+		props[name] = out
+	}
+	props["_loops"] = map[string]any{"type": "array", "description": "what each loop did: its iterations, what stopped it and every iteration's outputs",
+		"items": map[string]any{"type": "object", "properties": map[string]any{
+			"loop": map[string]any{"type": "integer"}, "iterations": map[string]any{"type": "integer"},
+			"stopped_by": map[string]any{"type": "string"}, "history": map[string]any{"type": []any{"array", "null"}, "items": map[string]any{"type": "object"}},
+		}}}
+	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	return b
+}
+
 // queryParam is the input one line of text fills: the only required
 // string input, or with none required, the first string input.
 func (p *Pipeline) queryParam() string {
@@ -151,7 +185,8 @@ func (p *Pipeline) Definition() pipeline.Definition {
 			d := p.Defaults()
 			return &d
 		},
-		Schema: p.ParamsSchema(),
+		Schema:       p.ParamsSchema(),
+		ResultSchema: p.ResultSchema(),
 		Run: func(ctx context.Context, r *engine.Run, params pipeline.Params) (any, error) {
 			in, ok := params.(*Params)
 			if !ok {

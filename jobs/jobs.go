@@ -551,12 +551,12 @@ func (q *Queue) publish(ctx context.Context, e *madspark.Event) {
 }
 
 // ErrNotResumable is wrapped by Resume's error for a run that is not
-// failed or interrupted: it succeeded, was cancelled, or is queued or
-// running.
+// failed, interrupted or cancelled: it succeeded, or is queued or running.
 var ErrNotResumable = errors.New("run cannot be resumed")
 
-// Resume gives the queue a job that resumes run runID, which failed or was
-// interrupted (its process is gone), and records it as queued; a worker
+// Resume gives the queue a job that resumes run runID, which failed, was
+// interrupted (its process is gone) or was cancelled, and records it as
+// queued; a worker
 // replays its finished steps from the journal and runs the rest. Any other
 // status gives an error wrapping ErrNotResumable (with the status), a
 // missing run one wrapping madspark.ErrNotFound.
@@ -565,7 +565,7 @@ func (q *Queue) Resume(ctx context.Context, runID string) (*madspark.Run, error)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: resume: %w", err)
 	}
-	if rec.Status != madspark.RunFailed && rec.Status != madspark.RunInterrupted {
+	if !rec.Status.Resumable() {
 		return rec, fmt.Errorf("jobs: resume run %s: %w: it is %s", runID, ErrNotResumable, rec.Status)
 	}
 	if _, err := q.cfg.Registry.Get(rec.Pipeline); err != nil {

@@ -96,6 +96,16 @@ type Definition struct {
 	// that encoding/json decodes into (a pointer to a map); the schema's
 	// defaults should be those NewParams gives.
 	Schema json.RawMessage
+	// Result, optional, is the type of the results Run returns (a struct
+	// or a pointer to one); the registry derives from it the JSON Schema
+	// that Registry.ResultSchema gives clients, such as an MCP tool's
+	// output schema.
+	Result reflect.Type
+	// ResultSchema, optional, is the JSON Schema of the results, for a
+	// pipeline whose results are only known at run time (a pipeline
+	// file's agents); when set, it is used as it is instead of being
+	// derived from Result.
+	ResultSchema json.RawMessage
 }
 
 // Idea is an idea of a run, as a bookmark keeps it.
@@ -146,6 +156,8 @@ type entry struct {
 	v      *validator.Schema
 	// fields are the top-level parameters' names.
 	fields []string
+	// result is the result schema; nil for none.
+	result json.RawMessage
 }
 
 // Registry holds the registered pipelines. It is safe for concurrent use.
@@ -160,7 +172,8 @@ func NewRegistry() *Registry { return &Registry{defs: map[string]*entry{}} }
 var validName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
 
 // Register adds d. It fails if the name is invalid or taken, if NewParams or
-// Run is missing, or if the parameters' JSON Schema cannot be derived.
+// Run is missing, or if the parameters' or the result's JSON Schema cannot
+// be derived.
 func (r *Registry) Register(d Definition) error {
 	if !validName.MatchString(d.Name) {
 		return fmt.Errorf("pipeline: register %q: the name must be lower-case letters, digits, _ or -, starting with a letter", d.Name)
@@ -183,6 +196,10 @@ func (r *Registry) Register(d Definition) error {
 	if err != nil {
 		return fmt.Errorf("pipeline: register %s: %w", d.Name, err)
 	}
+	result, err := resultSchema(d)
+	if err != nil {
+		return fmt.Errorf("pipeline: register %s: %w", d.Name, err)
+	}
 	var props struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
@@ -196,7 +213,7 @@ func (r *Registry) Register(d Definition) error {
 	if _, ok := r.defs[d.Name]; ok {
 		return fmt.Errorf("pipeline: register %s: already registered", d.Name)
 	}
-	r.defs[d.Name] = &entry{def: d, schema: schema, v: v, fields: fields}
+	r.defs[d.Name] = &entry{def: d, schema: schema, v: v, fields: fields, result: result}
 	return nil
 }
 
@@ -258,7 +275,7 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 			return nil, &ParamsError{Pipeline: name, Malformed: true, Err: errors.New("parameters must be a JSON object")}
 		}
 		if err := e.v.Validate(inst); err != nil {
-			return nil, fieldError(name, err)
+			return nil, e.schemaError(name, raw, fieldError(name, err))
 		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
@@ -280,6 +297,32 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 	}
 	return p, nil
 }
+
+// schemaError returns err, the schema's objection to raw, unless it is a
+// value out of range or the like that Validate objects to as well, naming
+// the same field: then Validate's message, the one the command line gives
+// for the same value, so that every path says the same.
+func (e *entry) schemaError(name string, raw json.RawMessage, err *ParamsError) error {
+	if err.Malformed || errors.Is(err.Err, errRequired) {
+		return err
+	}
+	p := e.def.NewParams()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if dec.Decode(p) != nil {
+		return err
+	}
+	if e.def.Prepare != nil {
+		e.def.Prepare(p, func(string) bool { return true })
+	}
+	if verr := p.Validate(); verr != nil && err.Field != "" && (strings.HasPrefix(verr.Error(), err.Field+" ") || strings.HasPrefix(verr.Error(), err.Field+":")) {
+		return &ParamsError{Pipeline: name, Field: err.Field, Err: verr}
+	}
+	return err
+}
+
+// errRequired is the error of a required parameter left out.
+var errRequired = errors.New("is required")
 
 // leadingField returns the parameter a Validate message starts with
 // ("num_top_candidates must be 1..5"), or "" when it starts with none.
@@ -406,7 +449,7 @@ func setDefaults(s *jsonschema.Schema, a, b map[string]any) {
 
 // fieldError turns a schema violation into a ParamsError naming the first
 // offending field.
-func fieldError(pipeline string, err error) error {
+func fieldError(pipeline string, err error) *ParamsError {
 	var ve *validator.ValidationError
 	if !errors.As(err, &ve) {
 		return &ParamsError{Pipeline: pipeline, Err: err}
@@ -448,7 +491,7 @@ func fieldError(pipeline string, err error) error {
 	case *kind.AdditionalProperties:
 		return &ParamsError{Pipeline: pipeline, Field: join(k.Properties[0]), Malformed: true, Err: errors.New("unknown field")}
 	case *kind.Required:
-		return &ParamsError{Pipeline: pipeline, Field: join(k.Missing[0]), Err: errors.New("is required")}
+		return &ParamsError{Pipeline: pipeline, Field: join(k.Missing[0]), Err: errRequired}
 	case *kind.Type:
 		return &ParamsError{Pipeline: pipeline, Field: field, Malformed: true, Err: fmt.Errorf("want %s, got %s", strings.Join(k.Want, " or "), k.Got)}
 	}

@@ -405,3 +405,17 @@ func TestRegisterWithSchema(t *testing.T) {
 		t.Errorf("defaults %s", d)
 	}
 }
+
+// TestDecodeSaysWhatValidateSays: a value the schema and Validate both
+// refuse is told in Validate's words, the command line's.
+func TestDecodeSaysWhatValidateSays(t *testing.T) {
+	reg := registry(t, nil)
+	p := spark.DefaultParams()
+	p.Topic, p.NumCandidates = "x", 25
+	want := p.Validate()
+	_, err := reg.Decode("spark", json.RawMessage(`{"topic":"x","num_candidates":25}`))
+	var pe *pipeline.ParamsError
+	if want == nil || !errors.As(err, &pe) || pe.Err.Error() != want.Error() || pe.Field != "num_candidates" || pe.Malformed {
+		t.Fatalf("err = %v (%+v), want Validate's %v", err, pe, want)
+	}
+}

@@ -145,7 +145,7 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 	root.Version = versionString()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(cmdline.FlagError)
-	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.workerCmd(), c.batchCmd(), c.runsCmd(), c.resumeCmd(), c.exportCmd(), c.bookmarksCmd(), c.evalCmd(), c.configCmd(), c.runCmd(), c.pipelinesCmd(), c.parseCmd(), c.versionCmd())
+	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.mcpCmd(), c.workerCmd(), c.batchCmd(), c.runsCmd(), c.resumeCmd(), c.exportCmd(), c.bookmarksCmd(), c.evalCmd(), c.configCmd(), c.runCmd(), c.pipelinesCmd(), c.parseCmd(), c.versionCmd())
 	for _, sub := range root.Commands() {
 		sub.SetFlagErrorFunc(cmdline.FlagError)
 	}

@@ -50,7 +50,7 @@ func (c *cli) runsCmd() *cobra.Command {
 				return err
 			}
 			if slices.ContainsFunc(runs, func(r *madspark.Run) bool { return r.Status.Resumable() }) {
-				fmt.Fprintln(c.stderr, "madspark: a failed or interrupted run finishes with: madspark resume RUN_ID (its finished steps are not paid again)")
+				fmt.Fprintln(c.stderr, "madspark: a failed, cancelled or interrupted run finishes with: madspark resume RUN_ID (its finished steps are not paid again)")
 			}
 			return nil
 		},

@@ -20,12 +20,13 @@ func (c *cli) serveCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the web UI, the REST API of runs and bookmarks, and OpenAI-compatible chat completions",
+		Short: "Serve the web UI, the REST API of runs and bookmarks, OpenAI-compatible chat completions and MCP",
 		Long: `Serves the web UI at http://ADDR/, the REST API at http://ADDR/api (runs
 of every pipeline, their live progress over SSE and WebSocket, exports,
 bookmarks; its OpenAPI document is /api/openapi.json), an OpenAI-compatible
 API at http://ADDR/v1 (GET /v1/models, POST /v1/chat/completions, streaming
-included), GET /health, GET /health/detailed and GET /metrics.
+included), MCP at http://ADDR/mcp (Streamable HTTP; see madspark mcp),
+GET /health, GET /health/detailed and GET /metrics.
 
 Pages of other sites cannot use it: a state-changing request from a page
 of another origin is refused (403), as is a body that is not
@@ -36,7 +37,8 @@ MADSPARK_CORS_ORIGINS; comma-separated scheme://host[:port]) lets other
 sites' pages call it, for a web UI served elsewhere; --allowed-hosts (or
 MADSPARK_ALLOWED_HOSTS; comma-separated names) adds host names it answers
 to. MADSPARK_RATE_LIMIT (requests per second per client, default 20, "off"
-for none) and MADSPARK_RATE_BURST (default 120) bound each client of /api.
+for none) and MADSPARK_RATE_BURST (default 120) bound each client of /api,
+/v1 and /mcp.
 
 Binds 127.0.0.1:8080 by default. Binding any other address requires
 MADSPARK_API_TOKEN; every request then needs "Authorization: Bearer TOKEN".
@@ -61,8 +63,8 @@ HTTP server.`,
 			sc.Ready = func(addr net.Addr, models []string) {
 				start = time.Now()
 				fmt.Fprintf(c.stderr, "madspark: serving http://%s/v1 (models %s; provider %s/%s, %s) and the REST API at http://%s/api\n"+
-					"madspark: web UI at http://%s/ (Ctrl-C stops the server)\n",
-					addr, strings.Join(models, ", "), a.Info.Name, a.Info.Model, a.Info.Mode(), addr, addr)
+					"madspark: web UI at http://%s/ and MCP at http://%s/mcp (Ctrl-C stops the server)\n",
+					addr, strings.Join(models, ", "), a.Info.Name, a.Info.Model, a.Info.Mode(), addr, addr, addr)
 			}
 			err = a.Serve(ctx, sc)
 			if !start.IsZero() {

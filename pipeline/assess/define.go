@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"reflect"
 	"strings"
 
 	"github.com/madspark/madspark"
@@ -93,6 +94,7 @@ func Definition(cfg Config) (pipeline.Definition, error) {
 	}
 	return pipeline.Definition{
 		Name:        "assess",
+		Result:      reflect.TypeFor[Result](),
 		Title:       "Business idea assessment",
 		Description: "A one-line business idea turned into a market analysis, reviewed and revised until approved, optionally fact-checked and graded A-F on seven criteria.",
 		NewParams: func() pipeline.Params {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path"
+	"reflect"
 	"time"
 
 	"github.com/madspark/madspark"
@@ -23,6 +24,7 @@ func Definition(ideas madspark.IdeaStore) (pipeline.Definition, error) {
 	}
 	return pipeline.Definition{
 		Name:        "chaos",
+		Result:      reflect.TypeFor[Result](),
 		Title:       "Chaos",
 		Description: "A creativity workflow: chaos seeds, two creative tracks, refinement and a strict-JSON judge, with an idea memory.",
 		NewParams: func() pipeline.Params {

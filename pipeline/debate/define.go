@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/document"
@@ -23,6 +24,7 @@ func Definition(count func(string) int, searcher search.Provider, logger *slog.L
 	}
 	return pipeline.Definition{
 		Name:        "debate",
+		Result:      reflect.TypeFor[Result](),
 		Title:       "Debate",
 		Description: "A query answered by multi-agent debate: routed by complexity, proposers on a blackboard, an aggregator that sees the original query.",
 		NewParams: func() pipeline.Params {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,7 @@ func Definition(sources []search.Provider, logger *slog.Logger, font []byte) (pi
 	}
 	return pipeline.Definition{
 		Name:        "proposal",
+		Result:      reflect.TypeFor[Result](),
 		Title:       "Research proposal",
 		Description: "A research proposal from a researcher's profile: problem with real literature, SMART objectives, methodology, data plan and a quality-control loop, as PDF.",
 		NewParams: func() pipeline.Params {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
@@ -19,6 +20,7 @@ func Definition() (pipeline.Definition, error) {
 	}
 	return pipeline.Definition{
 		Name:        "spark",
+		Result:      reflect.TypeFor[Result](),
 		Title:       "Spark",
 		Description: "Ideas for a topic and context: generated, critiqued, argued for and against, improved and re-scored.",
 		NewParams: func() pipeline.Params {

@@ -1,0 +1,258 @@
+// Package mcpserver serves madspark over the Model Context Protocol, with
+// the protocol's official Go SDK, so that assistants and editors that speak
+// it (Claude Desktop, VS Code, command-line agents) run the pipelines:
+//
+//   - every registered pipeline is a tool of the same name, whose input
+//     schema is the pipeline's parameters' JSON Schema (the one the REST
+//     API and the web UI's forms use) and whose output schema is its
+//     result's, with the run's ID;
+//   - a call is a run like any other (journal, response cache, cost,
+//     repairs, the inspector), made in this process; its result comes back
+//     as structured content, its Markdown report as text;
+//   - with a progress token, each stage of the run is a progress
+//     notification, and a run never goes silent for longer than
+//     Config.Heartbeat; the client's cancel notification cancels the run;
+//   - runs are resources, madspark://runs/{id} (the run as JSON), the
+//     recent ones listed, and a succeeded run's Markdown and PDF exports are
+//     madspark://runs/{id}/export.md and madspark://runs/{id}/export.pdf.
+//
+// The same Server serves a client on standard input and output (ServeStdio,
+// `madspark mcp`) and clients over Streamable HTTP (Handler, mounted at
+// /mcp by `madspark serve`, behind the server's host, origin and token
+// checks).
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/pipeline"
+)
+
+// Store is what the server reads runs from.
+type Store interface {
+	madspark.RunStore
+	madspark.EventStore
+}
+
+// Config configures a Server. Registry, Engine and Store are required.
+type Config struct {
+	// Registry holds the pipelines served as tools.
+	Registry *pipeline.Registry
+	// Engine records the runs; its Events, if set, get their events too.
+	Engine *engine.Engine
+	// Store is read for the runs as resources.
+	Store Store
+	// Mode ("mock" or "live"), Provider and Model are recorded with each
+	// run.
+	Mode, Provider, Model string
+	// Version is the server's version, told to clients.
+	Version string
+	// Logger receives the server's warnings; nil discards them.
+	Logger *slog.Logger
+	// PDFFont is the PDF export's fallback font (export.Options.Font).
+	PDFFont []byte
+	// Heartbeat is the longest a run with a progress token goes without a
+	// progress notification: when no stage began for that long, the
+	// current one is told again with the time it has taken. Zero means
+	// DefaultHeartbeat.
+	Heartbeat time.Duration
+	// Timeout bounds each run; zero means DefaultTimeout.
+	Timeout time.Duration
+	// ResumeArgs are what `madspark resume RUN_ID` needs besides the ID to
+	// finish a run of this server, such as "--pipelines DIR" (quoted for
+	// a shell), which a failed call's message tells.
+	ResumeArgs string
+}
+
+// Defaults of Config.
+const (
+	DefaultHeartbeat = 3 * time.Second
+	DefaultTimeout   = 30 * time.Minute
+)
+
+// Server is madspark's MCP server. Create it with New.
+type Server struct {
+	cfg Config
+	mcp *mcp.Server
+	log *slog.Logger
+	// closed is set by Close: the runs its sessions' ends stop are
+	// interrupted, not cancelled.
+	closed atomic.Bool
+}
+
+// New returns a Server with a tool for each pipeline of cfg.Registry and
+// the runs of cfg.Store as resources. It fails when a pipeline's schemas
+// cannot be had.
+func New(cfg Config) (*Server, error) {
+	if cfg.Registry == nil || cfg.Engine == nil || cfg.Store == nil {
+		return nil, errors.New("mcpserver: Registry, Engine and Store are required")
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: log}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "madspark", Title: "madspark", Version: cfg.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       log,
+		// Tools and resources, and no list-changed notifications: the
+		// tools are fixed, and runs are listed as they are asked for.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
+	})
+	for _, d := range cfg.Registry.List() {
+		t, err := s.tool(d)
+		if err != nil {
+			return nil, err
+		}
+		s.mcp.AddTool(t, s.call(d))
+	}
+	s.addResources()
+	return s, nil
+}
+
+const instructions = "madspark runs multi-agent LLM pipelines. Each tool is a pipeline: its arguments are the pipeline's " +
+	"parameters, and it returns the result as structured content with the run's ID (run_id), and its report in " +
+	"Markdown. Runs take from seconds to minutes and report their stages as progress. Every run is kept: read it " +
+	"again as the resource madspark://runs/{run_id}, its report as madspark://runs/{run_id}/export.md."
+
+// ServeStdio serves one client on r and w (standard input and output)
+// until ctx ends or the client closes r.
+func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopCloser{w}})
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// Connect serves one client over t, such as one of the SDK's in-memory
+// transports, until either side closes the session.
+func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
+	return s.mcp.Connect(ctx, t, nil)
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// Handler returns the Streamable HTTP handler of the server, to mount at
+// /mcp behind the HTTP server's checks of hosts, origins and tokens, which
+// it leaves to that server: it checks none itself.
+func (s *Server) Handler() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger: s.log,
+		// The HTTP server checks the Host header, with the names it was
+		// told to answer to, and the token that lets remote clients in.
+		DisableLocalhostProtection: true,
+		// Idle sessions are forgotten, so that clients that went away
+		// without saying so hold nothing.
+		SessionTimeout: 30 * time.Minute,
+	})
+}
+
+// Close ends every session, so that streams open on Handler end and an
+// HTTP server can drain. The runs of calls in progress stop, recorded
+// failed (resumable) rather than cancelled.
+func (s *Server) Close() {
+	s.closed.Store(true)
+	for ss := range s.mcp.Sessions() {
+		_ = ss.Close()
+	}
+}
+
+// errResult is a tool call's error, in one line.
+func errResult(msg string, content ...mcp.Content) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: msg}}, content...)}
+}
+
+// oneLine joins the lines of s.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// tool describes pipeline d as a tool.
+func (s *Server) tool(d pipeline.Definition) (*mcp.Tool, error) {
+	in, err := s.cfg.Registry.ParamsSchema(d.Name)
+	if err != nil {
+		return nil, err
+	}
+	out, err := outputSchema(s.cfg.Registry, d.Name)
+	if err != nil {
+		return nil, err
+	}
+	desc := d.Description
+	if desc == "" {
+		desc = "The " + d.Name + " pipeline."
+	}
+	desc += " Runs it as a recorded run (progress while it runs; cancel stops it) and returns its result, " +
+		"its report in Markdown and its run_id; the run is the resource madspark://runs/{run_id}."
+	yes, no := true, false
+	return &mcp.Tool{
+		Name: d.Name, Title: d.Title, Description: desc, InputSchema: in, OutputSchema: out,
+		// A run calls models, and perhaps searches the web; it changes
+		// nothing but madspark's own records.
+		Annotations: &mcp.ToolAnnotations{Title: d.Title, ReadOnlyHint: false, DestructiveHint: &no, OpenWorldHint: &yes},
+	}, nil
+}
+
+// outputSchema is the result schema of pipeline name with the run's ID.
+func outputSchema(reg *pipeline.Registry, name string) (json.RawMessage, error) {
+	raw, err := reg.ResultSchema(name)
+	if err != nil {
+		return nil, err
+	}
+	s := map[string]any{"type": "object"}
+	if raw != nil {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("mcpserver: result schema of %s: %w", name, err)
+		}
+	}
+	props, _ := s["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+		s["properties"] = props
+	}
+	props["run_id"] = map[string]any{"type": "string", "description": "The run's ID: the resource madspark://runs/{run_id}, and what madspark resume and the REST API take."}
+	req, _ := s["required"].([]any)
+	if !slices.Contains(req, any("run_id")) {
+		s["required"] = append(req, "run_id")
+	}
+	return json.Marshal(s)
+}
+
+// toolError turns an error of a run into what the client is told: a
+// provider's failure in plain words, and the run to resume.
+func (s *Server) toolError(runID string, err error) string {
+	resume := "madspark resume " + runID
+	if s.cfg.ResumeArgs != "" {
+		resume += " " + s.cfg.ResumeArgs
+	}
+	if pe, ok := errors.AsType[*madspark.RunHeldError](err); ok {
+		return oneLine(pe.Error())
+	}
+	if le, ok := errors.AsType[*llm.Error](err); ok {
+		return oneLine(fmt.Sprintf("run %s stopped: the model provider failed (%s, model %s): %v. The finished steps are kept; once the provider answers again, %s finishes the run.",
+			runID, s.cfg.Provider, s.cfg.Model, le, resume))
+	}
+	return oneLine(fmt.Sprintf("run %s failed with %s/%s: %v; the finished steps are kept, and once the cause is fixed, %s finishes the run.",
+		runID, s.cfg.Provider, s.cfg.Model, err, resume))
+}
