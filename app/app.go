@@ -156,6 +156,9 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		}
 	}()
 	settings := provider.FromEnv(cfg.Getenv)
+	settings.OnStructuredFallback = func(name, reason string) {
+		cfg.Logger.Warn("the server refused response_format: schemas now go in the prompt", "provider", name, "reason", reason)
+	}
 	responders := MockResponders()
 	def, info, err := provider.Open(ctx, settings, responders)
 	if err != nil {

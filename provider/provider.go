@@ -47,6 +47,10 @@ type Settings struct {
 	// Structured is MADSPARK_STRUCTURED_OUTPUT: how an OpenAI-compatible
 	// server is given a reply's schema (openai.Config.Structured).
 	Structured string
+	// OnStructuredFallback, optional, is told once per client when an
+	// OpenAI-compatible server refused response_format and schemas go in
+	// the prompt instead (openai.Config.OnFallback).
+	OnStructuredFallback func(provider, reason string)
 	// MockLatency is the simulated round trip of each mock call.
 	MockLatency time.Duration
 	// mockLatencyErr is why MADSPARK_MOCK_LATENCY could not be parsed.
@@ -105,6 +109,9 @@ type Info struct {
 	Local bool
 	// Reason says why this provider was chosen, for the user.
 	Reason string
+	// Structured says, for people, how a reply's schema reaches the
+	// model: the structured-output mode in effect.
+	Structured string
 }
 
 // Mode is "mock" or "live".
@@ -191,7 +198,37 @@ func (s Settings) Choose() (Info, error) {
 			info.Model = anthropic.DefaultModel
 		}
 	}
+	info.Structured = s.structuredMode(info)
 	return info, nil
+}
+
+// structuredMode describes how the chosen provider is given a reply's
+// schema.
+func (s Settings) structuredMode(info Info) string {
+	switch info.Name {
+	case "gemini":
+		return "native: the JSON Schema sent as responseJsonSchema, which Gemini enforces"
+	case "anthropic":
+		return "native: the JSON Schema as the input of a tool the model must call"
+	}
+	mode := s.Structured
+	if mode == "" {
+		mode = openai.StructuredBoth
+		if info.Name == "openai" && (s.OpenAIBaseURL == "" || strings.Contains(s.OpenAIBaseURL, "api.openai.com")) {
+			mode = openai.StructuredNative
+		}
+	}
+	const fallback = "; in the prompt alone if the server refuses response_format"
+	switch mode {
+	case openai.StructuredNative:
+		if info.Name == "openai" && (s.OpenAIBaseURL == "" || strings.Contains(s.OpenAIBaseURL, "api.openai.com")) {
+			return "native: the JSON Schema sent as response_format, which OpenAI enforces"
+		}
+		return "native: the JSON Schema sent as response_format, a grammar on llama-server, Ollama, vLLM and LM Studio" + fallback
+	case openai.StructuredPrompt:
+		return "prompt: the schema described in the system prompt (MADSPARK_STRUCTURED_OUTPUT=prompt)"
+	}
+	return "both: the JSON Schema sent as response_format (a grammar on llama-server, Ollama, vLLM and LM Studio) and described in the prompt" + fallback
 }
 
 // Open returns the undecorated client for the chosen provider. responders
@@ -205,13 +242,13 @@ func Open(ctx context.Context, s Settings, responders map[string]mock.Responder)
 	case mock.Name:
 		return mock.New(responders, mock.WithLatency(s.MockLatency)), info, nil
 	case "openai":
-		return openai.New(openai.Config{Name: "openai", BaseURL: s.OpenAIBaseURL, APIKey: s.OpenAIKey, Model: info.Model, Structured: s.Structured}), info, nil
+		return openai.New(openai.Config{Name: "openai", BaseURL: s.OpenAIBaseURL, APIKey: s.OpenAIKey, Model: info.Model, Structured: s.Structured, OnFallback: s.fallback("openai")}), info, nil
 	case "ollama":
 		base, err := ollamaBaseURL(s.OllamaHost)
 		if err != nil {
 			return nil, Info{}, err
 		}
-		return openai.New(openai.Config{Name: "ollama", BaseURL: base, APIKey: s.OpenAIKey, Model: info.Model, Structured: s.Structured}), info, nil
+		return openai.New(openai.Config{Name: "ollama", BaseURL: base, APIKey: s.OpenAIKey, Model: info.Model, Structured: s.Structured, OnFallback: s.fallback("ollama")}), info, nil
 	case "gemini":
 		c, err := gemini.New(ctx, gemini.Config{APIKey: s.GoogleKey, Model: info.Model,
 			Vertex: s.Vertex, Project: s.GoogleProject, Location: s.GoogleLocation})
@@ -222,6 +259,14 @@ func Open(ctx context.Context, s Settings, responders map[string]mock.Responder)
 	default: // anthropic
 		return anthropic.New(anthropic.Config{APIKey: s.AnthropicKey, Model: info.Model}), info, nil
 	}
+}
+
+// fallback is the OnFallback of an OpenAI-compatible client called name.
+func (s Settings) fallback(name string) func(string) {
+	if s.OnStructuredFallback == nil {
+		return nil
+	}
+	return func(reason string) { s.OnStructuredFallback(name, reason) }
 }
 
 // ollamaBaseURL turns OLLAMA_HOST ("host:port", "http://host:port" or

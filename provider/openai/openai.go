@@ -13,11 +13,13 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -56,14 +58,19 @@ type Config struct {
 	// HTTPClient is the HTTP client to use; a new one when nil.
 	HTTPClient *http.Client
 	// Structured says how a request's schema reaches the server:
-	// StructuredNative sends it as response_format json_schema;
-	// StructuredPrompt puts its compact description (llm.Schema.Hint) in
-	// the system prompt instead, for servers that reject response_format;
+	// StructuredNative sends it as response_format json_schema, which
+	// OpenAI enforces and llama-server, Ollama, vLLM and LM Studio turn
+	// into a grammar that constrains decoding; StructuredPrompt puts its
+	// compact description (llm.Schema.Hint) in the system prompt instead;
 	// StructuredBoth does both, for servers that accept the schema but may
-	// not enforce it (llama-server without a grammar, Ollama, many hosted
-	// endpoints). Empty means native on OpenAI's own API and both
-	// elsewhere.
+	// not enforce it. Empty means native on OpenAI's own API and both
+	// elsewhere. A server that refuses response_format (a 4xx naming it)
+	// gets the request again with the schema in the prompt, and every
+	// later one that way (Client.StructuredMode says so).
 	Structured string
+	// OnFallback, optional, is told once when the server refused
+	// response_format and the schema went into the prompt instead.
+	OnFallback func(reason string)
 }
 
 // The ways a schema reaches the server; see Config.Structured.
@@ -84,6 +91,10 @@ type Client struct {
 	official bool
 	// structured is Config.Structured, resolved.
 	structured string
+	// refused is set once the server refused response_format: from then
+	// on every schema goes in the prompt.
+	refused    atomic.Bool
+	onFallback func(string)
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -132,13 +143,59 @@ func New(cfg Config) *Client {
 			structured = StructuredNative
 		}
 	}
-	return &Client{chat: chat, name: name, model: model, apiKey: cfg.APIKey, official: official, structured: structured}
+	return &Client{chat: chat, name: name, model: model, apiKey: cfg.APIKey, official: official, structured: structured, onFallback: cfg.OnFallback}
+}
+
+// StructuredMode says how schemas reach the server now: native, prompt or
+// both (see Config.Structured); prompt once the server refused
+// response_format.
+func (c *Client) StructuredMode() string {
+	if c.refused.Load() {
+		return StructuredPrompt
+	}
+	return c.structured
 }
 
 // Generate sends req as one Chat Completions request. With req.OnDelta set
 // it streams over SSE. Every failure is an *llm.Error.
 func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	params, err := c.build(req)
+	mode := c.StructuredMode()
+	resp, err := c.generate(ctx, req, mode)
+	if err != nil && req.Schema != nil && mode != StructuredPrompt && refusesSchema(err) {
+		// The server does not take response_format: the schema goes in
+		// the prompt, for this request and every later one.
+		if c.refused.CompareAndSwap(false, true) && c.onFallback != nil {
+			c.onFallback(err.Error())
+		}
+		return c.generate(ctx, req, StructuredPrompt)
+	}
+	return resp, err
+}
+
+// refusesSchema reports whether err is a server refusing the request
+// because of its response_format: a 4xx other than 401, 403, 404, 408 and
+// 429 whose message names it.
+func refusesSchema(err error) bool {
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Status < 400 || le.Status >= 500 {
+		return false
+	}
+	switch le.Status {
+	case 401, 403, 404, 408, 429:
+		return false
+	}
+	msg := strings.ToLower(le.Message)
+	for _, w := range []string{"response_format", "response format", "json_schema", "json schema", "grammar", "structured output"} {
+		if strings.Contains(msg, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// generate is Generate with the schema sent as mode says.
+func (c *Client) generate(ctx context.Context, req *llm.Request, mode string) (*llm.Response, error) {
+	params, err := c.build(req, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -163,15 +220,16 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 	return c.finish(&r, &params)
 }
 
-// build translates req into the SDK's request parameters.
-func (c *Client) build(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
+// build translates req into the SDK's request parameters, its schema sent
+// as mode says.
+func (c *Client) build(req *llm.Request, mode string) (sdk.ChatCompletionNewParams, error) {
 	model := req.Model
 	if model == "" {
 		model = c.model
 	}
 	msgs := make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
 	system := req.System
-	if req.Schema != nil && req.Schema.Hint != "" && c.structured != StructuredNative {
+	if req.Schema != nil && req.Schema.Hint != "" && mode != StructuredNative {
 		// The server may not hold the reply to the schema: say it in words.
 		system = strings.TrimSpace(system + "\n\nReply with only a JSON value of this shape: " + req.Schema.Hint)
 	}
@@ -206,7 +264,7 @@ func (c *Client) build(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 			p.MaxTokens = sdk.Int(int64(req.MaxTokens))
 		}
 	}
-	if req.Schema != nil && c.structured != StructuredPrompt {
+	if req.Schema != nil && mode != StructuredPrompt {
 		if !json.Valid(req.Schema.JSON) {
 			return p, &llm.Error{Provider: c.name, Message: fmt.Sprintf("schema %q is not valid JSON", req.Schema.Name)}
 		}

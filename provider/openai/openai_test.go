@@ -698,3 +698,65 @@ func TestStructuredModes(t *testing.T) {
 		})
 	}
 }
+
+// TestStructuredFallback: a server that refuses response_format (as some
+// local servers' builds do) gets the request again with the schema in the
+// prompt, and every later one that way; one that takes it keeps getting
+// it; errors that are not about the format are not retried.
+func TestStructuredFallback(t *testing.T) {
+	schema := &llm.Schema{Name: "verdict", JSON: []byte(`{"type":"object"}`), Hint: `{"score": number 0-10}`}
+	req := func() *llm.Request {
+		return &llm.Request{System: "You judge.", Messages: []llm.Message{{Role: llm.RoleUser, Content: "judge"}}, Schema: schema}
+	}
+	for _, tc := range []struct {
+		name       string
+		refusal    string
+		status     int
+		wantCalls  int
+		wantErr    bool
+		wantNative bool
+	}{
+		{name: "llama-server without grammar support", status: 400, refusal: "response_format type json_schema is not supported", wantCalls: 3},
+		{name: "a server without structured output", status: 422, refusal: "Unsupported value: 'response_format.type'", wantCalls: 3},
+		{name: "another bad request", status: 400, refusal: "messages: too long", wantCalls: 1, wantErr: true, wantNative: true},
+		{name: "a rate limit", status: 429, refusal: "response_format requests are limited", wantCalls: 1, wantErr: true, wantNative: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := openaitest.NewServer(t, func(r *openaitest.ChatRequest) openaitest.Reply {
+				if r.ResponseFormat != nil {
+					return openaitest.Reply{Fault: &openaitest.Fault{Status: tc.status, Message: tc.refusal}}
+				}
+				return openaitest.Reply{Content: `{"score": 7}`}
+			})
+			var told []string
+			c := newClient(t, srv, openai.Config{Structured: openai.StructuredBoth, OnFallback: func(reason string) { told = append(told, reason) }})
+			_, err := c.Generate(context.Background(), req())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want an error: %v", err, tc.wantErr)
+			}
+			if !tc.wantErr {
+				if _, err := c.Generate(context.Background(), req()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reqs := srv.Requests()
+			if len(reqs) != tc.wantCalls {
+				t.Fatalf("%d requests, want %d", len(reqs), tc.wantCalls)
+			}
+			if tc.wantNative {
+				if c.StructuredMode() != openai.StructuredBoth || len(told) != 0 {
+					t.Fatalf("mode %s, told %v: want both, nothing told", c.StructuredMode(), told)
+				}
+				return
+			}
+			if c.StructuredMode() != openai.StructuredPrompt || len(told) != 1 || !strings.Contains(told[0], tc.refusal[:10]) {
+				t.Fatalf("mode %s, told %v: want prompt, told once why", c.StructuredMode(), told)
+			}
+			for i, r := range reqs[1:] {
+				if r.ResponseFormat != nil || !strings.Contains(r.System(), schema.Hint) {
+					t.Errorf("request %d after the refusal: response_format %+v, system %q", i+2, r.ResponseFormat, r.System())
+				}
+			}
+		})
+	}
+}
