@@ -61,12 +61,19 @@ func AnySchema(newReader func(schema []byte) (Reader, error)) func(*rapid.T) {
 		if err != nil {
 			t.Fatalf("schema %s: %v", raw, err)
 		}
-		root := mustSchema(raw)
-		if rapid.Bool().Draw(t, "usable") {
-			usable(t, r, root)
-		} else {
-			unusable(t, r, root)
-		}
+		Either(t, r)
+	}
+}
+
+// Either checks one case of one of the two properties, drawn, for a
+// reader made within a property of the caller's (one whose schema is
+// drawn too).
+func Either(t *rapid.T, r Reader) {
+	root := mustSchema(r.Schema().JSON)
+	if rapid.Bool().Draw(t, "usable") {
+		usable(t, r, root)
+	} else {
+		unusable(t, r, root)
 	}
 }
 
