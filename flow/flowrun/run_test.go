@@ -428,6 +428,16 @@ func TestAgentOptionsIncludesAndRepairs(t *testing.T) {
 	if len(r.Repairs()) == 0 {
 		t.Error("no repair recorded")
 	}
+	reps, _ := res["repairs"].([]any)
+	paths := 0
+	for _, rep := range reps {
+		if m, _ := rep.(map[string]any); m["path"] != nil {
+			paths++
+		}
+	}
+	if len(reps) != len(r.Repairs()) || paths == 0 {
+		t.Errorf("result repairs %v, want the run's %v, with their paths", res["repairs"], r.Repairs())
+	}
 	if c.total() != 1 {
 		t.Errorf("%d calls: a usable reply was sent back", c.total())
 	}
