@@ -751,8 +751,13 @@ func (al *aligner) boolean(v any, path string) aligned {
 
 // escape escapes a key for a JSON pointer.
 func escape(k string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+	if !strings.ContainsAny(k, "~/") {
+		return k
+	}
+	return pointerEscaper.Replace(k)
 }
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 

@@ -355,7 +355,7 @@ func (s *Spec[T]) reask(hard, ask error, resp *llm.Response) string {
 	default:
 		b.WriteString(ask.Error())
 	}
-	if hard != nil && resp.Truncated() {
+	if resp.Truncated() {
 		// Asked again as it was, the model would run out of room again.
 		b.WriteString("; the reply was cut off at the length limit, so keep every text field shorter")
 	}
