@@ -269,6 +269,10 @@ func Text(ctx context.Context, c llm.Client, req llm.Request, check func(text *s
 // "…"}), whole or in a code fence. Any other reply is prose, kept as it
 // is.
 func textInJSON(reply string) (text, what string, ok bool) {
+	if t := strings.TrimSpace(reply); t == "" || !strings.ContainsRune("{[\"`", rune(t[0])) {
+		// Prose: not worth looking for JSON in.
+		return "", "", false
+	}
 	cands := findCandidates(reply)
 	if len(cands) != 1 || cands[0].err != nil || !jsonShaped(reply, cands) {
 		return "", "", false

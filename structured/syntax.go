@@ -68,12 +68,13 @@ func findCandidates(text string) []candidate {
 			masked[j] = ' '
 		}
 	}
-	for i := 0; i < len(masked); {
-		if masked[i] != '{' && masked[i] != '[' {
+	rest := string(masked)
+	for i := 0; i < len(rest); {
+		if rest[i] != '{' && rest[i] != '[' {
 			i++
 			continue
 		}
-		sc := scan(string(masked[i:]))
+		sc := scan(rest[i:])
 		end := i + sc.end
 		c := readSpan(text, i, end)
 		out = append(out, c)
