@@ -117,7 +117,8 @@ func (p *Pipeline) ParamsSchema() json.RawMessage {
 
 // ResultSchema is the JSON Schema of a run's result: each agent's output
 // under its name, an object with its declared fields' types (a for_each
-// agent's a list), and "_loops", what each loop did. It gives the
+// agent's a list), "_loops", what each loop did, and "repairs", the
+// repairs made to the replies. It gives the
 // results' shape only; a field's own constraints are the reply rules'.
 func (p *Pipeline) ResultSchema() json.RawMessage {
 	props := map[string]any{}
@@ -145,6 +146,8 @@ func (p *Pipeline) ResultSchema() json.RawMessage {
 			"loop": map[string]any{"type": "integer"}, "iterations": map[string]any{"type": "integer"},
 			"stopped_by": map[string]any{"type": "string"}, "history": map[string]any{"type": []any{"array", "null"}, "items": map[string]any{"type": "object"}},
 		}}}
+	props["repairs"] = map[string]any{"type": "array", "description": "the repairs made to the replies: step, agent, rule, path, action",
+		"items": map[string]any{"type": "object"}}
 	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
 	return b
 }

@@ -22,12 +22,15 @@ func TestRunPipelineFile(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var res map[string]map[string]any
+	var res struct {
+		Writer, Editor map[string]any
+		Repairs        []any `json:"repairs"`
+	}
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("%v: %s", err, r.stdout)
 	}
-	if res["editor"]["score"] != 5.0 || res["writer"]["pitch"] == nil {
-		t.Errorf("result %v", res)
+	if res.Editor["score"] != 5.0 || res.Writer["pitch"] == nil || res.Repairs == nil {
+		t.Errorf("result %s", r.stdout)
 	}
 	list := invoke(t, env, "runs", "list", "--output-format", "json")
 	if !strings.Contains(list.stdout, `"pitch"`) {
@@ -147,13 +150,19 @@ func TestRunPipelineFileImperfectReplies(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var res map[string]map[string]any
+	var res struct {
+		Editor  map[string]any
+		Repairs []struct{ Agent, Rule, Path string }
+	}
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("%v: %s", err, r.stdout)
 	}
 	// The declared score has no range: "25" is only made a number.
-	if res["editor"]["score"] != 25.0 {
-		t.Errorf("editor score %#v, want the number 25", res["editor"]["score"])
+	if res.Editor["score"] != 25.0 {
+		t.Errorf("editor score %#v, want the number 25", res.Editor["score"])
+	}
+	if len(res.Repairs) != 1 || res.Repairs[0].Agent != "pitch.editor" || res.Repairs[0].Rule != "type" || res.Repairs[0].Path != "/score" {
+		t.Errorf("repairs %+v, want the editor's score read as a number", res.Repairs)
 	}
 	if calls["pitch_fan"] != 2 || calls["pitch_editor"] != 1 || calls["pitch_writer"] != 1 {
 		t.Errorf("calls %v: want the prose reply asked again, the rest once", calls)
