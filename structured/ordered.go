@@ -1,11 +1,11 @@
 package structured
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"strings"
+	"unicode/utf8"
 )
 
 // object is a decoded JSON object that keeps its members in the order the
@@ -35,69 +35,136 @@ func (o *object) get(key string) any {
 // decodeOrdered decodes one JSON value: objects as *object, arrays as
 // []any, numbers as json.Number. Text after the value is an error.
 func decodeOrdered(data []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	v, err := decodeValue(d, 0)
+	if !json.Valid(data) {
+		return nil, errors.New("invalid JSON")
+	}
+	d := &decoder{data: data}
+	v, err := d.value(0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.Token(); !errors.Is(err, io.EOF) {
+	if d.skip(); d.i != len(d.data) {
 		return nil, errors.New("text after the JSON value")
 	}
 	return v, nil
 }
 
-func decodeValue(d *json.Decoder, depth int) (any, error) {
+// decoder reads JSON that json.Valid accepted, keeping objects' order.
+type decoder struct {
+	data []byte
+	i    int
+}
+
+func (d *decoder) skip() {
+	for d.i < len(d.data) {
+		switch d.data[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) value(depth int) (any, error) {
 	if depth > 512 {
 		return nil, errors.New("JSON nested too deeply")
 	}
-	tok, err := d.Token()
-	if err != nil {
-		return nil, err
+	d.skip()
+	if d.i >= len(d.data) {
+		return nil, io.ErrUnexpectedEOF
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := &object{}
-			for d.More() {
-				kt, err := d.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key %v is not a string", kt)
-				}
-				v, err := decodeValue(d, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				o.keys = append(o.keys, k)
-				o.vals = append(o.vals, v)
+	switch c := d.data[d.i]; {
+	case c == '{':
+		d.i++
+		o := &object{}
+		for {
+			d.skip()
+			if d.data[d.i] == '}' {
+				d.i++
+				return o, nil
 			}
-			if _, err := d.Token(); err != nil {
+			if d.data[d.i] == ',' {
+				d.i++
+				d.skip()
+			}
+			k, err := d.str()
+			if err != nil {
 				return nil, err
 			}
-			return o, nil
-		case '[':
-			list := []any{}
-			for d.More() {
-				v, err := decodeValue(d, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				list = append(list, v)
-			}
-			if _, err := d.Token(); err != nil {
+			d.skip()
+			d.i++ // ':'
+			v, err := d.value(depth + 1)
+			if err != nil {
 				return nil, err
 			}
-			return list, nil
+			o.keys = append(o.keys, k)
+			o.vals = append(o.vals, v)
 		}
-		return nil, fmt.Errorf("unexpected %v", t)
+	case c == '[':
+		d.i++
+		list := []any{}
+		for {
+			d.skip()
+			if d.data[d.i] == ']' {
+				d.i++
+				return list, nil
+			}
+			if d.data[d.i] == ',' {
+				d.i++
+			}
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+	case c == '"':
+		return d.str()
+	case c == 't':
+		d.i += 4
+		return true, nil
+	case c == 'f':
+		d.i += 5
+		return false, nil
+	case c == 'n':
+		d.i += 4
+		return nil, nil
 	default:
-		return t, nil
+		start := d.i
+		for d.i < len(d.data) && strings.IndexByte("+-0123456789.eE", d.data[d.i]) >= 0 {
+			d.i++
+		}
+		return json.Number(d.data[start:d.i]), nil
 	}
+}
+
+// str reads a JSON string at d.i.
+func (d *decoder) str() (string, error) {
+	start := d.i
+	d.i++
+	escaped := false
+	for d.i < len(d.data) {
+		switch d.data[d.i] {
+		case '\\':
+			escaped = true
+			d.i += 2
+			continue
+		case '"':
+			d.i++
+			raw := d.data[start:d.i]
+			if !escaped && utf8.Valid(raw) {
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return "", err
+			}
+			return s, nil
+		}
+		d.i++
+	}
+	return "", io.ErrUnexpectedEOF
 }
 
 // plain turns a decoded value into what encoding/json produces for it:
