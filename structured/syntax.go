@@ -145,9 +145,8 @@ func readSpan(text string, start, end int) candidate {
 	var re *jsonrepair.Error
 	if err != nil && errors.As(err, &re) && errors.Is(err, jsonrepair.ErrUnexpectedCharacter) && re.Position > 0 {
 		// The value ended before the span did: the rest is prose.
-		runes := []rune(src)
-		if re.Position < len(runes) {
-			cut := string(runes[:re.Position])
+		if off := runeOffset(src, re.Position); off < len(src) {
+			cut := src[:off]
 			if r2, err2 := repair(cut); err2 == nil {
 				c.end = start + len(cut)
 				repaired, err = r2, nil
@@ -186,8 +185,11 @@ func repair(s string) (string, error) {
 		return jsonrepair.Repair(s)
 	}
 	var b strings.Builder
-	in := false
-	for i := 0; i < len(s); i++ {
+	// at[k] is the rune of s that rune k of the protected text stands
+	// for, to say where an error is in s.
+	var at []int
+	in, r := false, 0
+	for i := 0; i < len(s); {
 		ch := s[i]
 		switch {
 		case !in:
@@ -197,13 +199,25 @@ func repair(s string) (string, error) {
 		case ch == '\\' && i+1 < len(s):
 			if k := strings.IndexByte(escapeLetters, s[i+1]); k >= 0 {
 				b.WriteRune([]rune(escapeHolders)[k])
-				i++
+				at = append(at, r)
+				i, r = i+2, r+2
 				continue
 			}
 		}
-		b.WriteByte(ch)
+		_, size := utf8.DecodeRuneInString(s[i:])
+		b.WriteString(s[i : i+size])
+		at = append(at, r)
+		i, r = i+size, r+1
 	}
 	out, err := jsonrepair.Repair(b.String())
+	var re *jsonrepair.Error
+	if errors.As(err, &re) {
+		pos := r
+		if re.Position < len(at) {
+			pos = at[re.Position]
+		}
+		return "", &jsonrepair.Error{Message: re.Message, Position: pos, Err: re.Err}
+	}
 	if err != nil {
 		return "", err
 	}
@@ -226,6 +240,17 @@ var escapeRestorer = strings.NewReplacer(
 func stringified(s string) bool {
 	s = strings.TrimSpace(s)
 	return strings.HasPrefix(s, `{\"`) || strings.HasPrefix(s, `[\"`)
+}
+
+// runeOffset returns the byte offset in s of its rune n (len(s) past its
+// end), counting each byte of invalid UTF-8 as a rune, as []rune(s) does.
+func runeOffset(s string, n int) int {
+	i := 0
+	for k := 0; k < n && i < len(s); k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
