@@ -39,9 +39,9 @@ type ShapeCheck struct {
 	// Drop names more fields of the result, at any depth, that differ
 	// from run to run whatever the replies (ids of the pipeline's own).
 	Drop []string
-	// Seeds is the number of shaped runs for each mode; 2 when 0. Their
-	// seeds come from the test's name: the same each time, another for
-	// each test.
+	// Seeds is the number of shaped runs for each mode; 3 when 0. Their
+	// seeds come from the test's name and the agents' names: the same
+	// each time, others for each test.
 	Seeds int
 }
 
@@ -76,10 +76,13 @@ func (c ShapeCheck) Check(t *testing.T, modes ...string) {
 			}
 			seeds := c.Seeds
 			if seeds == 0 {
-				seeds = 2
+				seeds = 3
 			}
 			for i := range seeds {
 				h := fnv.New64a()
+				for _, a := range c.Agents {
+					fmt.Fprintln(h, a.Name)
+				}
 				fmt.Fprintf(h, "%s/%d", t.Name(), i)
 				seed := h.Sum64() % 1e6
 				t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
