@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/structured"
@@ -46,7 +48,8 @@ type ShapeCheck struct {
 }
 
 // Dropped are the fields of a result that ShapeCheck sets aside at any
-// depth: repairs, usage, timing, run ids and timestamps.
+// depth: repairs, usage, timing, run ids and timestamps. Fields whose
+// value is a timestamp (RFC 3339) or a UUID are set aside too.
 var Dropped = []string{
 	"repairs", "usage", "run_id", "created_at", "started_at", "finished_at", "updated_at",
 	"duration", "duration_ms", "elapsed", "elapsed_ms", "timestamp",
@@ -234,8 +237,9 @@ func lastReplies(replies []Shaped, n int) string {
 }
 
 // Content returns the JSON of v, indented, with its keys sorted and the
-// fields named in Dropped and in drop removed at any depth: what a run's
-// result says, apart from how and when it was made.
+// fields named in Dropped and in drop, and those holding a timestamp or a
+// UUID, removed at any depth: what a run's result says, apart from how and
+// when it was made.
 func Content(v any, drop ...string) (string, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -254,7 +258,7 @@ func Content(v any, drop ...string) (string, error) {
 		switch y := x.(type) {
 		case map[string]any:
 			for k, v := range y {
-				if set[k] {
+				if set[k] || stamp(v) {
 					delete(y, k)
 					continue
 				}
@@ -272,6 +276,21 @@ func Content(v any, drop ...string) (string, error) {
 		return "", fmt.Errorf("openaitest: content: %w", err)
 	}
 	return string(out), nil
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// stamp reports whether v is a timestamp or a UUID: made by the run, not
+// read from a reply.
+func stamp(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	if _, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return true
+	}
+	return uuidRE.MatchString(s)
 }
 
 // Diff names the first place where the JSON texts a and b differ: its
