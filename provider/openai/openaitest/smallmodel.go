@@ -141,7 +141,8 @@ func PromptSchemas(respond func(*ChatRequest) Reply, schemas ...*llm.Schema) fun
 
 // SchemaOf returns the schema req asks for: its response_format
 // json_schema, or else the one of schemas whose hint (llm.Schema.Hint) ends
-// its system prompt, the longest when several do; nil for none.
+// its system prompt, the longest when several do, the first of them when
+// several have the same hint; nil for none.
 func SchemaOf(req *ChatRequest, schemas ...*llm.Schema) *JSONSchema {
 	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil {
 		return rf.JSONSchema
