@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -48,12 +49,15 @@ type ShapeCheck struct {
 }
 
 // Dropped are the fields of a result that ShapeCheck sets aside at any
-// depth: repairs, usage, timing, run ids and timestamps. Fields whose
-// value is a timestamp (RFC 3339) or a UUID are set aside too.
-var Dropped = []string{
-	"repairs", "usage", "run_id", "created_at", "started_at", "finished_at", "updated_at",
-	"duration", "duration_ms", "elapsed", "elapsed_ms", "timestamp",
-}
+// depth: repairs, usage, timing, run ids and timestamps. Fields named
+// with a suffix of DroppedSuffixes, and those whose value is a timestamp
+// (RFC 3339) or a UUID, are set aside too.
+var Dropped = []string{"repairs", "usage", "run_id", "duration", "elapsed", "timestamp"}
+
+// DroppedSuffixes end the names of fields that ShapeCheck sets aside:
+// usage ("judge_usage"), times in milliseconds ("wall_ms") and moments
+// ("created_at").
+var DroppedSuffixes = []string{"_usage", "_ms", "_at"}
 
 // alignments are the repair rules of a reply's syntax and its alignment to
 // the schema: what the shapes are recorded as.
@@ -237,9 +241,9 @@ func lastReplies(replies []Shaped, n int) string {
 }
 
 // Content returns the JSON of v, indented, with its keys sorted and the
-// fields named in Dropped and in drop, and those holding a timestamp or a
-// UUID, removed at any depth: what a run's result says, apart from how and
-// when it was made.
+// fields named in Dropped and in drop, or with a suffix of
+// DroppedSuffixes, and those holding a timestamp or a UUID, removed at any
+// depth: what a run's result says, apart from how and when it was made.
 func Content(v any, drop ...string) (string, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -258,7 +262,7 @@ func Content(v any, drop ...string) (string, error) {
 		switch y := x.(type) {
 		case map[string]any:
 			for k, v := range y {
-				if set[k] || stamp(v) {
+				if set[k] || stamp(v) || slices.ContainsFunc(DroppedSuffixes, func(x string) bool { return strings.HasSuffix(k, x) }) {
 					delete(y, k)
 					continue
 				}
