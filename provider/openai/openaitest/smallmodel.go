@@ -36,7 +36,10 @@ const (
 	ShapeTrailingCommas = "trailing commas"
 	ShapeComments       = "// comments"
 	ShapePython         = "Python literals" // True, False, None
+	ShapeSingleQuotes   = "single quotes"   // {'title': 'Seed swap'}
+	ShapeBareKeys       = "unquoted keys"   // {title: "Seed swap"}
 	// The text around it.
+	ShapeTags  = "tags around" // a <think> block before it, or <json> tags around it
 	ShapeFence = "a code fence"
 	ShapeProse = "prose around"
 )
@@ -45,8 +48,8 @@ const (
 var Shapes = []string{
 	ShapeNumberWords, ShapeBoolWords, ShapeEnumDecor, ShapeBullets, ShapeExtraField, ShapeKeyStyle,
 	ShapeBareList, ShapeWrapper, ShapeListAround,
-	ShapeTrailingCommas, ShapeComments, ShapePython,
-	ShapeFence, ShapeProse,
+	ShapeTrailingCommas, ShapeComments, ShapePython, ShapeSingleQuotes, ShapeBareKeys,
+	ShapeTags, ShapeFence, ShapeProse,
 }
 
 // SmallModel serves base's replies in the shapes that small local models
@@ -217,7 +220,9 @@ type shaper struct {
 	// never uses one.
 	names map[string]bool
 	// The syntax and the text around.
-	trailing, comments, python, fence, prose bool
+	trailing, comments, python, single, bare, fence, prose bool
+	// tags is "think" or "json" for ShapeTags.
+	tags string
 	// cut: the value is no longer the schema's root (a bare list, a
 	// wrapper): the value shapes no longer apply.
 	cut bool
@@ -249,7 +254,11 @@ func (s *shaper) applies(name string) bool {
 		return !s.allows(s.root, "array")
 	case ShapePython:
 		return s.hasLiteral(s.v)
-	case ShapeTrailingCommas, ShapeComments, ShapeFence, ShapeProse:
+	case ShapeSingleQuotes:
+		return s.texts(s.v, func(t string) bool { return !strings.ContainsAny(t, `'"\`) })
+	case ShapeBareKeys:
+		return s.hasKey(s.v)
+	case ShapeTrailingCommas, ShapeComments, ShapeTags, ShapeFence, ShapeProse:
 		return true
 	}
 	return false
@@ -359,6 +368,14 @@ func (s *shaper) apply(name string) bool {
 	case ShapePython:
 		s.python = s.hasLiteral(s.v)
 		return s.python
+	case ShapeSingleQuotes:
+		s.single = s.texts(s.v, func(t string) bool { return !strings.ContainsAny(t, `'"\`) })
+		return s.single
+	case ShapeBareKeys:
+		s.bare = s.hasKey(s.v)
+		return s.bare
+	case ShapeTags:
+		s.tags = []string{"think", "json"}[s.rng.IntN(2)]
 	case ShapeFence:
 		s.fence = true
 	case ShapeProse:
@@ -658,6 +675,50 @@ func (s *shaper) soleList() string {
 	return ""
 }
 
+// texts reports whether every text of x, keys included, is one that ok
+// accepts.
+func (s *shaper) texts(x any, ok func(string) bool) bool {
+	switch y := x.(type) {
+	case string:
+		return ok(y)
+	case map[string]any:
+		for k, v := range y {
+			if !ok(k) || !s.texts(v, ok) {
+				return false
+			}
+		}
+	case []any:
+		for _, v := range y {
+			if !s.texts(v, ok) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// identRE matches the keys that may go unquoted.
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// hasKey reports whether x holds an object key that may go unquoted.
+func (s *shaper) hasKey(x any) bool {
+	switch y := x.(type) {
+	case map[string]any:
+		for k, v := range y {
+			if identRE.MatchString(k) || s.hasKey(v) {
+				return true
+			}
+		}
+	case []any:
+		for _, v := range y {
+			if s.hasKey(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // hasLiteral reports whether x holds a boolean or a null.
 func (s *shaper) hasLiteral(x any) bool {
 	switch y := x.(type) {
@@ -874,17 +935,24 @@ func (s *shaper) text() string {
 	var b bytes.Buffer
 	s.write(&b, s.v, 0)
 	body := b.String()
+	if s.tags == "json" {
+		body = "<json>\n" + body + "\n</json>"
+	}
 	if s.fence {
 		body = "```json\n" + body + "\n```"
 	}
 	if s.prose {
 		body = "Sure! Here is the answer in the format you asked for.\n\n" + body + "\n\nI hope this helps. Let me know if you want any changes."
 	}
+	if s.tags == "think" {
+		body = "<think>\nThe answer should follow the format. I will keep every value as it is and write it out now.\n</think>\n\n" + body
+	}
 	return body
 }
 
 // write writes x as indented JSON in the shaper's syntax: trailing
-// commas, comments after members, Python literals.
+// commas, comments after members, Python literals, single quotes,
+// unquoted keys.
 func (s *shaper) write(b *bytes.Buffer, x any, depth int) {
 	indent := strings.Repeat("  ", depth+1)
 	closing := strings.Repeat("  ", depth)
@@ -912,8 +980,11 @@ func (s *shaper) write(b *bytes.Buffer, x any, depth int) {
 		}
 		for i, k := range keys {
 			b.WriteString(indent)
-			kb, _ := json.Marshal(k)
-			b.Write(kb)
+			if s.bare && identRE.MatchString(k) {
+				b.WriteString(k)
+			} else {
+				s.writeString(b, k)
+			}
 			b.WriteString(": ")
 			s.write(b, y[k], depth+1)
 			if i < len(keys)-1 || s.trailing {
@@ -943,8 +1014,24 @@ func (s *shaper) write(b *bytes.Buffer, x any, depth int) {
 			b.WriteByte('\n')
 		}
 		b.WriteString(closing + "]")
+	case string:
+		s.writeString(b, y)
 	default:
 		vb, _ := json.Marshal(y)
 		b.Write(vb)
 	}
+}
+
+// writeString writes t as a JSON string, between single quotes for
+// ShapeSingleQuotes.
+func (s *shaper) writeString(b *bytes.Buffer, t string) {
+	var q bytes.Buffer
+	enc := json.NewEncoder(&q)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(t)
+	out := bytes.TrimSuffix(q.Bytes(), []byte("\n"))
+	if s.single {
+		out[0], out[len(out)-1] = '\'', '\''
+	}
+	b.Write(out)
 }
