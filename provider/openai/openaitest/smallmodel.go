@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -253,11 +254,11 @@ func (s *shaper) applies(name string) bool {
 	case ShapeListAround:
 		return !s.allows(s.root, "array")
 	case ShapePython:
-		return s.hasLiteral(s.v)
+		return hasLiteral(s.v)
 	case ShapeSingleQuotes:
-		return s.texts(s.v, func(t string) bool { return !strings.ContainsAny(t, `'"\`) })
+		return quotable(s.v)
 	case ShapeBareKeys:
-		return s.hasKey(s.v)
+		return hasKey(s.v)
 	case ShapeTrailingCommas, ShapeComments, ShapeTags, ShapeFence, ShapeProse:
 		return true
 	}
@@ -366,13 +367,13 @@ func (s *shaper) apply(name string) bool {
 	case ShapeComments:
 		s.comments = true
 	case ShapePython:
-		s.python = s.hasLiteral(s.v)
+		s.python = hasLiteral(s.v)
 		return s.python
 	case ShapeSingleQuotes:
-		s.single = s.texts(s.v, func(t string) bool { return !strings.ContainsAny(t, `'"\`) })
+		s.single = quotable(s.v)
 		return s.single
 	case ShapeBareKeys:
-		s.bare = s.hasKey(s.v)
+		s.bare = hasKey(s.v)
 		return s.bare
 	case ShapeTags:
 		s.tags = []string{"think", "json"}[s.rng.IntN(2)]
@@ -675,69 +676,60 @@ func (s *shaper) soleList() string {
 	return ""
 }
 
-// texts reports whether every text of x, keys included, is one that ok
-// accepts.
-func (s *shaper) texts(x any, ok func(string) bool) bool {
+// anyValue reports whether f holds for x or a value inside it.
+func anyValue(x any, f func(any) bool) bool {
+	if f(x) {
+		return true
+	}
 	switch y := x.(type) {
-	case string:
-		return ok(y)
 	case map[string]any:
-		for k, v := range y {
-			if !ok(k) || !s.texts(v, ok) {
-				return false
+		for _, v := range y {
+			if anyValue(v, f) {
+				return true
 			}
 		}
 	case []any:
 		for _, v := range y {
-			if !s.texts(v, ok) {
-				return false
+			if anyValue(v, f) {
+				return true
 			}
 		}
 	}
-	return true
+	return false
+}
+
+// quotable reports whether every text of x, keys included, can go between
+// single quotes as it is: none holds a quote or a backslash.
+func quotable(x any) bool {
+	bad := func(t string) bool { return strings.ContainsAny(t, `'"\`) }
+	return !anyValue(x, func(v any) bool {
+		switch y := v.(type) {
+		case string:
+			return bad(y)
+		case map[string]any:
+			return slices.ContainsFunc(sortedKeys(y), bad)
+		}
+		return false
+	})
 }
 
 // identRE matches the keys that may go unquoted.
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // hasKey reports whether x holds an object key that may go unquoted.
-func (s *shaper) hasKey(x any) bool {
-	switch y := x.(type) {
-	case map[string]any:
-		for k, v := range y {
-			if identRE.MatchString(k) || s.hasKey(v) {
-				return true
-			}
-		}
-	case []any:
-		for _, v := range y {
-			if s.hasKey(v) {
-				return true
-			}
-		}
-	}
-	return false
+func hasKey(x any) bool {
+	return anyValue(x, func(v any) bool {
+		m, ok := v.(map[string]any)
+		return ok && slices.ContainsFunc(sortedKeys(m), identRE.MatchString)
+	})
 }
 
 // hasLiteral reports whether x holds a boolean or a null.
-func (s *shaper) hasLiteral(x any) bool {
-	switch y := x.(type) {
-	case nil, bool:
-		return true
-	case map[string]any:
-		for _, v := range y {
-			if s.hasLiteral(v) {
-				return true
-			}
-		}
-	case []any:
-		for _, v := range y {
-			if s.hasLiteral(v) {
-				return true
-			}
-		}
-	}
-	return false
+func hasLiteral(x any) bool {
+	return anyValue(x, func(v any) bool {
+		_, b := v.(bool)
+		return v == nil || b
+	})
 }
 
 var numberNames = []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
