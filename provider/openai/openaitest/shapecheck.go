@@ -35,8 +35,8 @@ type ShapeCheck struct {
 	// that sends them (see PromptSchemas).
 	Agents []structured.Agent
 	// Run runs the pipeline through a client of srv that sends schemas
-	// the way mode says (the client's setting, such as "native" or
-	// "prompt"), and returns its result, the repairs it recorded and its
+	// the way mode says (the client's setting: "native", "prompt" or
+	// "both"), and returns its result, the repairs it recorded and its
 	// error.
 	Run func(t *testing.T, srv *Server, mode string) (result any, repairs []llm.Repair, err error)
 	// Drop names more fields of the result, at any depth, that differ
@@ -48,16 +48,14 @@ type ShapeCheck struct {
 	Seeds int
 }
 
-// Dropped are the fields of a result that ShapeCheck sets aside at any
-// depth: repairs, usage, timing, run ids and timestamps. Fields named
-// with a suffix of DroppedSuffixes, and those whose value is a timestamp
-// (RFC 3339) or a UUID, are set aside too.
-var Dropped = []string{"repairs", "usage", "run_id", "duration", "elapsed", "timestamp"}
+// dropped are the fields of a result that Content sets aside at any
+// depth: repairs, usage, timing, run ids and timestamps.
+var dropped = []string{"repairs", "usage", "run_id", "duration", "elapsed", "timestamp"}
 
-// DroppedSuffixes end the names of fields that ShapeCheck sets aside:
+// droppedSuffixes end the names of more fields that Content sets aside:
 // usage ("judge_usage"), times in milliseconds ("wall_ms") and moments
 // ("created_at").
-var DroppedSuffixes = []string{"_usage", "_ms", "_at"}
+var droppedSuffixes = []string{"_usage", "_ms", "_at"}
 
 // alignments are the repair rules of a reply's syntax and its alignment to
 // the schema: what the shapes are recorded as.
@@ -136,7 +134,7 @@ func (c ShapeCheck) once(t *testing.T, mode string, seed *uint64) run {
 		}
 		r.calls[name]++
 		sent := req.ResponseFormat != nil && req.ResponseFormat.JSONSchema != nil
-		if name != "" && sent != (mode == "native") {
+		if name != "" && sent != (mode != "prompt") {
 			t.Fatalf("in mode %s, a request for %s was sent with response_format %v", mode, name, sent)
 		}
 	}
@@ -240,10 +238,12 @@ func lastReplies(replies []Shaped, n int) string {
 	return b.String()
 }
 
-// Content returns the JSON of v, indented, with its keys sorted and the
-// fields named in Dropped and in drop, or with a suffix of
-// DroppedSuffixes, and those holding a timestamp or a UUID, removed at any
-// depth: what a run's result says, apart from how and when it was made.
+// Content returns the JSON of v, indented, with its keys sorted and these
+// fields removed at any depth: those named in drop; repairs, usage, run
+// ids, timing and timestamps ("repairs", "usage", "run_id", "duration",
+// "elapsed", "timestamp", and names ending in "_usage", "_ms" or "_at");
+// and those holding a timestamp (RFC 3339) or a UUID. What is left is
+// what a run's result says, apart from how and when it was made.
 func Content(v any, drop ...string) (string, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -254,7 +254,7 @@ func Content(v any, drop ...string) (string, error) {
 		return "", fmt.Errorf("openaitest: content: %w", err)
 	}
 	set := map[string]bool{}
-	for _, k := range append(append([]string(nil), Dropped...), drop...) {
+	for _, k := range append(append([]string(nil), dropped...), drop...) {
 		set[k] = true
 	}
 	var strip func(x any) any
@@ -262,7 +262,7 @@ func Content(v any, drop ...string) (string, error) {
 		switch y := x.(type) {
 		case map[string]any:
 			for k, v := range y {
-				if set[k] || stamp(v) || slices.ContainsFunc(DroppedSuffixes, func(x string) bool { return strings.HasSuffix(k, x) }) {
+				if set[k] || stamp(v) || slices.ContainsFunc(droppedSuffixes, func(x string) bool { return strings.HasSuffix(k, x) }) {
 					delete(y, k)
 					continue
 				}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/madspark/madspark/llm"
@@ -189,4 +190,28 @@ func sameJSON(a, b json.RawMessage) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// TestContent: repairs, usage, timing, run ids, timestamps and UUIDs are
+// set aside at any depth, the fields named too; everything else is kept,
+// and Diff names the first difference.
+func TestContent(t *testing.T) {
+	a := map[string]any{"run_id": "r1", "repairs": []any{1}, "items": []any{map[string]any{
+		"score": 7, "judge_usage": map[string]any{"calls": 1}, "wall_ms": 5, "created_at": "x", "at": "2026-01-02T03:04:05.123Z",
+		"conversation_id": "01a216b0-5c0f-7ac8-9b97-921a9d63186f", "dir": "/tmp/1", "points": []any{"a", "b"},
+	}}}
+	b := map[string]any{"run_id": "r2", "items": []any{map[string]any{"score": 7, "dir": "/tmp/2", "points": []any{"a", "b"}}}}
+	ca, err := Content(a, "dir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, _ := Content(b, "dir")
+	if ca != cb || !strings.Contains(ca, `"score": 7`) || !strings.Contains(ca, `"b"`) {
+		t.Fatalf("content\n%s\nof the same result\n%s", ca, cb)
+	}
+	b["items"].([]any)[0].(map[string]any)["points"] = []any{"a", "c"}
+	cb, _ = Content(b, "dir")
+	if d := Diff(ca, cb); d != `at /items/0/points/1: "b", then "c"` {
+		t.Fatalf("Diff = %s", d)
+	}
 }
