@@ -151,15 +151,21 @@ type fixture struct {
 func newFixture(t *testing.T, client func(llm.Client) llm.Client) *fixture {
 	t.Helper()
 	srv := openaitest.NewServer(t, responder)
+	var c llm.Client = openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test", Model: "gpt-test"})
+	if client != nil {
+		c = client(c)
+	}
+	return fixtureOver(t, srv, c)
+}
+
+// fixtureOver is the fixture of evals over c, a client of srv.
+func fixtureOver(t *testing.T, srv *openaitest.Server, c llm.Client) *fixture {
+	t.Helper()
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	var c llm.Client = openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test", Model: "gpt-test"})
-	if client != nil {
-		c = client(c)
-	}
 	eng := &engine.Engine{Store: db, Client: c}
 	reg := pipeline.NewRegistry()
 	if err := reg.Register(toy(t)); err != nil {

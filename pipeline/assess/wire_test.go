@@ -89,9 +89,15 @@ func wireRun(t *testing.T, cfg Config, flaws map[string][]openaitest.Flaw, analy
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := &engine.Engine{Store: newDB(t), Client: client}
+	res, err := assessOver(t, &engine.Engine{Store: newDB(t), Client: client}, pipe, p)
+	return res, callsBySchema(srv), err
+}
+
+// assessOver runs one assessment with e.
+func assessOver(t *testing.T, e *engine.Engine, pipe *Pipeline, p Params) (*Result, error) {
+	t.Helper()
 	ctx := context.Background()
-	r, err := eng.Start(ctx, engine.RunInfo{Pipeline: "assess", Mode: "live", Params: p.Job()}, nil)
+	r, err := e.Start(ctx, engine.RunInfo{Pipeline: "assess", Mode: "live", Params: p.Job()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +105,7 @@ func wireRun(t *testing.T, cfg Config, flaws map[string][]openaitest.Flaw, analy
 	if ferr := r.Finish(ctx, res, err); ferr != nil {
 		t.Fatal(ferr)
 	}
-	return res, callsBySchema(srv), err
+	return res, err
 }
 
 func callsBySchema(srv *openaitest.Server) map[string]int {

@@ -76,6 +76,13 @@ func wireRun(t *testing.T, respond func(*openaitest.ChatRequest) openaitest.Repl
 	t.Helper()
 	srv := openaitest.NewServer(t, respond)
 	client := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "test", Model: "small-3b", Structured: openai.StructuredBoth})
+	res, err := runOver(t, client, p)
+	return res, srv, err
+}
+
+// runOver runs a debate over client.
+func runOver(t *testing.T, client llm.Client, p Params) (*Result, error) {
+	t.Helper()
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +99,7 @@ func wireRun(t *testing.T, respond func(*openaitest.ChatRequest) openaitest.Repl
 	}
 	res, err := pipe.Run(context.Background(), r, p, nil)
 	_ = r.Finish(context.Background(), res, err)
-	return res, srv, err
+	return res, err
 }
 
 // callsBySchema counts the requests per json_schema name ("" for none).

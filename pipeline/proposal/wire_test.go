@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/provider/mock"
 	"github.com/madspark/madspark/provider/openai"
 	"github.com/madspark/madspark/provider/openai/openaitest"
@@ -84,6 +85,17 @@ func wireProposal(t *testing.T, respond func(*openaitest.ChatRequest) openaitest
 	t.Helper()
 	srv := openaitest.NewServer(t, openaitest.Imperfect(respond, flaws))
 	client := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test", Model: "gpt-test", HTTPClient: srv.Client()})
+	res, err := proposalOver(t, client, sources, p)
+	calls := map[string]int{}
+	for _, req := range srv.Requests() {
+		calls[req.ResponseFormat.JSONSchema.Name]++
+	}
+	return res, calls, err
+}
+
+// proposalOver runs a proposal over client.
+func proposalOver(t *testing.T, client llm.Client, sources []search.Provider, p Params) (*Result, error) {
+	t.Helper()
 	pipe, err := New(sources, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -93,12 +105,7 @@ func wireProposal(t *testing.T, respond func(*openaitest.ChatRequest) openaitest
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := pipe.Run(context.Background(), r, p)
-	calls := map[string]int{}
-	for _, req := range srv.Requests() {
-		calls[req.ResponseFormat.JSONSchema.Name]++
-	}
-	return res, calls, err
+	return pipe.Run(context.Background(), r, p)
 }
 
 // TestAgentsRepairImperfectReplies drives every agent of the proposal
