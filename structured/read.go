@@ -31,7 +31,7 @@ type parsed struct {
 // parse reads text against n in two stages: the syntax (findCandidates:
 // the JSON values of the reply, repaired) and the alignment of each to
 // the schema; the candidate with the fewest problems, then the fewest
-// repairs, wins, the earliest on a tie.
+// repairs, wins, the latest on a tie.
 func parse(al *aligner, n *node, text string) parsed {
 	cands := findCandidates(text)
 	var best *parsed
@@ -53,7 +53,9 @@ func parse(al *aligner, n *node, text string) parsed {
 			p.asks = append(p.asks, fixed{rule: "length", action: "the reply was cut off before its end",
 				then: "kept what was complete of a reply cut off before its end"})
 		}
-		if best == nil || worseParse(best, &p) {
+		// On a tie the later one wins: a reply that drafts, or shows an
+		// example, gives its answer last.
+		if best == nil || !worseParse(&p, best) {
 			best = &p
 		}
 	}

@@ -40,6 +40,10 @@ type candidate struct {
 
 var fenceRE = regexp.MustCompile("```[A-Za-z0-9_+-]*[ \t]*")
 
+// thinkRE is a reasoning model's thoughts: <think>…</think> and the like,
+// or an opening tag never closed (its thoughts run to the end).
+var thinkRE = regexp.MustCompile(`(?is)<(think|thinking|reasoning|thought)>.*?(</(?:think|thinking|reasoning|thought)>|\z)`)
+
 // findCandidates returns the JSON values a reply may hold, in the order
 // they appear: code fence bodies that start with a bracket, then the
 // outermost bracketed spans of the text outside them; the whole text when
@@ -47,8 +51,14 @@ var fenceRE = regexp.MustCompile("```[A-Za-z0-9_+-]*[ \t]*")
 func findCandidates(text string) []candidate {
 	var out []candidate
 	masked := []byte(text)
+	// A reasoning model's thoughts are not its answer, drafts included.
+	for _, loc := range thinkRE.FindAllStringIndex(text, -1) {
+		for j := loc[0]; j < loc[1]; j++ {
+			masked[j] = ' '
+		}
+	}
 	// Fences: ```lang … ``` (an unclosed fence runs to the end).
-	locs := fenceRE.FindAllStringIndex(text, -1)
+	locs := fenceRE.FindAllStringIndex(string(masked), -1)
 	for i := 0; i < len(locs); i += 2 {
 		bodyStart := locs[i][1]
 		bodyEnd, closeEnd := len(text), len(text)

@@ -67,11 +67,16 @@ var (
 	labelRE = regexp.MustCompile(`^(?:[a-z][a-z ]{0,20}:|~|≈|approx\.?|approximately|about|around|roughly|circa)\s*`)
 )
 
+// pointRE is the decimals of a number in words: " point five", " point
+// two five".
+var pointRE = regexp.MustCompile(`^\s+point((?:\s+(?:zero|one|two|three|four|five|six|seven|eight|nine))+)\b`)
+
 // scaleRE is a number and the word or sign of a scale after it.
 var scaleRE = regexp.MustCompile(`^` + numberRE + `\s*(?:/|out\s+of|of)\s*`)
 
-// letterRE is a one-letter answer: "B", "B+", "A)", "answer A".
-var letterRE = regexp.MustCompile(`(?i)^\s*(?:(?:answer|option|grade|choice|response)\s+)?([a-z])(?:\s*[-+)\]:.–—,]|\s*$)`)
+// letterRE is a one-letter answer: "B", "B+", "A)", "answer A", "Grade:
+// D", "B (with minor reservations)".
+var letterRE = regexp.MustCompile(`(?i)^\s*(?:(?:answer|option|grade|choice|response|winner|verdict)\s*[:=-]?\s*)?([a-z])(?:\s*[-+)\]:.–—,!(]|\s*$)`)
 
 var numberWords = map[string]float64{
 	"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -97,7 +102,17 @@ func spelled(s string) string {
 		for _, w := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ' ' || r == '-' || r == '\t' }) {
 			total += numberWords[w]
 		}
-		return strconv.FormatFloat(total, 'g', -1, 64) + text[len(m[0]):], true
+		out := strconv.FormatFloat(total, 'g', -1, 64)
+		rest := text[len(m[0]):]
+		// "eight point five": the digits after the point, one word each.
+		if d := pointRE.FindStringSubmatch(rest); d != nil {
+			out += "."
+			for _, w := range strings.Fields(d[1]) {
+				out += strconv.Itoa(int(numberWords[w]))
+			}
+			rest = rest[len(d[0]):]
+		}
+		return out + rest, true
 	}
 	out, ok := replace(s)
 	if !ok {
@@ -121,11 +136,15 @@ func spelled(s string) string {
 func parseNumber(s string, min, max *float64) (float64, bool) {
 	t := strings.ToLower(undecorated(s))
 	t = labelRE.ReplaceAllString(t, "")
-	t = spelled(strings.TrimSpace(t))
+	t = fractions(spelled(fractions(strings.TrimSpace(t))))
+	if m := decimalCommaRE.FindStringSubmatch(t); m != nil {
+		// "7,5": a decimal comma (a group of thousands has three digits).
+		t = m[1] + "." + m[2]
+	}
 	if m := ratioRE.FindStringSubmatch(t); m != nil {
 		n, ok1 := atof(m[1])
 		d, ok2 := atof(m[2])
-		if !ok1 || !ok2 || d <= 0 || hasDigit(t[len(m[0]):]) {
+		if !ok1 || !ok2 || d <= 0 || holdsNumber(t[len(m[0]):]) {
 			return 0, false
 		}
 		if max != nil && (min == nil || *min == 0) && d != *max {
@@ -138,7 +157,7 @@ func parseNumber(s string, min, max *float64) (float64, bool) {
 		return 0, false
 	}
 	rest := t[len(m[0]):]
-	if hasDigit(rest) {
+	if holdsNumber(rest) {
 		return 0, false
 	}
 	f, ok := atof(m[1])
@@ -159,22 +178,69 @@ func atof(s string) (float64, bool) {
 	return f, true
 }
 
-func hasDigit(s string) bool { return strings.IndexFunc(s, unicode.IsDigit) >= 0 }
+// holdsNumber reports whether the rest of a text after its number holds
+// another, in digits or in words, so that the text is not one number.
+func holdsNumber(rest string) bool {
+	if strings.IndexFunc(rest, func(r rune) bool { return unicode.IsDigit(r) || strings.ContainsRune("½¼¾⅓⅔", r) }) >= 0 {
+		return true
+	}
+	for _, w := range words(rest) {
+		if _, ok := numberWords[w]; ok || w == "half" || w == "quarter" || w == "quarters" || w == "point" || w == "third" || w == "thirds" {
+			return true
+		}
+	}
+	return false
+}
+
+// decimalCommaRE is a number written with a decimal comma: "7,5".
+var decimalCommaRE = regexp.MustCompile(`^([-+]?\d+),(\d{1,2})(\D|$)`)
+
+// fractionRE is a half or a quarter after a number: "7½", "7 ½", "7 and
+// a half", "7 and three quarters".
+var fractionRE = regexp.MustCompile(`^(\d+)\s*(?:(½)|(¼)|(¾)|and\s+(?:a|one)\s+(half)|and\s+(?:a|one)\s+(quarter)|and\s+three\s+(quarters))`)
+
+// fractions writes a half or a quarter after a number as decimals.
+func fractions(t string) string {
+	m := fractionRE.FindStringSubmatchIndex(t)
+	if m == nil {
+		return t
+	}
+	var frac string
+	switch {
+	case m[4] >= 0, m[10] >= 0:
+		frac = ".5"
+	case m[6] >= 0, m[12] >= 0:
+		frac = ".25"
+	default:
+		frac = ".75"
+	}
+	return t[m[2]:m[3]] + frac + t[m[1]:]
+}
 
 // parseBool reads yes/no, true/false, y/n, on/off and 1/0, decorated or
 // not.
-func parseBool(s string) (value, ok bool) {
+func parseBool(s string) (bool, bool) {
 	w := words(s)
 	if len(w) == 0 {
 		return false, false
 	}
+	// The first word decides ("yes, it is ready"), unless another of
+	// the words says the opposite.
+	var value bool
 	switch w[0] {
 	case "true", "yes", "y", "on", "1":
-		return true, len(w) == 1
+		value = true
 	case "false", "no", "n", "off", "0":
-		return false, len(w) == 1
+	default:
+		return false, false
 	}
-	return false, false
+	for _, x := range w[1:] {
+		switch x {
+		case "true", "yes", "false", "no", "not":
+			return false, false
+		}
+	}
+	return value, true
 }
 
 // bulletRE is the marker of a list item at the start of a line: "- ",

@@ -26,7 +26,7 @@ type corruption struct {
 	schema *jsonschema.Schema
 	st     style
 	// envelope: what is written around the JSON.
-	fence, prose, tags, truncate bool
+	fence, prose, tags, think, truncate bool
 }
 
 // damages are in the order they apply: values, shape, text.
@@ -55,6 +55,7 @@ var damages = []damage{
 	{"code fence", func(_ *rapid.T, c *corruption) bool { return set(&c.fence, true) }},
 	{"prose around", func(_ *rapid.T, c *corruption) bool { return set(&c.prose, true) }},
 	{"tags around", func(_ *rapid.T, c *corruption) bool { return set(&c.tags, true) }},
+	{"a draft in a think block before", func(_ *rapid.T, c *corruption) bool { return set(&c.think, true) }},
 	{"cut after the last complete value", func(_ *rapid.T, c *corruption) bool {
 		return set(&c.truncate, !c.st.trailingComma && closers(c.root) > 0)
 	}},
@@ -107,6 +108,9 @@ func (c *corruption) text(t *rapid.T) string {
 		if !c.truncate {
 			body += "\n```"
 		}
+	}
+	if c.think {
+		body = "<think>A first draft: {\"draft\": [1, 2], \"score\": \"unsure\"}. No, better:</think>\n" + body
 	}
 	if c.prose {
 		body = "Here is the JSON you asked for:\n\n" + body
@@ -278,6 +282,12 @@ func numberAsText(t *rapid.T, c *corruption) bool {
 	}
 	if x == math.Trunc(x) && math.Abs(x) >= 1000 && math.Abs(x) < 1e9 {
 		forms = append(forms, thousands(int64(x)))
+	}
+	if whole := math.Trunc(x); x > 0 && x-whole == 0.5 && whole <= 20 {
+		forms = append(forms, fmtNum(whole)+" and a half", fmtNum(whole)+"½", numberNames[int(whole)]+" and a half")
+	}
+	if whole, tenths := math.Trunc(x), math.Round((x-math.Trunc(x))*10); x > 0 && whole <= 20 && tenths > 0 && whole+tenths/10 == x {
+		forms = append(forms, numberNames[int(whole)]+" point "+numberNames[int(tenths)], fmtNum(whole)+","+fmtNum(tenths))
 	}
 	raw := rapid.SampledFrom(forms).Draw(t, "form")
 	n.raw = &raw
