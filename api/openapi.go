@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -476,7 +477,7 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 			resps = append(append([]response{}, resps...), r429)
 		}
 		resps = append(append([]response{}, resps...), errBody(421, "the Host header names another host than this server's (when it has no token)"))
-		if rt.method != "GET" {
+		if (rt.method != "GET" || rt.stream()) && !slices.ContainsFunc(resps, func(r response) bool { return r.status == 403 }) {
 			resps = append(resps, errBody(403, "sent by a page of another origin than the server's and its allowed origins"))
 		}
 		if rt.doc.body != nil || rt.path == "/v1/chat/completions" {

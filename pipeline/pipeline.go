@@ -35,6 +35,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/input"
 )
 
 // Params are a pipeline's parameters: a pointer to the pipeline's Params
@@ -238,9 +239,10 @@ func (r *Registry) List() []Definition {
 
 // Decode turns JSON parameters into the pipeline's Params: it starts from
 // the defaults (NewParams), so fields left out keep them, decodes strictly
-// and validates. Empty raw or null means the defaults. An unknown field, a
-// value of the wrong type, or a value Validate rejects is a *ParamsError
-// naming the field; an unknown pipeline wraps ErrUnknown.
+// and validates. Empty raw or null means the defaults. A value that
+// input.Check refuses (a control character, an integer beyond int64), an
+// unknown field, a value of the wrong type, or a value Validate rejects is
+// a *ParamsError naming the field; an unknown pipeline wraps ErrUnknown.
 func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 	e, err := r.get(name)
 	if err != nil {
@@ -256,6 +258,16 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 		obj, ok := inst.(map[string]any)
 		if !ok {
 			return nil, &ParamsError{Pipeline: name, Malformed: true, Err: errors.New("parameters must be a JSON object")}
+		}
+		// Text and numbers first, on the values as sent: a decoded
+		// float64 would no longer tell an integer beyond int64 from one
+		// that fits.
+		if err := input.Check(inst); err != nil {
+			pe := &ParamsError{Pipeline: name, Err: err}
+			if ie, ok := errors.AsType[*input.Error](err); ok {
+				pe.Field, pe.Err = ie.Field, errors.New(ie.Problem)
+			}
+			return nil, pe
 		}
 		if err := e.v.Validate(inst); err != nil {
 			return nil, fieldError(name, err)

@@ -15,8 +15,8 @@ import (
 	"github.com/madspark/madspark/agent"
 	"github.com/madspark/madspark/atomicfile"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/llm"
-	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/prompt"
 	"github.com/madspark/madspark/structured"
 )
@@ -45,7 +45,7 @@ type SynthesisParams struct {
 
 // Validate reports the first problem with p in one line.
 func (p *SynthesisParams) Validate() error {
-	if err := pipeline.CheckValues(p); err != nil {
+	if err := input.Check(p); err != nil {
 		return err
 	}
 	switch {

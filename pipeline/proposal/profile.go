@@ -13,7 +13,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 
-	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/input"
 )
 
 // TimeUnit is the unit of a timeline.
@@ -174,7 +174,7 @@ func parseUnit(s string) (TimeUnit, bool) {
 
 // Validate reports the first problem with p, naming the field.
 func (p *UserProfile) Validate() error {
-	if err := pipeline.CheckValues(p); err != nil {
+	if err := input.Check(p); err != nil {
 		return err
 	}
 	for _, f := range []struct {
