@@ -27,6 +27,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/pipeline"
 )
@@ -383,7 +384,7 @@ func WriteTable(w io.Writer, b *madspark.Batch) error {
 		if r := []rune(topic); len(r) > 48 {
 			topic = string(r[:47]) + "…"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", it.Line, ItemStatus(it), it.RunID, topic)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", it.Line, ItemStatus(it), it.RunID, input.Show(topic))
 	}
 	return tw.Flush()
 }
