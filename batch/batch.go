@@ -60,8 +60,8 @@ func New(reg *pipeline.Registry, q Queue, s Store) *Service {
 
 // Parse reads a batch file of pipeline pipe (see the package function
 // Parse).
-func (s *Service) Parse(pipe, name string, data []byte) (*Input, error) {
-	return Parse(s.reg, pipe, name, data)
+func (s *Service) Parse(pipe, name string, data []byte, opts Options) (*Input, error) {
+	return Parse(s.reg, pipe, name, data, opts)
 }
 
 // Submit enqueues the good rows of in as runs of pipe, each bounded by
