@@ -95,6 +95,69 @@ func Show(lookupEnv func(string) (string, bool), file string, fileVars map[strin
 	return out
 }
 
+// InEffect returns what the settings (read through getenv) make madspark
+// use, one row each, with why: the provider, its model, the base URL its
+// requests go to (a password in it masked) and how a reply's schema
+// reaches the model (structured output). The error is settings that
+// choose no provider.
+func InEffect(getenv func(string) string) ([]Entry, error) {
+	s := provider.FromEnv(getenv)
+	info, err := s.Choose()
+	if err != nil {
+		return nil, err
+	}
+	if info.Mock {
+		return []Entry{
+			{Name: "provider", Value: info.Name, Source: info.Reason},
+			{Name: "model", Value: info.Model, Source: "mock mode"},
+			{Name: "base URL", Value: "none", Source: "mock mode calls no model"},
+			{Name: "structured output", Value: "none", Source: "mock replies follow the schema"},
+		}, nil
+	}
+	model := "default of " + info.Name
+	switch {
+	case s.Model != "":
+		model = "MADSPARK_MODEL"
+	case info.Name == "gemini" && s.GoogleModel != "":
+		model = "GOOGLE_GENAI_MODEL"
+	}
+	base := "default of " + info.Name
+	switch {
+	case info.Name == "openai" && s.OpenAIBaseURL != "":
+		base = "OPENAI_BASE_URL"
+	case info.Name == "ollama" && s.OllamaHost != "":
+		base = "OLLAMA_HOST"
+	case info.Name == "gemini" && s.Vertex:
+		base = "Vertex AI (GOOGLE_GENAI_USE_VERTEXAI)"
+	}
+	structured := "the provider's own"
+	switch {
+	case info.Name != "openai" && info.Name != "ollama":
+	case s.Structured != "":
+		structured = "MADSPARK_STRUCTURED_OUTPUT"
+	case info.Structured == "native":
+		structured = "default for OpenAI's own API"
+	default:
+		structured = "default for a server other than OpenAI's"
+	}
+	return []Entry{
+		{Name: "provider", Value: info.Name, Source: info.Reason},
+		{Name: "model", Value: info.Model, Source: model},
+		{Name: "base URL", Value: maskURL(info.BaseURL), Source: base},
+		{Name: "structured output", Value: info.Structured, Source: structured},
+	}, nil
+}
+
+// WriteInEffect writes what InEffect returns as a table for people.
+func WriteInEffect(w io.Writer, entries []Entry) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "IN EFFECT\tVALUE\tWHY")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.Value, e.Source)
+	}
+	return tw.Flush()
+}
+
 // Save sets values in the settings file at path, keeping what else it
 // holds, written whole with mode 0600 (it holds keys). An empty value
 // removes its variable.

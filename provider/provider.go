@@ -14,6 +14,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -105,7 +106,21 @@ type Info struct {
 	Local bool
 	// Reason says why this provider was chosen, for the user.
 	Reason string
+	// BaseURL is the endpoint the provider's requests go to (empty in
+	// mock mode). It may hold credentials a user put in it.
+	BaseURL string
+	// Structured is how a reply's schema reaches the model: "native" (the
+	// provider's own structured output), or for an OpenAI-compatible
+	// server also "prompt" or "both" (MADSPARK_STRUCTURED_OUTPUT); empty
+	// in mock mode.
+	Structured string
 }
+
+// The endpoints of the providers' SDKs when none is configured.
+const (
+	GeminiBaseURL    = "https://generativelanguage.googleapis.com"
+	AnthropicBaseURL = "https://api.anthropic.com"
+)
 
 // Mode is "mock" or "live".
 func (i Info) Mode() string {
@@ -155,7 +170,7 @@ func (s Settings) Choose() (Info, error) {
 	default:
 		return Info{}, fmt.Errorf("MADSPARK_PROVIDER must be one of %s, got %q", strings.Join(Names, ", "), s.Provider)
 	}
-	info := Info{Name: name, Model: s.Model, Reason: reason}
+	info := Info{Name: name, Model: s.Model, Reason: reason, Structured: openai.StructuredNative}
 	switch name {
 	case "openai":
 		if s.OpenAIKey == "" && s.OpenAIBaseURL == "" {
@@ -165,11 +180,15 @@ func (s Settings) Choose() (Info, error) {
 		if info.Model == "" {
 			info.Model = openai.DefaultModel
 		}
+		info.BaseURL = cmp.Or(s.OpenAIBaseURL, openai.DefaultBaseURL)
+		info.Structured = openai.StructuredMode(s.Structured, info.BaseURL)
 	case "ollama":
 		info.Local = true
 		if info.Model == "" {
 			info.Model = "llama3.2"
 		}
+		info.BaseURL, _ = ollamaBaseURL(s.OllamaHost) // Open reports a bad one
+		info.Structured = openai.StructuredMode(s.Structured, info.BaseURL)
 	case "gemini":
 		switch {
 		case s.Vertex && s.GoogleKey == "" && (s.GoogleProject == "" || s.GoogleLocation == ""):
@@ -183,6 +202,13 @@ func (s Settings) Choose() (Info, error) {
 		if info.Model == "" {
 			info.Model = gemini.DefaultModel
 		}
+		info.BaseURL = GeminiBaseURL
+		switch {
+		case s.Vertex && s.GoogleLocation != "":
+			info.BaseURL = "https://" + s.GoogleLocation + "-aiplatform.googleapis.com"
+		case s.Vertex:
+			info.BaseURL = "https://aiplatform.googleapis.com"
+		}
 	case "anthropic":
 		if s.AnthropicKey == "" {
 			return Info{}, fmt.Errorf("provider anthropic needs ANTHROPIC_API_KEY")
@@ -190,6 +216,7 @@ func (s Settings) Choose() (Info, error) {
 		if info.Model == "" {
 			info.Model = anthropic.DefaultModel
 		}
+		info.BaseURL = AnthropicBaseURL
 	}
 	return info, nil
 }
