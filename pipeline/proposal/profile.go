@@ -234,6 +234,9 @@ var requiredFields = []string{"academic_program", "field_of_study", "research_ar
 // and validated.
 func ParseProfile(name string, r io.Reader) (UserProfile, error) {
 	var p UserProfile
+	ext := filepath.Ext(name)
+	// The name is the user's file's, shown in one-line errors.
+	name = input.Show(name)
 	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
 		return p, fmt.Errorf("profile %s: %w", name, err)
@@ -241,7 +244,7 @@ func ParseProfile(name string, r io.Reader) (UserProfile, error) {
 	if strings.TrimSpace(string(data)) == "" {
 		return p, fmt.Errorf("profile %s is empty", name)
 	}
-	if !strings.EqualFold(filepath.Ext(name), ".json") {
+	if !strings.EqualFold(ext, ".json") {
 		// YAML is read into plain values and re-encoded as JSON, so that
 		// both formats go through the same strict decoder and report
 		// errors the same way.
