@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/madspark/madspark/flow"
+	"github.com/madspark/madspark/input"
 )
 
 func TestProblems(t *testing.T) {
@@ -34,6 +35,8 @@ agents:
   b: {prompt: "{{.a.t}}", output: {t: string}}
 steps: [[a, b]]
 `, []string{"4: agent b refers to {{.a.t}}, which runs in the same parallel group"}},
+		{"control characters", "name: x\nagents:\n  a: {prompt: \"hi\\0there\", output: {t: string}}\n  b:\n    prompt: \"title \\e]0;pwned\\a\"\n    output: {t: string}\nsteps: [a, b]\n",
+			[]string{"3: this value contains a NUL byte", "5: this value contains the control character U+001B"}},
 		{"cycle", `name: x
 agents:
   a: {prompt: "{{.b.t}}", output: {t: string}}
@@ -132,6 +135,16 @@ func FuzzParse(f *testing.F) {
 		}
 		if err == nil {
 			_ = p.Definition()
+			for name, a := range p.Agents {
+				if input.Text("prompt", a.Prompt) != nil || input.Text("system", a.System) != nil {
+					t.Fatalf("agent %s: a prompt input.Text refuses: %q %q", name, a.Prompt, a.System)
+				}
+			}
+		}
+		for _, pr := range ps {
+			if strings.ContainsAny(pr.String(), "\n\r") {
+				t.Fatalf("a problem of more than one line: %q", pr)
+			}
 		}
 	})
 }
