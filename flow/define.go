@@ -1,11 +1,13 @@
 package flow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -95,12 +97,57 @@ func readError(err error) string {
 	return err.Error()
 }
 
-// Params are a file pipeline's inputs, by name.
+// Params are a file pipeline's inputs, by name. A whole number is an
+// int64, any other number a float64, so that an integer input reaches a
+// prompt exactly as it was given.
 type Params map[string]any
 
 // Validate accepts any Params: the registry validated them against the
 // inputs' schema.
 func (Params) Validate() error { return nil }
+
+// UnmarshalJSON decodes a JSON object of inputs, keeping each whole number
+// (one written without a fraction or an exponent, within int64) an int64.
+func (p *Params) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return err
+	}
+	for k, v := range m {
+		m[k] = numbers(v)
+	}
+	if *p == nil {
+		*p = Params{}
+	}
+	maps.Copy(*p, m)
+	return nil
+}
+
+// numbers turns the json.Numbers in v into int64 (whole numbers) and
+// float64 (the others).
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if !strings.ContainsAny(x.String(), ".eE") {
+			if n, err := x.Int64(); err == nil {
+				return n
+			}
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i := range x {
+			x[i] = numbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = numbers(x[k])
+		}
+	}
+	return v
+}
 
 // Defaults returns the inputs' defaults.
 func (p *Pipeline) Defaults() Params {

@@ -386,11 +386,11 @@ func (p *parser) value(n *yaml.Node, in Input) (any, bool) {
 		}
 		return f, true
 	case "integer":
-		i, err := strconv.Atoi(n.Value)
+		i, err := strconv.ParseInt(n.Value, 10, 64)
 		if err != nil {
 			return bad()
 		}
-		return float64(i), true
+		return i, true
 	case "boolean":
 		if n.Tag != "!!bool" {
 			return bad()

@@ -265,7 +265,7 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 		if err := input.Check(inst); err != nil {
 			pe := &ParamsError{Pipeline: name, Err: err}
 			if ie, ok := errors.AsType[*input.Error](err); ok {
-				pe.Field, pe.Err = ie.Field, errors.New(ie.Problem)
+				pe.Field = ie.Field
 			}
 			return nil, pe
 		}
