@@ -342,3 +342,43 @@ func TestStreamOriginChecked(t *testing.T) {
 		t.Errorf("another GET route refused: %d %s", status, body)
 	}
 }
+
+// TestOriginsHandler: Origins guards a handler of its own, whatever the
+// method, with the server's rule and its JSON 403.
+func TestOriginsHandler(t *testing.T) {
+	if _, err := NewOrigins([]string{"ui.example"}); err == nil {
+		t.Error("an origin without a scheme is accepted")
+	}
+	o, err := NewOrigins([]string{"https://ui.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := 0
+	h := o.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served++ }))
+	for _, tt := range []struct {
+		origin, site string
+		want         int
+	}{
+		{"https://ui.example", "cross-site", 200},
+		{"http://ui.example", "cross-site", 403},
+		{"https://evil.example", "", 403},
+		{"http://localhost", "", 200}, // the request's own origin
+		{"", "", 200},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "http://localhost/mcp", nil)
+		if tt.origin != "" {
+			req.Header.Set("Origin", tt.origin)
+		}
+		if tt.site != "" {
+			req.Header.Set("Sec-Fetch-Site", tt.site)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tt.want {
+			t.Errorf("%q %q: %d %s", tt.origin, tt.site, rec.Code, rec.Body)
+		}
+	}
+	if served != 3 {
+		t.Errorf("served %d, want 3", served)
+	}
+}

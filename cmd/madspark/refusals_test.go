@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -54,7 +55,7 @@ func TestBadInputRefusedBeforeAnyCall(t *testing.T) {
 		{[]string{"spark", "ok", "--logical-inference=false", "--inference-type", "causal_chain"}, "--inference-type asks for a logical analysis, which --logical-inference=false turns off"},
 	} {
 		r := invoke(t, env, tt.args...)
-		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) || strings.Count(r.stderr, "\n") != 1 || strings.ContainsAny(r.stderr, "\x1b\x00\xff") {
+		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) || strings.Count(r.stderr, "\n") != 1 || strings.ContainsAny(r.stderr, "\x1b\x00") || !utf8.ValidString(r.stderr) {
 			t.Errorf("%q: exit %d: %q; want exit 2 with %q", tt.args, r.code, r.stderr, tt.want)
 		}
 	}
