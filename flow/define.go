@@ -107,7 +107,8 @@ type Params map[string]any
 func (Params) Validate() error { return nil }
 
 // UnmarshalJSON decodes a JSON object of inputs, keeping each whole number
-// (one written without a fraction or an exponent, within int64) an int64.
+// (one written without a fraction or an exponent) an int64; one beyond
+// int64 is an *input.Error naming the input, never rounded into a float.
 func (p *Params) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -116,7 +117,11 @@ func (p *Params) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	for k, v := range m {
-		m[k] = numbers(v)
+		n, err := numbers(k, v)
+		if err != nil {
+			return err
+		}
+		m[k] = n
 	}
 	if *p == nil {
 		*p = Params{}
@@ -125,28 +130,30 @@ func (p *Params) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// numbers turns the json.Numbers in v into int64 (whole numbers) and
-// float64 (the others).
-func numbers(v any) any {
+// numbers turns the json.Numbers in v, at field, into int64 (whole
+// numbers) and float64 (the others).
+func numbers(field string, v any) (any, error) {
+	var err error
 	switch x := v.(type) {
 	case json.Number:
 		if !strings.ContainsAny(x.String(), ".eE") {
-			if n, err := x.Int64(); err == nil {
-				return n
-			}
+			return input.ParseInt(field, x.String())
 		}
-		f, _ := x.Float64()
-		return f
+		return input.ParseFloat(field, x.String())
 	case []any:
 		for i := range x {
-			x[i] = numbers(x[i])
+			if x[i], err = numbers(fmt.Sprintf("%s[%d]", field, i), x[i]); err != nil {
+				return nil, err
+			}
 		}
 	case map[string]any:
 		for k := range x {
-			x[k] = numbers(x[k])
+			if x[k], err = numbers(field+"."+k, x[k]); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return v
+	return v, nil
 }
 
 // Defaults returns the inputs' defaults.

@@ -6,7 +6,7 @@
 //   - text is valid UTF-8 and holds no control character but tab and line
 //     breaks (a line feed, or a carriage return right before one); a
 //     one-line field holds no line break either;
-//   - a number is finite, and a whole number fits in 64 bits;
+//   - a number is finite, and a whole number read as one fits in an int64;
 //   - a problem is one line that names the field ("topic contains the
 //     control character U+001B").
 //
@@ -121,16 +121,12 @@ func isRange(err error) bool {
 	return ok && ne.Err == strconv.ErrRange
 }
 
-// Number checks n, a number as JSON wrote it: a whole number (no
-// fraction, no exponent) must fit in an int64, any other a finite
-// float64.
+// Number checks n, a number as JSON wrote it: it must be a finite
+// float64. Whether a whole number fits is for the type it is decoded into
+// (an int field refuses 1e30, a uint64 takes 2^63); ParseInt reads one
+// into an int64.
 func Number(field string, n json.Number) error {
-	s := n.String()
-	if !strings.ContainsAny(s, ".eE") {
-		_, err := ParseInt(field, s)
-		return err
-	}
-	_, err := ParseFloat(field, s)
+	_, err := ParseFloat(field, n.String())
 	return err
 }
 
