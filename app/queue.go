@@ -59,26 +59,25 @@ func (a *App) ServeRegistry(dir string) (*pipeline.Registry, []api.BrokenPipelin
 			probs = append(probs, flow.Problem{File: p.File, Line: 1, Msg: err.Error()})
 		}
 	}
-	var broken []api.BrokenPipeline
-	at := map[string]int{}
+	// Each file's problems, named as in the directory.
+	byFile := map[string]flow.Problems{}
+	var files []string
 	for _, p := range probs {
-		i, ok := at[p.File]
-		if !ok {
-			i = len(broken)
-			at[p.File] = i
-			broken = append(broken, api.BrokenPipeline{File: filepath.Base(p.File)})
+		p.File = filepath.Base(p.File)
+		if _, ok := byFile[p.File]; !ok {
+			files = append(files, p.File)
 		}
-		rel := p
-		rel.File = filepath.Base(p.File)
-		broken[i].Problems = append(broken[i].Problems, rel.String())
+		byFile[p.File] = append(byFile[p.File], p)
 	}
-	for i := range broken {
-		b := &broken[i]
-		b.Error = b.Problems[0]
-		if n := len(b.Problems); n > 1 {
-			b.Error += fmt.Sprintf(" (and %d more problems)", n-1)
+	var broken []api.BrokenPipeline
+	for _, f := range files {
+		ps := byFile[f]
+		b := api.BrokenPipeline{File: f, Error: ps.Error()}
+		for _, p := range ps {
+			b.Problems = append(b.Problems, p.String())
 		}
-		a.cfg.Logger.Warn("pipeline file not served", "dir", dir, "file", b.File, "err", b.Error)
+		a.cfg.Logger.Warn("pipeline file not served", "dir", dir, "file", f, "err", b.Error)
+		broken = append(broken, b)
 	}
 	return reg, broken, nil
 }

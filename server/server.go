@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -168,11 +167,6 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/models/{model}", s.getModel)
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
-	for _, o := range cfg.CORSOrigins {
-		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.TrimSuffix(u.Path, "/") != "" {
-			return nil, fmt.Errorf("server: CORS origin %q: want scheme://host[:port], such as https://ui.example.org", o)
-		}
-	}
 	if s.origins, err = NewOrigins(cfg.CORSOrigins); err != nil {
 		return nil, fmt.Errorf("server: CORS %w", err)
 	}
