@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -58,19 +57,6 @@ func Mask(v string) string {
 	return v[:4] + "…" + v[len(v)-4:]
 }
 
-// maskURL hides the password of a URL such as postgres://user:pw@host/db.
-func maskURL(v string) string {
-	u, err := url.Parse(v)
-	if err != nil || u.User == nil {
-		return v
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "****")
-		return strings.Replace(u.String(), "%2A%2A%2A%2A", "****", 1)
-	}
-	return v
-}
-
 // Show returns the settings in effect, those set only: the environment's,
 // then the file's (file names the settings file, read with fileVars).
 func Show(lookupEnv func(string) (string, bool), file string, fileVars map[string]string) []Entry {
@@ -88,7 +74,7 @@ func Show(lookupEnv func(string) (string, bool), file string, fileVars map[strin
 		case Secret(name):
 			v = Mask(v)
 		case strings.HasSuffix(name, "_URL"):
-			v = maskURL(v)
+			v = provider.MaskPassword(v)
 		}
 		out = append(out, Entry{Name: name, Value: v, Source: src})
 	}
@@ -143,7 +129,7 @@ func InEffect(getenv func(string) string) ([]Entry, error) {
 	return []Entry{
 		{Name: "provider", Value: info.Name, Source: info.Reason},
 		{Name: "model", Value: info.Model, Source: model},
-		{Name: "base URL", Value: maskURL(info.BaseURL), Source: base},
+		{Name: "base URL", Value: info.BaseURL, Source: base},
 		{Name: "structured output", Value: info.Structured, Source: structured},
 	}, nil
 }

@@ -107,7 +107,7 @@ type Info struct {
 	// Reason says why this provider was chosen, for the user.
 	Reason string
 	// BaseURL is the endpoint the provider's requests go to (empty in
-	// mock mode). It may hold credentials a user put in it.
+	// mock mode), a password in it masked (MaskPassword).
 	BaseURL string
 	// Structured is how a reply's schema reaches the model: "native" (the
 	// provider's own structured output), or for an OpenAI-compatible
@@ -180,15 +180,15 @@ func (s Settings) Choose() (Info, error) {
 		if info.Model == "" {
 			info.Model = openai.DefaultModel
 		}
-		info.BaseURL = cmp.Or(s.OpenAIBaseURL, openai.DefaultBaseURL)
-		info.Structured = openai.StructuredMode(s.Structured, info.BaseURL)
+		base := cmp.Or(s.OpenAIBaseURL, openai.DefaultBaseURL)
+		info.BaseURL, info.Structured = MaskPassword(base), openai.StructuredMode(s.Structured, base)
 	case "ollama":
 		info.Local = true
 		if info.Model == "" {
 			info.Model = "llama3.2"
 		}
-		info.BaseURL, _ = ollamaBaseURL(s.OllamaHost) // Open reports a bad one
-		info.Structured = openai.StructuredMode(s.Structured, info.BaseURL)
+		base, _ := ollamaBaseURL(s.OllamaHost) // Open reports a bad one
+		info.BaseURL, info.Structured = MaskPassword(base), openai.StructuredMode(s.Structured, base)
 	case "gemini":
 		switch {
 		case s.Vertex && s.GoogleKey == "" && (s.GoogleProject == "" || s.GoogleLocation == ""):
@@ -269,6 +269,20 @@ func ollamaBaseURL(host string) (string, error) {
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1"
 	return u.String(), nil
+}
+
+// MaskPassword hides the password of a URL such as
+// postgres://user:pw@host/db, or https://user:pw@proxy/v1.
+func MaskPassword(v string) string {
+	u, err := url.Parse(v)
+	if err != nil || u.User == nil {
+		return v
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "****")
+		return strings.Replace(u.String(), "%2A%2A%2A%2A", "****", 1)
+	}
+	return v
 }
 
 // isLocalURL reports whether a base URL points at this machine or a private
