@@ -55,15 +55,21 @@ func TestCrossSiteRequestsRefused(t *testing.T) {
 	}
 }
 
-// TestTextRefusedBeforeRuns: invalid UTF-8, NUL characters and numbers
-// that are not finite are refused with a 400 naming the problem, on /api
-// and /v1 alike, and no run is started.
+// TestTextRefusedBeforeRuns: invalid UTF-8, NUL and other control
+// characters (a terminal's escape sequences), a line break in a tag, whole
+// numbers beyond their type and numbers that are not finite are refused
+// with a 4xx naming the problem, on /api and /v1 alike, and no run is
+// started.
 func TestTextRefusedBeforeRuns(t *testing.T) {
 	hs := newHarness(t, options{})
 	for _, body := range []string{
 		`{"pipeline":"spark","params":{"topic":"caf` + "\xff" + `"}}`,
 		`{"pipeline":"spark","params":{"topic":"a\u0000b"}}`,
 		`{"pipeline":"spark","params":{"topic":"x"},"tags":["a\u0000"]}`,
+		`{"pipeline":"spark","params":{"topic":"x"},"tags":["two\nlines"]}`,
+		`{"pipeline":"spark","params":{"topic":"title\u001b]0;pwned\u0007"}}`,
+		`{"pipeline":"spark","params":{"topic":"x","num_candidates":99999999999999999999}}`,
+		`{"pipeline":"chaos","params":{"prompt":"x","iterations":1e400}}`,
 	} {
 		r := hs.do("POST", "/api/runs", body)
 		if r.status != 400 && r.status != 422 {
@@ -73,6 +79,7 @@ func TestTextRefusedBeforeRuns(t *testing.T) {
 	for _, body := range []string{
 		`{"model":"madspark-spark","messages":[{"role":"user","content":"caf` + "\xff" + `"}]}`,
 		`{"model":"madspark-spark","messages":[{"role":"user","content":"a\u0000b"}]}`,
+		`{"model":"madspark-spark","messages":[{"role":"user","content":"title\u001b]0;pwned\u0007 \u001b[2J"}]}`,
 	} {
 		if r := hs.do("POST", "/v1/chat/completions", body); r.status != 400 {
 			t.Errorf("/v1 %q: %d %s", body, r.status, r.body)

@@ -74,7 +74,7 @@ type StartRunRequest struct {
 	Params json.RawMessage `json:"params,omitempty"`
 	// Tags label the run; its bookmarks take them when they are given
 	// none.
-	Tags []string `json:"tags,omitempty"`
+	Tags []string `json:"tags,omitempty" input:"line"`
 }
 
 // Links are where to follow a run.

@@ -23,11 +23,16 @@ import (
 // numbers that are not finite or not whole numbers within int64, output
 // paths that the system cannot write, and --inference-type with
 // --logical-inference=false are each refused in one line, exit 2, before
-// the provider is called or a run is recorded.
+// the provider is called or a run is recorded. On both stores.
 func TestBadInputRefusedBeforeAnyCall(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { badInputRefused(t, "") })
+	t.Run("postgres", func(t *testing.T) { badInputRefused(t, pgtest.URL(t)) })
+}
+
+func badInputRefused(t *testing.T, databaseURL string) {
 	srv := openaitest.NewServer(t, func(*openaitest.ChatRequest) openaitest.Reply { return openaitest.Reply{Content: `{"t": "done"}`} })
 	dir := t.TempDir()
-	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test-0123456789abcdef", "MADSPARK_DB": filepath.Join(dir, "m.db")}
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test-0123456789abcdef", "MADSPARK_DB": filepath.Join(dir, "m.db"), "DATABASE_URL": databaseURL}
 	file := filepath.Join(dir, "t.yaml")
 	write := func(path, text string) {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
