@@ -146,6 +146,9 @@ type Config struct {
 	// madspark-direct. Each answer is recorded as a run by the model.
 	// Without any, conversations can be kept but not answered.
 	ChatModels []server.Model
+	// BrokenPipelines are the pipeline files the server could not serve,
+	// listed by GET /api/pipelines beside the pipelines it serves.
+	BrokenPipelines []BrokenPipeline
 	// WebUI says that the server also serves the web UI at / (mounted by
 	// its caller), so that the OpenAPI document lists GET / too.
 	WebUI bool
@@ -233,6 +236,23 @@ func New(cfg Config) (*Handler, error) {
 // FileRoutes are the API's paths whose POST body is a file (text/csv or
 // multipart/form-data) rather than JSON, for server.Config.FileRoutes.
 func (h *Handler) FileRoutes() []string { return []string{"/api/batches"} }
+
+// StreamRoutes are the API's routes that a browser follows as a stream
+// (the progress streams, over SSE and WebSocket), as ServeMux patterns,
+// for server.Config.StreamRoutes: a page of another origin is refused
+// them as it is refused every state-changing request.
+func (h *Handler) StreamRoutes() []string {
+	var out []string
+	for _, rt := range h.routes {
+		if rt.stream() {
+			out = append(out, rt.method+" "+rt.path)
+		}
+	}
+	return out
+}
+
+// stream reports whether rt is a progress stream a browser can follow.
+func (rt route) stream() bool { return rt.method == http.MethodGet && rt.doc.tag == "progress" }
 
 // Register adds the API's routes to mux.
 func (h *Handler) Register(mux *http.ServeMux) {

@@ -12,6 +12,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -184,13 +185,21 @@ func (h *Handler) createBatch(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.cfg.Registry.Get(pipe); err != nil {
 		return unprocessable("pipeline", "%v", err)
 	}
+	var opts batch.Options
+	if v := r.URL.Query().Get("ignore_unknown_columns"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return invalid("ignore_unknown_columns", "ignore_unknown_columns must be true or false, got %q", v)
+		}
+		opts.IgnoreUnknownColumns = b
+	}
 	name, data, err := h.upload(w, r)
 	if err != nil {
 		return err
 	}
 	// The file's name decides between CSV and JSON when its contents do
 	// not.
-	in, err := h.batches.Parse(pipe, name, data)
+	in, err := h.batches.Parse(pipe, name, data, opts)
 	if fe, ok := errors.AsType[*batch.FileError](err); ok {
 		fe.Name = ""
 		if fe.TooLarge {

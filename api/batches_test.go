@@ -16,6 +16,7 @@ import (
 
 	"github.com/madspark/madspark/api"
 	"github.com/madspark/madspark/batch"
+	"github.com/madspark/madspark/store/postgres/pgtest"
 )
 
 func init() {
@@ -55,9 +56,41 @@ func (hs *harness) waitBatch(id string) api.Batch {
 	return api.Batch{}
 }
 
+// TestBatchUnknownColumnRefused: a CSV column that is no parameter (a
+// misspelt num_candidates) refuses the file with a 400 naming it, and no
+// run nor batch is made; ignore_unknown_columns=true runs it without the
+// column. On both stores.
+func TestBatchUnknownColumnRefused(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { unknownColumnRefused(t, options{}) })
+	t.Run("postgres", func(t *testing.T) { unknownColumnRefused(t, options{postgres: pgtest.URL(t)}) })
+}
+
+func unknownColumnRefused(t *testing.T, o options) {
+	hs := newHarness(t, o)
+	const file = "topic,num_candidate\nurban farming,2\n"
+	r := hs.do("POST", "/api/batches?pipeline=spark", file, "Content-Type", "text/csv")
+	if e := r.err(t); r.status != 400 || e.Error.Field != "file" || !strings.Contains(e.Error.Message, `unknown column "num_candidate" (column 2)`) || !strings.Contains(e.Error.Message, "ignore_unknown_columns") {
+		t.Fatalf("unknown column: %d %s", r.status, r.body)
+	}
+	var list api.RunList
+	hs.do("GET", "/api/runs", nil).json(t, &list)
+	var batches api.BatchList
+	hs.do("GET", "/api/batches", nil).json(t, &batches)
+	if len(list.Runs) != 0 || len(batches.Batches) != 0 {
+		t.Fatalf("a refused file made %d runs and %d batches", len(list.Runs), len(batches.Batches))
+	}
+	if r := hs.do("POST", "/api/batches?pipeline=spark&ignore_unknown_columns=maybe", file, "Content-Type", "text/csv"); r.status != 400 || r.err(t).Error.Field != "ignore_unknown_columns" {
+		t.Errorf("ignore_unknown_columns=maybe: %d %s", r.status, r.body)
+	}
+	out := hs.batch("spark&ignore_unknown_columns=true", "text/csv", file)
+	if len(out.Accepted) != 1 || len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "num_candidate") {
+		t.Errorf("ignored: %+v", out)
+	}
+}
+
 func TestBatchCSVWithABadRow(t *testing.T) {
 	hs := newHarness(t, options{workers: 2})
-	out := hs.batch("spark", "text/csv", "topic,num_candidates,tags,owner\n"+
+	out := hs.batch("spark&ignore_unknown_columns=true", "text/csv", "topic,num_candidates,tags,owner\n"+
 		"urban farming,2,\"food, cities\",ana\n"+
 		"ocean cleanup,many,,bo\n"+
 		"remote work,2,,cy\n")

@@ -22,7 +22,7 @@ type CreateBookmarkRequest struct {
 	RunID          string `json:"run_id"`
 	CandidateIndex int    `json:"candidate_index"`
 	// Tags label the bookmark; left out, the run's tags.
-	Tags  *[]string `json:"tags,omitempty"`
+	Tags  *[]string `json:"tags,omitempty" input:"line"`
 	Notes string    `json:"notes,omitempty"`
 	// Force keeps the bookmark even when a near-identical one is kept.
 	Force bool `json:"force,omitempty"`
@@ -206,7 +206,7 @@ type RemixRequest struct {
 	Context string `json:"context,omitempty"`
 	// Params are more spark parameters (num_candidates, ...).
 	Params json.RawMessage `json:"params,omitempty"`
-	Tags   []string        `json:"tags,omitempty"`
+	Tags   []string        `json:"tags,omitempty" input:"line"`
 }
 
 func (h *Handler) remix(w http.ResponseWriter, r *http.Request) error {

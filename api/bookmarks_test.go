@@ -269,6 +269,9 @@ func TestBookmarksExportImport(t *testing.T) {
 		{`{"x": {"idea_text": "a", "timestamp": "yesterday"}}`, 422, "x.timestamp"},
 		{`{"x": {"idea_text": "a", "colour": "red"}}`, 400, "x.colour"},
 		{`{"x": {"idea_text": 3}}`, 400, "x.idea_text"},
+		{`{"x": {"idea_text": "a\u001b]0;pwned\u0007"}}`, 422, "x.idea_text"},
+		{`{"x": {"idea_text": "a", "tags": ["two\nlines"]}}`, 422, "x.tags[0]"},
+		{`{"x\u001b[2J": {"idea_text": "a"}}`, 422, `x\x1b[2J`},
 		{`[]`, 400, ""},
 		{`{"x": {"idea_text": "` + strings.Repeat("a", 70<<10) + `"}}`, 413, ""},
 	} {

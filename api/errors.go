@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/structured"
 )
 
@@ -133,15 +133,19 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 }
 
 // checkText refuses a body that is not valid UTF-8 (which the JSON decoder
-// would silently turn into U+FFFD) and, once decoded into v, a string
-// holding a NUL byte or a number that is not finite, whichever field
-// holds it.
+// would silently turn into U+FFFD) and, once decoded into v, what
+// input.Check refuses (a control character, a number that is not
+// finite), naming the field that holds it.
 func checkText(body []byte, v any) error {
 	if !utf8.Valid(body) {
 		return invalid("", "request body is not valid UTF-8")
 	}
-	if err := pipeline.CheckValues(v); err != nil {
-		return invalid("", "%v", err)
+	if err := input.Check(v); err != nil {
+		field := ""
+		if ie, ok := errors.AsType[*input.Error](err); ok {
+			field = ie.Field
+		}
+		return invalid(field, "%v", err)
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ type StartEvalRequest struct {
 	JudgeModel    string `json:"judge_model,omitempty" jsonschema:"description=The judge's model"`
 	// Fresh runs the pipeline even when an identical succeeded run exists.
 	Fresh bool     `json:"fresh,omitempty"`
-	Tags  []string `json:"tags,omitempty"`
+	Tags  []string `json:"tags,omitempty" input:"line"`
 }
 
 // Eval is an eval as GET /api/evals/{id} shows it: its run's state and,

@@ -31,7 +31,7 @@ type GenerateIdeasRequest struct {
 	LogicalInference  bool     `json:"logical_inference,omitempty"`
 	NoveltyThreshold  *float64 `json:"novelty_threshold,omitempty"`
 	NoNoveltyFilter   bool     `json:"no_novelty_filter,omitempty"`
-	Tags              []string `json:"tags,omitempty"`
+	Tags              []string `json:"tags,omitempty" input:"line"`
 }
 
 // sparkParams turns the request into spark's parameters, as JSON.

@@ -184,7 +184,7 @@ func newHarness(t testing.TB, o options) *harness {
 	}
 	t.Cleanup(hs.h.Close)
 	models := append([]server.Model{}, api.PipelineModels(hs.reg, hs.engine, acfg.Info, "debate")...)
-	hs.srv, err = server.New(server.Config{Token: o.token, Models: models, Version: "test", CORSOrigins: o.origins, Middleware: hs.h.RateLimited, FileRoutes: hs.h.FileRoutes()})
+	hs.srv, err = server.New(server.Config{Token: o.token, Models: models, Version: "test", CORSOrigins: o.origins, Middleware: hs.h.RateLimited, FileRoutes: hs.h.FileRoutes(), StreamRoutes: hs.h.StreamRoutes()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,11 +158,12 @@ func (h *Handler) table() []route {
 		{"POST", "/api/batches", h.createBatch, operation{tag: "batches",
 			summary: "Start a batch: every row of a CSV or JSON file as a run",
 			desc: fmt.Sprintf("The body is the file itself (Content-Type text/csv or application/json) or a multipart/form-data form whose part \"file\" is the file. "+
-				"CSV (spark only) has a header row: topic (or theme), context (or constraints), temperature_preset, num_candidates, num_top_candidates, tags; "+
+				"CSV (spark only) has a header row: topic (or theme), context (or constraints), temperature_preset, num_candidates, num_top_candidates, tags (another column is a 400 unless ignore_unknown_columns); "+
 				"JSON is an array of objects: spark's fields as in CSV, or the pipeline's own parameters (and tags). "+
 				"Each row is checked on its own: a bad row is rejected with its line and reason, and the others run. "+
 				"A file may hold up to %d rows and %d bytes (413 beyond); an empty file, a CSV file without a header or JSON that is not an array is a 400.", batch.MaxRows, batch.MaxBytes),
-			params: []param{queryParam("pipeline", "the pipeline of every row", map[string]any{"type": "string", "default": "spark"})},
+			params: []param{queryParam("pipeline", "the pipeline of every row", map[string]any{"type": "string", "default": "spark"}),
+				queryParam("ignore_unknown_columns", "run a CSV file whose header has columns that are not parameters, ignoring them (with a warning); without it such a file is a 400 that names them", map[string]any{"type": "boolean", "default": false})},
 			bodyContent: map[string]map[string]any{
 				"text/csv":         {"schema": map[string]any{"type": "string"}},
 				"application/json": {"schema": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}},
@@ -476,7 +478,7 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 			resps = append(append([]response{}, resps...), r429)
 		}
 		resps = append(append([]response{}, resps...), errBody(421, "the Host header names another host than this server's (when it has no token)"))
-		if rt.method != "GET" {
+		if (rt.method != "GET" || rt.stream()) && !slices.ContainsFunc(resps, func(r response) bool { return r.status == 403 }) {
 			resps = append(resps, errBody(403, "sent by a page of another origin than the server's and its allowed origins"))
 		}
 		if rt.doc.body != nil || rt.path == "/v1/chat/completions" {

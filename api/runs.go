@@ -35,10 +35,22 @@ type PipelineInfo struct {
 // PipelineList is the answer of GET /api/pipelines.
 type PipelineList struct {
 	Pipelines []PipelineInfo `json:"pipelines"`
+	// Broken are the pipeline files the server was given that it could
+	// not serve, each with its problems.
+	Broken []BrokenPipeline `json:"broken"`
+}
+
+// BrokenPipeline is a pipeline file that is not served: its name in the
+// pipelines directory, its error in one line, and each of its problems
+// ("name.yaml:12: …").
+type BrokenPipeline struct {
+	File     string   `json:"file"`
+	Error    string   `json:"error"`
+	Problems []string `json:"problems"`
 }
 
 func (h *Handler) listPipelines(w http.ResponseWriter, _ *http.Request) error {
-	out := PipelineList{Pipelines: []PipelineInfo{}}
+	out := PipelineList{Pipelines: []PipelineInfo{}, Broken: append([]BrokenPipeline{}, h.cfg.BrokenPipelines...)}
 	for _, d := range h.cfg.Registry.List() {
 		schema, err := h.cfg.Registry.ParamsSchema(d.Name)
 		if err != nil {
@@ -62,7 +74,7 @@ type StartRunRequest struct {
 	Params json.RawMessage `json:"params,omitempty"`
 	// Tags label the run; its bookmarks take them when they are given
 	// none.
-	Tags []string `json:"tags,omitempty"`
+	Tags []string `json:"tags,omitempty" input:"line"`
 }
 
 // Links are where to follow a run.

@@ -42,6 +42,8 @@ type BatchOptions struct {
 	Quiet bool
 	// OnUpdate, if set, is given the batch each time it is read.
 	OnUpdate func(*madspark.Batch)
+	// Parse are the options of reading the file (BatchFile).
+	Parse batch.Options
 }
 
 // Batch is a batch submitted and followed by this process.
@@ -108,7 +110,7 @@ func (a *App) BatchFile(ctx context.Context, name string, data []byte, pipe stri
 	if err != nil {
 		return nil, err
 	}
-	in, err := batch.Parse(reg, pipe, name, data)
+	in, err := batch.Parse(reg, pipe, name, data, o.Parse)
 	if err != nil {
 		return nil, InputError{err}
 	}

@@ -99,7 +99,7 @@ func TestBatchRunsTheGoodRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := batch.Parse(reg, "spark", "topics.csv", []byte("topic,num_candidates\nsolar kiosks,2\n,2\nbike repair cafés,x\nrain gardens,2\n"))
+	in, err := batch.Parse(reg, "spark", "topics.csv", []byte("topic,num_candidates\nsolar kiosks,2\n,2\nbike repair cafés,x\nrain gardens,2\n"), batch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/madspark/madspark/api"
 	"github.com/madspark/madspark/eval"
 	"github.com/madspark/madspark/flow"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/assess"
@@ -25,8 +28,62 @@ import (
 
 // Registry registers every built-in pipeline, with its dependencies from
 // the app, the eval, and the pipeline files of dir (none when empty). The
-// queue's workers, batches, resume and the API find pipelines here.
+// queue's workers, batches, resume and the API find pipelines here. A
+// problem with any file of dir refuses them all.
 func (a *App) Registry(dir string) (*pipeline.Registry, error) {
+	reg, err := a.builtins()
+	if err != nil {
+		return nil, err
+	}
+	if err := a.registerDir(reg, dir); err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
+// ServeRegistry is Registry for a server: the good files of dir are
+// registered, and each file that is not (its problems, or a name another
+// pipeline has) is logged and returned with its problems, so that one
+// broken file does not keep the others from being served.
+func (a *App) ServeRegistry(dir string) (*pipeline.Registry, []api.BrokenPipeline, error) {
+	reg, err := a.builtins()
+	if err != nil || dir == "" {
+		return reg, nil, err
+	}
+	ps, probs, err := flow.LoadEach(dir)
+	if err != nil {
+		return nil, nil, InputError{fmt.Errorf("--pipelines: %w", err)}
+	}
+	for _, p := range ps {
+		if err := reg.Register(p.Definition()); err != nil {
+			probs = append(probs, flow.Problem{File: p.File, Line: 1, Msg: err.Error()})
+		}
+	}
+	// Each file's problems, named as in the directory.
+	byFile := map[string]flow.Problems{}
+	var files []string
+	for _, p := range probs {
+		p.File = filepath.Base(p.File)
+		if _, ok := byFile[p.File]; !ok {
+			files = append(files, p.File)
+		}
+		byFile[p.File] = append(byFile[p.File], p)
+	}
+	var broken []api.BrokenPipeline
+	for _, f := range files {
+		ps := byFile[f]
+		b := api.BrokenPipeline{File: f, Error: ps.Error()}
+		for _, p := range ps {
+			b.Problems = append(b.Problems, p.String())
+		}
+		a.cfg.Logger.Warn("pipeline file not served", "dir", dir, "file", f, "err", b.Error)
+		broken = append(broken, b)
+	}
+	return reg, broken, nil
+}
+
+// builtins registers every built-in pipeline and the eval.
+func (a *App) builtins() (*pipeline.Registry, error) {
 	reg := pipeline.NewRegistry()
 	count, err := debate.NewTokenCounter()
 	if err != nil {
@@ -56,9 +113,6 @@ func (a *App) Registry(dir string) (*pipeline.Registry, error) {
 			return nil, err
 		}
 	}
-	if err := a.registerDir(reg, dir); err != nil {
-		return nil, err
-	}
 	return reg, nil
 }
 
@@ -74,7 +128,7 @@ func (a *App) registerDir(reg *pipeline.Registry, dir string) error {
 	}
 	for _, p := range ps {
 		if err := reg.Register(p.Definition()); err != nil {
-			return InputError{fmt.Errorf("--pipelines: %s: %w", p.File, err)}
+			return InputError{fmt.Errorf("--pipelines: %s: %w", input.Show(p.File), err)}
 		}
 	}
 	return nil

@@ -72,7 +72,7 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 	if a.Engine.OnRepair, err = server.RepairMetric(metrics); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	reg, err := a.Registry(sc.PipelinesDir)
+	reg, broken, err := a.ServeRegistry(sc.PipelinesDir)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 		&debateModel{id: "madspark-debate", mode: "auto", d: d, settings: sc.Debate},
 		&debateModel{id: "madspark-direct", mode: "simple", d: d, settings: sc.Debate},
 	}
-	rest, err := a.restAPI(reg, q, origins, chat)
+	rest, err := a.restAPI(reg, q, origins, chat, broken)
 	if err != nil {
 		return err
 	}
@@ -112,6 +112,7 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 		AllowedHosts: splitList(cmp.Or(sc.AllowedHosts, a.getenv("MADSPARK_ALLOWED_HOSTS"))),
 		Middleware:   rest.RateLimited,
 		FileRoutes:   rest.FileRoutes(),
+		StreamRoutes: rest.StreamRoutes(),
 		Registry:     metrics,
 		Public:       func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
 		Wrap:         a.Tracing.Handler,
@@ -213,7 +214,7 @@ func (a *App) apiInfo() api.Info {
 
 // restAPI builds the REST API over the app, its registry and its queue;
 // chat are the models that answer conversations.
-func (a *App) restAPI(reg *pipeline.Registry, q *jobs.Queue, origins []string, chat []server.Model) (*api.Handler, error) {
+func (a *App) restAPI(reg *pipeline.Registry, q *jobs.Queue, origins []string, chat []server.Model, broken []api.BrokenPipeline) (*api.Handler, error) {
 	font, err := PDFFont(a.cfg.Getenv)
 	if err != nil {
 		return nil, err
@@ -234,8 +235,8 @@ func (a *App) restAPI(reg *pipeline.Registry, q *jobs.Queue, origins []string, c
 	h, err := api.New(api.Config{
 		Registry: reg, Queue: q, Store: a.Store, Events: a.Events, Engine: a.Engine, Info: a.apiInfo(),
 		Logger: a.cfg.Logger, RateLimit: rate, RateBurst: burst, AllowedOrigins: origins, PDFFont: font,
-		ChatModels: chat,
-		WebUI:      true, // Serve mounts web.Handler at GET /
+		ChatModels: chat, BrokenPipelines: broken,
+		WebUI: true, // Serve mounts web.Handler at GET /
 	})
 	if err != nil {
 		return nil, InputError{err}

@@ -74,3 +74,43 @@ func TestCheckTarget(t *testing.T) {
 		t.Errorf("the missing parent was created: %v", err)
 	}
 }
+
+// TestCheckTargetAsResolved: a path is checked as the system will resolve
+// it, by making the temporary file where the output goes: a directory
+// reached through a missing one, a directory where no file can be made
+// and a file that is not a regular one are refused, and the check leaves
+// nothing behind.
+func TestCheckTargetAsResolved(t *testing.T) {
+	dir := t.TempDir()
+	through := filepath.Join(dir, "nosuchdir") + "/../x.json"
+	if err := CheckTarget(through); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("%s: %v", through, err)
+	}
+	if err := Write(filepath.Join(dir, "sub")+"/../y.json", []byte("y")); err != nil {
+		t.Errorf("Write through a directory it makes: %v", err)
+	}
+	if _, err := os.Stat("/proc/version"); err == nil {
+		if err := CheckTarget("/proc/version"); err == nil || !strings.Contains(err.Error(), "no file can be created in /proc") {
+			t.Errorf("/proc/version: %v", err)
+		}
+	}
+	if _, err := os.Stat("/dev/null"); err == nil {
+		if err := CheckTarget("/dev/null"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("/dev/null: %v", err)
+		}
+	}
+	if err := CheckTarget(filepath.Join(dir, "z.json")); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != "sub,y.json" {
+		t.Errorf("left in the directory: %v", names)
+	}
+	if rel := Dir("x.json"); rel != "." {
+		t.Errorf("Dir(x.json) = %q", rel)
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/pipeline"
 )
@@ -59,8 +60,8 @@ func New(reg *pipeline.Registry, q Queue, s Store) *Service {
 
 // Parse reads a batch file of pipeline pipe (see the package function
 // Parse).
-func (s *Service) Parse(pipe, name string, data []byte) (*Input, error) {
-	return Parse(s.reg, pipe, name, data)
+func (s *Service) Parse(pipe, name string, data []byte, opts Options) (*Input, error) {
+	return Parse(s.reg, pipe, name, data, opts)
 }
 
 // Submit enqueues the good rows of in as runs of pipe, each bounded by
@@ -383,7 +384,7 @@ func WriteTable(w io.Writer, b *madspark.Batch) error {
 		if r := []rune(topic); len(r) > 48 {
 			topic = string(r[:47]) + "…"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", it.Line, ItemStatus(it), it.RunID, topic)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", it.Line, ItemStatus(it), it.RunID, input.Show(topic))
 	}
 	return tw.Flush()
 }

@@ -76,7 +76,7 @@ func (r *rig) run(b *testing.B, n int, tag string) time.Duration {
 	for i := range n {
 		fmt.Fprintf(&csv, "%s topic %04d,3\n", tag, i)
 	}
-	in, err := r.svc.Parse("spark", "bench.csv", []byte(csv.String()))
+	in, err := r.svc.Parse("spark", "bench.csv", []byte(csv.String()), batch.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

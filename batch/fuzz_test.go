@@ -8,19 +8,24 @@ import (
 	"unicode/utf8"
 
 	"github.com/madspark/madspark/batch"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/spark"
 )
 
-// checkParse holds for any input: either a *FileError, or rows in order
-// of their lines, each either good (parameters, no error) or rejected
-// with a one-line reason; never a panic.
+// checkParse holds for any input: either a *FileError of one line, or
+// rows in order of their lines, each either good (parameters and text
+// input.Check accepts, no error) or rejected with a one-line reason; never
+// a panic. A CSV column that is not a parameter is a FileError.
 func checkParse(t *testing.T, pipe, name string, data []byte) {
 	reg := fuzzRegistry()
-	in, err := batch.Parse(reg, pipe, name, data)
+	in, err := batch.Parse(reg, pipe, name, data, batch.Options{})
 	if err != nil {
 		if _, ok := errors.AsType[*batch.FileError](err); !ok {
 			t.Fatalf("error %v (%T) is not a FileError", err, err)
+		}
+		if strings.ContainsAny(err.Error(), "\n\r") {
+			t.Fatalf("a multi-line error: %q", err)
 		}
 		return
 	}
@@ -37,8 +42,8 @@ func checkParse(t *testing.T, pipe, name string, data []byte) {
 			if len(r.Params) == 0 {
 				t.Fatalf("line %d: a good row without parameters", r.Line)
 			}
-			if !utf8.ValidString(r.Topic) || strings.ContainsRune(r.Topic, 0) {
-				t.Fatalf("line %d: topic %q", r.Line, r.Topic)
+			if !utf8.ValidString(r.Topic) || input.Text("topic", r.Topic) != nil || input.Check(r.Tags) != nil {
+				t.Fatalf("line %d: topic %q, tags %q", r.Line, r.Topic, r.Tags)
 			}
 			if _, err := reg.Decode(pipe, r.Params); err != nil {
 				t.Fatalf("line %d: a good row the registry refuses: %v", r.Line, err)
@@ -70,6 +75,8 @@ func FuzzParseCSV(f *testing.F) {
 		"theme,constraints\n\"a \"\"quoted\"\" one\",z\n",
 		"topic,num_candidates\nx,many\ny,2\n",
 		"topic\n\"unterminated\n",
+		"topic,num_candidate\nx,3\n",
+		"topic,tags\n\"title\x1b]0;pwned\x07\",a\x1bb\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -83,6 +90,7 @@ func FuzzParseJSON(f *testing.F) {
 		`[{"topic": "x", "num_candidates": 1e400}]`,
 		`[1, "two", null, {}]`,
 		`{"topic": "x"}`,
+		`[{"topic": "x\u001b[2J", "tags": ["a\u009b"]}, {"topic": "y", "num_candidates": 99999999999999999999}]`,
 	} {
 		f.Add([]byte(s))
 	}

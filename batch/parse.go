@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/spark"
 )
@@ -102,13 +103,22 @@ func (e *FileError) Error() string {
 	return e.Name + ": " + e.Msg
 }
 
+// Options change how Parse reads a file.
+type Options struct {
+	// IgnoreUnknownColumns lets a CSV file have columns that are not
+	// Columns: they are ignored, with a warning, rather than refuse the
+	// file (a misspelt parameter would otherwise run with its default).
+	IgnoreUnknownColumns bool
+}
+
 // Parse reads a batch file of pipeline pipe: a JSON array when it starts
 // with "[" or "{" or is named *.json, otherwise the seed's CSV (spark
 // only). A problem with the file as a whole is a *FileError (or an error
-// wrapping pipeline.ErrUnknown for an unknown pipeline); a problem with
-// one row is kept in the row, with its line, and the other rows are
-// unaffected.
-func Parse(reg *pipeline.Registry, pipe, name string, data []byte) (*Input, error) {
+// wrapping pipeline.ErrUnknown for an unknown pipeline): a CSV column that
+// is not one of Columns is one, unless opts ignore it. A problem with one
+// row is kept in the row, with its line, and the other rows are
+// unaffected; its text is checked as input.Check checks it.
+func Parse(reg *pipeline.Registry, pipe, name string, data []byte, opts Options) (*Input, error) {
 	def, err := reg.Get(pipe)
 	if err != nil {
 		return nil, err
@@ -125,7 +135,7 @@ func Parse(reg *pipeline.Registry, pipe, name string, data []byte) (*Input, erro
 	case def.Name != "spark":
 		return nil, &FileError{Name: name, Msg: fmt.Sprintf("CSV is spark's batch format; give %s a JSON array of its parameters", def.Name)}
 	default:
-		in, err = parseCSV(reg, name, data)
+		in, err = parseCSV(reg, name, data, opts)
 	}
 	if err != nil {
 		return nil, err
@@ -145,7 +155,7 @@ func tooMany(name string) error {
 // are the legacy names of topic and context.
 var Columns = []string{"topic", "theme", "context", "constraints", "temperature_preset", "num_candidates", "num_top_candidates", "tags"}
 
-func parseCSV(reg *pipeline.Registry, name string, data []byte) (*Input, error) {
+func parseCSV(reg *pipeline.Registry, name string, data []byte, opts Options) (*Input, error) {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
@@ -164,7 +174,7 @@ func parseCSV(reg *pipeline.Registry, name string, data []byte) (*Input, error) 
 		}
 		col[h] = i
 		if !slices.Contains(Columns, h) {
-			unknown = append(unknown, strconv.Quote(h))
+			unknown = append(unknown, fmt.Sprintf("%q (column %d)", h, i+1))
 		}
 	}
 	_, hasTopic := col["topic"]
@@ -173,7 +183,15 @@ func parseCSV(reg *pipeline.Registry, name string, data []byte) (*Input, error) 
 		return nil, &FileError{Name: name, Msg: fmt.Sprintf("the first line must be a header naming the columns (topic, context, temperature_preset, num_candidates, tags), got %q", strings.Join(header, ","))}
 	}
 	in := &Input{}
-	if len(unknown) > 0 {
+	switch {
+	case len(unknown) > 0 && !opts.IgnoreUnknownColumns:
+		what := "unknown column " + unknown[0]
+		if len(unknown) > 1 {
+			what = "unknown columns " + strings.Join(unknown, ", ")
+		}
+		return nil, &FileError{Name: name, Msg: fmt.Sprintf("%s: the columns are %s; to run the file ignoring unknown columns, pass --ignore-unknown-columns (API: ?ignore_unknown_columns=true)",
+			what, strings.Join(Columns, ", "))}
+	case len(unknown) > 0:
 		in.Warnings = append(in.Warnings, "ignoring unknown columns "+strings.Join(unknown, ", "))
 	}
 	// offset is the number of lines before the reader's start: a quoted
@@ -202,7 +220,7 @@ func parseCSV(reg *pipeline.Registry, name string, data []byte) (*Input, error) 
 		}
 		line, _ := r.FieldPos(0)
 		line += offset
-		if err := checkText(rec...); err != nil {
+		if err := checkFields(header, rec); err != nil {
 			in.Rows = append(in.Rows, Row{Line: line, Err: err})
 			continue
 		}
@@ -239,14 +257,16 @@ func afterLines(data []byte, n int) []byte {
 	return data
 }
 
-// checkText refuses text that is not valid UTF-8 or holds a NUL byte.
-func checkText(fields ...string) error {
-	for _, f := range fields {
-		if !utf8.ValidString(f) {
-			return errors.New("not valid UTF-8 text")
+// checkFields checks the fields of a record as input.Text checks text,
+// naming each by its column.
+func checkFields(header, rec []string) error {
+	for i, f := range rec {
+		field := fmt.Sprintf("column %d", i+1)
+		if i < len(header) && strings.TrimSpace(header[i]) != "" {
+			field = input.Show(strings.ToLower(strings.TrimSpace(header[i])))
 		}
-		if strings.ContainsRune(f, 0) {
-			return errors.New("holds a NUL character")
+		if err := input.Text(field, f); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -290,8 +310,8 @@ func parseJSON(reg *pipeline.Registry, def pipeline.Definition, name string, dat
 			in.Rows = append(in.Rows, Row{Line: line, Item: n, Err: errors.New("an item must be a JSON object")})
 			continue
 		}
-		if hasNUL(obj) {
-			in.Rows = append(in.Rows, Row{Line: line, Item: n, Err: errors.New("holds a NUL character")})
+		if err := input.Check(obj); err != nil {
+			in.Rows = append(in.Rows, Row{Line: line, Item: n, Err: err})
 			continue
 		}
 		var r Row
@@ -310,24 +330,6 @@ func parseJSON(reg *pipeline.Registry, def pipeline.Definition, name string, dat
 		return nil, &FileError{Name: name, Msg: "invalid JSON after the last item: data after the array"}
 	}
 	return in, nil
-}
-
-// hasNUL reports whether a decoded JSON value holds a NUL character in a
-// string or a key.
-func hasNUL(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return strings.ContainsRune(x, 0)
-	case []any:
-		return slices.ContainsFunc(x, hasNUL)
-	case map[string]any:
-		for k, e := range x {
-			if strings.ContainsRune(k, 0) || hasNUL(e) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Item makes a row of pipeline pipe from its parameters as a JSON object

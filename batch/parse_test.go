@@ -40,11 +40,12 @@ func TestParseCSV(t *testing.T) {
 		"\"multi\nline\",x,,2,,\n"+
 		"ocean,,wild,2,,cy,extra\n"+
 		"bad\xffutf8,,,,,\n"+
-		"theme only\n"))
+		"theme only\n"+
+		"title\x1b]0;pwned\x07,,,,,\n"), batch.Options{IgnoreUnknownColumns: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(in.Warnings) != 1 || in.Warnings[0] != `ignoring unknown columns "owner"` {
+	if len(in.Warnings) != 1 || in.Warnings[0] != `ignoring unknown columns "owner" (column 6)` {
 		t.Errorf("warnings %q", in.Warnings)
 	}
 	want := []struct {
@@ -58,6 +59,7 @@ func TestParseCSV(t *testing.T) {
 		{6, "", "7 fields, but the header has 6"},
 		{7, "", "not valid UTF-8"},
 		{8, "theme only", ""},
+		{9, "", "topic contains the control character U+001B"},
 	}
 	if len(in.Rows) != len(want) {
 		t.Fatalf("%d rows, want %d: %+v", len(in.Rows), len(want), in.Rows)
@@ -94,7 +96,7 @@ func TestParseJSON(t *testing.T) {
   {"topic": "remote work", "num_candidates": 1e400},
   {"topic": "remote work", "tags": 5},
   {"topic": "fine"}
-]`))
+]`), batch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ func TestParseJSON(t *testing.T) {
 	}
 
 	// Another pipeline, by its own parameters.
-	in, err = batch.Parse(reg, "chaos", "c.json", []byte(`[{"prompt": "food waste", "seed": 1, "tags": "x; y"}, {"prompt": "noise", "colour": "red"}]`))
+	in, err = batch.Parse(reg, "chaos", "c.json", []byte(`[{"prompt": "food waste", "seed": 1, "tags": "x; y"}, {"prompt": "noise", "colour": "red"}]`), batch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +145,8 @@ func TestParseFileErrors(t *testing.T) {
 		{"spark", "a.csv", "urban farming,cheap\nocean,clean\n", "the first line must be a header", false},
 		{"spark", "a.csv", "topic,context\n", "no items", false},
 		{"spark", "a.csv", "topic,TOPIC\nx,y\n", `column "topic" appears twice`, false},
+		{"spark", "a.csv", "topic,num_candidate\nx,3\n", `unknown column "num_candidate" (column 2): the columns are topic, theme`, false},
+		{"spark", "a.csv", "topic,,colour\nx,,red\n", `unknown columns "" (column 2), "colour" (column 3)`, false},
 		{"spark", "a.json", `[{"topic": "x"}, {"topic": }]`, "item 2 (line 1): invalid JSON", false},
 		{"spark", "a.json", `{"topic": "x"}`, "got one object", false},
 		{"spark", "a.json", "topic\nx\n", "got invalid JSON", false},
@@ -153,13 +157,13 @@ func TestParseFileErrors(t *testing.T) {
 		{"spark", "big.json", "[" + strings.Repeat(`{"topic":"x"},`, batch.MaxRows) + `{"topic":"x"}]`, "more than 5000 items", true},
 		{"spark", "huge.csv", "topic\n" + strings.Repeat("x", batch.MaxBytes), "larger than", true},
 	} {
-		_, err := batch.Parse(reg, tc.pipe, tc.name, []byte(tc.data))
+		_, err := batch.Parse(reg, tc.pipe, tc.name, []byte(tc.data), batch.Options{})
 		fe, ok := errors.AsType[*batch.FileError](err)
 		if !ok || !strings.Contains(err.Error(), tc.want) || fe.TooLarge != tc.tooLarge {
 			t.Errorf("%s %.40q: err %v; want a FileError with %q (too large %v)", tc.name, tc.data, err, tc.want, tc.tooLarge)
 		}
 	}
-	if _, err := batch.Parse(reg, "nosuch", "a.csv", []byte("topic\nx\n")); !errors.Is(err, pipeline.ErrUnknown) {
+	if _, err := batch.Parse(reg, "nosuch", "a.csv", []byte("topic\nx\n"), batch.Options{}); !errors.Is(err, pipeline.ErrUnknown) {
 		t.Errorf("unknown pipeline: %v", err)
 	}
 }
@@ -172,7 +176,7 @@ func TestParseCSVOpenQuote(t *testing.T) {
 		"urban farming,cheap\n"+
 		"\"open quote,never closed\n"+
 		"ocean cleanup,fast\n"+
-		"\"quoted, fine\",x\n"))
+		"\"quoted, fine\",x\n"), batch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

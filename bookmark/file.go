@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/structured"
 )
 
@@ -22,15 +23,15 @@ import (
 // fields madspark adds (improved_idea, notes, run_id, candidate_index) are
 // left out when empty, so that an export imports back whole.
 type Entry struct {
-	ID             string                    `json:"id"`
+	ID             string                    `json:"id" input:"line"`
 	IdeaText       string                    `json:"idea_text"`
 	ImprovedIdea   string                    `json:"improved_idea,omitempty"`
 	Topic          string                    `json:"topic"`
 	Context        string                    `json:"context"`
 	Score          float64                   `json:"score"`
 	ImprovedScore  float64                   `json:"improved_score"`
-	Tags           []string                  `json:"tags"`
-	Timestamp      string                    `json:"timestamp"`
+	Tags           []string                  `json:"tags" input:"line"`
+	Timestamp      string                    `json:"timestamp" input:"line"`
 	Metadata       madspark.BookmarkMetadata `json:"metadata"`
 	Notes          string                    `json:"notes,omitempty"`
 	RunID          string                    `json:"run_id,omitempty"`
@@ -160,6 +161,15 @@ const (
 func bookmarkOf(key string, e Entry) (*madspark.Bookmark, error) {
 	bad := func(field, format string, a ...any) error {
 		return &FieldError{Field: key + "." + field, Err: fmt.Errorf(format, a...)}
+	}
+	if err := input.Line("a bookmark's ID", key); err != nil {
+		return nil, &FieldError{Field: input.Show(key), Err: err}
+	}
+	if err := input.Check(e); err != nil {
+		if ie, ok := errors.AsType[*input.Error](err); ok {
+			return nil, &FieldError{Field: key + "." + ie.Field, Err: errors.New(ie.Problem)}
+		}
+		return nil, &FieldError{Field: key, Err: err}
 	}
 	switch {
 	case strings.TrimSpace(key) == "" || utf8.RuneCountInString(key) > 200:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/input"
 )
 
 // WriteTable writes bookmarks as a table for people: ID, creation time,
@@ -21,29 +22,32 @@ func WriteTable(w io.Writer, bs []*madspark.Bookmark) error {
 		if idea == "" {
 			idea = b.IdeaText
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.ID, b.CreatedAt.Local().Format(time.DateTime), scores(b), strings.Join(b.Tags, ","), cut(idea, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", input.Show(b.ID), b.CreatedAt.Local().Format(time.DateTime), scores(b), input.Show(strings.Join(b.Tags, ",")), input.Show(cut(idea, 60)))
 	}
 	return tw.Flush()
 }
 
-// WriteText writes one bookmark for people.
+// WriteText writes one bookmark for people; a terminal shows its text
+// rather than acts on it (input.ShowText).
 func WriteText(w io.Writer, b *madspark.Bookmark) error {
-	fmt.Fprintf(w, "%s\n\n%s\n", b.ID, b.IdeaText)
+	var out strings.Builder
+	fmt.Fprintf(&out, "%s\n\n%s\n", b.ID, b.IdeaText)
 	if b.ImprovedIdea != "" {
-		fmt.Fprintf(w, "\nImproved: %s\n", b.ImprovedIdea)
+		fmt.Fprintf(&out, "\nImproved: %s\n", b.ImprovedIdea)
 	}
-	fmt.Fprintf(w, "\nTopic: %s\n", b.Topic)
+	fmt.Fprintf(&out, "\nTopic: %s\n", b.Topic)
 	if b.Context != "" {
-		fmt.Fprintf(w, "Context: %s\n", b.Context)
+		fmt.Fprintf(&out, "Context: %s\n", b.Context)
 	}
-	fmt.Fprintf(w, "Score: %s\nTags: %s\n", scores(b), strings.Join(b.Tags, ", "))
+	fmt.Fprintf(&out, "Score: %s\nTags: %s\n", scores(b), strings.Join(b.Tags, ", "))
 	if b.Notes != "" {
-		fmt.Fprintf(w, "Notes: %s\n", b.Notes)
+		fmt.Fprintf(&out, "Notes: %s\n", b.Notes)
 	}
 	if b.RunID != "" {
-		fmt.Fprintf(w, "Run: %s (candidate %d)\n", b.RunID, b.CandidateIndex+1)
+		fmt.Fprintf(&out, "Run: %s (candidate %d)\n", b.RunID, b.CandidateIndex+1)
 	}
-	_, err := fmt.Fprintf(w, "Created: %s · model %s\n", b.CreatedAt.Local().Format(time.DateTime), b.Metadata.ModelUsed)
+	fmt.Fprintf(&out, "Created: %s · model %s\n", b.CreatedAt.Local().Format(time.DateTime), b.Metadata.ModelUsed)
+	_, err := io.WriteString(w, input.ShowText(out.String()))
 	return err
 }
 

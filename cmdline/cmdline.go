@@ -6,6 +6,7 @@ package cmdline
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/atomicfile"
+	"github.com/madspark/madspark/input"
 )
 
 // Help is the command "help [COMMAND]": the help of a command, and an
@@ -79,6 +81,47 @@ func Args(fn cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// CheckInput checks every flag given on cmd's command line and every
+// argument in args as input.Text checks text (valid UTF-8, no control
+// character but tab and line breaks), so that a command refuses what the
+// API refuses, before it opens anything. The error is an InputError that
+// names the flag or the argument.
+func CheckInput(cmd *cobra.Command, args []string) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		values := []string{f.Value.String()}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			values = sv.GetSlice()
+		}
+		for _, v := range values {
+			if e := input.Text("--"+f.Name, v); e != nil {
+				err = app.InputError{Err: e}
+				return
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for i, a := range args {
+		if err := input.Text(fmt.Sprintf("argument %d (%s)", i+1, input.Show(clipArg(a))), a); err != nil {
+			return app.InputError{Err: err}
+		}
+	}
+	return nil
+}
+
+// clipArg is the start of an argument, to name it in a message.
+func clipArg(a string) string {
+	if r := []rune(a); len(r) > 20 {
+		return string(r[:20]) + "…"
+	}
+	return a
 }
 
 // CheckFormat checks an --output-format value.

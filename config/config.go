@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -58,19 +57,6 @@ func Mask(v string) string {
 	return v[:4] + "…" + v[len(v)-4:]
 }
 
-// maskURL hides the password of a URL such as postgres://user:pw@host/db.
-func maskURL(v string) string {
-	u, err := url.Parse(v)
-	if err != nil || u.User == nil {
-		return v
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "****")
-		return strings.Replace(u.String(), "%2A%2A%2A%2A", "****", 1)
-	}
-	return v
-}
-
 // Show returns the settings in effect, those set only: the environment's,
 // then the file's (file names the settings file, read with fileVars).
 func Show(lookupEnv func(string) (string, bool), file string, fileVars map[string]string) []Entry {
@@ -88,11 +74,89 @@ func Show(lookupEnv func(string) (string, bool), file string, fileVars map[strin
 		case Secret(name):
 			v = Mask(v)
 		case strings.HasSuffix(name, "_URL"):
-			v = maskURL(v)
+			v = provider.MaskPassword(v)
 		}
 		out = append(out, Entry{Name: name, Value: v, Source: src})
 	}
 	return out
+}
+
+// InEffect returns what the settings (read through getenv) make madspark
+// use, one row each, with why: the provider, its model, the base URL its
+// requests go to (a password in it masked) and how a reply's schema
+// reaches the model (structured output). The error is settings that
+// choose no provider.
+func InEffect(getenv func(string) string) ([]Entry, error) {
+	s := provider.FromEnv(getenv)
+	info, err := s.Choose()
+	if err != nil {
+		return nil, err
+	}
+	if info.Mock {
+		return []Entry{
+			{Name: "provider", Value: info.Name, Source: info.Reason},
+			{Name: "model", Value: info.Model, Source: "mock mode"},
+			{Name: "base URL", Value: "none", Source: "mock mode calls no model"},
+			{Name: "structured output", Value: "none", Source: "mock replies follow the schema"},
+		}, nil
+	}
+	model := "default of " + info.Name
+	switch {
+	case s.Model != "":
+		model = "MADSPARK_MODEL"
+	case info.Name == "gemini" && s.GoogleModel != "":
+		model = "GOOGLE_GENAI_MODEL"
+	}
+	base := "default of " + info.Name
+	switch {
+	case info.Name == "openai" && s.OpenAIBaseURL != "":
+		base = "OPENAI_BASE_URL"
+	case info.Name == "ollama" && s.OllamaHost != "":
+		base = "OLLAMA_HOST"
+	case info.Name == "gemini" && s.Vertex:
+		base = "Vertex AI (GOOGLE_GENAI_USE_VERTEXAI)"
+	}
+	structured := "the provider's own"
+	switch {
+	case info.Name == "gemini":
+		structured = "the provider's own: the schema as responseJsonSchema, which Gemini enforces"
+	case info.Name != "openai" && info.Name != "ollama":
+		structured = "the provider's own: the schema as the input of a tool the model must call"
+	case s.Structured != "":
+		structured = "MADSPARK_STRUCTURED_OUTPUT"
+	case info.Structured == "native":
+		structured = "default for OpenAI's own API, which enforces the schema"
+	default:
+		structured = "default for a server other than OpenAI's"
+	}
+	switch {
+	case info.Name != "openai" && info.Name != "ollama":
+	case info.Structured == "prompt":
+		structured += ": the schema described in the system prompt"
+	case info.Structured == "native" && s.Structured == "":
+	default:
+		structured += ": the schema sent as response_format (a grammar on llama-server, Ollama, vLLM and LM Studio)"
+		if info.Structured == "both" {
+			structured += " and described in the prompt"
+		}
+		structured += "; in the prompt alone if the server refuses response_format"
+	}
+	return []Entry{
+		{Name: "provider", Value: info.Name, Source: info.Reason},
+		{Name: "model", Value: info.Model, Source: model},
+		{Name: "base URL", Value: info.BaseURL, Source: base},
+		{Name: "structured output", Value: info.Structured, Source: structured},
+	}, nil
+}
+
+// WriteInEffect writes what InEffect returns as a table for people.
+func WriteInEffect(w io.Writer, entries []Entry) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "IN EFFECT\tVALUE\tWHY")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.Value, e.Source)
+	}
+	return tw.Flush()
 }
 
 // Save sets values in the settings file at path, keeping what else it

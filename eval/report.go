@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/madspark/madspark/document"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/llm"
 )
 
@@ -183,7 +184,7 @@ func (r *Report) writeText(w io.Writer) error {
 		} else if !it.Consistent {
 			winner += " (orders disagree)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", it.Index, winner, cut(it.Topic, 48), cut(why, 160))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", it.Index, winner, input.Show(cut(it.Topic, 48)), input.Show(cut(why, 160)))
 	}
 	tw.Flush()
 	_, err := io.WriteString(w, b.String())

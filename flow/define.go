@@ -1,10 +1,13 @@
 package flow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,25 +17,46 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/rootfs"
 )
 
-// Load parses the pipeline file at path; includes resolve in its directory.
+// Load parses the pipeline file at path, a file the user named; includes
+// resolve in its directory and are opened inside it (package rootfs).
 func Load(path string) (*Pipeline, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline file: %w", err)
 	}
-	return Parse(path, data, os.DirFS(filepath.Dir(path)))
+	return Parse(path, data, rootfs.FS(filepath.Dir(path)))
 }
 
-// LoadDir parses every *.yaml and *.yml file in dir, in name order. The
-// error is the problems of all the files (Problems), or a name given twice.
+// LoadDir parses every *.yaml and *.yml file in dir, in name order. Each
+// file, and what it includes, is opened inside dir: a link that leads out
+// of it is a problem of that file. The error is the problems of all the
+// files (Problems), or a name given twice.
 func LoadDir(dir string) ([]*Pipeline, error) {
+	ps, probs, err := LoadEach(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return ps, nil
+}
+
+// LoadEach parses every *.yaml and *.yml file in dir, in name order, as
+// LoadDir does, and returns the files that are good beside the problems of
+// the others (a file defining a pipeline an earlier file defined is one).
+// The error is for dir itself.
+func LoadEach(dir string) ([]*Pipeline, Problems, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("pipelines directory: %w", err)
+		return nil, nil, fmt.Errorf("pipelines directory: %w", err)
 	}
+	fsys := rootfs.FS(dir)
 	var out []*Pipeline
 	var probs Problems
 	names := map[string]string{}
@@ -42,34 +66,95 @@ func LoadDir(dir string) ([]*Pipeline, error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		p, err := Load(path)
-		var ps Problems
-		switch {
-		case errors.As(err, &ps):
+		data, err := fs.ReadFile(fsys, e.Name())
+		if err != nil {
+			probs = append(probs, Problem{File: path, Line: 1, Msg: "cannot be read: " + readError(err)})
+			continue
+		}
+		p, err := Parse(path, data, fsys)
+		if ps, ok := errors.AsType[Problems](err); ok {
 			probs = append(probs, ps...)
 			continue
-		case err != nil:
-			return nil, err
+		} else if err != nil {
+			return nil, nil, err
 		}
 		if prev, ok := names[p.Name]; ok {
-			probs = append(probs, Problem{File: path, Line: 1, Msg: fmt.Sprintf("pipeline %s is also defined in %s", p.Name, prev)})
+			probs = append(probs, Problem{File: path, Line: 1, Msg: fmt.Sprintf("pipeline %s is also defined in %s", p.Name, input.Show(prev))})
 			continue
 		}
 		names[p.Name] = path
 		out = append(out, p)
 	}
-	if len(probs) > 0 {
-		return nil, probs
-	}
-	return out, nil
+	return out, probs, nil
 }
 
-// Params are a file pipeline's inputs, by name.
+// readError is why a file could not be read, without the path the
+// problem names already.
+func readError(err error) string {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Params are a file pipeline's inputs, by name. A whole number is an
+// int64, any other number a float64, so that an integer input reaches a
+// prompt exactly as it was given.
 type Params map[string]any
 
 // Validate accepts any Params: the registry validated them against the
 // inputs' schema.
 func (Params) Validate() error { return nil }
+
+// UnmarshalJSON decodes a JSON object of inputs, keeping each whole number
+// (one written without a fraction or an exponent) an int64; one beyond
+// int64 is an *input.Error naming the input, never rounded into a float.
+func (p *Params) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return err
+	}
+	for k, v := range m {
+		n, err := numbers(k, v)
+		if err != nil {
+			return err
+		}
+		m[k] = n
+	}
+	if *p == nil {
+		*p = Params{}
+	}
+	maps.Copy(*p, m)
+	return nil
+}
+
+// numbers turns the json.Numbers in v, at field, into int64 (whole
+// numbers) and float64 (the others).
+func numbers(field string, v any) (any, error) {
+	var err error
+	switch x := v.(type) {
+	case json.Number:
+		if !strings.ContainsAny(x.String(), ".eE") {
+			return input.ParseInt(field, x.String())
+		}
+		return input.ParseFloat(field, x.String())
+	case []any:
+		for i := range x {
+			if x[i], err = numbers(fmt.Sprintf("%s[%d]", field, i), x[i]); err != nil {
+				return nil, err
+			}
+		}
+	case map[string]any:
+		for k := range x {
+			if x[k], err = numbers(field+"."+k, x[k]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return v, nil
+}
 
 // Defaults returns the inputs' defaults.
 func (p *Pipeline) Defaults() Params {
@@ -263,9 +348,10 @@ func blocks(v any) []document.Block {
 }
 
 // InputsJSON turns command-line inputs, "name=value" each, into the
-// parameters' JSON, converting each value to its input's type: a number,
-// true or false, or for a list, comma-separated items. A required input
-// left out is an error that names the flag it needs.
+// parameters' JSON, converting each value to its input's type: a finite
+// number (a whole number within int64 for an integer), true or false, or
+// for a list, comma-separated items. Text is checked as input.Text checks
+// it. A required input left out is an error that names the flag it needs.
 func (p *Pipeline) InputsJSON(pairs []string) (json.RawMessage, error) {
 	types := map[string]string{}
 	var names []string
@@ -281,19 +367,29 @@ func (p *Pipeline) InputsJSON(pairs []string) (json.RawMessage, error) {
 		}
 		t, known := types[k]
 		if !known {
-			return nil, fmt.Errorf("--input %s: %s has no such input (inputs: %s)", k, p.Name, strings.Join(names, ", "))
+			return nil, fmt.Errorf("--input %s: %s has no such input (inputs: %s)", input.Show(k), p.Name, strings.Join(names, ", "))
+		}
+		field := "--input " + k
+		if err := input.Text(field, v); err != nil {
+			return nil, err
 		}
 		switch t {
-		case "number", "integer":
-			f, err := strconv.ParseFloat(v, 64)
+		case "integer":
+			n, err := input.ParseInt(field, v)
 			if err != nil {
-				return nil, fmt.Errorf("--input %s: %q is not a number", k, v)
+				return nil, err
 			}
-			out[k] = f
+			out[k] = n
+		case "number":
+			f, err := input.ParseFloat(field, v)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = json.Number(strconv.FormatFloat(f, 'g', -1, 64))
 		case "boolean":
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return nil, fmt.Errorf("--input %s: %q is not true or false", k, v)
+				return nil, fmt.Errorf("--input %s: %s is not true or false", k, input.Show(v))
 			}
 			out[k] = b
 		case "[string]":

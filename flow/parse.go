@@ -22,6 +22,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/prompt"
 	"github.com/madspark/madspark/structured"
 )
@@ -33,7 +34,9 @@ type Problem struct {
 	Msg  string
 }
 
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg) }
+func (p Problem) String() string {
+	return fmt.Sprintf("%s:%d: %s", input.Show(p.File), p.Line, p.Msg)
+}
 
 // Problems are all the problems of a file, in the order of their lines. It
 // is the error Parse returns.
@@ -170,6 +173,7 @@ func (p *parser) parse(data []byte) *Pipeline {
 		p.errf(1, "the file is empty")
 		return nil
 	}
+	p.text(&doc)
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
 		p.errf(root.Line, "the file must be a mapping with name, inputs, agents and steps")
@@ -201,6 +205,20 @@ func (p *parser) parse(data []byte) *Pipeline {
 	}
 	p.check(pl)
 	return pl
+}
+
+// text reports every key and value of the document under n that is not
+// text as input.Text takes it (a NUL or an escape sequence written as
+// "\0" or "\e" in a quoted string), so that none reaches a prompt.
+func (p *parser) text(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode {
+		if err := input.Text("", n.Value); err != nil {
+			p.errf(n.Line, "this %v", err)
+		}
+	}
+	for _, c := range n.Content {
+		p.text(c)
+	}
 }
 
 // mapping returns the values of n, a mapping, by key, reporting keys not
@@ -368,11 +386,11 @@ func (p *parser) value(n *yaml.Node, in Input) (any, bool) {
 		}
 		return f, true
 	case "integer":
-		i, err := strconv.Atoi(n.Value)
+		i, err := strconv.ParseInt(n.Value, 10, 64)
 		if err != nil {
 			return bad()
 		}
-		return float64(i), true
+		return i, true
 	case "boolean":
 		if n.Tag != "!!bool" {
 			return bad()
@@ -502,6 +520,9 @@ func (p *parser) expand(n *yaml.Node, agent string) string {
 	l, err := prompt.New(p.fsys, "")
 	if err == nil {
 		text, err = l.Expand(agent, text)
+	}
+	if err == nil {
+		err = input.Text("with its includes, the prompt", text)
 	}
 	if err != nil {
 		p.errf(n.Line, "agent %s: %v", agent, err)

@@ -2,10 +2,13 @@ package flow_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/madspark/madspark/flow"
+	"github.com/madspark/madspark/input"
 )
 
 func TestProblems(t *testing.T) {
@@ -32,6 +35,8 @@ agents:
   b: {prompt: "{{.a.t}}", output: {t: string}}
 steps: [[a, b]]
 `, []string{"4: agent b refers to {{.a.t}}, which runs in the same parallel group"}},
+		{"control characters", "name: x\nagents:\n  a: {prompt: \"hi\\0there\", output: {t: string}}\n  b:\n    prompt: \"title \\e]0;pwned\\a\"\n    output: {t: string}\nsteps: [a, b]\n",
+			[]string{"3: this value contains a NUL byte", "5: this value contains the control character U+001B"}},
 		{"cycle", `name: x
 agents:
   a: {prompt: "{{.b.t}}", output: {t: string}}
@@ -130,6 +135,54 @@ func FuzzParse(f *testing.F) {
 		}
 		if err == nil {
 			_ = p.Definition()
+			for name, a := range p.Agents {
+				if input.Text("prompt", a.Prompt) != nil || input.Text("system", a.System) != nil {
+					t.Fatalf("agent %s: a prompt input.Text refuses: %q %q", name, a.Prompt, a.System)
+				}
+			}
+		}
+		for _, pr := range ps {
+			if strings.ContainsAny(pr.String(), "\n\r") {
+				t.Fatalf("a problem of more than one line: %q", pr)
+			}
 		}
 	})
+}
+
+// TestIncludeStaysInTheFileDirectory: an {{include:}} that names a
+// symbolic link out of the pipeline file's directory is a problem of the
+// file, before any call, and the linked file's text is never read into a
+// prompt; so is a file of a pipelines directory that is such a link.
+func TestIncludeStaysInTheFileDirectory(t *testing.T) {
+	top := t.TempDir()
+	secret := filepath.Join(top, "passwd")
+	if err := os.WriteFile(secret, []byte("root:x:0:0:secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(top, "pipelines")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "notes.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "linked.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "leak.yaml")
+	src := "name: leak\nagents:\n  a: {prompt: \"{{include:notes.md}}\", output: {t: string}}\nsteps: [a]\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := flow.Load(file)
+	if err == nil || strings.Contains(err.Error(), "root:x") || !strings.Contains(err.Error(), "leak.yaml:3: agent a: prompt a: include notes.md: ") || !strings.Contains(err.Error(), "open notes.md: leads out of its directory") {
+		t.Fatalf("include of a link out: %v", err)
+	}
+	ps, probs, err := flow.LoadEach(dir)
+	if err != nil || len(ps) != 0 || len(probs) != 2 {
+		t.Fatalf("LoadEach: %d pipelines, %v, %v", len(ps), probs, err)
+	}
+	if !strings.Contains(probs[0].String(), "leak.yaml:3") || !strings.Contains(probs[1].String(), "linked.yaml:1: cannot be read: leads out of its directory") {
+		t.Errorf("problems: %v", probs)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/input"
 )
 
 // WriteRuns writes runs as a table for people, one line per run: its ID,
@@ -21,8 +22,8 @@ func WriteRuns(w io.Writer, runs []*madspark.Run) error {
 		if len([]rune(t)) > 48 {
 			t = string([]rune(t)[:47]) + "…"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, r.Pipeline, r.Status, r.Mode,
-			r.CreatedAt.Local().Format(time.DateTime), r.Usage.LLMCalls, r.Usage.CachedCalls, t)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, input.Show(r.Pipeline), r.Status, r.Mode,
+			r.CreatedAt.Local().Format(time.DateTime), r.Usage.LLMCalls, r.Usage.CachedCalls, input.Show(t))
 	}
 	return tw.Flush()
 }
@@ -36,7 +37,7 @@ func WriteTable(w io.Writer, v *View) error {
 		if s.Cached {
 			cached = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t$%.4f\t%d\n", s.Key, dash(s.Agent), dash(s.Model), s.Status,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t$%.4f\t%d\n", input.Show(s.Key), input.Show(dash(s.Agent)), input.Show(dash(s.Model)), s.Status,
 			s.Attempts, cached, s.InputTokens, s.OutputTokens, latency(s.LatencyMS), s.CostUSD, len(s.Repairs))
 	}
 	if err := tw.Flush(); err != nil {
@@ -78,7 +79,8 @@ func WriteStep(w io.Writer, s *Step) error {
 		}
 		fmt.Fprintf(&b, "--- response ---\n%s\n", strings.TrimRight(c.Response, "\n"))
 	}
-	_, err := io.WriteString(w, b.String())
+	// Prompts and replies are shown, never acted on by a terminal.
+	_, err := io.WriteString(w, input.ShowText(b.String()))
 	return err
 }
 

@@ -35,6 +35,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/input"
 )
 
 // Params are a pipeline's parameters: a pointer to the pipeline's Params
@@ -255,9 +256,11 @@ func (r *Registry) List() []Definition {
 
 // Decode turns JSON parameters into the pipeline's Params: it starts from
 // the defaults (NewParams), so fields left out keep them, decodes strictly
-// and validates. Empty raw or null means the defaults. An unknown field, a
-// value of the wrong type, or a value Validate rejects is a *ParamsError
-// naming the field; an unknown pipeline wraps ErrUnknown.
+// and validates. Empty raw or null means the defaults. A value that
+// input.Check refuses (a control character, a number that is not finite),
+// an unknown field, a value of the wrong type (a whole number its field's
+// type cannot hold included), or a value Validate rejects is a
+// *ParamsError naming the field; an unknown pipeline wraps ErrUnknown.
 func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 	e, err := r.get(name)
 	if err != nil {
@@ -274,6 +277,14 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 		if !ok {
 			return nil, &ParamsError{Pipeline: name, Malformed: true, Err: errors.New("parameters must be a JSON object")}
 		}
+		// Text and numbers first, on the values as sent.
+		if err := input.Check(inst); err != nil {
+			pe := &ParamsError{Pipeline: name, Err: err}
+			if ie, ok := errors.AsType[*input.Error](err); ok {
+				pe.Field = ie.Field
+			}
+			return nil, pe
+		}
 		if err := e.v.Validate(inst); err != nil {
 			return nil, e.schemaError(name, raw, fieldError(name, err))
 		}
@@ -284,7 +295,11 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 			if errors.As(err, &te) {
 				return nil, &ParamsError{Pipeline: name, Field: te.Field, Malformed: true, Err: fmt.Errorf("want %s, got %s", te.Type, te.Value)}
 			}
-			return nil, &ParamsError{Pipeline: name, Malformed: true, Err: err}
+			pe := &ParamsError{Pipeline: name, Malformed: true, Err: err}
+			if ie, ok := errors.AsType[*input.Error](err); ok {
+				pe.Field = ie.Field
+			}
+			return nil, pe
 		}
 		if e.def.Prepare != nil {
 			e.def.Prepare(p, func(field string) bool { _, ok := obj[field]; return ok })

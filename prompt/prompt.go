@@ -26,6 +26,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/madspark/madspark/rootfs"
 )
 
 // MaxDepth bounds how deeply includes nest.
@@ -52,7 +54,9 @@ type layer struct {
 
 // New returns a loader of the built-in prompts in builtin, shadowed by the
 // files in overrideDir when it is not empty. overrideDir must be a
-// directory.
+// directory; its files are opened inside it (package rootfs), so a
+// symbolic link there that leads out of it is an error. A directory on
+// disk given as builtin should be a rootfs.FS for the same reason.
 func New(builtin fs.FS, overrideDir string) (*Loader, error) {
 	l := &Loader{}
 	if overrideDir != "" {
@@ -63,7 +67,9 @@ func New(builtin fs.FS, overrideDir string) (*Loader, error) {
 		if !st.IsDir() {
 			return nil, fmt.Errorf("prompts directory %s is not a directory", overrideDir)
 		}
-		l.layers = append(l.layers, layer{os.DirFS(overrideDir), "prompts directory " + overrideDir})
+		// Opened inside the directory: a link in it that leads out is
+		// refused rather than sent to a model.
+		l.layers = append(l.layers, layer{rootfs.FS(overrideDir), "prompts directory " + overrideDir})
 	}
 	l.layers = append(l.layers, layer{builtin, "built-in prompts"})
 	return l, nil
@@ -144,7 +150,9 @@ func (l *Loader) System(agent, choice string) (text, source string, err error) {
 	}
 	for _, p := range paths {
 		if rel := path.Clean(p); fs.ValidPath(rel) {
-			if _, ok := l.find(rel); ok {
+			if _, ok, err := l.find(rel); err != nil {
+				return "", "", fmt.Errorf("%s prompt %s: %w", agent, rel, err)
+			} else if ok {
 				text, err = l.Load(rel)
 				return text, rel, err
 			}
@@ -168,14 +176,20 @@ func (l *Loader) System(agent, choice string) (text, source string, err error) {
 	return "", "", fmt.Errorf("%s prompt %q: %w in %s, nor as a file (available: %s)", agent, choice, ErrNotFound, l.where(), strings.Join(names, ", "))
 }
 
-// find returns the layer that has name.
-func (l *Loader) find(name string) (layer, bool) {
+// find returns the layer that has name. A layer that holds name but
+// cannot open it (a link that leads out of its directory) is an error, not
+// a reason to look in the next one.
+func (l *Loader) find(name string) (layer, bool, error) {
 	for _, ly := range l.layers {
-		if st, err := fs.Stat(ly.fsys, name); err == nil && !st.IsDir() {
-			return ly, true
+		st, err := fs.Stat(ly.fsys, name)
+		switch {
+		case err == nil && !st.IsDir():
+			return ly, true, nil
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return layer{}, false, fmt.Errorf("in %s: %w", ly.name, err)
 		}
 	}
-	return layer{}, false
+	return layer{}, false, nil
 }
 
 func (l *Loader) where() string {
@@ -191,7 +205,10 @@ func (l *Loader) read(name string) (string, error) {
 	if !fs.ValidPath(name) {
 		return "", errors.New("invalid path (want a relative path inside the prompt root, without ..)")
 	}
-	ly, ok := l.find(name)
+	ly, ok, err := l.find(name)
+	if err != nil {
+		return "", err
+	}
 	if !ok {
 		return "", fmt.Errorf("%w in %s", ErrNotFound, l.where())
 	}

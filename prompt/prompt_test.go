@@ -188,3 +188,39 @@ func TestIncludesThatDouble(t *testing.T) {
 		t.Fatalf("%d bytes, %v", len(text), err)
 	}
 }
+
+// TestOverridesStayInTheirDirectory: a prompt override, or a file it
+// includes, that is a symbolic link leading out of the prompts directory
+// is an error, never the linked file's text; a link inside it is read.
+func TestOverridesStayInTheirDirectory(t *testing.T) {
+	top := t.TempDir()
+	secret := write(t, top, "secret/.env", "OPENAI_API_KEY=sk-secret")
+	dir := filepath.Join(top, "prompts")
+	write(t, dir, "shared/rules.md", "Local rule.\n")
+	write(t, dir, "agents/analyst/concise.md", "Short. {{include:shared/link.md}}")
+	for link, target := range map[string]string{
+		"agents/analyst/system.md": secret,
+		"shared/link.md":           "../../secret/.env",
+		"agents/analyst/inner.md":  "../../shared/rules.md",
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(link))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := New(builtin, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"agents/analyst/system.md", "agents/analyst/concise.md"} {
+		got, err := l.Load(name)
+		if err == nil || strings.Contains(got, "sk-secret") || strings.Contains(err.Error(), "sk-secret") || !strings.Contains(err.Error(), "leads out of its directory") {
+			t.Errorf("%s: %q, %v", name, got, err)
+		}
+	}
+	if _, _, err := l.System("analyst", ""); err == nil {
+		t.Error("the system prompt linked out of the directory was loaded")
+	}
+	if got, err := l.Load("agents/analyst/inner.md"); err != nil || got != "Local rule.\n" {
+		t.Errorf("a link inside the directory: %q, %v", got, err)
+	}
+}

@@ -14,6 +14,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -109,10 +110,21 @@ type Info struct {
 	Local bool
 	// Reason says why this provider was chosen, for the user.
 	Reason string
-	// Structured says, for people, how a reply's schema reaches the
-	// model: the structured-output mode in effect.
+	// BaseURL is the endpoint the provider's requests go to (empty in
+	// mock mode), a password in it masked (MaskPassword).
+	BaseURL string
+	// Structured is how a reply's schema reaches the model: "native" (the
+	// provider's own structured output), or for an OpenAI-compatible
+	// server also "prompt" or "both" (MADSPARK_STRUCTURED_OUTPUT); empty
+	// in mock mode.
 	Structured string
 }
+
+// The endpoints of the providers' SDKs when none is configured.
+const (
+	GeminiBaseURL    = "https://generativelanguage.googleapis.com"
+	AnthropicBaseURL = "https://api.anthropic.com"
+)
 
 // Mode is "mock" or "live".
 func (i Info) Mode() string {
@@ -162,7 +174,7 @@ func (s Settings) Choose() (Info, error) {
 	default:
 		return Info{}, fmt.Errorf("MADSPARK_PROVIDER must be one of %s, got %q", strings.Join(Names, ", "), s.Provider)
 	}
-	info := Info{Name: name, Model: s.Model, Reason: reason}
+	info := Info{Name: name, Model: s.Model, Reason: reason, Structured: openai.StructuredNative}
 	switch name {
 	case "openai":
 		if s.OpenAIKey == "" && s.OpenAIBaseURL == "" {
@@ -172,11 +184,15 @@ func (s Settings) Choose() (Info, error) {
 		if info.Model == "" {
 			info.Model = openai.DefaultModel
 		}
+		base := cmp.Or(s.OpenAIBaseURL, openai.DefaultBaseURL)
+		info.BaseURL, info.Structured = MaskPassword(base), openai.StructuredMode(s.Structured, base)
 	case "ollama":
 		info.Local = true
 		if info.Model == "" {
 			info.Model = "llama3.2"
 		}
+		base, _ := ollamaBaseURL(s.OllamaHost) // Open reports a bad one
+		info.BaseURL, info.Structured = MaskPassword(base), openai.StructuredMode(s.Structured, base)
 	case "gemini":
 		switch {
 		case s.Vertex && s.GoogleKey == "" && (s.GoogleProject == "" || s.GoogleLocation == ""):
@@ -190,6 +206,13 @@ func (s Settings) Choose() (Info, error) {
 		if info.Model == "" {
 			info.Model = gemini.DefaultModel
 		}
+		info.BaseURL = GeminiBaseURL
+		switch {
+		case s.Vertex && s.GoogleLocation != "":
+			info.BaseURL = "https://" + s.GoogleLocation + "-aiplatform.googleapis.com"
+		case s.Vertex:
+			info.BaseURL = "https://aiplatform.googleapis.com"
+		}
 	case "anthropic":
 		if s.AnthropicKey == "" {
 			return Info{}, fmt.Errorf("provider anthropic needs ANTHROPIC_API_KEY")
@@ -197,38 +220,9 @@ func (s Settings) Choose() (Info, error) {
 		if info.Model == "" {
 			info.Model = anthropic.DefaultModel
 		}
+		info.BaseURL = AnthropicBaseURL
 	}
-	info.Structured = s.structuredMode(info)
 	return info, nil
-}
-
-// structuredMode describes how the chosen provider is given a reply's
-// schema.
-func (s Settings) structuredMode(info Info) string {
-	switch info.Name {
-	case "gemini":
-		return "native: the JSON Schema sent as responseJsonSchema, which Gemini enforces"
-	case "anthropic":
-		return "native: the JSON Schema as the input of a tool the model must call"
-	}
-	mode := s.Structured
-	if mode == "" {
-		mode = openai.StructuredBoth
-		if info.Name == "openai" && (s.OpenAIBaseURL == "" || strings.Contains(s.OpenAIBaseURL, "api.openai.com")) {
-			mode = openai.StructuredNative
-		}
-	}
-	const fallback = "; in the prompt alone if the server refuses response_format"
-	switch mode {
-	case openai.StructuredNative:
-		if info.Name == "openai" && (s.OpenAIBaseURL == "" || strings.Contains(s.OpenAIBaseURL, "api.openai.com")) {
-			return "native: the JSON Schema sent as response_format, which OpenAI enforces"
-		}
-		return "native: the JSON Schema sent as response_format, a grammar on llama-server, Ollama, vLLM and LM Studio" + fallback
-	case openai.StructuredPrompt:
-		return "prompt: the schema described in the system prompt (MADSPARK_STRUCTURED_OUTPUT=prompt)"
-	}
-	return "both: the JSON Schema sent as response_format (a grammar on llama-server, Ollama, vLLM and LM Studio) and described in the prompt" + fallback
 }
 
 // Open returns the undecorated client for the chosen provider. responders
@@ -287,6 +281,20 @@ func ollamaBaseURL(host string) (string, error) {
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1"
 	return u.String(), nil
+}
+
+// MaskPassword hides the password of a URL such as
+// postgres://user:pw@host/db, or https://user:pw@proxy/v1.
+func MaskPassword(v string) string {
+	u, err := url.Parse(v)
+	if err != nil || u.User == nil {
+		return v
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "****")
+		return strings.Replace(u.String(), "%2A%2A%2A%2A", "****", 1)
+	}
+	return v
 }
 
 // isLocalURL reports whether a base URL points at this machine or a private

@@ -174,3 +174,56 @@ func benchTTFT(b *testing.B, shape string, c int) {
 	b.ReportMetric(pct(0.99), "ttft-overhead-p99-ms")
 	b.ReportMetric(float64(errs), "errors")
 }
+
+// BenchmarkRequestGuards measures what the server's handler (request log
+// and metrics, Host check, CORS, origin check, token, routing) costs a
+// request of a progress stream's route, beside the bare mux serving the
+// same request in the same run: sub-benchmarks "guarded" and "mux", and
+// the ratio of the two as guarded/mux (reported by the first). The
+// request carries the token and a same-origin Origin, so every check runs
+// to the end.
+func BenchmarkRequestGuards(b *testing.B) {
+	token := strings.Repeat("t", MinTokenLength)
+	s, err := New(Config{Models: []Model{newFake("m")}, Token: token, CORSOrigins: []string{"https://ui.example"},
+		StreamRoutes: []string{"GET /api/runs/{id}/events"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Mux().HandleFunc("GET /api/runs/{id}/events", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	req, _ := http.NewRequest(http.MethodGet, "http://localhost:8080/api/runs/r1/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Origin", "http://localhost:8080")
+	req.RemoteAddr = "127.0.0.1:5000"
+	serve := func(b *testing.B, h http.Handler) time.Duration {
+		w := &discardWriter{header: http.Header{}}
+		start := time.Now()
+		for b.Loop() {
+			clear(w.header)
+			h.ServeHTTP(w, req)
+			if w.status != http.StatusNoContent {
+				b.Fatalf("status %d", w.status)
+			}
+		}
+		return time.Since(start) / time.Duration(b.N)
+	}
+	var mux time.Duration
+	b.Run("mux", func(b *testing.B) { mux = serve(b, s.Mux()) })
+	b.Run("guarded", func(b *testing.B) {
+		guarded := serve(b, s.Handler())
+		if mux > 0 {
+			b.ReportMetric(float64(guarded)/float64(mux), "guarded/mux")
+		}
+	})
+}
+
+// discardWriter is a ResponseWriter that keeps the status only.
+type discardWriter struct {
+	header http.Header
+	status int
+}
+
+func (w *discardWriter) Header() http.Header { return w.header }
+
+func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+func (w *discardWriter) WriteHeader(code int) { w.status = code }

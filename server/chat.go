@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/structured"
@@ -225,12 +226,13 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, P
 	}
 	var system []string
 	for i, msg := range req.Messages {
+		field := fmt.Sprintf("messages[%d].content", i)
 		text, err := messageText(msg.Content)
-		if err == nil && strings.IndexByte(text, 0) >= 0 {
-			err = errors.New("content contains a NUL byte")
-		}
 		if err != nil {
-			return fail(badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err))
+			return fail(badRequest(field, "%s: %v", field, err))
+		}
+		if err := input.Text(field, text); err != nil {
+			return fail(badRequest(field, "%v", err))
 		}
 		switch msg.Role {
 		case "system", "developer":

@@ -7,18 +7,23 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/madspark/madspark/input"
 )
 
 // FuzzDecodeChat checks that decoding any chat completions body never
 // panics, that a refused body gets a client error with a one-line
-// message, and that an accepted one is a prompt for a served model with
-// valid UTF-8 text and no NUL.
+// message, and that an accepted one is a prompt for a served model whose
+// text input.Text accepts: valid UTF-8, no NUL, no escape sequence for a
+// terminal.
 func FuzzDecodeChat(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
 		`{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],"stream":true,"stream_options":{"include_usage":true}}`,
 		`{"model":"m","messages":[{"role":"user","content":"a\u0000b"}]}`,
 		`{"model":"m","messages":[{"role":"user","content":"caf` + "\xff" + `"}]}`,
+		`{"model":"m","messages":[{"role":"user","content":"title\u001b]0;pwned\u0007 \u001b[2J"}]}`,
+		`{"model":"m","messages":[{"role":"system","content":"fake\rline"},{"role":"user","content":"x"}]}`,
 		`{"model":"m","messages":[],"temperature":3}`,
 		`{"model":"m"} {}`,
 		`[`,
@@ -44,9 +49,12 @@ func FuzzDecodeChat(f *testing.F) {
 			t.Fatalf("body %q: no model", body)
 		}
 		for _, msg := range p.Messages {
-			if !utf8.ValidString(msg.Content) || strings.IndexByte(msg.Content, 0) >= 0 {
+			if !utf8.ValidString(msg.Content) || input.Text("content", msg.Content) != nil {
 				t.Fatalf("body %q: accepted content %q", body, msg.Content)
 			}
+		}
+		if err := input.Text("system", p.System); err != nil {
+			t.Fatalf("body %q: accepted %v", body, err)
 		}
 	})
 }

@@ -1,17 +1,21 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"mime"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/madspark/madspark/input"
 )
 
 // The server's defences against the pages of other sites, which a user's
@@ -20,9 +24,10 @@ import (
 //   - hostChecked refuses a request whose Host header is not a name the
 //     server answers to, so that a page whose DNS name was rebound to the
 //     server's address cannot read from it (DNS rebinding);
-//   - crossOrigin refuses a state-changing request sent by a page of
-//     another origin (cross-site request forgery), judged by
-//     Sec-Fetch-Site and Origin (net/http's CrossOriginProtection);
+//   - crossOrigin refuses a state-changing request, or a request for a
+//     stream, sent by a page of another origin (cross-site request
+//     forgery), judged by Sec-Fetch-Site and Origin (Origins), scheme,
+//     host and port compared;
 //   - jsonOnly refuses a request body that is not declared as JSON, so
 //     that no "simple" cross-site form or text/plain request can reach a
 //     JSON endpoint even from a browser that sends neither header.
@@ -68,26 +73,138 @@ func isLoopbackIP(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// crossOrigin refuses, with 403, a request of an unsafe method (any but
-// GET, HEAD and OPTIONS) that a browser sent on behalf of a page of
-// another origin than the server's own and Config.CORSOrigins. Requests
-// that carry neither Sec-Fetch-Site nor Origin do not come from a page and
-// pass.
+// crossOrigin refuses, with 403, a request that a browser sent on behalf of
+// a page of another origin than the server's own and Config.CORSOrigins
+// (Origins.Check): any request of an unsafe method (any but GET, HEAD and
+// OPTIONS), and any request of a stream route (Config.StreamRoutes), whose
+// answer a page could otherwise follow. Requests that carry neither
+// Sec-Fetch-Site nor Origin do not come from a page and pass.
 func (s *Server) crossOrigin(next http.Handler) http.Handler {
-	cop := http.NewCrossOriginProtection()
-	for _, o := range s.cfg.CORSOrigins {
-		// New has checked the origins' form already.
-		_ = cop.AddTrustedOrigin(strings.TrimSuffix(o, "/"))
-	}
-	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin == "" {
-			origin = "another site"
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			if _, pattern := s.mux.Handler(r); !slices.Contains(s.cfg.StreamRoutes, pattern) {
+				next.ServeHTTP(w, r)
+				return
+			}
 		}
-		writeRouteError(w, r, http.StatusForbidden, "cross_origin_refused",
-			fmt.Sprintf("cross-origin %s refused: a page of %s may not change this server's state; allow its origin with --allowed-origins (MADSPARK_CORS_ORIGINS)", r.Method, clip(origin, 100)))
-	}))
-	return cop.Handler(next)
+		if err := s.origins.Check(r); err != nil {
+			origin := r.Header.Get("Origin")
+			if origin == "" {
+				origin = "another site"
+			}
+			what := "change this server's state"
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				what = "follow this server's streams"
+			}
+			writeRouteError(w, r, http.StatusForbidden, "cross_origin_refused",
+				fmt.Sprintf("cross-origin %s refused: a page of %s may not %s; allow its origin with --allowed-origins (MADSPARK_CORS_ORIGINS)", r.Method, clip(input.Show(origin), 100), what))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Origins tells the requests that a browser sent on behalf of a page of
+// an origin the server trusts (its own, or one configured) from those of
+// other pages. An origin is a scheme, host and port, compared whole:
+// https://ui.example and http://ui.example are two origins. The server
+// applies it to state-changing requests and to its streams; others serving
+// routes of their own for browsers can apply it with Handler.
+type Origins struct {
+	trusted map[string]bool
+}
+
+// NewOrigins returns the Origins that trust, besides each request's own
+// origin, the origins given (scheme://host[:port], such as
+// https://ui.example.org:8443).
+func NewOrigins(trusted []string) (*Origins, error) {
+	o := &Origins{trusted: map[string]bool{}}
+	for _, t := range trusted {
+		norm, ok := normOrigin(t)
+		if !ok {
+			return nil, fmt.Errorf("origin %q: want scheme://host[:port], such as https://ui.example.org", t)
+		}
+		o.trusted[norm] = true
+	}
+	return o, nil
+}
+
+// ErrCrossOrigin is the error of Origins.Check for a request sent by a
+// page of an origin that is not trusted.
+var ErrCrossOrigin = errors.New("cross-origin request from a page of an origin that is not allowed")
+
+// Check reports whether r may be served as far as its origin goes: nil
+// when the browser says it comes from the server's own origin or from no
+// page (Sec-Fetch-Site same-origin or none), when its Origin is trusted,
+// when it carries no Origin and no Sec-Fetch-Site (not a browser's page,
+// or a browser that sends neither, which only a request that cannot read
+// the answer would be), or, from a browser that sends no Sec-Fetch-Site,
+// when its Origin is the request's own: the same scheme, host and port as
+// the URL it asks for. Else ErrCrossOrigin.
+func (o *Origins) Check(r *http.Request) error {
+	origin := r.Header.Get("Origin")
+	norm, ok := normOrigin(origin)
+	trusted := ok && o.trusted[norm]
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return nil
+	case "":
+		// Not a browser, or one without Fetch Metadata: the Origin
+		// decides.
+		if origin == "" || trusted || (ok && norm == ownOrigin(r)) {
+			return nil
+		}
+	default: // same-site, cross-site
+		if trusted {
+			return nil
+		}
+	}
+	return ErrCrossOrigin
+}
+
+// Handler refuses, with a JSON 403, the requests of next that Check
+// refuses, whatever their method.
+func (o *Origins) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := o.Check(r); err != nil {
+			writeRouteError(w, r, http.StatusForbidden, "cross_origin_refused", "cross-origin request refused: a page of another site may not use this route")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ownOrigin is the origin of the URL r asks for, as normOrigin writes it:
+// https when the connection is TLS, else http.
+func ownOrigin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	norm, _ := normOrigin(scheme + "://" + r.Host)
+	return norm
+}
+
+// normOrigin writes an origin as browsers serialise it: scheme and host in
+// lower case, the port only when it is not the scheme's default, no path.
+// ok is false for anything that is not an http or https origin ("null").
+func normOrigin(origin string) (string, bool) {
+	u, err := url.Parse(strings.TrimSuffix(strings.TrimSpace(origin), "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil || u.Fragment != "" {
+		return "", false
+	}
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return scheme + "://" + host, true
 }
 
 // jsonOnly refuses, with 415, a request that has a body of another media

@@ -185,8 +185,9 @@ func TestHostChecked(t *testing.T) {
 		t.Errorf("a chat completion for another host: %d %s (%d calls)", status, body, m.callCount())
 	}
 
-	tok, _, _ := guarded(t, Config{Addr: "0.0.0.0:8080", Token: "tok"})
-	if status, body := send(t, http.MethodGet, tok.URL+"/v1/models", "", "Host", "madspark.example.org", "Authorization", "Bearer tok"); status != 200 {
+	token := strings.Repeat("k", MinTokenLength)
+	tok, _, _ := guarded(t, Config{Addr: "0.0.0.0:8080", Token: token})
+	if status, body := send(t, http.MethodGet, tok.URL+"/v1/models", "", "Host", "madspark.example.org", "Authorization", "Bearer "+token); status != 200 {
 		t.Errorf("with a token, another host: %d %s", status, body)
 	}
 	if _, err := New(Config{Models: []Model{newFake("m")}, AllowedHosts: []string{"http://x/"}}); err == nil {
@@ -223,5 +224,161 @@ func TestFailedAuthThrottled(t *testing.T) {
 	}
 	if rec := from("192.0.2.2", "right"); rec.Code != 200 {
 		t.Errorf("another address: %d", rec.Code)
+	}
+}
+
+// TestNoCredentialNotThrottled: requests that carry no credential, such as
+// the ones an <img> of a foreign page makes a browser send, are answered
+// 401 without counting as failures, so the token's holder at the same
+// address is never refused because of them; wrong credentials are still
+// throttled per address, and another address's failures refuse no one
+// else.
+func TestNoCredentialNotThrottled(t *testing.T) {
+	const right = "the-right-token"
+	s, err := New(Config{Models: []Model{newFake("m")}, Token: right, AuthFailures: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := func(ip string, header ...string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "http://localhost/v1/models", nil)
+		req.RemoteAddr = ip + ":5000"
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		return rec
+	}
+	for i := range 50 {
+		rec := from("192.0.2.1", "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site")
+		if i%2 == 1 {
+			rec = from("192.0.2.1", "Authorization", "  ")
+		}
+		if typ, code := errType(t, rec.Body.String()); rec.Code != 401 || typ != "invalid_request_error" || code != "invalid_api_key" || !strings.Contains(rec.Body.String(), "missing API key") {
+			t.Fatalf("request %d without a credential: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	if rec := from("192.0.2.1", "Authorization", "Bearer "+right); rec.Code != 200 {
+		t.Fatalf("the right token after 50 requests without one: %d %s", rec.Code, rec.Body)
+	}
+	for i := range 3 {
+		if rec := from("192.0.2.9", "Authorization", "Bearer wrong"); rec.Code != 401 || !strings.Contains(rec.Body.String(), "invalid API key") {
+			t.Fatalf("wrong token %d: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	if rec := from("192.0.2.9", "Authorization", "Bearer wrong"); rec.Code != 429 {
+		t.Errorf("wrong tokens beyond the burst: %d", rec.Code)
+	}
+	if rec := from("192.0.2.1", "Authorization", "Bearer "+right); rec.Code != 200 {
+		t.Errorf("the right token while another address is throttled: %d %s", rec.Code, rec.Body)
+	}
+	// Without a credential the throttled address still gets 401, not 429:
+	// there is nothing to guess with.
+	if rec := from("192.0.2.9"); rec.Code != 401 {
+		t.Errorf("no credential from a throttled address: %d", rec.Code)
+	}
+}
+
+// TestStreamOriginChecked: a stream route (SSE or WebSocket) is refused to
+// a page of another origin, with the check of the state-changing routes:
+// scheme, host and port compared, so a configured https origin does not
+// admit its http twin nor another port. The server's own page, a
+// configured origin and clients that are not browsers pass; other GET
+// routes are not refused.
+func TestStreamOriginChecked(t *testing.T) {
+	m := newFake("m")
+	s, err := New(Config{Models: []Model{m}, CORSOrigins: []string{"https://ui.example"},
+		StreamRoutes: []string{"GET /api/runs/{id}/events", "GET /ws/runs/{id}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed := 0
+	for _, p := range []string{"GET /api/runs/{id}/events", "GET /ws/runs/{id}"} {
+		s.Mux().HandleFunc(p, func(w http.ResponseWriter, _ *http.Request) { streamed++; _, _ = io.WriteString(w, "data: x\n\n") })
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	own := srv.URL
+	for _, path := range []string{"/api/runs/r1/events", "/ws/runs/r1"} {
+		for _, tt := range []struct {
+			name   string
+			header []string
+		}{
+			{"foreign origin", []string{"Origin", "https://evil.example"}},
+			{"foreign origin, cross-site", []string{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"}},
+			{"an <img> of a foreign page", []string{"Sec-Fetch-Site", "cross-site"}},
+			{"same site, another port", []string{"Origin", "http://localhost:5173", "Sec-Fetch-Site", "same-site"}},
+			{"null origin", []string{"Origin", "null"}},
+			{"the allowed origin's http twin", []string{"Origin", "http://ui.example", "Sec-Fetch-Site", "cross-site"}},
+			{"the allowed origin's http twin, old browser", []string{"Origin", "http://ui.example"}},
+			{"the allowed origin on another port", []string{"Origin", "https://ui.example:8443"}},
+			{"own host over another scheme", []string{"Origin", strings.Replace(own, "http://", "https://", 1)}},
+		} {
+			status, body := send(t, http.MethodGet, srv.URL+path, "", tt.header...)
+			if typ, _ := errType(t, body); status != 403 || typ != "forbidden" || !strings.Contains(body, "--allowed-origins") {
+				t.Errorf("%s, %s: %d %s", path, tt.name, status, body)
+			}
+		}
+	}
+	if streamed != 0 {
+		t.Fatalf("refused streams were served %d times", streamed)
+	}
+	for _, tt := range []struct {
+		name   string
+		header []string
+	}{
+		{"own origin", []string{"Origin", own, "Sec-Fetch-Site", "same-origin"}},
+		{"own origin, old browser", []string{"Origin", own}},
+		{"allowed origin", []string{"Origin", "https://ui.example", "Sec-Fetch-Site", "cross-site"}},
+		{"allowed origin, old browser, default port written", []string{"Origin", "https://UI.example:443"}},
+		{"not a browser", nil},
+		{"typed in the address bar", []string{"Sec-Fetch-Site", "none"}},
+	} {
+		if status, body := send(t, http.MethodGet, srv.URL+"/api/runs/r1/events", "", tt.header...); status != 200 {
+			t.Errorf("%s: %d %s", tt.name, status, body)
+		}
+	}
+	if status, body := send(t, http.MethodGet, srv.URL+"/v1/models", "", "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"); status != 200 {
+		t.Errorf("another GET route refused: %d %s", status, body)
+	}
+}
+
+// TestOriginsHandler: Origins guards a handler of its own, whatever the
+// method, with the server's rule and its JSON 403.
+func TestOriginsHandler(t *testing.T) {
+	if _, err := NewOrigins([]string{"ui.example"}); err == nil {
+		t.Error("an origin without a scheme is accepted")
+	}
+	o, err := NewOrigins([]string{"https://ui.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := 0
+	h := o.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served++ }))
+	for _, tt := range []struct {
+		origin, site string
+		want         int
+	}{
+		{"https://ui.example", "cross-site", 200},
+		{"http://ui.example", "cross-site", 403},
+		{"https://evil.example", "", 403},
+		{"http://localhost", "", 200}, // the request's own origin
+		{"", "", 200},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "http://localhost/mcp", nil)
+		if tt.origin != "" {
+			req.Header.Set("Origin", tt.origin)
+		}
+		if tt.site != "" {
+			req.Header.Set("Sec-Fetch-Site", tt.site)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tt.want {
+			t.Errorf("%q %q: %d %s", tt.origin, tt.site, rec.Code, rec.Body)
+		}
+	}
+	if served != 3 {
+		t.Errorf("served %d, want 3", served)
 	}
 }

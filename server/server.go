@@ -9,9 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -27,7 +27,8 @@ type Config struct {
 	Addr string
 	// Token, when not empty, is required as "Authorization: Bearer TOKEN"
 	// on every request except GET /health. It is required when Addr is not
-	// a loopback address. It never appears in logs or errors.
+	// a loopback address, at least MinTokenLength characters long; it may
+	// not be blank. It never appears in logs or errors.
 	Token string
 	// Models are served by POST /v1/chat/completions and listed by
 	// GET /v1/models, in this order. Their IDs must be distinct.
@@ -75,6 +76,12 @@ type Config struct {
 	// authentication (so Authenticated is known): the REST API uses it to
 	// put /v1 under the same per-client rate limit as its own routes.
 	Middleware func(next http.Handler) http.Handler
+	// StreamRoutes are the ServeMux patterns (such as
+	// "GET /api/runs/{id}/events") of routes that a browser can follow as a
+	// stream (SSE, WebSocket). A page of another origin than the server's
+	// own and CORSOrigins is refused them with 403, as it is refused
+	// every state-changing request.
+	StreamRoutes []string
 	// FileRoutes are the paths whose POST body may be a file, text/csv or
 	// multipart/form-data, as well as JSON (the REST API's batch upload).
 	// Every other body must be application/json.
@@ -99,6 +106,7 @@ type Server struct {
 	handler http.Handler
 	log     *slog.Logger
 	metrics *metrics
+	origins *Origins
 }
 
 // New checks cfg and returns a Server with these routes:
@@ -159,10 +167,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/models/{model}", s.getModel)
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
-	for _, o := range cfg.CORSOrigins {
-		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.TrimSuffix(u.Path, "/") != "" {
-			return nil, fmt.Errorf("server: CORS origin %q: want scheme://host[:port], such as https://ui.example.org", o)
-		}
+	if s.origins, err = NewOrigins(cfg.CORSOrigins); err != nil {
+		return nil, fmt.Errorf("server: CORS %w", err)
 	}
 	for _, h := range cfg.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/@ ") {
@@ -216,10 +222,6 @@ func (s *Server) cors(next http.Handler) http.Handler {
 	if len(s.cfg.CORSOrigins) == 0 {
 		return next
 	}
-	allowed := map[string]bool{}
-	for _, o := range s.cfg.CORSOrigins {
-		allowed[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		if origin == "" {
@@ -228,7 +230,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		}
 		h := w.Header()
 		h.Add("Vary", "Origin")
-		if !allowed[strings.ToLower(origin)] {
+		if norm, ok := normOrigin(origin); !ok || !s.origins.trusted[norm] {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -417,17 +419,33 @@ func (c *captureWriter) Write(b []byte) (int, error) {
 }
 
 // authorized requires the bearer token, when one is configured, on every
-// request except GET /health.
+// request except GET /health and Config.Public's.
+//
+// A request without any credential is answered 401 and counts for
+// nothing: a page of another site can make the user's browser send such
+// requests (an <img> does), and they guess nothing. A request with a wrong
+// credential counts as a failure of its address; after Config.AuthFailures
+// of them (one more every 6 s), that address gets 429 without its
+// credential being checked, so that guessing the token is slow. Only
+// requests that carry a credential, which no page of another site can make
+// a browser send (a header needs a preflight the server does not grant),
+// can use up an address's failures.
 func (s *Server) authorized(next http.Handler) http.Handler {
 	if s.cfg.Token == "" {
 		return next
 	}
 	// Comparing digests takes the same time whatever the token's length.
-	want := sha256.Sum256([]byte(s.cfg.Token))
+	want := sha256.Sum256([]byte(strings.TrimSpace(s.cfg.Token)))
 	failures := newFailureLimiter(rate.Every(6*time.Second), s.cfg.AuthFailures)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if (r.URL.Path == "/health" && (r.Method == http.MethodGet || r.Method == http.MethodHead)) || (s.cfg.Public != nil && s.cfg.Public(r)) {
 			next.ServeHTTP(w, r)
+			return
+		}
+		credential := strings.TrimSpace(r.Header.Get("Authorization"))
+		if credential == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="madspark"`)
+			writeRouteError(w, r, http.StatusUnauthorized, "invalid_api_key", "missing API key: send Authorization: Bearer <MADSPARK_API_TOKEN>")
 			return
 		}
 		client := remoteIP(r)
@@ -438,12 +456,12 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 				fmt.Sprintf("too many failed authentications from this address; retry in %d s", secs))
 			return
 		}
-		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		scheme, token, _ := strings.Cut(credential, " ")
 		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
 		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			failures.fail(client)
-			w.Header().Set("WWW-Authenticate", `Bearer realm="madspark"`)
-			writeRouteError(w, r, http.StatusUnauthorized, "invalid_api_key", "missing or invalid API key: send Authorization: Bearer <MADSPARK_API_TOKEN>")
+			w.Header().Set("WWW-Authenticate", `Bearer realm="madspark", error="invalid_token"`)
+			writeRouteError(w, r, http.StatusUnauthorized, "invalid_api_key", "invalid API key: send Authorization: Bearer <MADSPARK_API_TOKEN>")
 			return
 		}
 		infoOf(r.Context()).authenticated = true
@@ -554,16 +572,29 @@ func (s *Server) logged(next http.Handler) http.Handler {
 	})
 }
 
+// MinTokenLength is the shortest token (MADSPARK_API_TOKEN) a server
+// listening beyond loopback accepts, in characters: 32, such as the hex of
+// 16 random bytes (openssl rand -hex 16).
+const MinTokenLength = 32
+
 // CheckAddr reports whether a server may listen on addr, a host:port,
-// with token: an address that is not a loopback one requires a token. New
-// checks it too; a caller can check it before it starts anything else.
+// with token: a token that is set must not be blank, and an address that
+// is not a loopback one requires a token of at least MinTokenLength
+// characters (spaces around it do not count). New checks it too; a caller
+// can check it before it starts anything else.
 func CheckAddr(addr, token string) error {
 	loopback, err := isLoopback(addr)
 	if err != nil {
 		return fmt.Errorf("server: address %q: %w", addr, err)
 	}
-	if !loopback && token == "" {
-		return fmt.Errorf("server: listening on %s, which is not a loopback address, requires a token (MADSPARK_API_TOKEN)", addr)
+	t := strings.TrimSpace(token)
+	switch {
+	case token != "" && t == "":
+		return fmt.Errorf("server: MADSPARK_API_TOKEN is set but blank; set a token of at least %d characters (openssl rand -hex 16) or unset it", MinTokenLength)
+	case !loopback && t == "":
+		return fmt.Errorf("server: listening on %s, which is not a loopback address, requires a token (MADSPARK_API_TOKEN) of at least %d characters (openssl rand -hex 16)", addr, MinTokenLength)
+	case !loopback && utf8.RuneCountInString(t) < MinTokenLength:
+		return fmt.Errorf("server: listening on %s, which is not a loopback address, requires a token (MADSPARK_API_TOKEN) of at least %d characters, got %d (openssl rand -hex 16 makes one)", addr, MinTokenLength, utf8.RuneCountInString(t))
 	}
 	return nil
 }

@@ -28,7 +28,9 @@ func (c *cli) batchCmd() *cobra.Command {
 
 FILE is a CSV file with a header row: topic (or the legacy theme),
 context (or constraints), temperature_preset, num_candidates,
-num_top_candidates, tags; other columns are ignored with a warning. Or a JSON
+num_top_candidates, tags; another column refuses the file (a misspelt one
+would run every item with its default) unless --ignore-unknown-columns, which
+ignores it with a warning. Or a JSON
 array of objects with the same fields; with --pipeline NAME, a JSON array of
 NAME's parameters (and tags). A bad item is reported with its line and the
 others still run. A file may hold up to %d items and %d MiB.
@@ -77,6 +79,7 @@ failed. "madspark batch status ID" shows a batch from anywhere.`, batch.MaxRows,
 	fs.BoolVar(&o.NoWorker, "no-worker", false, "only enqueue and wait: madspark worker processes on the same database work the items")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "give up on an item after this long")
 	fs.BoolVar(&noCache, "no-cache", false, "do not use the response cache (in-process worker)")
+	fs.BoolVar(&o.Parse.IgnoreUnknownColumns, "ignore-unknown-columns", false, "run a CSV file whose header has columns that are not parameters, ignoring them")
 	cmd.AddCommand(c.batchStatusCmd())
 	return cmd
 }

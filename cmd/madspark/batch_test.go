@@ -68,7 +68,16 @@ remote work
 `)
 	dir := t.TempDir()
 	out, exports := filepath.Join(dir, "results.json"), filepath.Join(dir, "exports")
-	r := invoke(t, env, "batch", csv, "--output", out, "--export-dir", exports, "--concurrency", "2")
+	// A column that is no parameter refuses the file, before anything
+	// runs, unless it is ignored.
+	refused := invoke(t, env, "batch", csv, "--output", out)
+	if refused.code != exitUsage || !strings.Contains(refused.stderr, `unknown column "owner" (column 6)`) || !strings.Contains(refused.stderr, "--ignore-unknown-columns") {
+		t.Fatalf("unknown column: exit %d: %s", refused.code, refused.stderr)
+	}
+	if runs := invoke(t, env, "runs", "list", "--output-format", "json"); strings.TrimSpace(runs.stdout) != "[]" {
+		t.Fatalf("a refused file ran: %s", runs.stdout)
+	}
+	r := invoke(t, env, "batch", csv, "--ignore-unknown-columns", "--output", out, "--export-dir", exports, "--concurrency", "2")
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1 (some items failed); stderr:\n%s", r.code, r.stderr)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/atomicfile"
 	"github.com/madspark/madspark/cmdline"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/termui"
 )
 
@@ -69,10 +70,20 @@ type cli struct {
 // run is main, testable: it parses args, runs the command and returns the
 // exit code. Errors are printed as one line on stderr.
 func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout, stderr io.Writer) int {
+	if termui.IsTerminal(stdout) {
+		// What is printed holds text from the store and from models: the
+		// terminal shows it rather than acts on it.
+		esc := termui.Escaping(stdout)
+		defer esc.Flush()
+		stdout = esc
+	}
 	c := &cli{env: getenv, stdin: stdin, stdout: stdout, stderr: stderr, progress: termui.IsTerminal(stderr)}
 	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("LOG_LEVEL"))}))
 	root := c.rootCmd()
-	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { c.command = cmd.CommandPath() }
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		c.command = cmd.CommandPath()
+		return cmdline.CheckInput(cmd, args)
+	}
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -81,7 +92,7 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 	if err == nil {
 		return exitOK
 	}
-	msg := oneLine(err.Error())
+	msg := input.Show(oneLine(err.Error()))
 	if ctx.Err() != nil && msg == context.Canceled.Error() {
 		msg = "interrupted"
 	}

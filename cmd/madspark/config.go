@@ -50,8 +50,10 @@ func (c *cli) configCmd() *cobra.Command {
 model, checks them with one short request, and writes them to .env in the
 working directory (mode 0600), keeping what else the file holds.
 
-madspark config --show prints the settings in effect, where each comes from,
-and keys masked.`,
+madspark config --show prints the settings, where each comes from, and keys
+masked; then what they put in effect: the provider, its model, the base URL
+its requests go to and how replies' schemas reach the model (structured
+output), each with why.`,
 		Args: cmdline.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cmdline.CheckFormat(format, "text", "json"); err != nil {
@@ -78,10 +80,24 @@ func (c *cli) showConfig(format string) error {
 		return v, v != "" && v != vars[k]
 	}
 	entries := config.Show(lookup, ".env", vars)
-	if format == "json" {
-		return writeJSON(c, map[string]any{"settings": entries})
+	effect, err := config.InEffect(c.env)
+	if err != nil {
+		// The settings are shown, so that the one at fault can be found.
+		if format == "json" {
+			_ = writeJSON(c, map[string]any{"settings": entries})
+		} else {
+			_ = config.WriteTable(c.stdout, entries)
+		}
+		return usageError{Err: fmt.Errorf("no provider is in effect: %w", err)}
 	}
-	return config.WriteTable(c.stdout, entries)
+	if format == "json" {
+		return writeJSON(c, map[string]any{"settings": entries, "in_effect": effect})
+	}
+	if err := config.WriteTable(c.stdout, entries); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout)
+	return config.WriteInEffect(c.stdout, effect)
 }
 
 // setUp asks the questions, checks the answers and saves them.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,5 +74,54 @@ func TestConfigSetUp(t *testing.T) {
 	}
 	if r := invoke(t, nil, "config"); r.code != 2 {
 		t.Fatalf("no answers: %+v", r)
+	}
+}
+
+// TestConfigShowInEffect: config --show prints, after the settings, the
+// provider, model, base URL and structured-output mode in effect, each
+// with why; a password in the base URL is masked; settings that choose no
+// provider are a usage error after the settings.
+func TestConfigShowInEffect(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"nothing set", map[string]string{},
+			[]string{"provider           mock", "no provider credentials found", "base URL           none", "structured output  none"}},
+		{"OpenAI", map[string]string{"OPENAI_API_KEY": "sk-abcdefghijklmnop"},
+			[]string{"provider           openai", "OPENAI_API_KEY or OPENAI_BASE_URL is set", "model              gpt-4o-mini", "default of openai", "base URL           https://api.openai.com/v1", "structured output  native", "default for OpenAI's own API"}},
+		{"a local server", map[string]string{"OPENAI_BASE_URL": "http://me:pw@127.0.0.1:8081/v1", "MADSPARK_MODEL": "qwen3"},
+			[]string{"model              qwen3", "MADSPARK_MODEL", "http://me:****@127.0.0.1:8081/v1", "OPENAI_BASE_URL", "structured output  both", "default for a server other than OpenAI's"}},
+		{"a mode set", map[string]string{"OLLAMA_HOST": "10.0.0.5", "MADSPARK_STRUCTURED_OUTPUT": "prompt"},
+			[]string{"provider           ollama", "http://10.0.0.5:11434/v1", "OLLAMA_HOST", "structured output  prompt", "MADSPARK_STRUCTURED_OUTPUT"}},
+		{"Anthropic", map[string]string{"ANTHROPIC_API_KEY": "sk-ant-abcdefghijkl"},
+			[]string{"provider           anthropic", "https://api.anthropic.com", "structured output  native", "the provider's own"}},
+	} {
+		r := invoke(t, tt.env, "config", "--show")
+		if r.code != 0 {
+			t.Errorf("%s: exit %d: %s", tt.name, r.code, r.stderr)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("%s: --show lacks %q:\n%s", tt.name, w, r.stdout)
+			}
+		}
+		if strings.Contains(r.stdout, ":pw@") || strings.Contains(r.stdout, "abcdefghijkl") {
+			t.Errorf("%s: a secret is shown:\n%s", tt.name, r.stdout)
+		}
+	}
+	r := invoke(t, map[string]string{"OPENAI_API_KEY": "sk-abcdefghijklmnop"}, "config", "--show", "--output-format", "json")
+	var shown struct {
+		InEffect []struct{ Name, Value, Source string } `json:"in_effect"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || len(shown.InEffect) != 4 || shown.InEffect[3].Name != "structured output" || shown.InEffect[3].Value != "native" {
+		t.Errorf("json: %v %s", err, r.stdout)
+	}
+	bad := invoke(t, map[string]string{"MADSPARK_PROVIDER": "opneai"}, "config", "--show")
+	if bad.code != exitUsage || !strings.Contains(bad.stdout, "MADSPARK_PROVIDER") || !strings.Contains(bad.stderr, "no provider is in effect: MADSPARK_PROVIDER must be one of") {
+		t.Errorf("a bad provider: exit %d: %s %s", bad.code, bad.stdout, bad.stderr)
 	}
 }

@@ -92,6 +92,9 @@ func (c *cli) runEval(ctx context.Context, f *evalFlags, args []string, limitSet
 			return err
 		}
 	}
+	if err := cmdline.CheckOutput(f.output); err != nil {
+		return err
+	}
 	a, err := c.open(ctx, f.noCache)
 	if err != nil {
 		return err

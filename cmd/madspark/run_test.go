@@ -1,16 +1,17 @@
 package main
 
 import (
-	"regexp"
-	"sync"
-
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/madspark/madspark/provider/mock"
 	"github.com/madspark/madspark/provider/openai/openaitest"
@@ -70,14 +71,85 @@ func TestRunPipelineFileRefused(t *testing.T) {
 	}
 }
 
-func TestServeRefusesBadPipelinesDir(t *testing.T) {
+// TestServeListsBrokenPipelineFiles: one broken file in --pipelines does
+// not stop the server: the good files are served, and each broken one is
+// logged and listed by GET /api/pipelines with its problems, as is a file
+// that is a link out of the directory.
+func TestServeListsBrokenPipelineFiles(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "bad.yml"), []byte("name: bad\nagents: {}\nsteps: [x]\n"), 0o644); err != nil {
+	for name, text := range map[string]string{
+		"bad.yml":   "name: bad\nagents: {}\nsteps: [x]\n",
+		"good.yaml": "name: good\nagents:\n  a: {prompt: \"hi\", output: {t: string}}\nsteps: [a]\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := filepath.Join(t.TempDir(), "elsewhere.yaml")
+	if err := os.WriteFile(outside, []byte("name: elsewhere\nagents:\n  a: {prompt: \"hi\", output: {t: string}}\nsteps: [a]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := invoke(t, mockEnv(t), "serve", "--pipelines", dir, "--addr", "127.0.0.1:0")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "bad.yml:3: unknown agent") {
-		t.Errorf("exit %d: %s", r.code, r.stderr)
+	if err := os.Symlink(outside, filepath.Join(dir, "linked.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	env := mockEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--pipelines", dir, "--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, &errb)
+	}()
+	addr := regexp.MustCompile(`serving http://([0-9.:]+)/v1`)
+	var base string
+	for deadline := time.Now().Add(20 * time.Second); base == ""; time.Sleep(10 * time.Millisecond) {
+		if m := addr.FindStringSubmatch(errb.String()); m != nil {
+			base = "http://" + m[1]
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d: %s", code, errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not start: %s", errb.String())
+		}
+	}
+	resp, err := http.Get(base + "/api/pipelines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Pipelines []struct{ Name string }
+		Broken    []struct {
+			File, Error string
+			Problems    []string
+		}
+	}
+	err = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range list.Pipelines {
+		names = append(names, p.Name)
+	}
+	if !strings.Contains(strings.Join(names, ","), "good") || strings.Contains(strings.Join(names, ","), "elsewhere") {
+		t.Errorf("served pipelines %v", names)
+	}
+	if len(list.Broken) != 2 || list.Broken[0].File != "bad.yml" || !strings.HasPrefix(list.Broken[0].Error, "bad.yml:2: agents: at least one agent is required (and 1 more problems)") ||
+		len(list.Broken[0].Problems) != 2 || !strings.HasPrefix(list.Broken[0].Problems[1], "bad.yml:3: unknown agent") || list.Broken[1].File != "linked.yaml" || !strings.Contains(list.Broken[1].Error, "leads out of its directory") {
+		t.Errorf("broken files %+v", list.Broken)
+	}
+	for _, f := range []string{"bad.yml", "linked.yaml"} {
+		if !strings.Contains(errb.String(), "pipeline file not served") || !strings.Contains(errb.String(), f) {
+			t.Errorf("the log does not tell %s:\n%s", f, errb.String())
+		}
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exit %d: %s", code, errb.String())
 	}
 }
 

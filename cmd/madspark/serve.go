@@ -28,8 +28,9 @@ API at http://ADDR/v1 (GET /v1/models, POST /v1/chat/completions, streaming
 included), MCP at http://ADDR/mcp (Streamable HTTP; see madspark mcp),
 GET /health, GET /health/detailed and GET /metrics.
 
-Pages of other sites cannot use it: a state-changing request from a page
-of another origin is refused (403), as is a body that is not
+Pages of other sites cannot use it: a state-changing request, or a
+progress stream (SSE or WebSocket), from a page of another origin (scheme,
+host and port compared) is refused (403), as is a body that is not
 application/json (415), and, without a token, a request for a host name
 other than the bound address, localhost or a loopback address (421, so
 that DNS rebinding cannot read it). --allowed-origins (or
@@ -41,7 +42,13 @@ for none) and MADSPARK_RATE_BURST (default 120) bound each client of /api,
 /v1 and /mcp.
 
 Binds 127.0.0.1:8080 by default. Binding any other address requires
-MADSPARK_API_TOKEN; every request then needs "Authorization: Bearer TOKEN".
+MADSPARK_API_TOKEN of at least 32 characters (openssl rand -hex 16 makes
+one); every request then needs "Authorization: Bearer TOKEN". A request
+without it gets 401; after 10 wrong tokens from one address, that address
+gets 429 for a while (one more try every 6 s).
+
+A broken file in --pipelines is logged and listed by GET /api/pipelines
+(and the web UI) with its problems; the other files are served.
 
 Unless --no-worker, the server also works queued runs as madspark worker
 does (--max-concurrent, --lease, --drain-timeout), resuming at start the
@@ -79,7 +86,7 @@ HTTP server.`,
 	cmd.Flags().BoolVar(&sc.NoWorker, "no-worker", false, "do not work queued runs in this process (madspark worker processes do)")
 	cmd.Flags().StringVar(&sc.AllowedOrigins, "allowed-origins", "", "comma-separated origins (scheme://host[:port]) whose pages may call the server (default $MADSPARK_CORS_ORIGINS)")
 	cmd.Flags().StringVar(&sc.AllowedHosts, "allowed-hosts", "", "comma-separated host names the server answers to besides its address and localhost (default $MADSPARK_ALLOWED_HOSTS)")
-	cmd.Flags().StringVar(&sc.PipelinesDir, "pipelines", "", "a directory of pipeline files (*.yaml, *.yml) to serve beside the built-in pipelines")
+	cmd.Flags().StringVar(&sc.PipelinesDir, "pipelines", "", "a directory of pipeline files (*.yaml, *.yml) to serve beside the built-in pipelines; a broken one is listed, not served")
 	registerWorker(cmd, &sc.Worker)
 	f.Mode = "auto"
 	return cmd

@@ -38,7 +38,7 @@ func (f *sparkFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.temperature, "temperature", 0, "generation temperature (0-2); the other roles keep their ratio to it")
 	fs.BoolVar(&f.p.EnhancedReasoning, "enhanced-reasoning", false, "add a multi-dimensional evaluation on 7 dimensions")
 	fs.BoolVar(&f.p.LogicalInference, "logical-inference", false, "add a logical analysis of each top idea")
-	fs.StringVar(&f.p.InferenceType, "inference-type", spark.FullReasoning, "kind of logical analysis: "+strings.Join(spark.InferenceTypes, ", "))
+	fs.StringVar(&f.p.InferenceType, "inference-type", spark.FullReasoning, "kind of logical analysis (turns --logical-inference on): "+strings.Join(spark.InferenceTypes, ", "))
 	fs.Float64Var(&f.p.NoveltyThreshold, "novelty-threshold", f.p.NoveltyThreshold, "similarity (0-1] at which an idea counts as a near-duplicate")
 	fs.BoolVar(&f.noNovelty, "no-novelty-filter", false, "keep near-duplicate ideas")
 	fs.StringVar(&f.format, "output-format", "detailed", "output format: "+strings.Join(spark.Formats, "|"))
@@ -72,6 +72,13 @@ func (f *sparkFlags) params(args []string, seeds []string) (spark.Params, error)
 		err = fmt.Errorf("--temperature must be within 0..2, got %g", f.temperature)
 	case f.changed("temperature"):
 		p.Temperatures = spark.FromBase(f.temperature)
+	}
+	// Asking for a kind of logical analysis asks for the analysis.
+	if err == nil && f.changed("inference-type") {
+		if f.changed("logical-inference") && !p.LogicalInference {
+			err = errors.New("--inference-type asks for a logical analysis, which --logical-inference=false turns off; drop one of them")
+		}
+		p.LogicalInference = true
 	}
 	if err != nil {
 		return p, usageError{Err: err}

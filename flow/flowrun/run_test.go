@@ -376,8 +376,29 @@ steps: [a]
 		t.Fatal(err)
 	}
 	got := *pp.(*flow.Params)
-	if got["tone"] != "dry" || got["n"] != 4.0 || len(got["tags"].([]any)) != 2 {
+	if got["tone"] != "dry" || got["n"] != int64(4) || len(got["tags"].([]any)) != 2 {
 		t.Errorf("params %v", got)
+	}
+	// A whole number is kept whole, to the last digit; one beyond int64,
+	// or a number that is not finite, is refused by name.
+	raw, err = p.InputsJSON([]string{"topic=x", "n=9223372036854775807"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pp, err = reg.Decode("s", raw); err != nil || (*pp.(*flow.Params))["n"] != int64(9223372036854775807) {
+		t.Errorf("the largest int64: %v, %v", pp, err)
+	}
+	for in, want := range map[string]string{
+		"n=9223372036854775808": "--input n is beyond the range of a whole number",
+		"n=NaN":                 "--input n must be a whole number, got NaN",
+		"n=1.5":                 "--input n must be a whole number, got 1.5",
+	} {
+		if _, err := p.InputsJSON([]string{"topic=x", in}); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+	if _, err := reg.Decode("s", json.RawMessage(`{"topic":"x","n":99999999999999999999}`)); err == nil || !strings.Contains(err.Error(), "s parameters: n is beyond the range of a whole number") {
+		t.Errorf("an integer beyond int64 in JSON: %v", err)
 	}
 	if _, err := p.InputsJSON([]string{"nope=1"}); err == nil {
 		t.Error("an unknown input was accepted")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/prompt"
 )
@@ -56,7 +57,7 @@ func (p *JobParams) params(dir string) Params {
 // Validate checks p as Params.Validate does, and that the prompts chosen are
 // built in.
 func (p *JobParams) Validate() error {
-	if err := pipeline.CheckValues(p); err != nil {
+	if err := input.Check(p); err != nil {
 		return err
 	}
 	in := p.params(".")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/input"
 )
 
 // Mode is how far an assessment goes, as the seed's pipeline modes name it.
@@ -89,7 +89,7 @@ func DefaultParams() Params {
 // Validate reports the first problem with p, as one line naming the
 // parameter.
 func (p *Params) Validate() error {
-	if err := pipeline.CheckValues(p); err != nil {
+	if err := input.Check(p); err != nil {
 		return err
 	}
 	if err := ValidateIdea(p.Idea); err != nil {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -15,9 +15,10 @@ import (
 	"github.com/madspark/madspark/agent"
 	"github.com/madspark/madspark/atomicfile"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/llm"
-	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/prompt"
+	"github.com/madspark/madspark/rootfs"
 	"github.com/madspark/madspark/structured"
 )
 
@@ -45,7 +46,7 @@ type SynthesisParams struct {
 
 // Validate reports the first problem with p in one line.
 func (p *SynthesisParams) Validate() error {
-	if err := pipeline.CheckValues(p); err != nil {
+	if err := input.Check(p); err != nil {
 		return err
 	}
 	switch {
@@ -99,10 +100,13 @@ func LoadEvaluations(dir string) ([]Ranked, []Skipped, error) {
 	}
 	var ranked []Ranked
 	var skipped []Skipped
+	// Opened inside dir: a link there that leads out of it is skipped,
+	// not read into the synthesis prompt.
+	fsys := rootfs.FS(dir)
 	for _, f := range files {
 		rel, _ := filepath.Rel(dir, f)
 		rel = filepath.ToSlash(rel)
-		b, err := os.ReadFile(f)
+		b, err := fs.ReadFile(fsys, rel)
 		if err != nil {
 			skipped = append(skipped, Skipped{rel, err.Error()})
 			continue

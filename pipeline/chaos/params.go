@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/input"
 )
 
 // Limits on the pipeline's inputs.
@@ -59,7 +59,7 @@ func DefaultParams() Params {
 // Validate reports the first problem with p, as one line naming the
 // parameter.
 func (p *Params) Validate() error {
-	if err := pipeline.CheckValues(p); err != nil {
+	if err := input.Check(p); err != nil {
 		return err
 	}
 	switch {

@@ -32,8 +32,8 @@ import (
 
 	"github.com/madspark/madspark/agent"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/llm"
-	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/search"
 	"github.com/madspark/madspark/structured"
 )
@@ -78,7 +78,7 @@ func DefaultParams() Params {
 
 // Validate reports the first problem with p in one line.
 func (p *Params) Validate() error {
-	if err := pipeline.CheckValues(p); err != nil {
+	if err := input.Check(p); err != nil {
 		return err
 	}
 	switch {

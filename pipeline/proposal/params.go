@@ -3,7 +3,7 @@ package proposal
 import (
 	"fmt"
 
-	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/scholar"
 )
 
@@ -38,7 +38,7 @@ func DefaultParams() Params {
 // Validate reports the first problem with p, as one line naming the
 // parameter.
 func (p *Params) Validate() error {
-	if err := pipeline.CheckValues(p); err != nil {
+	if err := input.Check(p); err != nil {
 		return err
 	}
 	if err := p.Profile.Validate(); err != nil {

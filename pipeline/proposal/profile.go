@@ -13,7 +13,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 
-	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/input"
 )
 
 // TimeUnit is the unit of a timeline.
@@ -174,7 +174,7 @@ func parseUnit(s string) (TimeUnit, bool) {
 
 // Validate reports the first problem with p, naming the field.
 func (p *UserProfile) Validate() error {
-	if err := pipeline.CheckValues(p); err != nil {
+	if err := input.Check(p); err != nil {
 		return err
 	}
 	for _, f := range []struct {
@@ -234,6 +234,9 @@ var requiredFields = []string{"academic_program", "field_of_study", "research_ar
 // and validated.
 func ParseProfile(name string, r io.Reader) (UserProfile, error) {
 	var p UserProfile
+	ext := filepath.Ext(name)
+	// The name is the user's file's, shown in one-line errors.
+	name = input.Show(name)
 	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
 		return p, fmt.Errorf("profile %s: %w", name, err)
@@ -241,7 +244,7 @@ func ParseProfile(name string, r io.Reader) (UserProfile, error) {
 	if strings.TrimSpace(string(data)) == "" {
 		return p, fmt.Errorf("profile %s is empty", name)
 	}
-	if !strings.EqualFold(filepath.Ext(name), ".json") {
+	if !strings.EqualFold(ext, ".json") {
 		// YAML is read into plain values and re-encoded as JSON, so that
 		// both formats go through the same strict decoder and report
 		// errors the same way.

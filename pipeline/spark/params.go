@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/madspark/madspark/pipeline"
+	"github.com/madspark/madspark/input"
 )
 
 // Limits on the pipeline's inputs.
@@ -86,7 +86,7 @@ func (p *Params) inferenceType() string {
 // Validate reports the first problem with p, as one line naming the
 // parameter.
 func (p *Params) Validate() error {
-	if err := pipeline.CheckValues(p); err != nil {
+	if err := input.Check(p); err != nil {
 		return err
 	}
 	switch {

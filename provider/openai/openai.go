@@ -132,17 +132,8 @@ func New(cfg Config) *Client {
 		// multiply the attempts (and the bill).
 		option.WithMaxRetries(0),
 	)
-	official := false
-	if u, err := url.Parse(base); err == nil {
-		official = strings.EqualFold(u.Hostname(), "api.openai.com")
-	}
-	structured := cfg.Structured
-	if structured == "" {
-		structured = StructuredBoth
-		if official {
-			structured = StructuredNative
-		}
-	}
+	official := isOfficial(base)
+	structured := StructuredMode(cfg.Structured, base)
 	return &Client{chat: chat, name: name, model: model, apiKey: cfg.APIKey, official: official, structured: structured, onFallback: cfg.OnFallback}
 }
 
@@ -154,6 +145,26 @@ func (c *Client) StructuredMode() string {
 		return StructuredPrompt
 	}
 	return c.structured
+}
+
+// StructuredMode is how a schema reaches the server at base (a base URL,
+// DefaultBaseURL when empty) given Config.Structured: structured itself
+// when set, else StructuredNative for OpenAI's own API and StructuredBoth
+// for any other server, which may accept a schema without enforcing it.
+func StructuredMode(structured, base string) string {
+	switch {
+	case structured != "":
+		return structured
+	case base == "" || isOfficial(base):
+		return StructuredNative
+	}
+	return StructuredBoth
+}
+
+// isOfficial reports whether base is OpenAI's own API.
+func isOfficial(base string) bool {
+	u, err := url.Parse(base)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
 }
 
 // Generate sends req as one Chat Completions request. With req.OnDelta set

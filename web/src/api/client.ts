@@ -9,6 +9,7 @@ import type {
   ExportFormat,
   HealthDetailed,
   PipelineInfo,
+  PipelineList,
   RemixRequest,
   Run,
   RunFilter,
@@ -158,8 +159,13 @@ export class Client {
   }
 
   async pipelines(signal?: AbortSignal): Promise<PipelineInfo[]> {
-    const r = await this.json<{ pipelines: PipelineInfo[] }>('GET', '/api/pipelines', undefined, signal)
-    return r.pipelines ?? []
+    return (await this.pipelineList(signal)).pipelines
+  }
+
+  /** pipelineList is the pipelines served and the pipeline files that could not be. */
+  async pipelineList(signal?: AbortSignal): Promise<Required<PipelineList>> {
+    const r = await this.json<PipelineList>('GET', '/api/pipelines', undefined, signal)
+    return { pipelines: r.pipelines ?? [], broken: r.broken ?? [] }
   }
 
   temperaturePresets(signal?: AbortSignal): Promise<TemperaturePresets> {

@@ -41,6 +41,19 @@ export interface PipelineInfo {
   defaults?: Record<string, unknown>
 }
 
+/** BrokenPipeline is a pipeline file the server could not serve. */
+export interface BrokenPipeline {
+  file: string
+  error: string
+  problems?: string[]
+}
+
+/** PipelineList is the answer of GET /api/pipelines. */
+export interface PipelineList {
+  pipelines: PipelineInfo[]
+  broken?: BrokenPipeline[]
+}
+
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted'
 
 export interface Usage {

@@ -19,9 +19,9 @@ function RunPage() {
   return <p>run page {id}</p>
 }
 
-function setup(runs: FakeRoute = () => json(202, { run_id: 'run-42', status: 'queued' })) {
+function setup(runs: FakeRoute = () => json(202, { run_id: 'run-42', status: 'queued' }), broken: unknown[] = []) {
   const s = fakeServer({
-    'GET /api/pipelines': () => json(200, { pipelines }),
+    'GET /api/pipelines': () => json(200, { pipelines, broken }),
     'GET /api/temperature-presets': () =>
       json(200, { presets: { balanced: { idea_generation: 0.9, evaluation: 0.3 }, wild: { idea_generation: 1.5, evaluation: 0.5, advocacy: 0.7, skepticism: 0.7 } }, default: 'balanced' }),
     'POST /api/runs': runs,
@@ -42,6 +42,24 @@ function setup(runs: FakeRoute = () => json(202, { run_id: 'run-42', status: 'qu
 const posts = (s: ReturnType<typeof fakeServer>) => s.calls.filter((c) => c.method === 'POST')
 
 describe('the run form', () => {
+  it("lists the pipeline files the server could not serve, with each one's error, and still offers the others", async () => {
+    setup(undefined, [
+      { file: 'bad.yml', error: 'bad.yml:3: unknown agent "x" in steps', problems: ['bad.yml:3: unknown agent "x" in steps'] },
+      { file: 'linked.yaml', error: 'linked.yaml:1: cannot be read: leads out of its directory (through a symbolic link)' },
+    ])
+    const notice = await screen.findByRole('status', { name: 'Pipeline files not served' })
+    expect(notice.textContent).toContain('2 pipeline files were not served')
+    expect(notice.textContent).toContain('bad.yml: bad.yml:3: unknown agent "x" in steps')
+    expect(notice.textContent).toContain('linked.yaml: linked.yaml:1: cannot be read: leads out of its directory')
+    expect((screen.getByLabelText('Pipeline') as HTMLSelectElement).options.length).toBe(pipelines.length)
+  })
+
+  it('shows no notice when every pipeline file is served', async () => {
+    setup()
+    await screen.findByLabelText('Pipeline')
+    expect(screen.queryByRole('status', { name: 'Pipeline files not served' })).toBeNull()
+  })
+
   it('is generated from the schema, with a label on every control', async () => {
     setup()
     const topic = await screen.findByLabelText(/^Topic/)

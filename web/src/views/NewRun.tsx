@@ -2,7 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } fro
 import { useNavigate, useSearchParams } from 'react-router'
 import { ApiError, errorMessage } from '../api/client'
 import { useApi } from '../api/context'
-import type { PipelineInfo, TemperaturePresets } from '../api/types'
+import type { BrokenPipeline, PipelineInfo, TemperaturePresets } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
 import { commandKey, isSubmitKey } from '../components/keys'
 import { SchemaForm, controlId } from '../form/SchemaForm'
@@ -41,6 +41,7 @@ export function NewRun() {
   const navigate = useNavigate()
   const [search, setSearch] = useSearchParams()
   const [pipelines, setPipelines] = useState<PipelineInfo[]>()
+  const [broken, setBroken] = useState<BrokenPipeline[]>([])
   const [presets, setPresets] = useState<TemperaturePresets>()
   const [loadError, setLoadError] = useState<string>()
   const [forms, setForms] = useState<Record<string, FormState>>({})
@@ -54,9 +55,15 @@ export function NewRun() {
 
   useEffect(() => {
     const ac = new AbortController()
-    api.pipelines(ac.signal).then(setPipelines, (err) => {
-      if (!ac.signal.aborted) setLoadError(errorMessage(err))
-    })
+    api.pipelineList(ac.signal).then(
+      (list) => {
+        setPipelines(list.pipelines)
+        setBroken(list.broken)
+      },
+      (err) => {
+        if (!ac.signal.aborted) setLoadError(errorMessage(err))
+      },
+    )
     // Presets only enrich the form: without them it still works.
     api.temperaturePresets(ac.signal).then(setPresets, () => setPresets({ presets: {} }))
     return () => ac.abort()
@@ -205,6 +212,21 @@ export function NewRun() {
   return (
     <section aria-labelledby="new-run-heading">
       <h1 id="new-run-heading">New run</h1>
+      {broken.length > 0 && (
+        <div className="warning" role="status" aria-label="Pipeline files not served">
+          <p>
+            {broken.length === 1 ? 'A pipeline file was' : `${broken.length} pipeline files were`} not served; fix{' '}
+            {broken.length === 1 ? 'it' : 'them'} and restart the server:
+          </p>
+          <ul>
+            {broken.map((b) => (
+              <li key={b.file}>
+                <code>{b.file}</code>: {b.error}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       <form id={formId} ref={formRef} onSubmit={submit} noValidate aria-describedby="submit-hint">
         <div className="field">
           <label htmlFor={pipelineId}>Pipeline</label>
