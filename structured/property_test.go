@@ -49,3 +49,12 @@ func TestReadPropertyAnySchema(t *testing.T) {
 		return structured.NewSpecFromSchema("drawn", schema)
 	}))
 }
+
+// FuzzReplyProperty is TestReadPropertyAnySchema under the fuzzer: go
+// test -fuzz FuzzReplyProperty ./structured runs the properties for as
+// long as it is given.
+func FuzzReplyProperty(f *testing.F) {
+	f.Fuzz(rapid.MakeFuzz(replytest.AnySchema(func(schema []byte) (replytest.Reader, error) {
+		return structured.NewSpecFromSchema("drawn", schema)
+	})))
+}
