@@ -84,6 +84,10 @@ type App struct {
 	Engine *engine.Engine
 	// Tracing exports traces when OTEL_EXPORTER_OTLP_ENDPOINT is set.
 	Tracing *telemetry.Tracing
+	// Metrics are the GenAI client metrics of every request sent to a
+	// provider: served at /metrics, and exported over OTLP when
+	// OTEL_EXPORTER_OTLP_ENDPOINT is set.
+	Metrics *telemetry.Metrics
 	stop    func()
 }
 
@@ -93,6 +97,7 @@ func (a *App) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = a.Tracing.Shutdown(ctx) // spans that cannot be sent are dropped, never a failed command
+	_ = a.Metrics.Shutdown(ctx)
 	if c, ok := a.Cache.(io.Closer); ok && a.Cache != madspark.CacheStore(a.Store) {
 		c.Close()
 	}
@@ -136,8 +141,8 @@ func OpenStore(ctx context.Context, getenv func(string) string) (madspark.Store,
 }
 
 // Open chooses the provider from the settings and composes the client
-// stack, outermost first: cache → meter → concurrency limit → retry →
-// circuit breaker → timeout → provider (see package middleware for why in
+// stack, outermost first: cache → concurrency limit → retry → circuit
+// breaker → timeout → meter → provider (see package middleware for why in
 // this order). Settings that are wrong are an InputError.
 func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if cfg.Notices == nil {
@@ -175,9 +180,6 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 			return nil, InputError{err}
 		}
 	}
-	if info.Local {
-		prices = middleware.PriceTable{}
-	}
 	if _, err := Concurrency(cfg.Getenv, info.Name, 0, ""); err != nil {
 		return nil, err
 	}
@@ -203,22 +205,28 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		n, _ := Concurrency(cfg.Getenv, p, 0, "")
 		return n
 	}})
-	var mws []llm.Middleware
-	if !cfg.NoCache {
-		mws = append(mws, middleware.Cache(middleware.CacheConfig{Provider: info.Name, DefaultModel: info.Model, Store: cache, Logger: cfg.Logger}))
-	}
-	mws = append(mws,
-		middleware.Meter(prices, middleware.MeterLogger(cfg.Logger)),
-		limit,
-		middleware.Retry(middleware.RetryConfig{Logger: cfg.Logger}),
-		middleware.Breaker(middleware.BreakerConfig{Logger: cfg.Logger}),
-		middleware.Timeout(0),
-	)
 	tracing, err := telemetry.Setup(ctx, cfg.Getenv)
 	if err != nil {
 		db.Close()
 		return nil, InputError{err}
 	}
+	metrics, err := telemetry.SetupMetrics(ctx, cfg.Getenv)
+	if err != nil {
+		db.Close()
+		return nil, InputError{err}
+	}
+	var mws []llm.Middleware
+	if !cfg.NoCache {
+		mws = append(mws, middleware.Cache(middleware.CacheConfig{Provider: info.Name, DefaultModel: info.Model, Store: cache, Logger: cfg.Logger}))
+	}
+	mws = append(mws,
+		limit,
+		middleware.Retry(middleware.RetryConfig{Logger: cfg.Logger}),
+		middleware.Breaker(middleware.BreakerConfig{Logger: cfg.Logger}),
+		middleware.Timeout(0),
+		// Innermost: every request sent is priced, recorded and measured.
+		middleware.Meter(prices, middleware.MeterLogger(cfg.Logger), middleware.MeterLocal(settings.Local), middleware.MeterObserver(metrics.Record)),
+	)
 	// Every run's events are stored, so that anyone can follow it.
 	hub := events.New(db, events.Options{Logger: cfg.Logger})
 	return &App{
@@ -228,6 +236,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Info:    info,
 		Events:  hub,
 		Tracing: tracing,
+		Metrics: metrics,
 		stop:    stop,
 		Engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: cfg.Logger, Events: hub,
 			Tracer: tracing.Tracer(), CaptureContent: tracing.CaptureContent(), Holder: cfg.Command},

@@ -238,8 +238,9 @@ func (db *DB) Runs(ctx context.Context, f madspark.RunFilter) ([]*madspark.Run, 
 
 // SaveStep writes step into the journal of run step.RunID, replacing any
 // earlier entry with the same key. A replaced step keeps its place in the
-// order of Steps. It returns an error wrapping madspark.ErrNotFound if the
-// run does not exist.
+// order of Steps. While the run is queued or running, its usage becomes
+// the sum of its steps' usage, in the same transaction. It returns an
+// error wrapping madspark.ErrNotFound if the run does not exist.
 func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
 	const op = "save step"
 	if step == nil || step.RunID == "" || step.Key == "" {
@@ -296,8 +297,32 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 		if err != nil {
 			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
 		}
+		if err := sumStepUsage(ctx, tx, step.RunID); err != nil {
+			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
+		}
 		return nil
 	})
+}
+
+// sumStepUsage sets the usage of run id, if it is queued or running, to
+// the sum of its steps'.
+func sumStepUsage(ctx context.Context, tx pgx.Tx, id string) error {
+	rows, err := tx.Query(ctx, `SELECT usage FROM steps WHERE run_id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("usage of its steps: %w", err)
+	}
+	usages, err := pgx.CollectRows(rows, pgx.RowTo[llm.Usage])
+	if err != nil {
+		return fmt.Errorf("usage of its steps: %w", err)
+	}
+	var sum llm.Usage
+	for _, u := range usages {
+		sum.Add(u)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE runs SET usage = $2 WHERE id = $1 AND status IN ('queued', 'running')`, id, sum); err != nil {
+		return fmt.Errorf("run usage: %w", err)
+	}
+	return nil
 }
 
 // Steps returns the steps of run runID in the order they were first saved.

@@ -318,8 +318,9 @@ func (db *DB) Runs(ctx context.Context, f madspark.RunFilter) ([]*madspark.Run, 
 
 // SaveStep writes step into the journal of run step.RunID, replacing any
 // earlier entry with the same key. A replaced step keeps its place in the
-// order of Steps. It returns an error wrapping madspark.ErrNotFound if the
-// run does not exist.
+// order of Steps. While the run is queued or running, its usage becomes
+// the sum of its steps' usage, in the same transaction. It returns an
+// error wrapping madspark.ErrNotFound if the run does not exist.
 func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
 	const op = "save step"
 	if step == nil || step.RunID == "" || step.Key == "" {
@@ -373,8 +374,44 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 		if err != nil {
 			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
 		}
+		if err := sumStepUsage(ctx, tx, step.RunID); err != nil {
+			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
+		}
 		return nil
 	})
+}
+
+// sumStepUsage sets the usage of run id, if it is queued or running, to
+// the sum of its steps'.
+func sumStepUsage(ctx context.Context, tx *sql.Tx, id string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT usage FROM steps WHERE run_id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("usage of its steps: %w", err)
+	}
+	defer rows.Close()
+	var sum llm.Usage
+	for rows.Next() {
+		var text string
+		if err := rows.Scan(&text); err != nil {
+			return fmt.Errorf("usage of its steps: %w", err)
+		}
+		u, err := parseUsage(text)
+		if err != nil {
+			return err
+		}
+		sum.Add(u)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("usage of its steps: %w", err)
+	}
+	usage, err := usageJSON(sum)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET usage = ? WHERE id = ? AND status IN ('queued', 'running')`, usage, id); err != nil {
+		return fmt.Errorf("run usage: %w", err)
+	}
+	return nil
 }
 
 // Steps returns the steps of run runID in the order they were first saved.
