@@ -67,6 +67,26 @@ type SideUsage struct {
 	WallMS int64 `json:"wall_ms"`
 }
 
+// sideExtra are SideUsage's own fields.
+type sideExtra struct {
+	WallMS int64 `json:"wall_ms"`
+}
+
+// MarshalJSON encodes s as one object: its usage and wall_ms.
+func (s SideUsage) MarshalJSON() ([]byte, error) {
+	return llm.MarshalUsageWith(s.Usage, sideExtra{s.WallMS})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes.
+func (s *SideUsage) UnmarshalJSON(b []byte) error {
+	var e sideExtra
+	if err := llm.UnmarshalUsageWith(b, &s.Usage, &e); err != nil {
+		return err
+	}
+	s.WallMS = e.WallMS
+	return nil
+}
+
 func (s *SideUsage) add(o SideUsage) {
 	s.Usage.Add(o.Usage)
 	s.WallMS += o.WallMS

@@ -193,6 +193,34 @@ func (u Usage) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// MarshalUsageWith encodes u as MarshalJSON does, with the fields of extra
+// (a struct) added to its object: the encoding of a type that embeds Usage
+// beside fields of its own, since Usage's MarshalJSON would otherwise
+// encode it alone.
+func MarshalUsageWith(u Usage, extra any) ([]byte, error) {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return nil, err
+	}
+	e, err := json.Marshal(extra)
+	if err != nil {
+		return nil, err
+	}
+	if len(e) <= 2 { // {}
+		return b, nil
+	}
+	return append(append(b[:len(b)-1], ','), e[1:]...), nil
+}
+
+// UnmarshalUsageWith decodes what MarshalUsageWith encodes into u and
+// extra (a pointer to a struct).
+func UnmarshalUsageWith(b []byte, u *Usage, extra any) error {
+	if err := json.Unmarshal(b, extra); err != nil {
+		return err
+	}
+	return json.Unmarshal(b, u)
+}
+
 // UnmarshalJSON decodes what MarshalJSON encodes; a null cost_usd is 0.
 func (u *Usage) UnmarshalJSON(b []byte) error {
 	var in struct {
