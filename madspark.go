@@ -74,7 +74,12 @@ type Run struct {
 	Usage llm.Usage `json:"usage"`
 	// Tags are labels the run was started with, such as the tags of an
 	// API request; nil for none.
-	Tags       []string  `json:"tags,omitempty"`
+	Tags []string `json:"tags,omitempty"`
+	// Subject is what the run is about in one line, as its pipeline said
+	// when the run was made (pipeline.Definition.Topic: a topic, a query,
+	// a pipeline file's first input); empty when it said nothing. See
+	// Topic.
+	Subject    string    `json:"subject,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 }
@@ -592,10 +597,14 @@ type Store interface {
 	Close() error
 }
 
-// Topic is what the run is about, on one line: spark's topic, chaos's
-// prompt, debate's query, assess's idea, the research area of a
-// proposal's profile, or what an eval measures.
+// Topic is what the run is about, on one line: its Subject, or else, read
+// from its parameters, spark's topic, chaos's prompt, debate's query,
+// assess's idea, the research area of a proposal's profile, or what an
+// eval measures.
 func (r *Run) Topic() string {
+	if r.Subject != "" {
+		return strings.Join(strings.Fields(r.Subject), " ")
+	}
 	var p struct {
 		Topic   string `json:"topic"`
 		Prompt  string `json:"prompt"`

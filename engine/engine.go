@@ -85,6 +85,8 @@ type RunInfo struct {
 	Params any
 	// Tags label the run (madspark.Run.Tags); nil for none.
 	Tags []string
+	// Subject is what the run is about (madspark.Run.Subject).
+	Subject string
 }
 
 // Run is a run in progress. Its methods are safe for concurrent use by the
@@ -148,6 +150,7 @@ func (e *Engine) NewRecord(info RunInfo, status madspark.RunStatus) (*madspark.R
 		Model:     info.Model,
 		Params:    params,
 		Tags:      info.Tags,
+		Subject:   info.Subject,
 		CreatedAt: e.now(),
 	}, nil
 }

@@ -98,10 +98,10 @@ func (db *DB) CreateRun(ctx context.Context, run *madspark.Run) error {
 		return fmt.Errorf("postgres: %s %q: %w", op, run.ID, err)
 	}
 	_, err = db.pool.Exec(ctx, `INSERT INTO runs
-    (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+    (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at, subject)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		run.ID, run.Pipeline, string(run.Status), run.Mode, run.Provider, run.Model,
-		params, result, run.Error, run.Usage, string(tags), dbTime(run.CreatedAt), nullTime(run.FinishedAt))
+		params, result, run.Error, run.Usage, string(tags), dbTime(run.CreatedAt), nullTime(run.FinishedAt), run.Subject)
 	if err != nil {
 		return fmt.Errorf("postgres: %s %q: %w", op, run.ID, err)
 	}
@@ -139,7 +139,7 @@ WHERE id = $6`,
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at`
+const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at, subject`
 
 // scanRun reads a row of runColumns.
 func scanRun(row pgx.Row) (*madspark.Run, error) {
@@ -150,7 +150,7 @@ func scanRun(row pgx.Row) (*madspark.Run, error) {
 		created, finished pgtype.Timestamptz
 	)
 	if err := row.Scan(&r.ID, &r.Pipeline, &status, &r.Mode, &r.Provider, &r.Model,
-		&params, &result, &r.Error, &r.Usage, &tags, &created, &finished); err != nil {
+		&params, &result, &r.Error, &r.Usage, &tags, &created, &finished, &r.Subject); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(tags), &r.Tags); err != nil {

@@ -155,10 +155,10 @@ func (db *DB) CreateRun(ctx context.Context, run *madspark.Run) error {
 	}
 	return db.write(ctx, op, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs
-    (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at, subject)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.ID, run.Pipeline, string(run.Status), run.Mode, run.Provider, run.Model,
-			params, result, run.Error, usage, tags, formatTime(run.CreatedAt), nullTime(run.FinishedAt))
+			params, result, run.Error, usage, tags, formatTime(run.CreatedAt), nullTime(run.FinishedAt), run.Subject)
 		if err != nil {
 			return fmt.Errorf("%q: %w", run.ID, err)
 		}
@@ -206,7 +206,7 @@ WHERE id = ?`,
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at`
+const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at, subject`
 
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface {
@@ -224,7 +224,7 @@ func scanRun(s scanner) (*madspark.Run, error) {
 		errCreated, errFin error
 	)
 	if err := s.Scan(&r.ID, &r.Pipeline, &status, &r.Mode, &r.Provider, &r.Model,
-		&params, &result, &r.Error, &usage, &tags, &created, &finished); err != nil {
+		&params, &result, &r.Error, &usage, &tags, &created, &finished, &r.Subject); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(tags), &r.Tags); err != nil {

@@ -273,7 +273,7 @@ func checkRun(t *testing.T, got, want *madspark.Run) {
 	t.Helper()
 	if got.ID != want.ID || got.Pipeline != want.Pipeline || got.Status != want.Status ||
 		got.Mode != want.Mode || got.Provider != want.Provider || got.Model != want.Model ||
-		got.Error != want.Error {
+		got.Error != want.Error || got.Subject != want.Subject {
 		t.Errorf("run %q:\n got %+v\nwant %+v", want.ID, got, want)
 	}
 	if got.Usage != want.Usage {
@@ -379,6 +379,7 @@ func testCreateRunRoundTrip(t *testing.T, s Store) {
 		Result:     json.RawMessage(`{"ideas":[{"title":"a","score":8.5}]}`),
 		Error:      "partial: one critic timed out",
 		Usage:      llm.Usage{LLMCalls: 3, CachedCalls: 1, InputTokens: 1200, OutputTokens: 345, CostUSD: 0.01234},
+		Subject:    "urban gardens — ünïcode",
 		CreatedAt:  base,
 		FinishedAt: base.Add(90*time.Second + 987654321),
 	}
