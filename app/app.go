@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/cache/redis"
 	"github.com/madspark/madspark/engine"
@@ -72,6 +74,9 @@ type Config struct {
 	// one it fetches) and point the OpenAI-compatible provider at it;
 	// else MADSPARK_MODEL_PATH and MADSPARK_HF_REPO do.
 	ModelPath, HFRepo string
+	// MetricReaders read the GenAI client metrics too, beside /metrics
+	// and OTLP (a test's sdkmetric.ManualReader).
+	MetricReaders []sdkmetric.Reader
 }
 
 // App is the composed system. Its fields are read-only once Open returns.
@@ -210,7 +215,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		db.Close()
 		return nil, InputError{err}
 	}
-	metrics, err := telemetry.SetupMetrics(ctx, cfg.Getenv)
+	metrics, err := telemetry.SetupMetrics(ctx, cfg.Getenv, cfg.MetricReaders...)
 	if err != nil {
 		db.Close()
 		return nil, InputError{err}

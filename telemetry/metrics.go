@@ -56,12 +56,11 @@ func MetricsEnabled(getenv func(string) string) bool {
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
 }
 
-// SetupMetrics starts the metrics: a Prometheus registry always, and an
+// SetupMetrics starts the metrics: a Prometheus registry always, an
 // OTLP/HTTP exporter (its settings read by the SDK from the process
-// environment) when getenv asks for it (MetricsEnabled). Shutdown flushes
-// and stops them.
-func SetupMetrics(ctx context.Context, getenv func(string) string) (*Metrics, error) {
-	var readers []sdkmetric.Reader
+// environment) when getenv asks for it (MetricsEnabled), and readers.
+// Shutdown flushes and stops them.
+func SetupMetrics(ctx context.Context, getenv func(string) string, readers ...sdkmetric.Reader) (*Metrics, error) {
 	if MetricsEnabled(getenv) {
 		exp, err := otlpmetrichttp.New(ctx)
 		if err != nil {
