@@ -179,11 +179,14 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		}
 		return provider.OpenNamed(ctx, settings, name, responders)
 	})
-	prices := middleware.DefaultPrices()
+	// The user's prices apply on any server, the list prices on the
+	// vendors' own (see middleware.Meter).
+	prices, own := middleware.DefaultPrices(), middleware.PriceTable{}
 	if path := cfg.Getenv("MADSPARK_PRICES"); path != "" {
-		if prices, err = middleware.LoadPrices(path); err != nil {
+		if own, err = middleware.ReadPrices(path); err != nil {
 			return nil, InputError{err}
 		}
+		maps.Copy(prices, own)
 	}
 	if _, err := Concurrency(cfg.Getenv, info.Name, 0, ""); err != nil {
 		return nil, err
@@ -230,7 +233,8 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		middleware.Breaker(middleware.BreakerConfig{Logger: cfg.Logger}),
 		middleware.Timeout(0),
 		// Innermost: every request sent is priced, recorded and measured.
-		middleware.Meter(prices, middleware.MeterLogger(cfg.Logger), middleware.MeterLocal(settings.Local), middleware.MeterObserver(metrics.Record)),
+		middleware.Meter(prices, middleware.MeterLogger(cfg.Logger), middleware.MeterLocal(settings.Local), middleware.MeterLocalPrices(own),
+			middleware.MeterObserver(metrics.Record)),
 	)
 	// Every run's events are stored, so that anyone can follow it.
 	hub := events.New(db, events.Options{Logger: cfg.Logger})

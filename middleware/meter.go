@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -74,16 +75,28 @@ func DefaultPrices() PriceTable {
 	}
 }
 
-// LoadPrices reads a price table from the JSON file at path and returns it
-// merged over DefaultPrices: an entry in the file replaces the default for
-// the same model. The file is one object mapping model names to prices:
+// LoadPrices reads a price table from the JSON file at path (ReadPrices)
+// and returns it merged over DefaultPrices: an entry in the file replaces
+// the default for the same model.
+func LoadPrices(path string) (PriceTable, error) {
+	file, err := ReadPrices(path)
+	if err != nil {
+		return nil, err
+	}
+	t := DefaultPrices()
+	maps.Copy(t, file)
+	return t, nil
+}
+
+// ReadPrices reads the price table of the JSON file at path. The file is
+// one object mapping model names to prices:
 //
 //	{"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6},
 //	 "openai/ft:gpt-4o-mini:acme": {"input_per_mtok": 0.3, "output_per_mtok": 1.2}}
 //
 // Model names are matched case-insensitively. Unknown fields, negative
 // prices, empty names and trailing data are errors.
-func LoadPrices(path string) (PriceTable, error) {
+func ReadPrices(path string) (PriceTable, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load prices: %w", err)
@@ -100,7 +113,7 @@ func LoadPrices(path string) (PriceTable, error) {
 	if file == nil {
 		return nil, fmt.Errorf("load prices %s: want a JSON object, got null", path)
 	}
-	t := DefaultPrices()
+	t := PriceTable{}
 	for model, p := range file {
 		switch {
 		case strings.TrimSpace(model) == "":
@@ -164,12 +177,15 @@ func (t PriceTable) Lookup(provider, model string) (Price, bool) {
 //     (llm.SendingWire; the request's own when the provider reports none),
 //     the reply or the error, the tokens and their price, the duration;
 //   - prices the tokens: Usage.CostUSD from the reply's Provider, Model,
-//     InputTokens and OutputTokens (see PriceTable.Lookup), on any server,
-//     local or not. A model the table does not know costs 0 on a local
-//     server (MeterLocal; by default the "mock" and "ollama" providers)
-//     and is unpriced elsewhere (Usage.UnpricedCalls), never a silent 0;
-//     the first such reply for each provider and model is logged at debug
-//     level. Mock replies cost 0.
+//     InputTokens and OutputTokens (see PriceTable.Lookup). On a server
+//     that is not local, a model prices lacks is unpriced
+//     (Usage.UnpricedCalls), never a silent 0, and the first such reply
+//     for each provider and model is logged at debug level. On a local
+//     server (MeterLocal; by default the "mock" and "ollama" providers),
+//     such as a proxy to a paid API, the prices of MeterLocalPrices apply
+//     (the user's own, MADSPARK_PRICES), and any other model costs 0: a
+//     list price is for its vendor's API, not for a local model that
+//     goes by the same name. Mock replies cost 0.
 //
 // A failure before anything was sent (the provider reported no wire, and
 // no HTTP status shows that a server answered) is passed on untold. A failed attempt's usage is the
@@ -256,11 +272,16 @@ func (m *meter) price(req *llm.Request, a *llm.Attempt) {
 	if strings.EqualFold(a.Provider, "mock") || u.InputTokens+u.OutputTokens == 0 {
 		return
 	}
-	if p, ok := m.prices.Lookup(a.Provider, a.Model); ok {
+	prices := m.prices
+	local := m.opts.local(a.Provider)
+	if local {
+		prices = m.opts.localPrices
+	}
+	if p, ok := prices.Lookup(a.Provider, a.Model); ok {
 		u.CostUSD = p.Cost(u.InputTokens, u.OutputTokens)
 		return
 	}
-	if m.opts.local(a.Provider) {
+	if local {
 		return
 	}
 	u.UnpricedCalls = 1
@@ -274,9 +295,10 @@ func (m *meter) price(req *llm.Request, a *llm.Attempt) {
 type MeterOption func(*meterOptions)
 
 type meterOptions struct {
-	logger   *slog.Logger
-	local    func(provider string) bool
-	observer func(ctx context.Context, a *llm.Attempt)
+	logger      *slog.Logger
+	local       func(provider string) bool
+	localPrices PriceTable
+	observer    func(ctx context.Context, a *llm.Attempt)
 }
 
 // MeterLogger makes Meter log to l. Without it Meter logs nothing.
@@ -289,6 +311,13 @@ func MeterLogger(l *slog.Logger) MeterOption {
 // otherwise.
 func MeterLocal(local func(provider string) bool) MeterOption {
 	return func(o *meterOptions) { o.local = local }
+}
+
+// MeterLocalPrices are the prices Meter applies on local servers: the
+// user's own (ReadPrices), for a local proxy to a paid API. Without it,
+// every model of a local server costs 0.
+func MeterLocalPrices(prices PriceTable) MeterOption {
+	return func(o *meterOptions) { o.localPrices = prices }
 }
 
 // MeterObserver makes Meter tell f of every attempt, whatever the
