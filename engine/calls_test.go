@@ -16,9 +16,11 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/store/sqlite"
+	"github.com/madspark/madspark/structured"
 )
 
 // flaky fails its first call with a retryable error, then answers every
@@ -214,5 +216,121 @@ func TestNoContentWithoutCapture(t *testing.T) {
 				t.Errorf("span %s attribute %s carries the prompt", s.Name(), k)
 			}
 		}
+	}
+}
+
+// TestFailedSpansHaveErrorType: a request that timed out, the agent's
+// step whose reply could not be used and the run it failed each carry a
+// short error.type.
+func TestFailedSpansHaveErrorType(t *testing.T) {
+	ctx := t.Context()
+	var n atomic.Int32
+	client := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		if n.Add(1) == 1 {
+			return nil, &llm.Error{Provider: "openai", Status: 504, Message: "gateway timeout", Retryable: true}
+		}
+		return &llm.Response{Text: "not json", Provider: "openai", Model: "m1", FinishReason: "stop", Usage: llm.Usage{LLMCalls: 1, InputTokens: 5}}, nil
+	})
+	e, sr := newTracedEngine(t, stack(client))
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Provider: "openai", Model: "m1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Step(ctx, r, "judge", "in", func(ctx context.Context, c llm.Client) (string, error) {
+		resp, err := c.Generate(ctx, &llm.Request{Agent: "t.judge", Messages: []llm.Message{{Role: llm.RoleUser, Content: "judge"}}})
+		if err != nil {
+			return "", err
+		}
+		return "", &structured.ReplyError{Agent: "t.judge", Problem: errors.New("no JSON value"), Raw: resp.Text}
+	})
+	if err == nil {
+		t.Fatal("the step succeeded")
+	}
+	if err := r.Finish(ctx, nil, err); err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]string{}
+	for _, s := range sr.Ended() {
+		if v, ok := attrs(s)["error.type"]; ok {
+			types[s.Name()] += v.AsString() + ";"
+		}
+	}
+	want := map[string]string{"chat m1": "504;", "invoke_agent t.judge": "invalid_reply;", "run test": "invalid_reply;"}
+	if len(types) != len(want) {
+		t.Fatalf("error types %v, want %v", types, want)
+	}
+	for k, v := range want {
+		if types[k] != v {
+			t.Errorf("%s: error.type %q, want %q", k, types[k], v)
+		}
+	}
+	steps, _ := e.Store.Steps(ctx, r.ID())
+	if len(steps) != 1 || len(steps[0].Calls) != 2 || steps[0].Usage.LLMCalls != 2 || steps[0].Usage.InputTokens != 5 {
+		t.Errorf("failed step journaled as %+v", steps)
+	}
+}
+
+// TestPaidCallsSurviveFailureAndResume: a step journals the requests it
+// sent before it sends another, so a process that dies keeps them; a
+// failed step's calls are counted in the run when it resumes, and the step
+// that runs again keeps them before its new ones.
+func TestPaidCallsSurviveFailureAndResume(t *testing.T) {
+	ctx := t.Context()
+	var e *Engine
+	var runID string
+	var seenRunning atomic.Bool
+	var fail atomic.Bool
+	fail.Store(true)
+	client := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		if attemptOf(req) == 2 {
+			// The first reply is journaled before the re-ask goes out.
+			steps, _ := e.Store.Steps(ctx, runID)
+			seenRunning.Store(len(steps) == 1 && steps[0].Status == madspark.StepRunning && len(steps[0].Calls) == 1)
+		}
+		return &llm.Response{Text: "r", Provider: "openai", Model: "m1", Usage: llm.Usage{LLMCalls: 1, InputTokens: 10, OutputTokens: 1}}, nil
+	})
+	e, _ = newTracedEngine(t, stack(client))
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Provider: "openai", Model: "m1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID = r.ID()
+	step := func(ctx context.Context, c llm.Client) (string, error) {
+		out, err := reask(ctx, c)
+		if fail.Load() {
+			return "", errors.New("unusable")
+		}
+		return out, err
+	}
+	if _, err := Step(ctx, r, "gen", "in", step); err == nil {
+		t.Fatal("the step succeeded")
+	}
+	if !seenRunning.Load() {
+		t.Error("the step's first call was not journaled before its second request")
+	}
+	if err := r.Finish(ctx, nil, errors.New("unusable")); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := e.Store.Run(ctx, runID); rec.Usage.LLMCalls != 2 || rec.Usage.InputTokens != 20 {
+		t.Errorf("failed run's usage = %+v", rec.Usage)
+	}
+	fail.Store(false)
+	r, err = e.Resume(ctx, runID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := r.Usage(); u.LLMCalls != 2 {
+		t.Errorf("resumed run starts with usage %+v, want the failed step's 2 calls", u)
+	}
+	if _, err := Step(ctx, r, "gen", "in", step); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(ctx, "ok", nil); err != nil {
+		t.Fatal(err)
+	}
+	steps, _ := e.Store.Steps(ctx, runID)
+	rec, _ := e.Store.Run(ctx, runID)
+	if len(steps) != 1 || len(steps[0].Calls) != 4 || steps[0].Usage.LLMCalls != 4 || rec.Usage.LLMCalls != 4 || rec.Usage.InputTokens != 40 {
+		t.Errorf("after resume: step %+v, run usage %+v", steps, rec.Usage)
 	}
 }
