@@ -168,3 +168,37 @@ func TestKilledRunResumedCountsWhatWasServed(t *testing.T) {
 		t.Errorf("improve after resume = %+v", imp)
 	}
 }
+
+// TestRunsListShowsAFileRunsSubject: a pipeline file's run is listed with
+// its first input as its subject, also when its inputs have names the
+// listing does not know.
+func TestRunsListShowsAFileRunsSubject(t *testing.T) {
+	env := mockEnv(t)
+	file := filepath.Join(t.TempDir(), "explain.yaml")
+	yaml := `name: explain
+inputs:
+  question: {type: string, required: true}
+  audience: {type: string, required: true}
+agents:
+  teacher:
+    prompt: "Answer {{.question}} for {{.audience}}."
+    output: {answer: string}
+steps:
+  - teacher
+`
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := invoke(t, env, "run", file, "--input", "audience=children", "--input", "question=How do bees find flowers?"); r.code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	list := invoke(t, env, "runs", "list")
+	if list.code != 0 || !strings.Contains(list.stdout, "How do bees find flowers?") {
+		t.Errorf("runs list:\n%s", list.stdout)
+	}
+	var runs []madspark.Run
+	js := invoke(t, env, "runs", "list", "--output-format", "json")
+	if err := json.Unmarshal([]byte(js.stdout), &runs); err != nil || len(runs) != 1 || runs[0].Subject != "How do bees find flowers?" || runs[0].Usage.LLMCalls != 1 {
+		t.Errorf("runs list json: %v %s", err, js.stdout)
+	}
+}
