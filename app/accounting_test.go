@@ -120,7 +120,7 @@ func checkCounted(t *testing.T, a *App, id string, from, to openaitest.Count) *i
 func str(s sdktrace.ReadOnlySpan, k attribute.Key) string {
 	for _, kv := range s.Attributes() {
 		if kv.Key == k {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
