@@ -321,24 +321,12 @@ func label(m *dto.Metric, name string) string {
 	return ""
 }
 
-// evalReply answers spark as sparktest does, the baseline with a text and
-// the judge with a verdict.
-func evalReply(req *openaitest.ChatRequest) openaitest.Reply {
-	switch {
-	case req.ResponseFormat != nil && req.ResponseFormat.JSONSchema != nil && req.ResponseFormat.JSONSchema.Name == "eval_verdict":
-		return openaitest.Reply{Content: `{"winner": "tie", "reasons": "Both are fine."}`, PromptTokens: 100, CompletionTokens: 10}
-	case req.ResponseFormat == nil:
-		return openaitest.Reply{Content: "One answer to " + req.Prompt(), PromptTokens: 20, CompletionTokens: 20}
-	}
-	return sparktest.Reply(req)
-}
-
 // TestEvalTwiceCountsEachRequestOnce: an eval counts every request of its
 // pipeline runs, baselines and judges once, and traces each once; the same
 // eval again reuses the runs and the cache, says so, and counts (and
 // traces) no request the provider did not serve.
 func TestEvalTwiceCountsEachRequestOnce(t *testing.T) {
-	o := openObserved(t, evalReply, nil)
+	o := openObserved(t, sparktest.EvalReply, nil)
 	topics := filepath.Join(t.TempDir(), "topics.txt")
 	if err := os.WriteFile(topics, []byte("urban farming\nquiet streets\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -48,47 +48,41 @@ type receiver struct {
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if (r.URL.Path != "/v1/traces" && r.URL.Path != "/v1/metrics") || r.Header.Get("Content-Type") != "application/x-protobuf" {
+	body, err := io.ReadAll(r.Body)
+	if err != nil || r.Header.Get("Content-Type") != "application/x-protobuf" {
 		http.Error(w, "unexpected request", http.StatusBadRequest)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	var traces coltrace.ExportTraceServiceRequest
+	var metrics colmetric.ExportMetricsServiceRequest
+	var req, resp proto.Message
+	switch r.URL.Path {
+	case "/v1/traces":
+		req, resp = &traces, &coltrace.ExportTraceServiceResponse{}
+	case "/v1/metrics":
+		req, resp = &metrics, &colmetric.ExportMetricsServiceResponse{}
+	default:
+		http.Error(w, "unexpected path", http.StatusBadRequest)
 		return
 	}
-	if r.URL.Path == "/v1/metrics" {
-		var req colmetric.ExportMetricsServiceRequest
-		if err := proto.Unmarshal(body, &req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		rc.mu.Lock()
-		for _, rm := range req.ResourceMetrics {
-			for _, sm := range rm.ScopeMetrics {
-				rc.metrics = append(rc.metrics, sm.Metrics...)
-			}
-		}
-		rc.mu.Unlock()
-		b, _ := proto.Marshal(&colmetric.ExportMetricsServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		_, _ = w.Write(b)
-		return
-	}
-	var req coltrace.ExportTraceServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
+	if err := proto.Unmarshal(body, req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	rc.mu.Lock()
 	rc.headers = append(rc.headers, r.Header.Clone())
-	for _, rs := range req.ResourceSpans {
+	for _, rs := range traces.ResourceSpans {
 		for _, ss := range rs.ScopeSpans {
 			rc.spans = append(rc.spans, ss.Spans...)
 		}
 	}
+	for _, rm := range metrics.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			rc.metrics = append(rc.metrics, sm.Metrics...)
+		}
+	}
 	rc.mu.Unlock()
-	b, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
+	b, _ := proto.Marshal(resp)
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(b)
 }

@@ -115,3 +115,16 @@ func Reply(req *openaitest.ChatRequest) openaitest.Reply {
 	}
 	return openaitest.Reply{Content: text, PromptTokens: PromptTokens, CompletionTokens: CompletionTokens}
 }
+
+// EvalReply answers an eval of spark: spark's agents as Reply does, the
+// baseline (a request without a schema) with one text, and the judge
+// (schema eval_verdict) with a tie.
+func EvalReply(req *openaitest.ChatRequest) openaitest.Reply {
+	switch {
+	case req.ResponseFormat != nil && req.ResponseFormat.JSONSchema != nil && req.ResponseFormat.JSONSchema.Name == "eval_verdict":
+		return openaitest.Reply{Content: `{"winner": "tie", "reasons": "Both are fine."}`, PromptTokens: 100, CompletionTokens: 10}
+	case req.ResponseFormat == nil:
+		return openaitest.Reply{Content: "One answer to " + req.Prompt(), PromptTokens: 20, CompletionTokens: 20}
+	}
+	return Reply(req)
+}
