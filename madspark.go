@@ -141,10 +141,11 @@ type Call struct {
 	System   string        `json:"system,omitempty"`
 	Messages []llm.Message `json:"messages"`
 	// Sent are the messages exactly as the provider sent them, the system
-	// prompt first with role "system" (with what the provider added, such
-	// as a schema's description); nil when nothing was sent (a cached
-	// reply, a failure before sending) and in calls journaled before they
-	// were kept.
+	// prompt first with role "system", when the provider changed the
+	// agent's (adding a schema's description to the system prompt); nil
+	// when it sent System and Messages as they are, when nothing was sent
+	// (a cached reply, a failure before sending: Usage.LLMCalls is 0), and
+	// in calls journaled before they were kept.
 	Sent []llm.Message `json:"sent,omitempty"`
 	// ResponseFormat is the structured-output setting the provider sent
 	// (llm.Wire.ResponseFormat), if any.

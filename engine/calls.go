@@ -19,8 +19,7 @@ type callLog struct {
 	// unsaved reports calls not journaled yet.
 	unsaved bool
 	// agent is the step's span, named after the first agent that calls
-	// a model in it; nil when another run's step owns the step's calls
-	// (see ownerKey).
+	// a model in it (calls it does not own leave it as it is: ownerKey).
 	agent *agentSpan
 }
 
@@ -150,7 +149,12 @@ func (o *attempts) Attempted(_ context.Context, a *llm.Attempt) {
 	o.mu.Unlock()
 	c := o.base
 	c.Provider, c.Model = or(a.Provider, c.Provider), or(a.Model, c.Model)
-	c.Sent, c.ResponseFormat = slices.Clone(a.Wire.Messages), a.Wire.ResponseFormat
+	if !slices.Equal(a.Wire.Messages, llm.WireOf(o.req).Messages) {
+		// Kept only when the provider changed the prompt: else it is the
+		// agent's, and the journal holds it once.
+		c.Sent = slices.Clone(a.Wire.Messages)
+	}
+	c.ResponseFormat = a.Wire.ResponseFormat
 	c.Retries, c.Usage = retries, a.Usage
 	c.StartedAt, c.Latency = a.Start.UTC(), a.Duration
 	if a.Err != nil {
@@ -191,5 +195,4 @@ type agentSpan struct {
 
 	mu    sync.Mutex
 	agent string
-	hits  int
 }

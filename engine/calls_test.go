@@ -97,19 +97,19 @@ func TestStepRecordsCalls(t *testing.T) {
 	if len(calls) != 3 {
 		t.Fatalf("step gen has %d calls, want 3 (a failed attempt, its retry, the re-ask): %+v", len(calls), calls)
 	}
+	// The client sends the agent's prompt as it is: it is journaled once.
 	failed, c0, c1 := calls[0], calls[1], calls[2]
-	sent := []llm.Message{{Role: llm.RoleSystem, Content: "be brief"}, {Role: llm.RoleUser, Content: "idea"}}
 	if failed.Error != "openai: HTTP 503: overloaded" || failed.Retries != 0 || failed.Attempt != 1 || failed.Usage.LLMCalls != 1 ||
-		!slices.Equal(failed.Sent, sent) || failed.Response != "" {
+		failed.Sent != nil || failed.Response != "" {
 		t.Errorf("failed attempt = %+v", failed)
 	}
-	if c0.Agent != "t.gen" || c0.System != "be brief" || len(c0.Messages) != 1 || c0.Messages[0].Content != "idea" || !slices.Equal(c0.Sent, sent) ||
+	if c0.Agent != "t.gen" || c0.System != "be brief" || len(c0.Messages) != 1 || c0.Messages[0].Content != "idea" || c0.Sent != nil ||
 		c0.Response != "IDEA" || c0.Provider != "openai" || c0.Model != "m1" || c0.FinishReason != "stop" ||
 		c0.Attempt != 1 || c0.Retries != 1 || c0.Temperature != 0.5 || c0.MaxTokens != 64 || c0.Usage.InputTokens != 10 ||
 		c0.Usage.CostUSD != 0.005 {
 		t.Errorf("first call = %+v", c0)
 	}
-	if c1.Attempt != 2 || c1.Retries != 0 || len(c1.Messages) != 3 || len(c1.Sent) != 4 || c1.Response != "FIX IT" || c1.StartedAt.Before(c0.StartedAt) {
+	if c1.Attempt != 2 || c1.Retries != 0 || len(c1.Messages) != 3 || c1.Response != "FIX IT" || c1.StartedAt.Before(c0.StartedAt) {
 		t.Errorf("second call = %+v", c1)
 	}
 	if c0.StartedAt.IsZero() || c0.Latency <= 0 {

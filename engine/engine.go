@@ -32,7 +32,10 @@ import (
 type Engine struct {
 	// Store keeps runs and the step journal. Required.
 	Store madspark.RunStore
-	// Client is the fully decorated model client every step calls through.
+	// Client is the fully decorated model client every step calls
+	// through. With middleware.Meter at its bottom, every request it sends
+	// is recorded, each attempt of a retried call apart, with the messages
+	// as the provider sent them; without it, each call's reply is.
 	Client llm.Client
 	// Logger receives one line per step; nil discards.
 	Logger *slog.Logger

@@ -116,9 +116,6 @@ func (s *agentSpan) named(r *Run, req *llm.Request) *agentSpan {
 
 // cacheHit records on s that the response cache answered req.
 func (s *agentSpan) cacheHit(req *llm.Request, resp *llm.Response) {
-	s.mu.Lock()
-	s.hits++
-	s.mu.Unlock()
 	s.span.AddEvent("cache_hit", trace.WithAttributes(
 		semconv.GenAIAgentName(req.Agent),
 		semconv.GenAIResponseModel(resp.Model),

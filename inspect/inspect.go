@@ -227,16 +227,15 @@ func buildCall(c madspark.Call) Call {
 		prompt = append(prompt, Message{Role: string(llm.RoleSystem), Content: c.System})
 	}
 	prompt = appendMessages(prompt, c.Messages)
-	// Calls journaled before Sent was kept were sent when they were not
-	// cached and did not fail.
+	// A call was sent when it counts as an LLM call; one journaled
+	// before attempts were, when it was not cached and did not fail.
 	sent := c.Sent != nil || (!c.Cached && (c.Usage.LLMCalls > 0 || c.Error == ""))
 	messages := []Message{}
 	switch {
 	case c.Sent != nil:
 		messages = appendMessages(messages, c.Sent)
 	case sent:
-		// Journaled before what was sent was kept: the agent's prompt
-		// is the best record there is.
+		// The provider sent the agent's prompt as it is.
 		messages = prompt
 	}
 	return Call{
