@@ -148,6 +148,10 @@ func TestLoadPrices(t *testing.T) {
 	if len(pt) != len(DefaultPrices())+1 {
 		t.Errorf("len = %d, want %d", len(pt), len(DefaultPrices())+1)
 	}
+	// ReadPrices gives the file's own, which apply on local servers too.
+	if own, err := ReadPrices(path); err != nil || len(own) != 2 || own["acme/custom-model"].InputPerMTok != 0.5 {
+		t.Errorf("ReadPrices = %v, %v", own, err)
+	}
 }
 
 func TestLoadPricesRejects(t *testing.T) {
