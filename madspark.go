@@ -77,7 +77,12 @@ type Run struct {
 	Usage llm.Usage `json:"usage"`
 	// Tags are labels the run was started with, such as the tags of an
 	// API request; nil for none.
-	Tags       []string  `json:"tags,omitempty"`
+	Tags []string `json:"tags,omitempty"`
+	// Subject is what the run is about in one line, as its pipeline said
+	// when the run was made (pipeline.Definition.Topic: a topic, a query,
+	// a pipeline file's first input); empty when it said nothing. See
+	// Topic.
+	Subject    string    `json:"subject,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 }
@@ -89,6 +94,10 @@ type StepStatus string
 const (
 	StepDone   StepStatus = "done"
 	StepFailed StepStatus = "failed"
+	// StepRunning is a step journaled before it finished, so that the
+	// requests it had sent are kept if its process dies: it is not
+	// replayed, and runs again when its run resumes.
+	StepRunning StepStatus = "running"
 )
 
 // Step is the journal entry of one stage of a run: what went in (as a hash),
@@ -117,10 +126,13 @@ type Step struct {
 	Calls []Call `json:"calls,omitempty"`
 }
 
-// Call is one LLM call of a step, as the step's client saw it: the request
-// sent (system prompt and messages; never API keys or headers), the raw
-// reply, and what it cost. Calls are kept in the journal with their step, so
-// that a run can be inspected call by call.
+// Call is one LLM request of a step: one request sent to a provider (a
+// request retried after a transient error is one Call per attempt), or a
+// reply the response cache gave, or a request that failed before it could
+// be sent. It keeps what the agent asked (system prompt and messages), what
+// the provider sent (Sent, ResponseFormat; never API keys or headers), the
+// raw reply, and what it cost. Calls are kept in the journal with their
+// step, so that a run can be inspected call by call.
 type Call struct {
 	// Agent names the agent that made the call, such as "spark.evaluate".
 	Agent string `json:"agent"`
@@ -128,9 +140,19 @@ type Call struct {
 	// call failed.
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
-	// System and Messages are the prompt sent.
+	// System and Messages are the prompt the agent made.
 	System   string        `json:"system,omitempty"`
 	Messages []llm.Message `json:"messages"`
+	// Sent are the messages exactly as the provider sent them, the system
+	// prompt first with role "system", when the provider changed the
+	// agent's (adding a schema's description to the system prompt); nil
+	// when it sent System and Messages as they are, when nothing was sent
+	// (a cached reply, a failure before sending: Usage.LLMCalls is 0), and
+	// in calls journaled before they were kept.
+	Sent []llm.Message `json:"sent,omitempty"`
+	// ResponseFormat is the structured-output setting the provider sent
+	// (llm.Wire.ResponseFormat), if any.
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 	// Temperature and MaxTokens are the request's settings.
 	Temperature float64 `json:"temperature"`
 	MaxTokens   int     `json:"max_tokens,omitempty"`
@@ -142,8 +164,8 @@ type Call struct {
 	// request, 2 for the request that sends a bad reply back to be fixed,
 	// and so on.
 	Attempt int `json:"attempt"`
-	// Retries counts the times the request was sent again after a
-	// transient error before this outcome.
+	// Retries counts the times the request had been sent before this
+	// attempt and failed with a transient error: 0 for its first send.
 	Retries int `json:"retries,omitempty"`
 	// Cached reports that the response cache answered and no model was
 	// called.
@@ -199,7 +221,9 @@ type RunStore interface {
 	// is no such run. Final states are recorded by FinishRun.
 	SetRunStatus(ctx context.Context, id string, status RunStatus, from ...RunStatus) (bool, error)
 	// SaveStep writes a step, replacing any earlier entry with the same
-	// run ID and key.
+	// run ID and key. While the run is queued or running, it sets the
+	// run's usage to the sum of its steps' usage, so that an unfinished
+	// run shows what it has cost so far.
 	SaveStep(ctx context.Context, step *Step) error
 	// Steps returns the steps of a run in the order they started.
 	Steps(ctx context.Context, runID string) ([]*Step, error)
@@ -577,10 +601,14 @@ type Store interface {
 	Close() error
 }
 
-// Topic is what the run is about, on one line: spark's topic, chaos's
-// prompt, debate's query, assess's idea, the research area of a
-// proposal's profile, or what an eval measures.
+// Topic is what the run is about, on one line: its Subject, or else, read
+// from its parameters, spark's topic, chaos's prompt, debate's query,
+// assess's idea, the research area of a proposal's profile, or what an
+// eval measures.
 func (r *Run) Topic() string {
+	if r.Subject != "" {
+		return strings.Join(strings.Fields(r.Subject), " ")
+	}
 	var p struct {
 		Topic   string `json:"topic"`
 		Prompt  string `json:"prompt"`

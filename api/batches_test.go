@@ -297,7 +297,7 @@ func TestBatchCancelAndEvents(t *testing.T) {
 	for typ != "done" {
 		typ, b = next()
 	}
-	if b.Counts.Failed != 2 || !b.Done || b.Items[0].Status != "cancelled" {
+	if b.Counts.Cancelled != 2 || b.Counts.Failed != 0 || !b.Done || b.Items[0].Status != "cancelled" {
 		t.Fatalf("done %+v", b)
 	}
 	if sc.Scan() && strings.HasPrefix(sc.Text(), "event:") {

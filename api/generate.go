@@ -108,7 +108,8 @@ func (h *Handler) runSync(ctx context.Context, name string, raw json.RawMessage,
 		return nil, paramsError("", err)
 	}
 	i := h.cfg.Info
-	run, err := h.cfg.Engine.Start(ctx, engine.RunInfo{Pipeline: name, Mode: i.Mode, Provider: i.Provider, Model: i.Model, Params: p, Tags: tags}, nil)
+	run, err := h.cfg.Engine.Start(ctx, engine.RunInfo{Pipeline: name, Mode: i.Mode, Provider: i.Provider, Model: i.Model, Params: p, Tags: tags,
+		Subject: h.cfg.Registry.Subject(name, p)}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,8 @@ func (m *PipelineModel) Complete(ctx context.Context, p server.Prompt, onDelta f
 		return nil, server.InvalidRequest(fmt.Errorf("the last user message: %w", err))
 	}
 	i := m.info
-	run, err := m.engine.Start(ctx, engine.RunInfo{Pipeline: m.def.Name, Mode: i.Mode, Provider: i.Provider, Model: i.Model, Params: params}, nil)
+	run, err := m.engine.Start(ctx, engine.RunInfo{Pipeline: m.def.Name, Mode: i.Mode, Provider: i.Provider, Model: i.Model, Params: params,
+		Subject: m.reg.Subject(m.def.Name, params)}, nil)
 	if err != nil {
 		return nil, err
 	}

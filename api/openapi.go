@@ -18,6 +18,7 @@ import (
 	"github.com/madspark/madspark/bookmark"
 	"github.com/madspark/madspark/export"
 	"github.com/madspark/madspark/inspect"
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline/spark"
 )
 
@@ -364,8 +365,24 @@ type schemas struct {
 }
 
 func newSchemas() *schemas {
-	r := &jsonschema.Reflector{Anonymous: true, Namer: typeName}
+	r := &jsonschema.Reflector{Anonymous: true, Namer: typeName, AdditionalFields: encodedFields}
 	return &schemas{r: r, defs: map[string]any{}}
+}
+
+// encodedFields are the fields a type's JSON encoding adds to its struct's:
+// llm.Usage's "priced", in Usage and in the types that embed it.
+func encodedFields(t reflect.Type) []reflect.StructField {
+	usage := reflect.TypeFor[llm.Usage]()
+	embeds := false
+	if t.Kind() == reflect.Struct {
+		for i := range t.NumField() {
+			embeds = embeds || (t.Field(i).Anonymous && t.Field(i).Type == usage)
+		}
+	}
+	if t == usage || embeds {
+		return []reflect.StructField{{Name: "Priced", Type: reflect.TypeFor[bool](), Tag: `json:"priced"`}}
+	}
+	return nil
 }
 
 // typeName names a component: the type's name for the API's and the root

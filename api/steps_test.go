@@ -45,8 +45,14 @@ func TestRunSteps(t *testing.T) {
 	}
 	for _, s := range v.Steps {
 		if s.Agent == "" || s.Model == "" || len(s.Prompt) < 2 || s.Prompt[0].Role != "system" || s.Response == "" ||
-			s.Attempts != 1 || s.LatencyMS < 30 || s.InputTokens == 0 || len(s.Calls) == 0 {
+			s.Attempts != 1 || s.LatencyMS < 30 || s.InputTokens == 0 || len(s.Calls) == 0 || !s.Priced {
 			t.Errorf("step %+v", s)
+		}
+		// Each call has what was sent, as sent.
+		for _, c := range s.Calls {
+			if !c.Sent || len(c.Messages) != len(c.Prompt) || c.Messages[0].Role != "system" || c.Messages[0].Content != c.Prompt[0].Content {
+				t.Errorf("step %s: call %+v", s.Key, c)
+			}
 		}
 	}
 	var raw struct {

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/cache/redis"
 	"github.com/madspark/madspark/engine"
@@ -72,6 +74,9 @@ type Config struct {
 	// one it fetches) and point the OpenAI-compatible provider at it;
 	// else MADSPARK_MODEL_PATH and MADSPARK_HF_REPO do.
 	ModelPath, HFRepo string
+	// MetricReaders read the GenAI client metrics too, beside /metrics
+	// and OTLP (a test's sdkmetric.ManualReader).
+	MetricReaders []sdkmetric.Reader
 }
 
 // App is the composed system. Its fields are read-only once Open returns.
@@ -84,6 +89,10 @@ type App struct {
 	Engine *engine.Engine
 	// Tracing exports traces when OTEL_EXPORTER_OTLP_ENDPOINT is set.
 	Tracing *telemetry.Tracing
+	// Metrics are the GenAI client metrics of every request sent to a
+	// provider: served at /metrics, and exported over OTLP when
+	// OTEL_EXPORTER_OTLP_ENDPOINT is set.
+	Metrics *telemetry.Metrics
 	stop    func()
 }
 
@@ -93,6 +102,7 @@ func (a *App) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = a.Tracing.Shutdown(ctx) // spans that cannot be sent are dropped, never a failed command
+	_ = a.Metrics.Shutdown(ctx)
 	if c, ok := a.Cache.(io.Closer); ok && a.Cache != madspark.CacheStore(a.Store) {
 		c.Close()
 	}
@@ -136,8 +146,8 @@ func OpenStore(ctx context.Context, getenv func(string) string) (madspark.Store,
 }
 
 // Open chooses the provider from the settings and composes the client
-// stack, outermost first: cache → meter → concurrency limit → retry →
-// circuit breaker → timeout → provider (see package middleware for why in
+// stack, outermost first: cache → concurrency limit → retry → circuit
+// breaker → timeout → meter → provider (see package middleware for why in
 // this order). Settings that are wrong are an InputError.
 func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if cfg.Notices == nil {
@@ -172,14 +182,14 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		}
 		return provider.OpenNamed(ctx, settings, name, responders)
 	})
-	prices := middleware.DefaultPrices()
+	// The user's prices apply on any server, the list prices on the
+	// vendors' own (see middleware.Meter).
+	prices, own := middleware.DefaultPrices(), middleware.PriceTable{}
 	if path := cfg.Getenv("MADSPARK_PRICES"); path != "" {
-		if prices, err = middleware.LoadPrices(path); err != nil {
+		if own, err = middleware.ReadPrices(path); err != nil {
 			return nil, InputError{err}
 		}
-	}
-	if info.Local {
-		prices = middleware.PriceTable{}
+		maps.Copy(prices, own)
 	}
 	if _, err := Concurrency(cfg.Getenv, info.Name, 0, ""); err != nil {
 		return nil, err
@@ -206,22 +216,29 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		n, _ := Concurrency(cfg.Getenv, p, 0, "")
 		return n
 	}})
-	var mws []llm.Middleware
-	if !cfg.NoCache {
-		mws = append(mws, middleware.Cache(middleware.CacheConfig{Provider: info.Name, DefaultModel: info.Model, Store: cache, Logger: cfg.Logger}))
-	}
-	mws = append(mws,
-		middleware.Meter(prices, middleware.MeterLogger(cfg.Logger)),
-		limit,
-		middleware.Retry(middleware.RetryConfig{Logger: cfg.Logger}),
-		middleware.Breaker(middleware.BreakerConfig{Logger: cfg.Logger}),
-		middleware.Timeout(0),
-	)
 	tracing, err := telemetry.Setup(ctx, cfg.Getenv)
 	if err != nil {
 		db.Close()
 		return nil, InputError{err}
 	}
+	metrics, err := telemetry.SetupMetrics(ctx, cfg.Getenv, cfg.MetricReaders...)
+	if err != nil {
+		db.Close()
+		return nil, InputError{err}
+	}
+	var mws []llm.Middleware
+	if !cfg.NoCache {
+		mws = append(mws, middleware.Cache(middleware.CacheConfig{Provider: info.Name, DefaultModel: info.Model, Store: cache, Logger: cfg.Logger}))
+	}
+	mws = append(mws,
+		limit,
+		middleware.Retry(middleware.RetryConfig{Logger: cfg.Logger}),
+		middleware.Breaker(middleware.BreakerConfig{Logger: cfg.Logger}),
+		middleware.Timeout(0),
+		// Innermost: every request sent is priced, recorded and measured.
+		middleware.Meter(prices, middleware.MeterLogger(cfg.Logger), middleware.MeterLocal(settings.Local), middleware.MeterLocalPrices(own),
+			middleware.MeterObserver(metrics.Record)),
+	)
 	// Every run's events are stored, so that anyone can follow it.
 	hub := events.New(db, events.Options{Logger: cfg.Logger})
 	return &App{
@@ -231,6 +248,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Info:    info,
 		Events:  hub,
 		Tracing: tracing,
+		Metrics: metrics,
 		stop:    stop,
 		Engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: cfg.Logger, Events: hub,
 			Tracer: tracing.Tracer(), CaptureContent: tracing.CaptureContent(), Holder: cfg.Command},

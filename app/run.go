@@ -18,6 +18,9 @@ import (
 type Spec struct {
 	Pipeline string
 	Params   any
+	// Subject is what the run is about (madspark.Run.Subject), when its
+	// parameters do not say it in a field Run.Topic knows.
+	Subject  string
 	ResumeID string
 	// Timeout bounds the whole run.
 	Timeout time.Duration
@@ -42,7 +45,7 @@ func (a *App) Execute(ctx context.Context, s Spec, fn func(context.Context, *eng
 	if s.ResumeID != "" {
 		run, err = a.Engine.Resume(ctx, s.ResumeID, sink)
 	} else {
-		run, err = a.Engine.Start(ctx, engine.RunInfo{Pipeline: s.Pipeline, Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: s.Params}, sink)
+		run, err = a.Engine.Start(ctx, engine.RunInfo{Pipeline: s.Pipeline, Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: s.Params, Subject: s.Subject}, sink)
 	}
 	if err != nil {
 		stop()

@@ -171,7 +171,7 @@ func (a *App) RunFile(ctx context.Context, p *flow.Pipeline, inputs []string, ti
 	if err != nil {
 		return nil, 0, InputError{err}
 	}
-	run, elapsed, err := a.Execute(ctx, Spec{Pipeline: p.Name, Params: params, Timeout: timeout}, func(ctx context.Context, r *engine.Run) (any, error) {
+	run, elapsed, err := a.Execute(ctx, Spec{Pipeline: p.Name, Params: params, Subject: reg.Subject(p.Name, params), Timeout: timeout}, func(ctx context.Context, r *engine.Run) (any, error) {
 		return def.Run(ctx, r, params)
 	})
 	if err != nil {

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/api"
 	"github.com/madspark/madspark/cache/redis"
@@ -67,8 +65,9 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 	if err != nil {
 		return err
 	}
-	// Set before any run starts: the worker's runs count too.
-	metrics := prometheus.NewRegistry()
+	// Set before any run starts: the worker's runs count too. The GenAI
+	// client metrics of every request are in it already.
+	metrics := a.Metrics.Registry()
 	if a.Engine.OnRepair, err = server.RepairMetric(metrics); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}

@@ -112,13 +112,14 @@ func (s *Service) List(ctx context.Context, limit, offset int) ([]*madspark.Batc
 }
 
 // Counts are a batch's items by state. A rejected item never ran; a
-// cancelled run counts as failed.
+// cancelled one's run was cancelled on request, which is not a failure.
 type Counts struct {
 	Total     int `json:"total"`
 	Pending   int `json:"pending"`
 	Running   int `json:"running"`
 	Succeeded int `json:"succeeded"`
 	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled"`
 	Rejected  int `json:"rejected"`
 }
 
@@ -126,7 +127,7 @@ type Counts struct {
 func (c Counts) Done() bool { return c.Pending == 0 && c.Running == 0 }
 
 // Finished counts the items that will not change any more.
-func (c Counts) Finished() int { return c.Succeeded + c.Failed + c.Rejected }
+func (c Counts) Finished() int { return c.Succeeded + c.Failed + c.Cancelled + c.Rejected }
 
 // CountsOf counts b's items.
 func CountsOf(b *madspark.Batch) Counts {
@@ -141,6 +142,8 @@ func CountsOf(b *madspark.Batch) Counts {
 			c.Running++
 		case string(madspark.RunQueued):
 			c.Pending++
+		case string(madspark.RunCancelled):
+			c.Cancelled++
 		default:
 			c.Failed++
 		}
@@ -240,10 +243,11 @@ type Results struct {
 	Mode   string `json:"mode"`
 	Notice string `json:"notice,omitempty"`
 	Total  int    `json:"total"`
-	// Succeeded, Failed (rejected items included) and Pending (queued or
-	// running) count the items.
+	// Succeeded, Failed (rejected items included), Cancelled and Pending
+	// (queued or running) count the items.
 	Succeeded int      `json:"succeeded"`
 	Failed    int      `json:"failed"`
+	Cancelled int      `json:"cancelled"`
 	Pending   int      `json:"pending"`
 	Items     []Result `json:"items"`
 }
@@ -256,7 +260,7 @@ func (r *Results) FailedLines() []int {
 	var out []int
 	for _, it := range r.Items {
 		switch madspark.RunStatus(it.Status) {
-		case madspark.RunSucceeded, madspark.RunQueued, madspark.RunRunning:
+		case madspark.RunSucceeded, madspark.RunQueued, madspark.RunRunning, madspark.RunCancelled:
 		default:
 			out = append(out, it.Line)
 		}
@@ -264,17 +268,24 @@ func (r *Results) FailedLines() []int {
 	return out
 }
 
-// Err is nil when no item failed, and otherwise an error naming the failed
-// items' lines.
+// Err is nil when every item succeeded, and otherwise an error naming the
+// failed items' lines, or saying how many were cancelled.
 func (r *Results) Err() error {
 	if r.Failed == 0 {
+		if r.Cancelled > 0 {
+			return fmt.Errorf("batch %s: %d of %d items cancelled", r.BatchID, r.Cancelled, r.Total)
+		}
 		return nil
 	}
 	lines := make([]string, 0, r.Failed)
 	for _, l := range r.FailedLines() {
 		lines = append(lines, strconv.Itoa(l))
 	}
-	return fmt.Errorf("batch %s: %d of %d items failed (lines %s)", r.BatchID, r.Failed, r.Total, strings.Join(lines, ", "))
+	cancelled := ""
+	if r.Cancelled > 0 {
+		cancelled = fmt.Sprintf(", %d cancelled", r.Cancelled)
+	}
+	return fmt.Errorf("batch %s: %d of %d items failed (lines %s)%s", r.BatchID, r.Failed, r.Total, strings.Join(lines, ", "), cancelled)
 }
 
 // Results reads the results of b's runs into its results document. each,
@@ -306,6 +317,8 @@ func (s *Service) Results(ctx context.Context, b *madspark.Batch, each func(mads
 			out.Succeeded++
 		case madspark.RunQueued, madspark.RunRunning:
 			out.Pending++
+		case madspark.RunCancelled:
+			out.Cancelled++
 		default:
 			out.Failed++
 		}

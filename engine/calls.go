@@ -10,20 +10,34 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
-	"github.com/madspark/madspark/middleware"
 )
 
 // callLog keeps the calls of one step as its client makes them.
 type callLog struct {
 	mu   sync.Mutex
 	step *madspark.Step
+	// unsaved reports calls not journaled yet.
+	unsaved bool
+	// agent is the step's span, named after the first agent that calls
+	// a model in it (calls it does not own leave it as it is: ownerKey).
+	agent *agentSpan
 }
 
-// generate sends req through the engine's client for step key of r, records
-// the call in the step (prompt, raw reply, usage, latency, retries), adds
-// its usage to the step and the run, and traces it as a span under ctx.
+// ownerKey marks a context whose calls a step records as their owner: the
+// step that made the call traces it. A step of another run that the call
+// passes through (an eval's step running a pipeline run with the step's
+// client) records it in its journal too, but traces nothing.
+type ownerKey struct{}
+
+// generate sends req through the engine's client for step key of r. Every
+// request the provider is sent for it (an attempt: each retry is one) is
+// recorded in the step as a madspark.Call with what was sent, the raw
+// reply or the error, its usage and latency, added to the step's and the
+// run's usage, and traced as a chat span under the step's; a reply from the
+// response cache is one Call at no cost, an event of the step's span; a
+// failure before anything was sent is one Call with its error.
 func (r *Run) generate(ctx context.Context, rec *callLog, key string, req *llm.Request) (*llm.Response, error) {
-	call := madspark.Call{
+	base := madspark.Call{
 		Agent:       req.Agent,
 		Provider:    req.Provider,
 		Model:       req.Model,
@@ -32,46 +46,126 @@ func (r *Run) generate(ctx context.Context, rec *callLog, key string, req *llm.R
 		Temperature: req.Temperature,
 		MaxTokens:   req.MaxTokens,
 		Attempt:     attemptOf(req),
-		StartedAt:   r.e.now(),
 	}
-	rec.mu.Lock()
-	i := len(rec.step.Calls)
-	rec.step.Calls = append(rec.step.Calls, call)
-	rec.mu.Unlock()
-
-	ctx, span := r.e.startCall(ctx, r, key, req, call.Attempt)
-	retries := 0
-	ctx = middleware.WithRetryObserver(ctx, func(attempt int, delay time.Duration, err error) {
-		retries++
-		span.AddEvent("retry", trace.WithAttributes(retryAttrs(attempt, delay, err)...))
-	})
-	start := time.Now()
+	owner := ctx.Value(ownerKey{}) == nil
+	o := &attempts{r: r, rec: rec, key: key, req: req, base: base, spanCtx: ctx}
+	if owner {
+		o.span = rec.agent.named(r, req)
+		ctx = context.WithValue(ctx, ownerKey{}, true)
+	}
+	ctx = llm.WithAttemptObserver(ctx, o)
+	start := r.e.now()
+	mono := time.Now()
 	resp, err := r.e.Client.Generate(ctx, req)
-	latency := time.Since(start)
-	r.e.endCall(span, resp, err, retries)
+	latency := time.Since(mono)
 
-	rec.mu.Lock()
-	c := &rec.step.Calls[i]
-	c.Latency, c.Retries = latency, retries
-	if err != nil {
-		c.Error = err.Error()
-	} else {
-		c.Response, c.FinishReason, c.Cached, c.Usage = resp.Text, resp.FinishReason, resp.Cached, resp.Usage
-		if resp.Provider != "" {
-			c.Provider = resp.Provider
+	switch {
+	case err == nil && resp.Cached:
+		c := base
+		c.Cached, c.Response, c.FinishReason, c.Usage = true, resp.Text, resp.FinishReason, resp.Usage
+		c.Provider, c.Model = or(resp.Provider, c.Provider), or(resp.Model, c.Model)
+		c.StartedAt, c.Latency = start, latency
+		r.add(rec, c)
+		if o.span != nil {
+			o.span.cacheHit(req, resp)
 		}
-		if resp.Model != "" {
-			c.Model = resp.Model
-		}
-		rec.step.Usage.Add(resp.Usage)
-	}
-	rec.mu.Unlock()
-	if err == nil {
-		r.mu.Lock()
-		r.rec.Usage.Add(resp.Usage)
-		r.mu.Unlock()
+	case err != nil && o.sent() == 0:
+		c := base
+		c.Error, c.StartedAt, c.Latency = err.Error(), start, latency
+		r.add(rec, c)
+	case err == nil && o.sent() == 0:
+		// A client without middleware.Meter at its bottom: the reply is
+		// the one attempt, its messages the request's.
+		o.Attempted(ctx, &llm.Attempt{Agent: req.Agent, Provider: resp.Provider, Model: resp.Model, RequestModel: req.Model,
+			Wire: llm.WireOf(req), Response: resp, Usage: resp.Usage, Start: start, Duration: latency})
 	}
 	return resp, err
+}
+
+// add records c in the step of rec, and its usage in the step and the run.
+func (r *Run) add(rec *callLog, c madspark.Call) {
+	rec.mu.Lock()
+	rec.step.Calls = append(rec.step.Calls, c)
+	rec.step.Usage.Add(c.Usage)
+	rec.unsaved = true
+	rec.mu.Unlock()
+	r.mu.Lock()
+	r.rec.Usage.Add(c.Usage)
+	r.mu.Unlock()
+}
+
+// persist journals the step of rec as it stands, unfinished, if it has
+// calls not journaled yet: before a step sends another request, the
+// requests it sent already are kept, whatever happens to its process.
+func (r *Run) persist(ctx context.Context, rec *callLog) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !rec.unsaved || rec.step.Status != "" {
+		return
+	}
+	s := *rec.step
+	s.Status, s.FinishedAt = madspark.StepRunning, time.Time{}
+	s.Calls = slices.Clone(s.Calls)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.e.Store.SaveStep(sctx, &s); err != nil {
+		r.e.logger().Warn("could not journal the calls of an unfinished step", "run", r.rec.ID, "step", s.Key, "err", err)
+		return
+	}
+	rec.unsaved = false
+}
+
+// attempts observes the requests sent for one call of a step (see
+// llm.WithAttemptObserver).
+type attempts struct {
+	r       *Run
+	rec     *callLog
+	key     string
+	req     *llm.Request
+	base    madspark.Call
+	spanCtx context.Context
+	// span is the step's span when this step owns the call.
+	span *agentSpan
+
+	mu sync.Mutex
+	n  int
+}
+
+func (o *attempts) sent() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n
+}
+
+// Sending journals the step's calls so far before another request goes
+// out.
+func (o *attempts) Sending(ctx context.Context) { o.r.persist(ctx, o.rec) }
+
+// Attempted records a.
+func (o *attempts) Attempted(_ context.Context, a *llm.Attempt) {
+	o.mu.Lock()
+	retries := o.n
+	o.n++
+	o.mu.Unlock()
+	c := o.base
+	c.Provider, c.Model = or(a.Provider, c.Provider), or(a.Model, c.Model)
+	if !slices.Equal(a.Wire.Messages, llm.WireOf(o.req).Messages) {
+		// Kept only when the provider changed the prompt: else it is the
+		// agent's, and the journal holds it once.
+		c.Sent = slices.Clone(a.Wire.Messages)
+	}
+	c.ResponseFormat = a.Wire.ResponseFormat
+	c.Retries, c.Usage = retries, a.Usage
+	c.StartedAt, c.Latency = a.Start.UTC(), a.Duration
+	if a.Err != nil {
+		c.Error = a.Err.Error()
+	} else {
+		c.Response, c.FinishReason = a.Response.Text, a.Response.FinishReason
+	}
+	o.r.add(o.rec, c)
+	if o.span != nil {
+		o.r.e.chatSpan(o.spanCtx, o.r, o.key, o.req, a, c.Attempt, retries)
+	}
 }
 
 // attemptOf numbers req within its conversation: a request that sends
@@ -85,4 +179,20 @@ func attemptOf(req *llm.Request) int {
 		}
 	}
 	return n
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// agentSpan is a step's span, which becomes an invoke_agent span when the
+// step's first call is made.
+type agentSpan struct {
+	span trace.Span
+
+	mu    sync.Mutex
+	agent string
 }

@@ -4,18 +4,23 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/store/sqlite"
+	"github.com/madspark/madspark/structured"
 )
 
 // flaky fails its first call with a retryable error, then answers every
@@ -59,10 +64,17 @@ func newTracedEngine(t *testing.T, client llm.Client) (*Engine, *tracetest.SpanR
 	return &Engine{Store: db, Client: client, Tracer: tp.Tracer("test"), CaptureContent: true}, sr
 }
 
+// stack is the client stack's shape around client: retry (without
+// waiting) above the meter, which sits next to the provider.
+func stack(client llm.Client) llm.Client {
+	return llm.Chain(client,
+		middleware.Retry(middleware.RetryConfig{Sleep: func(context.Context, time.Duration) error { return nil }}),
+		middleware.Meter(middleware.PriceTable{"m1": {InputPerMTok: 100, OutputPerMTok: 1000}}))
+}
+
 func TestStepRecordsCalls(t *testing.T) {
 	ctx := t.Context()
-	stack := llm.Chain(&flaky{}, middleware.Retry(middleware.RetryConfig{Sleep: func(context.Context, time.Duration) error { return nil }}))
-	e, _ := newTracedEngine(t, stack)
+	e, _ := newTracedEngine(t, stack(&flaky{}))
 	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Provider: "openai", Model: "m1"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -82,13 +94,19 @@ func TestStepRecordsCalls(t *testing.T) {
 		t.Fatalf("steps = %v, %v", steps, err)
 	}
 	calls := steps[0].Calls
-	if len(calls) != 2 {
-		t.Fatalf("step gen has %d calls, want 2: %+v", len(calls), calls)
+	if len(calls) != 3 {
+		t.Fatalf("step gen has %d calls, want 3 (a failed attempt, its retry, the re-ask): %+v", len(calls), calls)
 	}
-	c0, c1 := calls[0], calls[1]
-	if c0.Agent != "t.gen" || c0.System != "be brief" || len(c0.Messages) != 1 || c0.Messages[0].Content != "idea" ||
+	// The client sends the agent's prompt as it is: it is journaled once.
+	failed, c0, c1 := calls[0], calls[1], calls[2]
+	if failed.Error != "openai: HTTP 503: overloaded" || failed.Retries != 0 || failed.Attempt != 1 || failed.Usage.LLMCalls != 1 ||
+		failed.Sent != nil || failed.Response != "" {
+		t.Errorf("failed attempt = %+v", failed)
+	}
+	if c0.Agent != "t.gen" || c0.System != "be brief" || len(c0.Messages) != 1 || c0.Messages[0].Content != "idea" || c0.Sent != nil ||
 		c0.Response != "IDEA" || c0.Provider != "openai" || c0.Model != "m1" || c0.FinishReason != "stop" ||
-		c0.Attempt != 1 || c0.Retries != 1 || c0.Temperature != 0.5 || c0.MaxTokens != 64 || c0.Usage.InputTokens != 10 {
+		c0.Attempt != 1 || c0.Retries != 1 || c0.Temperature != 0.5 || c0.MaxTokens != 64 || c0.Usage.InputTokens != 10 ||
+		c0.Usage.CostUSD != 0.005 {
 		t.Errorf("first call = %+v", c0)
 	}
 	if c1.Attempt != 2 || c1.Retries != 0 || len(c1.Messages) != 3 || c1.Response != "FIX IT" || c1.StartedAt.Before(c0.StartedAt) {
@@ -97,11 +115,11 @@ func TestStepRecordsCalls(t *testing.T) {
 	if c0.StartedAt.IsZero() || c0.Latency <= 0 {
 		t.Errorf("first call start %v latency %v", c0.StartedAt, c0.Latency)
 	}
-	if steps[0].Usage.LLMCalls != 2 || steps[0].Usage.InputTokens != 20 {
-		t.Errorf("step usage = %+v", steps[0].Usage)
+	if u := steps[0].Usage; u.LLMCalls != 3 || u.InputTokens != 20 || u.OutputTokens != 8 || u.CostUSD != 0.01 {
+		t.Errorf("step usage = %+v", u)
 	}
 	b := steps[1].Calls
-	if len(b) != 1 || b[0].Error != "no model" || b[0].Response != "" || b[0].Provider != "" {
+	if len(b) != 1 || b[0].Error != "no model" || b[0].Response != "" || b[0].Provider != "" || b[0].Sent != nil || b[0].Usage.LLMCalls != 0 {
 		t.Errorf("failed step's calls = %+v", b)
 	}
 }
@@ -116,8 +134,7 @@ func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
 
 func TestStepSpans(t *testing.T) {
 	ctx := t.Context()
-	stack := llm.Chain(&flaky{}, middleware.Retry(middleware.RetryConfig{Sleep: func(context.Context, time.Duration) error { return nil }}))
-	e, sr := newTracedEngine(t, stack)
+	e, sr := newTracedEngine(t, stack(&flaky{}))
 	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Provider: "openai", Model: "m1"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -133,22 +150,30 @@ func TestStepSpans(t *testing.T) {
 	for _, s := range spans {
 		byName[s.Name()] = append(byName[s.Name()], s)
 	}
-	run, step, chat := byName["run test"], byName["step gen"], byName["chat m1"]
-	if len(run) != 1 || len(step) != 1 || len(chat) != 2 {
+	run, step, chat := byName["run test"], byName["invoke_agent t.gen"], byName["chat m1"]
+	if len(run) != 1 || len(step) != 1 || len(chat) != 3 || len(spans) != 5 {
 		t.Fatalf("spans = %v", byName)
 	}
 	if run[0].Parent().IsValid() {
 		t.Errorf("run span has a parent")
 	}
-	if step[0].Parent().SpanID() != run[0].SpanContext().SpanID() {
-		t.Errorf("step span's parent is not the run")
+	if step[0].Parent().SpanID() != run[0].SpanContext().SpanID() || step[0].SpanKind() != trace.SpanKindInternal {
+		t.Errorf("agent span's parent is not the run, or its kind is %v", step[0].SpanKind())
+	}
+	if a := attrs(step[0]); a["gen_ai.operation.name"].AsString() != "invoke_agent" || a["gen_ai.agent.name"].AsString() != "t.gen" {
+		t.Errorf("agent span attributes = %v", a)
 	}
 	for _, c := range chat {
-		if c.Parent().SpanID() != step[0].SpanContext().SpanID() || c.SpanContext().TraceID() != run[0].SpanContext().TraceID() {
-			t.Errorf("call span %v is not a child of the step in the run's trace", c.SpanContext())
+		if c.Parent().SpanID() != step[0].SpanContext().SpanID() || c.SpanContext().TraceID() != run[0].SpanContext().TraceID() ||
+			c.SpanKind() != trace.SpanKindClient {
+			t.Errorf("call span %v is not a client child of the agent span in the run's trace", c.SpanContext())
 		}
 	}
-	a := attrs(chat[0])
+	slices.SortFunc(chat, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
+	if f := attrs(chat[0]); f["error.type"].AsString() != "503" || chat[0].Status().Code != codes.Error {
+		t.Errorf("failed attempt's span = %v, %v", f, chat[0].Status())
+	}
+	a := attrs(chat[1])
 	for k, want := range map[attribute.Key]string{
 		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "m1",
 		"gen_ai.response.model": "m1", "gen_ai.agent.name": "t.gen",
@@ -159,19 +184,19 @@ func TestStepSpans(t *testing.T) {
 	}
 	if a["gen_ai.usage.input_tokens"].AsInt64() != 10 || a["gen_ai.usage.output_tokens"].AsInt64() != 4 ||
 		a["gen_ai.request.max_tokens"].AsInt64() != 64 || a["gen_ai.request.temperature"].AsFloat64() != 0.5 ||
-		strings.Join(a["gen_ai.response.finish_reasons"].AsStringSlice(), ",") != "stop" {
+		strings.Join(a["gen_ai.response.finish_reasons"].AsStringSlice(), ",") != "stop" || a["madspark.retry"].AsInt64() != 1 {
 		t.Errorf("call attributes = %v", a)
+	}
+	if _, ok := a["error.type"]; ok {
+		t.Errorf("a call that succeeded has error.type")
 	}
 	if !strings.Contains(a["gen_ai.input.messages"].AsString(), `"content":"idea"`) ||
 		!strings.Contains(a["gen_ai.output.messages"].AsString(), `"content":"IDEA"`) ||
 		!strings.Contains(a["gen_ai.system_instructions"].AsString(), "be brief") {
 		t.Errorf("content attributes = %v", a)
 	}
-	if ev := chat[0].Events(); len(ev) != 1 || ev[0].Name != "retry" {
-		t.Errorf("first call's events = %v, want one retry", ev)
-	}
-	if ev := chat[1].Events(); len(ev) != 1 || ev[0].Name != "reask" {
-		t.Errorf("second call's events = %v, want one reask", ev)
+	if a := attrs(chat[2]); a["madspark.attempt"].AsInt64() != 2 {
+		t.Errorf("the re-ask's attempt = %v", a["madspark.attempt"])
 	}
 }
 
@@ -191,5 +216,121 @@ func TestNoContentWithoutCapture(t *testing.T) {
 				t.Errorf("span %s attribute %s carries the prompt", s.Name(), k)
 			}
 		}
+	}
+}
+
+// TestFailedSpansHaveErrorType: a request that timed out, the agent's
+// step whose reply could not be used and the run it failed each carry a
+// short error.type.
+func TestFailedSpansHaveErrorType(t *testing.T) {
+	ctx := t.Context()
+	var n atomic.Int32
+	client := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		if n.Add(1) == 1 {
+			return nil, &llm.Error{Provider: "openai", Status: 504, Message: "gateway timeout", Retryable: true}
+		}
+		return &llm.Response{Text: "not json", Provider: "openai", Model: "m1", FinishReason: "stop", Usage: llm.Usage{LLMCalls: 1, InputTokens: 5}}, nil
+	})
+	e, sr := newTracedEngine(t, stack(client))
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Provider: "openai", Model: "m1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Step(ctx, r, "judge", "in", func(ctx context.Context, c llm.Client) (string, error) {
+		resp, err := c.Generate(ctx, &llm.Request{Agent: "t.judge", Messages: []llm.Message{{Role: llm.RoleUser, Content: "judge"}}})
+		if err != nil {
+			return "", err
+		}
+		return "", &structured.ReplyError{Agent: "t.judge", Problem: errors.New("no JSON value"), Raw: resp.Text}
+	})
+	if err == nil {
+		t.Fatal("the step succeeded")
+	}
+	if err := r.Finish(ctx, nil, err); err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]string{}
+	for _, s := range sr.Ended() {
+		if v, ok := attrs(s)["error.type"]; ok {
+			types[s.Name()] += v.AsString() + ";"
+		}
+	}
+	want := map[string]string{"chat m1": "504;", "invoke_agent t.judge": "invalid_reply;", "run test": "invalid_reply;"}
+	if len(types) != len(want) {
+		t.Fatalf("error types %v, want %v", types, want)
+	}
+	for k, v := range want {
+		if types[k] != v {
+			t.Errorf("%s: error.type %q, want %q", k, types[k], v)
+		}
+	}
+	steps, _ := e.Store.Steps(ctx, r.ID())
+	if len(steps) != 1 || len(steps[0].Calls) != 2 || steps[0].Usage.LLMCalls != 2 || steps[0].Usage.InputTokens != 5 {
+		t.Errorf("failed step journaled as %+v", steps)
+	}
+}
+
+// TestPaidCallsSurviveFailureAndResume: a step journals the requests it
+// sent before it sends another, so a process that dies keeps them; a
+// failed step's calls are counted in the run when it resumes, and the step
+// that runs again keeps them before its new ones.
+func TestPaidCallsSurviveFailureAndResume(t *testing.T) {
+	ctx := t.Context()
+	var e *Engine
+	var runID string
+	var seenRunning atomic.Bool
+	var fail atomic.Bool
+	fail.Store(true)
+	client := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		if attemptOf(req) == 2 {
+			// The first reply is journaled before the re-ask goes out.
+			steps, _ := e.Store.Steps(ctx, runID)
+			seenRunning.Store(len(steps) == 1 && steps[0].Status == madspark.StepRunning && len(steps[0].Calls) == 1)
+		}
+		return &llm.Response{Text: "r", Provider: "openai", Model: "m1", Usage: llm.Usage{LLMCalls: 1, InputTokens: 10, OutputTokens: 1}}, nil
+	})
+	e, _ = newTracedEngine(t, stack(client))
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Provider: "openai", Model: "m1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID = r.ID()
+	step := func(ctx context.Context, c llm.Client) (string, error) {
+		out, err := reask(ctx, c)
+		if fail.Load() {
+			return "", errors.New("unusable")
+		}
+		return out, err
+	}
+	if _, err := Step(ctx, r, "gen", "in", step); err == nil {
+		t.Fatal("the step succeeded")
+	}
+	if !seenRunning.Load() {
+		t.Error("the step's first call was not journaled before its second request")
+	}
+	if err := r.Finish(ctx, nil, errors.New("unusable")); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := e.Store.Run(ctx, runID); rec.Usage.LLMCalls != 2 || rec.Usage.InputTokens != 20 {
+		t.Errorf("failed run's usage = %+v", rec.Usage)
+	}
+	fail.Store(false)
+	r, err = e.Resume(ctx, runID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := r.Usage(); u.LLMCalls != 2 {
+		t.Errorf("resumed run starts with usage %+v, want the failed step's 2 calls", u)
+	}
+	if _, err := Step(ctx, r, "gen", "in", step); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(ctx, "ok", nil); err != nil {
+		t.Fatal(err)
+	}
+	steps, _ := e.Store.Steps(ctx, runID)
+	rec, _ := e.Store.Run(ctx, runID)
+	if len(steps) != 1 || len(steps[0].Calls) != 4 || steps[0].Usage.LLMCalls != 4 || rec.Usage.LLMCalls != 4 || rec.Usage.InputTokens != 40 {
+		t.Errorf("after resume: step %+v, run usage %+v", steps, rec.Usage)
 	}
 }

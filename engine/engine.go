@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,7 +32,10 @@ import (
 type Engine struct {
 	// Store keeps runs and the step journal. Required.
 	Store madspark.RunStore
-	// Client is the fully decorated model client every step calls through.
+	// Client is the fully decorated model client every step calls
+	// through. With middleware.Meter at its bottom, every request it sends
+	// is recorded, each attempt of a retried call apart, with the messages
+	// as the provider sent them; without it, each call's reply is.
 	Client llm.Client
 	// Logger receives one line per step; nil discards.
 	Logger *slog.Logger
@@ -84,6 +88,8 @@ type RunInfo struct {
 	Params any
 	// Tags label the run (madspark.Run.Tags); nil for none.
 	Tags []string
+	// Subject is what the run is about (madspark.Run.Subject).
+	Subject string
 }
 
 // Run is a run in progress. Its methods are safe for concurrent use by the
@@ -92,9 +98,12 @@ type Run struct {
 	e    *Engine
 	sink func(madspark.Event)
 
-	mu       sync.Mutex
-	rec      madspark.Run
-	journal  map[string]*madspark.Step
+	mu      sync.Mutex
+	rec     madspark.Run
+	journal map[string]*madspark.Step
+	// saved are the steps journaled so far, whatever their status: a
+	// step that runs again keeps the calls of its earlier entry.
+	saved    map[string]*madspark.Step
 	stage    string
 	progress int
 	// span is the run's trace span; nil for a run that is only finished
@@ -144,6 +153,7 @@ func (e *Engine) NewRecord(info RunInfo, status madspark.RunStatus) (*madspark.R
 		Model:     info.Model,
 		Params:    params,
 		Tags:      info.Tags,
+		Subject:   info.Subject,
 		CreatedAt: e.now(),
 	}, nil
 }
@@ -165,7 +175,7 @@ func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Eve
 		return nil, err
 	}
 	ls.start(ctx)
-	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, rec: *rec, span: e.startRun(ctx, rec), lease: ls}, nil
+	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, rec: *rec, span: e.startRun(ctx, rec), lease: ls}, nil
 }
 
 // ErrNotResumable is wrapped by Resume's error for a run that succeeded.
@@ -174,8 +184,10 @@ var ErrNotResumable = errors.New("not resumable")
 // Resume reopens a run that is queued, or that did not finish (interrupted,
 // running when its process died, failed or cancelled), and records it as
 // running. Its finished steps are replayed from the journal by Step, with no
-// model call; the usage already paid is kept. A run that succeeded is not
-// resumed: the error wraps ErrNotResumable. A run that another live
+// model call; the usage already paid is kept, that of steps that failed or
+// did not finish included, and a step that runs again keeps the calls it
+// made before. A run that succeeded is not resumed: the error wraps
+// ErrNotResumable. A run that another live
 // process holds is not resumed either: the error is that process's
 // *madspark.RunHeldError.
 func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event)) (*Run, error) {
@@ -213,12 +225,13 @@ func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	ls.start(ctx)
-	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}, span: e.startRun(ctx, rec), lease: ls}
+	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, span: e.startRun(ctx, rec), lease: ls}
 	r.rec.Status, r.rec.Error, r.rec.Usage, r.rec.FinishedAt = madspark.RunRunning, "", llm.Usage{}, time.Time{}
 	for _, s := range steps {
+		r.saved[s.Key] = s
+		r.rec.Usage.Add(s.Usage)
 		if s.Status == madspark.StepDone {
 			r.journal[s.Key] = s
-			r.rec.Usage.Add(s.Usage)
 		}
 	}
 	return r, nil
@@ -233,7 +246,7 @@ func (e *Engine) Fail(ctx context.Context, id string, err error) error {
 	if rerr != nil {
 		return fmt.Errorf("engine: %w", rerr)
 	}
-	r := &Run{e: e, rec: *rec, journal: map[string]*madspark.Step{}}
+	r := &Run{e: e, rec: *rec, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}}
 	return r.Finish(ctx, nil, err)
 }
 
@@ -319,7 +332,7 @@ func (r *Run) publish(ctx context.Context, e *madspark.Event) {
 func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 	r.lease.halt()
 	if r.lease.isLost() {
-		endRun(r.span, &r.rec)
+		endRun(r.span, &r.rec, runErr)
 		return fmt.Errorf("engine: run %s: another process took it over, so its outcome here is not recorded: %w", r.rec.ID, ErrLeaseLost)
 	}
 	defer r.lease.release(ctx)
@@ -353,7 +366,7 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 	r.mu.Lock()
 	r.rec.Status, r.rec.Result, r.rec.Error, r.rec.FinishedAt = rec.Status, rec.Result, rec.Error, rec.FinishedAt
 	r.mu.Unlock()
-	endRun(r.span, &rec)
+	endRun(r.span, &rec, runErr)
 	r.publish(ctx, final)
 	return nil
 }
@@ -393,18 +406,25 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 		return zero, fmt.Errorf("%s: %w", key, ErrLeaseLost)
 	}
 	step := &madspark.Step{RunID: r.rec.ID, Key: key, InputHash: hash, StartedAt: r.e.now()}
-	rec := &callLog{step: step}
+	r.mu.Lock()
+	if earlier := r.saved[key]; earlier != nil {
+		// The step ran before (it failed, its process died, or its input
+		// changed): the requests it sent then were paid, and stay in it.
+		step.Calls, step.Usage = slices.Clone(earlier.Calls), earlier.Usage
+	}
+	r.mu.Unlock()
+	ctx, span := r.startStep(ctx, key)
+	rec := &callLog{step: step, agent: span}
 	metered := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 		return r.generate(ctx, rec, key, req)
 	})
-	ctx, span := r.startStep(ctx, key)
 	ctx = llm.WithRepairSink(ctx, func(rep llm.Repair) {
 		rep.Step = key
 		rec.mu.Lock()
 		step.Repairs = append(step.Repairs, rep)
 		rec.mu.Unlock()
 		r.e.logger().Info("reply repaired", "run", r.rec.ID, "step", key, "agent", rep.Agent, "rule", rep.Rule, "path", rep.Path, "action", rep.Action)
-		span.AddEvent("repair", trace.WithAttributes(repairAttrs(rep)...))
+		span.span.AddEvent("repair", trace.WithAttributes(repairAttrs(rep)...))
 		if r.e.OnRepair != nil {
 			r.e.OnRepair(r.rec.Pipeline, rep)
 		}
@@ -437,6 +457,7 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 		"duration", step.FinishedAt.Sub(step.StartedAt).Round(time.Millisecond))
 	r.mu.Lock()
 	r.repairs = append(r.repairs, step.Repairs...)
+	r.saved[key] = step
 	if runErr == nil {
 		r.journal[key] = step
 	}

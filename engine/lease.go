@@ -175,7 +175,7 @@ func (ls *lease) release(ctx context.Context) {
 // hands a run back to the queue abandons it.
 func (r *Run) Abandon(ctx context.Context) {
 	r.lease.release(ctx)
-	endRun(r.span, &r.rec)
+	endRun(r.span, &r.rec, nil)
 }
 
 // Interrupt records as interrupted every running run whose process is

@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"time"
+	"errors"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -13,11 +13,18 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/structured"
+	"github.com/madspark/madspark/telemetry"
 )
 
-// Spans: a run is one span ("run PIPELINE"), the parent of a span per step
-// ("step KEY"), the parent of a span per LLM call ("chat MODEL") with the
-// attributes of the OpenTelemetry GenAI semantic conventions.
+// Spans, by the OpenTelemetry GenAI semantic conventions: a run is one
+// span ("run PIPELINE"), the parent of a span per step. A step whose
+// agent calls a model is an invoke_agent span ("invoke_agent AGENT",
+// gen_ai.operation.name invoke_agent, gen_ai.agent.name), the parent of a
+// client span per request sent to the provider ("chat MODEL"); a reply
+// from the response cache is an event and a count on the agent's span,
+// not a span. A step that calls no model stays "step KEY". Every failed
+// span has error.type (ErrorType).
 
 // noopTracer stands in when Engine.Tracer is nil: it records nothing.
 var noopTracer trace.Tracer = noop.NewTracerProvider().Tracer("")
@@ -27,6 +34,25 @@ func (e *Engine) tracer() trace.Tracer {
 		return e.Tracer
 	}
 	return noopTracer
+}
+
+// ErrorType classifies err for the error.type attribute of spans and
+// metrics: "invalid_reply" for a reply that could not be used, else
+// llm.ErrorType's class (an HTTP status code, "timeout", "rate_limited",
+// "_OTHER").
+func ErrorType(err error) string {
+	var re *structured.ReplyError
+	if errors.As(err, &re) {
+		return llm.ErrorInvalidReply
+	}
+	return llm.ErrorType(err)
+}
+
+// failed marks span as failed with err.
+func failed(span trace.Span, err error) {
+	span.RecordError(err)
+	span.SetStatus(codes.Error, err.Error())
+	span.SetAttributes(semconv.ErrorTypeKey.String(ErrorType(err)))
 }
 
 // startRun starts the span of run rec, a child of the span in ctx if any
@@ -40,134 +66,121 @@ func (e *Engine) startRun(ctx context.Context, rec *madspark.Run) trace.Span {
 	return span
 }
 
-// endRun ends the span of a finished run.
-func endRun(span trace.Span, rec *madspark.Run) {
+// endRun ends the span of a finished run; err is why it did not succeed.
+func endRun(span trace.Span, rec *madspark.Run, err error) {
 	if span == nil {
 		return
 	}
 	span.SetAttributes(attribute.String("madspark.run.status", string(rec.Status)),
 		attribute.Int("madspark.usage.llm_calls", rec.Usage.LLMCalls),
 		attribute.Int("madspark.usage.cached_calls", rec.Usage.CachedCalls),
-		attribute.Float64("madspark.usage.cost_usd", rec.Usage.CostUSD))
-	if rec.Status == madspark.RunFailed {
-		span.SetStatus(codes.Error, rec.Error)
+		attribute.Int("madspark.usage.input_tokens", rec.Usage.InputTokens),
+		attribute.Int("madspark.usage.output_tokens", rec.Usage.OutputTokens))
+	if rec.Usage.Priced() {
+		span.SetAttributes(attribute.Float64("madspark.usage.cost_usd", rec.Usage.CostUSD))
+	}
+	if rec.Status == madspark.RunFailed && err != nil {
+		failed(span, err)
 	}
 	span.End()
 }
 
-// startStep starts the span of step key of r, a child of r's span.
-func (r *Run) startStep(ctx context.Context, key string) (context.Context, trace.Span) {
+// startStep starts the span of step key of r, a child of r's span. It is
+// named "step KEY" until an agent of the step calls a model.
+func (r *Run) startStep(ctx context.Context, key string) (context.Context, *agentSpan) {
 	if r.span != nil {
 		ctx = trace.ContextWithSpan(ctx, r.span)
 	}
-	return r.e.tracer().Start(ctx, "step "+key, trace.WithAttributes(
+	ctx, span := r.e.tracer().Start(ctx, "step "+key, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		attribute.String("madspark.run.id", r.rec.ID),
 		attribute.String("madspark.step.key", key),
 	))
+	return ctx, &agentSpan{span: span}
+}
+
+// named makes s the invoke_agent span of req's agent, if it is not an
+// agent's span yet, and returns it.
+func (s *agentSpan) named(r *Run, req *llm.Request) *agentSpan {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.agent != "" || req.Agent == "" {
+		return s
+	}
+	s.agent = req.Agent
+	s.span.SetName("invoke_agent " + req.Agent)
+	s.span.SetAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(req.Agent),
+		semconv.GenAIProviderNameKey.String(telemetry.ProviderName(or(req.Provider, r.rec.Provider))),
+		semconv.GenAIRequestModel(or(req.Model, r.rec.Model)))
+	return s
+}
+
+// cacheHit records on s that the response cache answered req.
+func (s *agentSpan) cacheHit(req *llm.Request, resp *llm.Response) {
+	s.span.AddEvent("cache_hit", trace.WithAttributes(
+		semconv.GenAIAgentName(req.Agent),
+		semconv.GenAIResponseModel(resp.Model),
+		attribute.Int("madspark.cached.input_tokens", resp.Usage.CachedInputTokens),
+		attribute.Int("madspark.cached.output_tokens", resp.Usage.CachedOutputTokens)))
 }
 
 // endStep ends the span of step.
-func endStep(span trace.Span, step *madspark.Step, err error) {
-	span.SetAttributes(attribute.String("madspark.step.status", string(step.Status)),
+func endStep(s *agentSpan, step *madspark.Step, err error) {
+	s.span.SetAttributes(attribute.String("madspark.step.status", string(step.Status)),
 		attribute.Int("madspark.step.llm_calls", step.Usage.LLMCalls),
-		attribute.Int("madspark.step.cached_calls", step.Usage.CachedCalls))
+		attribute.Int("madspark.step.cached_calls", step.Usage.CachedCalls),
+		attribute.Bool("madspark.cache_hit", step.Usage.CachedCalls > 0 && step.Usage.LLMCalls == 0))
 	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
+		failed(s.span, err)
 	}
-	span.End()
+	s.span.End()
 }
 
-// providerName maps madspark's provider names to the GenAI convention's.
-func providerName(p string) string {
-	switch p {
-	case "gemini":
-		return "gcp.gemini"
-	case "":
-		return "unknown"
-	}
-	return p
-}
-
-// startCall starts the span of an LLM call, a child of the step's span in
-// ctx.
-func (e *Engine) startCall(ctx context.Context, r *Run, key string, req *llm.Request, attempt int) (context.Context, trace.Span) {
-	model := req.Model
-	if model == "" {
-		model = r.rec.Model
-	}
-	provider := req.Provider
-	if provider == "" {
-		provider = r.rec.Provider
-	}
+// chatSpan traces attempt a of a call of step key of r: a client span
+// "chat MODEL" under the step's span in ctx, from when the request went out
+// to when its answer or error came back.
+func (e *Engine) chatSpan(ctx context.Context, r *Run, key string, req *llm.Request, a *llm.Attempt, attempt, retries int) {
+	model := or(a.RequestModel, r.rec.Model)
 	attrs := []attribute.KeyValue{
 		semconv.GenAIOperationNameChat,
-		semconv.GenAIProviderNameKey.String(providerName(provider)),
+		semconv.GenAIProviderNameKey.String(telemetry.ProviderName(or(a.Provider, r.rec.Provider))),
 		semconv.GenAIRequestModel(model),
 		semconv.GenAIRequestTemperature(req.Temperature),
-		attribute.String("gen_ai.agent.name", req.Agent),
+		semconv.GenAIAgentName(req.Agent),
 		attribute.String("madspark.step.key", key),
 		attribute.Int("madspark.attempt", attempt),
+	}
+	if retries > 0 {
+		attrs = append(attrs, attribute.Int("madspark.retry", retries))
 	}
 	if req.MaxTokens > 0 {
 		attrs = append(attrs, semconv.GenAIRequestMaxTokens(req.MaxTokens))
 	}
 	if e.CaptureContent {
-		attrs = append(attrs, inputContent(req)...)
+		attrs = append(attrs, inputContent(a.Wire)...)
 	}
 	name := "chat"
 	if model != "" {
 		name += " " + model
 	}
-	ctx, span := e.tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	if attempt > 1 {
-		span.AddEvent("reask", trace.WithAttributes(attribute.Int("madspark.attempt", attempt)))
-	}
-	return ctx, span
-}
-
-// endCall ends the span of an LLM call with its outcome.
-func (e *Engine) endCall(span trace.Span, resp *llm.Response, err error, retries int) {
-	if !span.IsRecording() {
-		span.End()
-		return
-	}
-	if retries > 0 {
-		span.SetAttributes(attribute.Int("madspark.retries", retries))
-	}
-	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-		span.SetAttributes(semconv.ErrorType(err))
-		span.End()
-		return
-	}
+	_, span := e.tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(a.Start), trace.WithAttributes(attrs...))
 	span.SetAttributes(
-		semconv.GenAIResponseModel(resp.Model),
-		semconv.GenAIUsageInputTokens(resp.Usage.InputTokens),
-		semconv.GenAIUsageOutputTokens(resp.Usage.OutputTokens),
-		attribute.Bool("madspark.cache_hit", resp.Cached),
-		attribute.Float64("madspark.cost_usd", resp.Usage.CostUSD),
-	)
-	if resp.FinishReason != "" {
-		span.SetAttributes(semconv.GenAIResponseFinishReasons(resp.FinishReason))
+		semconv.GenAIUsageInputTokens(a.Usage.InputTokens),
+		semconv.GenAIUsageOutputTokens(a.Usage.OutputTokens))
+	if a.Usage.Priced() {
+		span.SetAttributes(attribute.Float64("madspark.cost_usd", a.Usage.CostUSD))
 	}
-	if resp.Cached {
-		span.AddEvent("cache_hit")
+	if a.Err != nil {
+		failed(span, a.Err)
+	} else {
+		span.SetAttributes(semconv.GenAIResponseModel(a.Response.Model))
+		if a.Response.FinishReason != "" {
+			span.SetAttributes(semconv.GenAIResponseFinishReasons(a.Response.FinishReason))
+		}
+		if e.CaptureContent {
+			span.SetAttributes(outputContent(a.Response)...)
+		}
 	}
-	if e.CaptureContent {
-		span.SetAttributes(outputContent(resp)...)
-	}
-	span.End()
-}
-
-// retryAttrs describe a retry event.
-func retryAttrs(attempt int, delay time.Duration, err error) []attribute.KeyValue {
-	return []attribute.KeyValue{
-		attribute.Int("madspark.attempt", attempt),
-		attribute.Int64("madspark.retry.delay_ms", delay.Milliseconds()),
-		attribute.String("exception.message", err.Error()),
-	}
+	span.End(trace.WithTimestamp(a.Start.Add(a.Duration)))
 }
 
 // part and message are the JSON shapes of the GenAI conventions' message
@@ -189,15 +202,22 @@ func jsonAttr(k attribute.Key, v any) attribute.KeyValue {
 	return k.String(string(b))
 }
 
-// inputContent are the attributes that carry a request's prompt.
-func inputContent(req *llm.Request) []attribute.KeyValue {
-	msgs := make([]message, len(req.Messages))
-	for i, m := range req.Messages {
-		msgs[i] = message{Role: string(m.Role), Parts: []part{{Type: "text", Content: m.Content}}}
+// inputContent are the attributes that carry the prompt sent: its system
+// messages as gen_ai.system_instructions, the others as
+// gen_ai.input.messages.
+func inputContent(w llm.Wire) []attribute.KeyValue {
+	msgs := make([]message, 0, len(w.Messages))
+	var system []part
+	for _, m := range w.Messages {
+		if m.Role == llm.RoleSystem {
+			system = append(system, part{Type: "text", Content: m.Content})
+			continue
+		}
+		msgs = append(msgs, message{Role: string(m.Role), Parts: []part{{Type: "text", Content: m.Content}}})
 	}
 	attrs := []attribute.KeyValue{jsonAttr(semconv.GenAIInputMessagesKey, msgs)}
-	if req.System != "" {
-		attrs = append(attrs, jsonAttr(semconv.GenAISystemInstructionsKey, []part{{Type: "text", Content: req.System}}))
+	if system != nil {
+		attrs = append(attrs, jsonAttr(semconv.GenAISystemInstructionsKey, system))
 	}
 	return attrs
 }

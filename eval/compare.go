@@ -110,7 +110,7 @@ func (c *Comparison) Write(w io.Writer, format string) error {
 	}
 	row := func(name string, s Summary) []string {
 		return []string{name, s.RunID, s.Pipeline, s.Provider + "/" + s.Model, s.JudgeProvider + "/" + s.JudgeModel, fmt.Sprint(s.N),
-			fmt.Sprintf("%d/%d/%d", s.Wins, s.Losses, s.Ties), pct(s.WinRate), pct(s.CI[0]) + "–" + pct(s.CI[1]), fmt.Sprintf("$%.4f", s.Usage.Total.CostUSD)}
+			fmt.Sprintf("%d/%d/%d", s.Wins, s.Losses, s.Ties), pct(s.WinRate), pct(s.CI[0]) + "–" + pct(s.CI[1]), s.Usage.Total.Cost()}
 	}
 	header := []string{"", "EVAL", "PIPELINE", "MODEL", "JUDGE", "N", "W/L/T", "WIN RATE", "95% CI", "COST"}
 	rows := [][]string{row("A", c.A), row("B", c.B)}

@@ -433,7 +433,8 @@ func (e *Evaluator) startRun(ctx context.Context, r *engine.Run, rec *madspark.R
 			return id, nil
 		}
 	}
-	info := engine.RunInfo{Pipeline: def.Name, Mode: rec.Mode, Provider: rec.Provider, Model: rec.Model, Params: params, Tags: []string{"eval:" + r.ID()}}
+	info := engine.RunInfo{Pipeline: def.Name, Mode: rec.Mode, Provider: rec.Provider, Model: rec.Model, Params: params, Tags: []string{"eval:" + r.ID()},
+		Subject: e.deps.Registry.Subject(def.Name, params)}
 	child, err := e.deps.Engine.NewRecord(info, madspark.RunRunning)
 	if err != nil {
 		return "", err
@@ -537,7 +538,12 @@ func (e *Evaluator) runPipeline(ctx context.Context, c llm.Client, def pipeline.
 	if err != nil {
 		return pipelineOut{}, err
 	}
-	return pipelineOut{RunID: id, Answer: answer, Usage: rec.Usage, Repairs: repairsOf(rec.Result), WallMS: wall.Milliseconds(), Reused: reused}, nil
+	out := pipelineOut{RunID: id, Answer: answer, Usage: rec.Usage, Repairs: repairsOf(rec.Result), WallMS: wall.Milliseconds(), Reused: reused}
+	if reused {
+		// Paid by the earlier run, not by this eval.
+		out.Usage = llm.Usage{}
+	}
+	return out, nil
 }
 
 // repairsOf counts the repairs a pipeline's result lists.
@@ -612,6 +618,9 @@ func summarise(p *Params, rec *madspark.Run, items []Item) *Report {
 		rep.Usage.Baseline.add(it.BaselineUsage)
 		rep.Usage.Judge.add(it.JudgeUsage)
 		rep.PipelineRepairs += it.Repairs
+		if it.Reused {
+			rep.ReusedRuns++
+		}
 		if it.Error != "" {
 			rep.Failures++
 			continue

@@ -285,9 +285,12 @@ func TestSucceededRunsAreReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, it := range second.Items {
-		if !it.Reused || it.RunID != first.Items[i].RunID || it.PipelineUsage.LLMCalls != 1 {
-			t.Fatalf("item %+v, want run %s reused", it, first.Items[i].RunID)
+		if !it.Reused || it.RunID != first.Items[i].RunID || it.PipelineUsage.LLMCalls != 0 {
+			t.Fatalf("item %+v, want run %s reused and its calls not counted again", it, first.Items[i].RunID)
 		}
+	}
+	if second.ReusedRuns != 2 || second.Usage.Pipeline.LLMCalls != 0 || second.Usage.Total.LLMCalls != second.Usage.Baseline.LLMCalls+second.Usage.Judge.LLMCalls {
+		t.Fatalf("second eval: %d reused, usage %+v", second.ReusedRuns, second.Usage)
 	}
 	for _, q := range f.srv.Requests()[before:] {
 		if strings.HasPrefix(q.Prompt(), "Answer: ") {

@@ -46,8 +46,12 @@ type Report struct {
 	// replies; Repairs lists those made to the baseline's and the judge's.
 	PipelineRepairs int          `json:"pipeline_repairs"`
 	Repairs         []llm.Repair `json:"repairs"`
-	Usage           Usage        `json:"usage"`
-	Items           []Item       `json:"items"`
+	// ReusedRuns counts the topics whose pipeline run was an earlier
+	// one, reused: its calls were paid by that run and are not counted
+	// in Usage again.
+	ReusedRuns int    `json:"reused_runs"`
+	Usage      Usage  `json:"usage"`
+	Items      []Item `json:"items"`
 	// Notice says, for a mock eval, that it proves nothing.
 	Notice string `json:"notice,omitempty"`
 }
@@ -66,6 +70,26 @@ type Usage struct {
 type SideUsage struct {
 	llm.Usage
 	WallMS int64 `json:"wall_ms"`
+}
+
+// sideExtra are SideUsage's own fields.
+type sideExtra struct {
+	WallMS int64 `json:"wall_ms"`
+}
+
+// MarshalJSON encodes s as one object: its usage and wall_ms.
+func (s SideUsage) MarshalJSON() ([]byte, error) {
+	return llm.MarshalUsageWith(s.Usage, sideExtra{s.WallMS})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes.
+func (s *SideUsage) UnmarshalJSON(b []byte) error {
+	var e sideExtra
+	if err := llm.UnmarshalUsageWith(b, &s.Usage, &e); err != nil {
+		return err
+	}
+	s.WallMS = e.WallMS
+	return nil
 }
 
 func (s *SideUsage) add(o SideUsage) {
@@ -87,7 +111,8 @@ type Item struct {
 	// Verdicts are the judge's two verdicts, the pipeline's answer shown
 	// first, then the baseline's.
 	Verdicts []OrderVerdict `json:"verdicts"`
-	// RunID is the pipeline's run; Reused that it was an earlier run.
+	// RunID is the pipeline's run; Reused that it was an earlier run,
+	// whose calls PipelineUsage does not count again.
 	RunID   string `json:"run_id,omitempty"`
 	Reused  bool   `json:"reused,omitempty"`
 	Repairs int    `json:"repairs"`
@@ -166,12 +191,16 @@ func (r *Report) writeText(w io.Writer) error {
 	fmt.Fprintf(&b, "Eval %s: %s against a single call, %s/%s, judged by %s\n", r.RunID, r.Pipeline, r.Provider, r.Model, r.judge())
 	fmt.Fprintf(&b, "%s\n", r.Headline())
 	fmt.Fprintf(&b, "Judge position consistency: %s of topics got the same verdict in both orders\n", pct(r.PositionConsistency))
-	fmt.Fprintf(&b, "%d topics, %d judged, %d failed; %d repairs in the pipeline runs, %d in the baseline and judge replies\n\n",
+	fmt.Fprintf(&b, "%d topics, %d judged, %d failed; %d repairs in the pipeline runs, %d in the baseline and judge replies\n",
 		r.Topics, r.N, r.Failures, r.PipelineRepairs, len(r.Repairs))
+	if r.ReusedRuns > 0 {
+		fmt.Fprintf(&b, "%d pipeline runs reused from earlier runs: their calls were paid then and are not counted here\n", r.ReusedRuns)
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SIDE\tLLM CALLS\tCACHED\tINPUT TOKENS\tOUTPUT TOKENS\tCOST\tWALL TIME")
 	for _, s := range r.sides() {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t$%.4f\t%.1fs\n", s.name, s.u.LLMCalls, s.u.CachedCalls, s.u.InputTokens, s.u.OutputTokens, s.u.CostUSD, float64(s.u.WallMS)/1000)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%.1fs\n", s.name, s.u.LLMCalls, s.u.CachedCalls, s.u.InputTokens, s.u.OutputTokens, s.u.Cost(), float64(s.u.WallMS)/1000)
 	}
 	tw.Flush()
 	b.WriteString("\n")
@@ -234,7 +263,7 @@ func (r *Report) Document() *document.Document {
 	cost := &document.Table{Header: []string{"Side", "LLM calls", "Cached", "Input tokens", "Output tokens", "Cost", "Wall time"}}
 	for _, s := range r.sides() {
 		cost.Rows = append(cost.Rows, []string{s.name, strconv.Itoa(s.u.LLMCalls), strconv.Itoa(s.u.CachedCalls), strconv.Itoa(s.u.InputTokens),
-			strconv.Itoa(s.u.OutputTokens), fmt.Sprintf("$%.4f", s.u.CostUSD), fmt.Sprintf("%.1f s", float64(s.u.WallMS)/1000)})
+			strconv.Itoa(s.u.OutputTokens), s.u.Cost(), fmt.Sprintf("%.1f s", float64(s.u.WallMS)/1000)})
 	}
 	summary.Sections = append(summary.Sections, document.Section{Title: "Cost of each side", Blocks: []document.Block{cost}})
 	h, rows := r.Table()

@@ -283,9 +283,19 @@ func (p *Pipeline) Definition() pipeline.Definition {
 			return p.Run(ctx, r, *in)
 		},
 		Topic: func(params pipeline.Params) string {
-			if in, ok := params.(*Params); ok && q != "" {
+			in, ok := params.(*Params)
+			if !ok {
+				return ""
+			}
+			if q != "" {
 				s, _ := (*in)[q].(string)
 				return s
+			}
+			// The first input given, in the file's order.
+			for _, input := range p.Inputs {
+				if v, ok := (*in)[input.Name]; ok && v != nil && v != "" {
+					return fmt.Sprint(v)
+				}
 			}
 			return ""
 		},

@@ -7,6 +7,7 @@ package inspect
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,8 +25,11 @@ type View struct {
 	// CreatedAt is when the run was created; the timeline starts there.
 	CreatedAt time.Time `json:"created_at"`
 	// Steps are the run's journaled steps in the order they started; a
-	// step appears once it has finished. Empty, not nil, for none.
+	// step appears once it has finished, or once it has sent a second
+	// request (status "running"). Empty, not nil, for none.
 	Steps []Step `json:"steps"`
+	// Usage sums the steps' usage: every request sent to a provider, once.
+	Usage llm.Usage `json:"usage"`
 }
 
 // Step is one step of a run and its LLM calls. Its top-level fields sum up
@@ -41,18 +45,22 @@ type Step struct {
 	Provider string              `json:"provider"`
 	Status   madspark.StepStatus `json:"status"`
 	Error    string              `json:"error,omitempty"`
-	// Attempts is the number of times the step's most-tried call was sent:
-	// 1, plus the re-asks of a reply that failed validation, plus the
-	// retries after transient errors. 0 for a step that called no model.
+	// Attempts is the number of times the step's most-tried request was
+	// sent: 1, plus the re-asks of a reply that failed validation, plus
+	// the retries after transient errors. 0 for a step that called no
+	// model.
 	Attempts int `json:"attempts"`
 	// Cached reports that the response cache answered every call of the
 	// step (and that it made at least one).
-	Cached       bool    `json:"cached"`
-	LLMCalls     int     `json:"llm_calls"`
-	CachedCalls  int     `json:"cached_calls"`
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
+	Cached       bool `json:"cached"`
+	LLMCalls     int  `json:"llm_calls"`
+	CachedCalls  int  `json:"cached_calls"`
+	InputTokens  int  `json:"input_tokens"`
+	OutputTokens int  `json:"output_tokens"`
+	// CostUSD is the price of the tokens; null when a model has no known
+	// price (Priced false).
+	CostUSD *float64 `json:"cost_usd" jsonschema:"nullable"`
+	Priced  bool     `json:"priced"`
 	// LatencyMS is how long the step took, in milliseconds.
 	LatencyMS int64 `json:"latency_ms"`
 	// Repairs are the fixes made to the step's replies; empty, not nil,
@@ -85,7 +93,10 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// Call is one LLM call of a step.
+// Call is one LLM request of a step: one request sent to a provider (a
+// request retried after a transient error is one Call per attempt, the
+// failed ones with their error), a reply from the response cache, or a
+// request that failed before it was sent.
 type Call struct {
 	Agent    string `json:"agent"`
 	Provider string `json:"provider"`
@@ -93,19 +104,33 @@ type Call struct {
 	// Attempt is 1 for a first request, 2 and more for a re-ask that
 	// sent a bad reply back to be fixed.
 	Attempt int `json:"attempt"`
-	// Retries counts the resends after transient errors.
-	Retries      int     `json:"retries"`
-	Cached       bool    `json:"cached"`
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
-	LatencyMS    int64   `json:"latency_ms"`
-	Temperature  float64 `json:"temperature"`
-	MaxTokens    int     `json:"max_tokens,omitempty"`
-	FinishReason string  `json:"finish_reason,omitempty"`
-	Error        string  `json:"error,omitempty"`
-	// Prompt is what was sent, the system prompt first.
+	// Retries counts the sends of this request before this one that
+	// failed with a transient error: 0 for its first send.
+	Retries int `json:"retries"`
+	// Sent reports that the request reached the provider: it was paid
+	// for, and LLMCalls counts it.
+	Sent         bool `json:"sent"`
+	Cached       bool `json:"cached"`
+	InputTokens  int  `json:"input_tokens"`
+	OutputTokens int  `json:"output_tokens"`
+	// CostUSD is the price of the tokens; null when the model has no
+	// known price (Priced false).
+	CostUSD      *float64 `json:"cost_usd" jsonschema:"nullable"`
+	Priced       bool     `json:"priced"`
+	LatencyMS    int64    `json:"latency_ms"`
+	Temperature  float64  `json:"temperature"`
+	MaxTokens    int      `json:"max_tokens,omitempty"`
+	FinishReason string   `json:"finish_reason,omitempty"`
+	Error        string   `json:"error,omitempty"`
+	// Prompt is what the agent asked, the system prompt first.
 	Prompt []Message `json:"prompt"`
+	// Messages are the messages exactly as the provider sent them, the
+	// system prompt first (with what the provider added to it, such as
+	// a schema's description); empty for a request that was not sent.
+	Messages []Message `json:"messages"`
+	// ResponseFormat is the structured-output setting sent with the
+	// messages (OpenAI's response_format), if any.
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 	// Response is the raw reply text.
 	Response  string    `json:"response"`
 	StartedAt time.Time `json:"started_at"`
@@ -132,6 +157,7 @@ func Build(run *madspark.Run, steps []*madspark.Step) *View {
 	slices.SortStableFunc(sorted, func(a, b *madspark.Step) int { return a.StartedAt.Compare(b.StartedAt) })
 	for _, s := range sorted {
 		v.Steps = append(v.Steps, buildStep(s))
+		v.Usage.Add(s.Usage)
 	}
 	return v
 }
@@ -150,7 +176,8 @@ func buildStep(s *madspark.Step) Step {
 	st := Step{
 		Key: s.Key, Status: s.Status, Error: s.Error,
 		LLMCalls: s.Usage.LLMCalls, CachedCalls: s.Usage.CachedCalls,
-		InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens, CostUSD: s.Usage.CostUSD,
+		InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens,
+		CostUSD: cost(s.Usage), Priced: s.Usage.Priced(),
 		LatencyMS: s.FinishedAt.Sub(s.StartedAt).Milliseconds(),
 		Repairs:   repairsOf(s),
 		Prompt:    []Message{},
@@ -188,20 +215,46 @@ func repairsOf(s *madspark.Step) []Repair {
 	return out
 }
 
+// cost is u's cost, or nil when it is not known.
+func cost(u llm.Usage) *float64 {
+	if !u.Priced() {
+		return nil
+	}
+	c := u.CostUSD
+	return &c
+}
+
 func buildCall(c madspark.Call) Call {
 	prompt := make([]Message, 0, len(c.Messages)+1)
 	if c.System != "" {
-		prompt = append(prompt, Message{Role: "system", Content: c.System})
+		prompt = append(prompt, Message{Role: string(llm.RoleSystem), Content: c.System})
 	}
-	for _, m := range c.Messages {
-		prompt = append(prompt, Message{Role: string(m.Role), Content: m.Content})
+	prompt = appendMessages(prompt, c.Messages)
+	// A call was sent when it counts as an LLM call; one journaled
+	// before attempts were, when it was not cached and did not fail.
+	sent := c.Sent != nil || (!c.Cached && (c.Usage.LLMCalls > 0 || c.Error == ""))
+	messages := []Message{}
+	switch {
+	case c.Sent != nil:
+		messages = appendMessages(messages, c.Sent)
+	case sent:
+		// The provider sent the agent's prompt as it is.
+		messages = prompt
 	}
 	return Call{
-		Agent: c.Agent, Provider: c.Provider, Model: c.Model, Attempt: c.Attempt, Retries: c.Retries, Cached: c.Cached,
-		InputTokens: c.Usage.InputTokens, OutputTokens: c.Usage.OutputTokens, CostUSD: c.Usage.CostUSD,
+		Agent: c.Agent, Provider: c.Provider, Model: c.Model, Attempt: c.Attempt, Retries: c.Retries, Sent: sent, Cached: c.Cached,
+		InputTokens: c.Usage.InputTokens, OutputTokens: c.Usage.OutputTokens, CostUSD: cost(c.Usage), Priced: c.Usage.Priced(),
 		LatencyMS: c.Latency.Milliseconds(), Temperature: c.Temperature, MaxTokens: c.MaxTokens,
-		FinishReason: c.FinishReason, Error: c.Error, Prompt: prompt, Response: c.Response, StartedAt: c.StartedAt,
+		FinishReason: c.FinishReason, Error: c.Error, Prompt: prompt, Messages: messages, ResponseFormat: c.ResponseFormat,
+		Response: c.Response, StartedAt: c.StartedAt,
 	}
+}
+
+func appendMessages(out []Message, msgs []llm.Message) []Message {
+	for _, m := range msgs {
+		out = append(out, Message{Role: string(m.Role), Content: m.Content})
+	}
+	return out
 }
 
 func appendNew(list []string, s string) []string {
@@ -209,13 +262,4 @@ func appendNew(list []string, s string) []string {
 		return list
 	}
 	return append(list, s)
-}
-
-// usage sums the usage of a view's steps.
-func (v *View) usage() llm.Usage {
-	var u llm.Usage
-	for _, s := range v.Steps {
-		u.Add(llm.Usage{LLMCalls: s.LLMCalls, CachedCalls: s.CachedCalls, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CostUSD: s.CostUSD})
-	}
-	return u
 }

@@ -217,7 +217,7 @@ func TestTextAndJSON(t *testing.T) {
 	if err := inspect.WriteStep(&sb, ev); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"call 1 of 2", "1 retries", "--- system ---\nJudge.", "--- assistant ---\nnot json", "--- response ---\n{\"score\":7}"} {
+	for _, want := range []string{"call 1 of 2", "retry 1", "--- system ---\nJudge.", "--- assistant ---\nnot json", "--- response ---\n{\"score\":7}"} {
 		if !strings.Contains(sb.String(), want) {
 			t.Errorf("step text lacks %q:\n%s", want, sb.String())
 		}

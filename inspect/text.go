@@ -37,14 +37,13 @@ func WriteTable(w io.Writer, v *View) error {
 		if s.Cached {
 			cached = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t$%.4f\t%d\n", input.Show(s.Key), input.Show(dash(s.Agent)), input.Show(dash(s.Model)), s.Status,
-			s.Attempts, cached, s.InputTokens, s.OutputTokens, latency(s.LatencyMS), s.CostUSD, len(s.Repairs))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t%s\t%d\n", input.Show(s.Key), input.Show(dash(s.Agent)), input.Show(dash(s.Model)), s.Status,
+			s.Attempts, cached, s.InputTokens, s.OutputTokens, latency(s.LatencyMS), costText(s.CostUSD), len(s.Repairs))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	u := v.usage()
-	_, err := fmt.Fprintf(w, "%d steps; %s\n", len(v.Steps), u)
+	_, err := fmt.Fprintf(w, "%d steps; %s\n", len(v.Steps), v.Usage)
 	return err
 }
 
@@ -56,22 +55,33 @@ func WriteStep(w io.Writer, s *Step) error {
 	if s.Error != "" {
 		fmt.Fprintf(&b, " (%s)", s.Error)
 	}
-	fmt.Fprintf(&b, ", started %s, %s, %d input + %d output tokens, $%.4f\n",
-		s.StartedAt.Format(time.RFC3339Nano), latency(s.LatencyMS), s.InputTokens, s.OutputTokens, s.CostUSD)
+	fmt.Fprintf(&b, ", started %s, %s, %d input + %d output tokens, %s\n",
+		s.StartedAt.Format(time.RFC3339Nano), latency(s.LatencyMS), s.InputTokens, s.OutputTokens, costText(s.CostUSD))
 	if len(s.Calls) == 0 {
 		b.WriteString("\nno LLM call\n")
 	}
 	for i, c := range s.Calls {
 		fmt.Fprintf(&b, "\n=== call %d of %d: %s, %s/%s, attempt %d", i+1, len(s.Calls), dash(c.Agent), dash(c.Provider), dash(c.Model), c.Attempt)
 		if c.Retries > 0 {
-			fmt.Fprintf(&b, ", %d retries", c.Retries)
+			fmt.Fprintf(&b, ", retry %d", c.Retries)
 		}
-		if c.Cached {
+		switch {
+		case c.Cached:
 			b.WriteString(", cached")
+		case !c.Sent:
+			b.WriteString(", not sent")
 		}
-		fmt.Fprintf(&b, ", %s, %d input + %d output tokens, $%.4f ===\n", latency(c.LatencyMS), c.InputTokens, c.OutputTokens, c.CostUSD)
-		for _, m := range c.Prompt {
+		fmt.Fprintf(&b, ", %s, %d input + %d output tokens, %s ===\n", latency(c.LatencyMS), c.InputTokens, c.OutputTokens, costText(c.CostUSD))
+		// What was sent, as sent; the agent's prompt when nothing was.
+		msgs := c.Messages
+		if len(msgs) == 0 {
+			msgs = c.Prompt
+		}
+		for _, m := range msgs {
 			fmt.Fprintf(&b, "--- %s ---\n%s\n", m.Role, strings.TrimRight(m.Content, "\n"))
+		}
+		if len(c.ResponseFormat) > 0 {
+			fmt.Fprintf(&b, "--- response_format ---\n%s\n", c.ResponseFormat)
 		}
 		if c.Error != "" {
 			fmt.Fprintf(&b, "--- error ---\n%s\n", c.Error)
@@ -82,6 +92,15 @@ func WriteStep(w io.Writer, s *Step) error {
 	// Prompts and replies are shown, never acted on by a terminal.
 	_, err := io.WriteString(w, input.ShowText(b.String()))
 	return err
+}
+
+// costText is a cost for people: "$0.0123", or "unpriced" when it is not
+// known.
+func costText(c *float64) string {
+	if c == nil {
+		return "unpriced"
+	}
+	return fmt.Sprintf("$%.4f", *c)
 }
 
 func dash(s string) string {

@@ -504,7 +504,8 @@ func (q *Queue) EnqueueMany(ctx context.Context, reqs []Request) ([]*madspark.Ru
 		if req.Timeout < 0 {
 			return nil, fmt.Errorf("jobs: request %d: timeout must not be negative", i)
 		}
-		rec, err := q.cfg.Engine.NewRecord(engine.RunInfo{Pipeline: req.Pipeline, Mode: q.cfg.Mode, Provider: q.cfg.Provider, Model: q.cfg.Model, Params: p, Tags: req.Tags}, madspark.RunQueued)
+		rec, err := q.cfg.Engine.NewRecord(engine.RunInfo{Pipeline: req.Pipeline, Mode: q.cfg.Mode, Provider: q.cfg.Provider, Model: q.cfg.Model, Params: p, Tags: req.Tags,
+			Subject: q.cfg.Registry.Subject(req.Pipeline, p)}, madspark.RunQueued)
 		if err != nil {
 			return nil, fmt.Errorf("jobs: %w", err)
 		}

@@ -28,6 +28,12 @@ type Error struct {
 	RetryAfter time.Duration
 	// Err is the underlying error, if any.
 	Err error
+	// Invalid reports that the provider answered but with no usable
+	// reply (empty, refused): ErrorType calls it "invalid_reply".
+	Invalid bool
+	// Usage is what the failed request cost when the provider counted
+	// tokens for it (a reply that came back unusable); zero otherwise.
+	Usage Usage
 }
 
 func (e *Error) Error() string {

@@ -9,6 +9,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -135,8 +136,14 @@ type Usage struct {
 	// InputTokens and OutputTokens are as the provider reported them.
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
-	// CostUSD is estimated from the price table; 0 for local and mock models.
-	CostUSD float64 `json:"cost_usd"`
+	// CostUSD is estimated from the price table; 0 for local and mock
+	// models. It is unknown, and null in JSON, when UnpricedCalls is not
+	// zero.
+	CostUSD float64 `json:"cost_usd" jsonschema:"nullable"`
+	// UnpricedCalls counts the calls to a model that has no known price,
+	// served by a server that is not local: what they cost is unknown, so
+	// the total is too (see Priced).
+	UnpricedCalls int `json:"unpriced_calls,omitempty"`
 	// CachedInputTokens and CachedOutputTokens are the tokens that the
 	// replies the cache answered with took when they were made: the real
 	// size of the work, not paid again.
@@ -153,17 +160,94 @@ func (u *Usage) Add(o Usage) {
 	u.CostUSD += o.CostUSD
 	u.CachedInputTokens += o.CachedInputTokens
 	u.CachedOutputTokens += o.CachedOutputTokens
+	u.UnpricedCalls += o.UnpricedCalls
+}
+
+// Priced reports whether CostUSD is the whole cost: no call was to a model
+// without a known price.
+func (u Usage) Priced() bool { return u.UnpricedCalls == 0 }
+
+// Cost is CostUSD for people: "$0.0123", or "unpriced" when it is not
+// known (see Priced).
+func (u Usage) Cost() string {
+	if !u.Priced() {
+		return "unpriced"
+	}
+	return fmt.Sprintf("$%.4f", u.CostUSD)
+}
+
+// usageFields is Usage without its methods, for its JSON encoding.
+type usageFields Usage
+
+// MarshalJSON encodes u with "priced" (Priced) beside its fields, and
+// cost_usd null when it is not known.
+func (u Usage) MarshalJSON() ([]byte, error) {
+	out := struct {
+		usageFields
+		CostUSD *float64 `json:"cost_usd"`
+		Priced  bool     `json:"priced"`
+	}{usageFields: usageFields(u), Priced: u.Priced()}
+	if out.Priced {
+		out.CostUSD = &u.CostUSD
+	}
+	return json.Marshal(out)
+}
+
+// MarshalUsageWith encodes u as MarshalJSON does, with the fields of extra
+// (a struct) added to its object: the encoding of a type that embeds Usage
+// beside fields of its own, since Usage's MarshalJSON would otherwise
+// encode it alone.
+func MarshalUsageWith(u Usage, extra any) ([]byte, error) {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return nil, err
+	}
+	e, err := json.Marshal(extra)
+	if err != nil {
+		return nil, err
+	}
+	if len(e) <= 2 { // {}
+		return b, nil
+	}
+	return append(append(b[:len(b)-1], ','), e[1:]...), nil
+}
+
+// UnmarshalUsageWith decodes what MarshalUsageWith encodes into u and
+// extra (a pointer to a struct).
+func UnmarshalUsageWith(b []byte, u *Usage, extra any) error {
+	if err := json.Unmarshal(b, extra); err != nil {
+		return err
+	}
+	return json.Unmarshal(b, u)
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes; a null cost_usd is 0.
+func (u *Usage) UnmarshalJSON(b []byte) error {
+	var in struct {
+		usageFields
+		CostUSD *float64 `json:"cost_usd"`
+		Priced  *bool    `json:"priced"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*u = Usage(in.usageFields)
+	if in.CostUSD != nil {
+		u.CostUSD = *in.CostUSD
+	}
+	return nil
 }
 
 // String summarises u on one line: "6 LLM calls, 0 cached; 1200 input +
-// 800 output tokens; $0.0000".
+// 800 output tokens; $0.0000" ("unpriced" in place of the cost when it is
+// not known).
 func (u Usage) String() string {
 	calls := "LLM calls"
 	if u.LLMCalls == 1 {
 		calls = "LLM call"
 	}
-	return fmt.Sprintf("%d %s, %d cached; %d input + %d output tokens; $%.4f",
-		u.LLMCalls, calls, u.CachedCalls, u.InputTokens, u.OutputTokens, u.CostUSD)
+	return fmt.Sprintf("%d %s, %d cached; %d input + %d output tokens; %s",
+		u.LLMCalls, calls, u.CachedCalls, u.InputTokens, u.OutputTokens, u.Cost())
 }
 
 // Client is a language model, or a decorator around one.

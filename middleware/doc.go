@@ -8,11 +8,11 @@
 //
 //	client := llm.Chain(provider,
 //		middleware.Cache(middleware.CacheConfig{Provider: name, DefaultModel: model, Store: store}),
-//		middleware.Meter(prices),
 //		middleware.Limit(middleware.LimitConfig{DefaultProvider: name}),
 //		middleware.Retry(middleware.RetryConfig{}),
 //		middleware.Breaker(middleware.BreakerConfig{}),
 //		middleware.Timeout(30*time.Second),
+//		middleware.Meter(prices),
 //	)
 //
 // The order matters:
@@ -21,11 +21,7 @@
 //     costs nothing, is never retried, is answered even while the circuit is
 //     open and is not subject to a timeout. Only the final, successful reply
 //     of a miss reaches it and is stored.
-//   - Meter sits outside Retry so that it prices the one reply the caller
-//     receives, once, whatever number of attempts it took (failed attempts
-//     return no usage). Cache hits never reach it; Cache reports them at zero
-//     cost itself.
-//   - Limit sits inside Cache and Meter, so that hits take no slot, and
+//   - Limit sits inside Cache, so that hits take no slot, and
 //     outside Retry, so that a call keeps its slot between attempts (the
 //     provider never sees more than the limit) and a call refused as busy
 //     is not retried.
@@ -36,10 +32,15 @@
 //   - Breaker sits outside Timeout so that a call that timed out counts as a
 //     provider failure, while a caller's own cancellation, visible on the
 //     breaker's context, does not.
-//   - Timeout is innermost, next to the provider, so that its deadline bounds
-//     each attempt separately rather than the whole sequence of retries, and
-//     so that a timed-out attempt becomes a retryable *llm.Error that Retry
+//   - Timeout sits next to the provider, so that its deadline bounds each
+//     attempt separately rather than the whole sequence of retries, and so
+//     that a timed-out attempt becomes a retryable *llm.Error that Retry
 //     and Breaker understand.
+//   - Meter is innermost, so that it sees every request sent to the
+//     provider, each attempt of a retried call with what it was sent and
+//     what it cost (a failed one too), and tells them to the caller's
+//     observers (llm.WithAttemptObserver) and the process's metrics. Cache
+//     hits never reach it; Cache reports them at zero cost itself.
 //
 // None of the decorators keeps global state. Clocks, sleepers and loggers are
 // injected through their configuration; zero values select real time and a

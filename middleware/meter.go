@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/madspark/madspark/llm"
 )
@@ -34,7 +36,8 @@ func (p Price) Cost(inputTokens, outputTokens int) float64 {
 // lower case.
 type PriceTable map[string]Price
 
-// freeProviders are the providers whose models cost nothing: local or fake.
+// freeProviders are the providers that serve models locally by default:
+// their models cost nothing unless the price table says otherwise.
 var freeProviders = map[string]bool{"mock": true, "ollama": true}
 
 // DefaultPrices returns a new table of the list prices of common models.
@@ -72,16 +75,28 @@ func DefaultPrices() PriceTable {
 	}
 }
 
-// LoadPrices reads a price table from the JSON file at path and returns it
-// merged over DefaultPrices: an entry in the file replaces the default for
-// the same model. The file is one object mapping model names to prices:
+// LoadPrices reads a price table from the JSON file at path (ReadPrices)
+// and returns it merged over DefaultPrices: an entry in the file replaces
+// the default for the same model.
+func LoadPrices(path string) (PriceTable, error) {
+	file, err := ReadPrices(path)
+	if err != nil {
+		return nil, err
+	}
+	t := DefaultPrices()
+	maps.Copy(t, file)
+	return t, nil
+}
+
+// ReadPrices reads the price table of the JSON file at path. The file is
+// one object mapping model names to prices:
 //
 //	{"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6},
 //	 "openai/ft:gpt-4o-mini:acme": {"input_per_mtok": 0.3, "output_per_mtok": 1.2}}
 //
 // Model names are matched case-insensitively. Unknown fields, negative
 // prices, empty names and trailing data are errors.
-func LoadPrices(path string) (PriceTable, error) {
+func ReadPrices(path string) (PriceTable, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load prices: %w", err)
@@ -98,7 +113,7 @@ func LoadPrices(path string) (PriceTable, error) {
 	if file == nil {
 		return nil, fmt.Errorf("load prices %s: want a JSON object, got null", path)
 	}
-	t := DefaultPrices()
+	t := PriceTable{}
 	for model, p := range file {
 		switch {
 		case strings.TrimSpace(model) == "":
@@ -152,41 +167,127 @@ func (t PriceTable) Lookup(provider, model string) (Price, bool) {
 	return Price{}, false
 }
 
-// Meter returns a Middleware that fills in Usage.CostUSD of every successful
-// reply from prices, using the reply's Provider, Model, InputTokens and
-// OutputTokens (see PriceTable.Lookup). Cached replies and replies from the
-// "mock" and "ollama" providers cost 0. A reply from a model the table does
-// not know keeps the cost the provider reported, normally 0, and the first
-// such reply for each provider and model is logged at debug level.
+// Meter returns a Middleware that meters each request sent to the
+// provider: it sits innermost, next to the provider, so that it sees every
+// attempt of a retried call. For each request it
+//
+//   - tells the context's attempt observers (llm.WithAttemptObserver) that
+//     a request is about to be sent (Sending) and then what it was and how
+//     it went (Attempted): the messages as the provider sent them
+//     (llm.SendingWire; the request's own when the provider reports none),
+//     the reply or the error, the tokens and their price, the duration;
+//   - prices the tokens: Usage.CostUSD from the reply's Provider, Model,
+//     InputTokens and OutputTokens (see PriceTable.Lookup). On a server
+//     that is not local, a model prices lacks is unpriced
+//     (Usage.UnpricedCalls), never a silent 0, and the first such reply
+//     for each provider and model is logged at debug level. On a local
+//     server (MeterLocal; by default the "mock" and "ollama" providers),
+//     such as a proxy to a paid API, the prices of MeterLocalPrices apply
+//     (the user's own, MADSPARK_PRICES), and any other model costs 0: a
+//     list price is for its vendor's API, not for a local model that
+//     goes by the same name. Mock replies cost 0.
+//
+// A failure before anything was sent (the provider reported no wire, and
+// no HTTP status shows that a server answered) is passed on untold. A failed attempt's usage is the
+// tokens its *llm.Error reports, usually none.
 //
 // Meter does not modify the wrapped Client's Response; it returns a copy.
 func Meter(prices PriceTable, opts ...MeterOption) llm.Middleware {
-	var o meterOptions
+	o := meterOptions{local: func(p string) bool { return freeProviders[strings.ToLower(p)] }}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	log := logger(o.logger)
 	return func(next llm.Client) llm.Client {
-		var unknown sync.Map // "provider/model" → struct{}: logged once
-		return llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-			resp, err := next.Generate(ctx, req)
-			if err != nil {
-				return nil, err
+		m := &meter{prices: prices, opts: o, log: log, next: next}
+		return m
+	}
+}
+
+type meter struct {
+	prices  PriceTable
+	opts    meterOptions
+	log     *slog.Logger
+	next    llm.Client
+	unknown sync.Map // "provider/model" → struct{}: logged once
+}
+
+func (m *meter) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	ctx = llm.WithWireSlot(ctx)
+	llm.ObserveSending(ctx)
+	start := time.Now()
+	resp, err := m.next.Generate(ctx, req)
+	d := time.Since(start)
+	if err == nil && resp.Cached {
+		out := *resp
+		out.Usage.CostUSD = 0
+		return &out, nil
+	}
+	wire, sent := llm.Sent(ctx)
+	if !sent {
+		var e *llm.Error
+		if err != nil && (!errors.As(err, &e) || e.Status == 0) {
+			return nil, err
+		}
+		wire = llm.WireOf(req)
+	}
+	a := &llm.Attempt{Agent: req.Agent, Provider: req.Provider, Model: req.Model, RequestModel: req.Model,
+		Wire: wire, Err: err, Start: start, Duration: d}
+	var out *llm.Response
+	if err == nil {
+		c := *resp
+		out = &c
+		a.Response, a.Usage = out, out.Usage
+		if out.Provider != "" {
+			a.Provider = out.Provider
+		}
+		if out.Model != "" {
+			a.Model = out.Model
+		}
+	} else {
+		var e *llm.Error
+		if errors.As(err, &e) {
+			a.Usage = e.Usage
+			if e.Provider != "" && a.Provider == "" {
+				a.Provider = e.Provider
 			}
-			out := *resp
-			switch {
-			case out.Cached || freeProviders[strings.ToLower(out.Provider)]:
-				out.Usage.CostUSD = 0
-			default:
-				if p, ok := prices.Lookup(out.Provider, out.Model); ok {
-					out.Usage.CostUSD = p.Cost(out.Usage.InputTokens, out.Usage.OutputTokens)
-				} else if _, seen := unknown.LoadOrStore(out.Provider+"/"+out.Model, struct{}{}); !seen {
-					log.Debug("no price for model, cost not counted",
-						"agent", req.Agent, "provider", out.Provider, "model", out.Model)
-				}
-			}
-			return &out, nil
-		})
+		}
+	}
+	a.Usage.LLMCalls, a.Usage.CachedCalls, a.Usage.CachedInputTokens, a.Usage.CachedOutputTokens = 1, 0, 0, 0
+	m.price(req, a)
+	if out != nil {
+		out.Usage = a.Usage
+	}
+	llm.ObserveAttempt(ctx, a)
+	if m.opts.observer != nil {
+		m.opts.observer(ctx, a)
+	}
+	return out, err
+}
+
+// price sets a's cost.
+func (m *meter) price(req *llm.Request, a *llm.Attempt) {
+	u := &a.Usage
+	u.CostUSD, u.UnpricedCalls = 0, 0
+	if strings.EqualFold(a.Provider, "mock") || u.InputTokens+u.OutputTokens == 0 {
+		return
+	}
+	prices := m.prices
+	local := m.opts.local(a.Provider)
+	if local {
+		prices = m.opts.localPrices
+	}
+	if p, ok := prices.Lookup(a.Provider, a.Model); ok {
+		u.CostUSD = p.Cost(u.InputTokens, u.OutputTokens)
+		return
+	}
+	if local {
+		return
+	}
+	u.UnpricedCalls = 1
+	if _, seen := m.unknown.LoadOrStore(a.Provider+"/"+a.Model, struct{}{}); !seen {
+		m.log.Debug("no price for model, its cost is unknown (add it to MADSPARK_PRICES)",
+			"agent", req.Agent, "provider", a.Provider, "model", a.Model)
 	}
 }
 
@@ -194,10 +295,34 @@ func Meter(prices PriceTable, opts ...MeterOption) llm.Middleware {
 type MeterOption func(*meterOptions)
 
 type meterOptions struct {
-	logger *slog.Logger
+	logger      *slog.Logger
+	local       func(provider string) bool
+	localPrices PriceTable
+	observer    func(ctx context.Context, a *llm.Attempt)
 }
 
 // MeterLogger makes Meter log to l. Without it Meter logs nothing.
 func MeterLogger(l *slog.Logger) MeterOption {
 	return func(o *meterOptions) { o.logger = l }
+}
+
+// MeterLocal tells Meter which providers serve models on this machine or
+// network, whose models cost nothing unless the price table says
+// otherwise.
+func MeterLocal(local func(provider string) bool) MeterOption {
+	return func(o *meterOptions) { o.local = local }
+}
+
+// MeterLocalPrices are the prices Meter applies on local servers: the
+// user's own (ReadPrices), for a local proxy to a paid API. Without it,
+// every model of a local server costs 0.
+func MeterLocalPrices(prices PriceTable) MeterOption {
+	return func(o *meterOptions) { o.localPrices = prices }
+}
+
+// MeterObserver makes Meter tell f of every attempt, whatever the
+// context's observers: the process's metrics. f must be safe for
+// concurrent use.
+func MeterObserver(f func(ctx context.Context, a *llm.Attempt)) MeterOption {
+	return func(o *meterOptions) { o.observer = f }
 }

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -147,6 +148,10 @@ func TestLoadPrices(t *testing.T) {
 	if len(pt) != len(DefaultPrices())+1 {
 		t.Errorf("len = %d, want %d", len(pt), len(DefaultPrices())+1)
 	}
+	// ReadPrices gives the file's own, which apply on local servers too.
+	if own, err := ReadPrices(path); err != nil || len(own) != 2 || own["acme/custom-model"].InputPerMTok != 0.5 {
+		t.Errorf("ReadPrices = %v, %v", own, err)
+	}
 }
 
 func TestLoadPricesRejects(t *testing.T) {
@@ -171,5 +176,85 @@ func TestLoadPricesRejects(t *testing.T) {
 	}
 	if _, err := LoadPrices(filepath.Join(t.TempDir(), "missing.json")); err == nil || !strings.Contains(err.Error(), "missing.json") {
 		t.Errorf("missing file: err = %v", err)
+	}
+}
+
+// attemptLog is an llm.AttemptObserver that keeps what it is told.
+type attemptLog struct {
+	sending  int
+	attempts []*llm.Attempt
+}
+
+func (l *attemptLog) Sending(context.Context)                     { l.sending++ }
+func (l *attemptLog) Attempted(_ context.Context, a *llm.Attempt) { l.attempts = append(l.attempts, a) }
+
+func TestMeterPricesByServer(t *testing.T) {
+	local := func(p string) bool { return p == "gateway" }
+	mw := Meter(DefaultPrices(), MeterLocal(local), MeterLocalPrices(PriceTable{"house": {InputPerMTok: 1, OutputPerMTok: 2}}))
+	for _, tc := range []struct {
+		provider, model string
+		cost            float64
+		unpriced        int
+	}{
+		{"openai", "mystery-1", 0, 1}, // no price, not local: unknown
+		{"openai", "gpt-4o-mini", 0.15 + 2*0.60, 0},
+		{"gateway", "house", 1 + 2*2, 0}, // the user's price on a local server
+		{"gateway", "gpt-4o-mini", 0, 0}, // a list price is the vendor's, not a local model's
+		{"gateway", "llama", 0, 0},       // local, no price: free
+		{"mock", "house", 0, 0},
+	} {
+		resp := &llm.Response{Provider: tc.provider, Model: tc.model, Usage: llm.Usage{LLMCalls: 1, InputTokens: 1_000_000, OutputTokens: 2_000_000}}
+		next := llm.ClientFunc(func(context.Context, *llm.Request) (*llm.Response, error) { return resp, nil })
+		got, err := mw(next).Generate(context.Background(), request("p"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(got.Usage.CostUSD, tc.cost) || got.Usage.UnpricedCalls != tc.unpriced {
+			t.Errorf("%s/%s: usage %+v, want $%v, %d unpriced", tc.provider, tc.model, got.Usage, tc.cost, tc.unpriced)
+		}
+	}
+}
+
+func TestMeterReportsEachAttempt(t *testing.T) {
+	var seen []*llm.Attempt
+	mw := Meter(DefaultPrices(), MeterObserver(func(_ context.Context, a *llm.Attempt) { seen = append(seen, a) }))
+	var obs attemptLog
+	ctx := llm.WithAttemptObserver(context.Background(), &obs)
+
+	// A provider that reports what it sent.
+	wire := llm.Wire{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "s + hint"}, {Role: llm.RoleUser, Content: "p"}}, ResponseFormat: []byte(`{"type":"json_schema"}`)}
+	sent := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		llm.SendingWire(ctx, wire)
+		return &llm.Response{Text: "ok", Provider: "openai", Model: "gpt-4o-mini", Usage: llm.Usage{LLMCalls: 1, InputTokens: 10, OutputTokens: 5}}, nil
+	})
+	if _, err := mw(sent).Generate(ctx, request("p")); err != nil {
+		t.Fatal(err)
+	}
+	// An answer with an error status, a failure before sending, a reply
+	// the provider counted tokens for but could not use.
+	status := llm.ClientFunc(func(context.Context, *llm.Request) (*llm.Response, error) { return nil, status(503) })
+	unsent := llm.ClientFunc(func(context.Context, *llm.Request) (*llm.Response, error) { return nil, errors.New("no route") })
+	invalid := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		llm.SendingWire(ctx, llm.WireOf(req))
+		return nil, &llm.Error{Provider: "openai", Message: "empty reply", Invalid: true, Usage: llm.Usage{InputTokens: 7, OutputTokens: 1}}
+	})
+	for _, c := range []llm.Client{status, unsent, invalid} {
+		if _, err := mw(c).Generate(ctx, request("p")); err == nil {
+			t.Fatal("a failure succeeded")
+		}
+	}
+	if obs.sending != 4 || len(obs.attempts) != 3 || len(seen) != 3 {
+		t.Fatalf("told %d sendings, %d attempts (%d to the process's observer); want 4, 3", obs.sending, len(obs.attempts), len(seen))
+	}
+	ok, failed, paid := obs.attempts[0], obs.attempts[1], obs.attempts[2]
+	if string(ok.Wire.ResponseFormat) != `{"type":"json_schema"}` || ok.Wire.Messages[0].Content != "s + hint" || ok.Response.Text != "ok" ||
+		ok.Usage.LLMCalls != 1 || !near(ok.Usage.CostUSD, (10*0.15+5*0.60)/1e6) || ok.Duration <= 0 || ok.Start.IsZero() {
+		t.Errorf("attempt = %+v", ok)
+	}
+	if failed.Err == nil || failed.Usage.LLMCalls != 1 || failed.Usage.InputTokens != 0 || len(failed.Wire.Messages) != 2 || failed.Wire.Messages[1].Content != "p" {
+		t.Errorf("failed attempt = %+v", failed)
+	}
+	if paid.Usage.InputTokens != 7 || paid.Usage.OutputTokens != 1 || paid.Usage.LLMCalls != 1 || llm.ErrorType(paid.Err) != llm.ErrorInvalidReply {
+		t.Errorf("unusable reply's attempt = %+v", paid)
 	}
 }

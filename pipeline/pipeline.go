@@ -242,6 +242,17 @@ func (r *Registry) Get(name string) (Definition, error) {
 	return e.def, nil
 }
 
+// Subject is what a run of the pipeline called name with p is about, in one
+// line (its Definition.Topic), for the run's record; "" when the pipeline
+// is unknown or does not say.
+func (r *Registry) Subject(name string, p Params) string {
+	d, err := r.Get(name)
+	if err != nil || d.Topic == nil {
+		return ""
+	}
+	return d.Topic(p)
+}
+
 // List returns the registered pipelines, sorted by name.
 func (r *Registry) List() []Definition {
 	r.mu.RLock()

@@ -297,6 +297,20 @@ func MaskPassword(v string) string {
 	return v
 }
 
+// Local reports whether the provider called name (as Response.Provider
+// names it) serves its models on this machine or a private network with
+// these settings: the mock, Ollama, and an OpenAI-compatible server at a
+// local or private address.
+func (s Settings) Local(name string) bool {
+	switch name {
+	case mock.Name, "ollama":
+		return true
+	case "openai":
+		return isLocalURL(s.OpenAIBaseURL)
+	}
+	return false
+}
+
 // isLocalURL reports whether a base URL points at this machine or a private
 // network, where a model costs nothing per token.
 func isLocalURL(raw string) bool {

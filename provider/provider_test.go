@@ -109,3 +109,20 @@ func TestRouter(t *testing.T) {
 		t.Fatalf("mock mode should open the mock for any name: %v", err)
 	}
 }
+
+func TestLocal(t *testing.T) {
+	local := Settings{OpenAIBaseURL: "http://10.0.0.7:4000/v1"}
+	remote := Settings{OpenAIBaseURL: "https://gateway.example.com/v1"}
+	for _, tc := range []struct {
+		s    Settings
+		name string
+		want bool
+	}{
+		{local, "openai", true}, {remote, "openai", false}, {Settings{}, "openai", false},
+		{remote, "ollama", true}, {remote, "mock", true}, {local, "gemini", false}, {local, "anthropic", false},
+	} {
+		if got := tc.s.Local(tc.name); got != tc.want {
+			t.Errorf("%s at %q: Local = %v, want %v", tc.name, tc.s.OpenAIBaseURL, got, tc.want)
+		}
+	}
+}

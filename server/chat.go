@@ -131,10 +131,12 @@ type (
 	}
 	// extension is madspark's own addition to a completion.
 	extension struct {
-		RunID       string  `json:"run_id,omitempty"`
-		LLMCalls    int     `json:"llm_calls"`
-		CachedCalls int     `json:"cached_calls"`
-		CostUSD     float64 `json:"cost_usd"`
+		RunID       string `json:"run_id,omitempty"`
+		LLMCalls    int    `json:"llm_calls"`
+		CachedCalls int    `json:"cached_calls"`
+		// CostUSD is null when a model has no known price (Priced false).
+		CostUSD *float64 `json:"cost_usd"`
+		Priced  bool     `json:"priced"`
 	}
 	errorBody struct {
 		Error wireError `json:"error"`
@@ -438,7 +440,11 @@ func usageOf(u llm.Usage) *wireUsage {
 }
 
 func extensionOf(c *Completion) *extension {
-	return &extension{RunID: c.RunID, LLMCalls: c.Usage.LLMCalls, CachedCalls: c.Usage.CachedCalls, CostUSD: c.Usage.CostUSD}
+	x := &extension{RunID: c.RunID, LLMCalls: c.Usage.LLMCalls, CachedCalls: c.Usage.CachedCalls, Priced: c.Usage.Priced()}
+	if x.Priced {
+		x.CostUSD = &c.Usage.CostUSD
+	}
+	return x
 }
 
 func randomID() string {

@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	colmetric "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
@@ -35,38 +37,52 @@ import (
 	"github.com/madspark/madspark/telemetry"
 )
 
-// receiver is an in-process OTLP/HTTP trace receiver: it decodes each
-// ExportTraceServiceRequest (protobuf) and keeps its spans.
+// receiver is an in-process OTLP/HTTP trace and metric receiver: it
+// decodes each ExportTraceServiceRequest and ExportMetricsServiceRequest
+// (protobuf) and keeps their spans and metrics.
 type receiver struct {
 	mu      sync.Mutex
 	spans   []*tracepb.Span
+	metrics []*metricpb.Metric
 	headers []http.Header
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+	body, err := io.ReadAll(r.Body)
+	if err != nil || r.Header.Get("Content-Type") != "application/x-protobuf" {
 		http.Error(w, "unexpected request", http.StatusBadRequest)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	var traces coltrace.ExportTraceServiceRequest
+	var metrics colmetric.ExportMetricsServiceRequest
+	var req, resp proto.Message
+	switch r.URL.Path {
+	case "/v1/traces":
+		req, resp = &traces, &coltrace.ExportTraceServiceResponse{}
+	case "/v1/metrics":
+		req, resp = &metrics, &colmetric.ExportMetricsServiceResponse{}
+	default:
+		http.Error(w, "unexpected path", http.StatusBadRequest)
 		return
 	}
-	var req coltrace.ExportTraceServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
+	if err := proto.Unmarshal(body, req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	rc.mu.Lock()
 	rc.headers = append(rc.headers, r.Header.Clone())
-	for _, rs := range req.ResourceSpans {
+	for _, rs := range traces.ResourceSpans {
 		for _, ss := range rs.ScopeSpans {
 			rc.spans = append(rc.spans, ss.Spans...)
 		}
 	}
+	for _, rm := range metrics.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			rc.metrics = append(rc.metrics, sm.Metrics...)
+		}
+	}
 	rc.mu.Unlock()
-	b, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
+	b, _ := proto.Marshal(resp)
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(b)
 }
@@ -101,9 +117,11 @@ func TestDisabledWithoutEndpoint(t *testing.T) {
 // TestRunTrace starts a spark run over the REST API, traced and exported
 // to an in-process OTLP receiver: the run, worked by the queue's worker,
 // is one trace with the HTTP request that queued it; each step's span is
-// a child of the run's, each LLM call's span a child of its step's, with
-// the GenAI attributes; the prompt is there only when content capture is
-// on. The exporter's headers come from OTEL_EXPORTER_OTLP_HEADERS.
+// an invoke_agent span, a child of the run's, each LLM call's span a child
+// of its agent's, with the GenAI attributes; the prompt is there only when
+// content capture is on. The exporter's headers come from
+// OTEL_EXPORTER_OTLP_HEADERS. The GenAI client metrics go to the same
+// receiver and count the run's tokens and calls.
 func TestRunTrace(t *testing.T) {
 	rc := &receiver{}
 	collector := httptest.NewServer(rc)
@@ -125,6 +143,10 @@ func TestRunTrace(t *testing.T) {
 	if tr.Tracer() == nil || !tr.CaptureContent() {
 		t.Fatal("tracing is off with an endpoint")
 	}
+	metrics, err := telemetry.SetupMetrics(ctx, func(k string) string { return env[k] })
+	if err != nil || !telemetry.MetricsEnabled(func(k string) string { return env[k] }) {
+		t.Fatal("metrics are off with an endpoint", err)
+	}
 
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"))
 	if err != nil {
@@ -133,7 +155,7 @@ func TestRunTrace(t *testing.T) {
 	defer db.Close()
 	hub := events.New(db, events.Options{PollInterval: 20 * time.Millisecond})
 	defer hub.Close()
-	client := llm.Chain(mock.New(spark.MockResponders()), middleware.Meter(middleware.DefaultPrices()))
+	client := llm.Chain(mock.New(spark.MockResponders()), middleware.Meter(middleware.DefaultPrices(), middleware.MeterObserver(metrics.Record)))
 	eng := &engine.Engine{Store: db, Client: client, Events: hub, Tracer: tr.Tracer(), CaptureContent: tr.CaptureContent()}
 	reg := pipeline.NewRegistry()
 	def, err := spark.Definition()
@@ -184,6 +206,7 @@ func TestRunTrace(t *testing.T) {
 		t.Fatalf("start: %d %v", res.StatusCode, err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
+	var usage llm.Usage
 	for {
 		r, err := db.Run(ctx, started.RunID)
 		if err != nil {
@@ -193,6 +216,7 @@ func TestRunTrace(t *testing.T) {
 			if r.Status != madspark.RunSucceeded {
 				t.Fatalf("run %s: %s", r.Status, r.Error)
 			}
+			usage = r.Usage
 			break
 		}
 		if time.Now().After(deadline) {
@@ -201,6 +225,9 @@ func TestRunTrace(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if err := tr.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := metrics.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -219,7 +246,7 @@ func TestRunTrace(t *testing.T) {
 			post = s
 		case s.Name == "run spark":
 			run = s
-		case strings.HasPrefix(s.Name, "step "):
+		case strings.HasPrefix(s.Name, "invoke_agent "):
 			steps = append(steps, s)
 		case strings.HasPrefix(s.Name, "chat "):
 			calls = append(calls, s)
@@ -246,7 +273,8 @@ func TestRunTrace(t *testing.T) {
 	}
 	for _, c := range calls {
 		parent := byID[hex.EncodeToString(c.ParentSpanId)]
-		if parent == nil || !strings.HasPrefix(parent.Name, "step ") || !bytes.Equal(c.TraceId, run.TraceId) {
+		if parent == nil || !strings.HasPrefix(parent.Name, "invoke_agent ") || !bytes.Equal(c.TraceId, run.TraceId) ||
+			attr(parent, "gen_ai.agent.name").GetStringValue() != attr(c, "gen_ai.agent.name").GetStringValue() {
 			t.Errorf("call span %s has no step parent in the run's trace", c.Name)
 			continue
 		}
@@ -281,5 +309,28 @@ func TestRunTrace(t *testing.T) {
 	}
 	if len(traces) != 1 {
 		t.Errorf("the run's spans are in %d traces", len(traces))
+	}
+
+	// The metrics count the run's tokens and calls.
+	tokens := map[string]int64{}
+	var durations uint64
+	for _, m := range rc.metrics {
+		switch m.Name {
+		case "gen_ai.client.token.usage":
+			for _, dp := range m.GetHistogram().GetDataPoints() {
+				for _, kv := range dp.Attributes {
+					if kv.Key == "gen_ai.token.type" {
+						tokens[kv.Value.GetStringValue()] += int64(dp.GetSum())
+					}
+				}
+			}
+		case "gen_ai.client.operation.duration":
+			for _, dp := range m.GetHistogram().GetDataPoints() {
+				durations += dp.Count
+			}
+		}
+	}
+	if tokens["input"] != int64(usage.InputTokens) || tokens["output"] != int64(usage.OutputTokens) || durations != uint64(usage.LLMCalls) {
+		t.Errorf("exported metrics: tokens %v, %d durations; the run: %+v", tokens, durations, usage)
 	}
 }

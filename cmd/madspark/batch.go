@@ -124,7 +124,7 @@ func (c *cli) batchStatusCmd() *cobra.Command {
 			}
 			n := batch.CountsOf(b.Batch)
 			failed := n.Failed + n.Rejected
-			fmt.Fprintf(c.stderr, "madspark: batch %s (%s, %s): %d items, %d finished, %d failed\n", b.ID, b.Pipeline, b.Source, n.Total, n.Finished(), failed)
+			fmt.Fprintf(c.stderr, "madspark: batch %s (%s, %s): %d items, %d finished, %d failed, %d cancelled\n", b.ID, b.Pipeline, b.Source, n.Total, n.Finished(), failed, n.Cancelled)
 			if waitErr == nil && failed > 0 {
 				// As with --output: exit 1 when any item failed.
 				return fmt.Errorf("batch %s: %d of %d items failed", b.ID, failed, n.Total)
@@ -169,7 +169,7 @@ func (c *cli) finishBatch(ctx context.Context, b *app.Batch, output, exportDir s
 	if err := c.writeOut(data, output); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stderr, "madspark: batch %s: %d succeeded, %d failed, %d unfinished; results in %s\n", b.ID, res.Succeeded, res.Failed, res.Pending, cmp.Or(output, "standard output"))
+	fmt.Fprintf(c.stderr, "madspark: batch %s: %d succeeded, %d failed, %d cancelled, %d unfinished; results in %s\n", b.ID, res.Succeeded, res.Failed, res.Cancelled, res.Pending, cmp.Or(output, "standard output"))
 	if exportDir != "" {
 		fmt.Fprintf(c.stderr, "madspark: exports in %s\n", exportDir)
 	}

@@ -303,10 +303,10 @@ func TestRunsCancelAndWatch(t *testing.T) {
 	if r := invoke(t, env, "runs", "cancel", id); r.code != 0 || !strings.Contains(r.stderr, "cancelled") {
 		t.Fatalf("cancel: %+v", r)
 	}
-	// The batch sees it and ends, failed.
+	// The batch sees it and ends, cancelled (not failed), exit 1.
 	select {
 	case r := <-done:
-		if r.code != 1 || !strings.Contains(r.stderr, "1 of 1 items failed") {
+		if r.code != 1 || !strings.Contains(r.stderr, "1 of 1 items cancelled") {
 			t.Fatalf("batch after cancel: %+v", r)
 		}
 	case <-time.After(10 * time.Second):

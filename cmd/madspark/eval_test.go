@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/pipeline/spark/sparktest"
 	"github.com/madspark/madspark/provider/openai/openaitest"
 	"github.com/madspark/madspark/store/sqlite"
 )
@@ -188,16 +189,8 @@ func TestEvalBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 }
 
 // evalReply answers spark as liveReply does, the baseline with a text and
-// the judge with a verdict for the pipeline.
-func evalReply(req *openaitest.ChatRequest) openaitest.Reply {
-	switch {
-	case req.ResponseFormat != nil && req.ResponseFormat.JSONSchema != nil && req.ResponseFormat.JSONSchema.Name == "eval_verdict":
-		return openaitest.Reply{Content: `{"winner": "tie", "reasons": "Both are fine."}`, PromptTokens: 100, CompletionTokens: 10}
-	case req.ResponseFormat == nil:
-		return openaitest.Reply{Content: "One answer to " + req.Prompt(), PromptTokens: 20, CompletionTokens: 20}
-	}
-	return liveReply(req)
-}
+// the judge with a verdict for the pipeline (sparktest.EvalReply).
+func evalReply(req *openaitest.ChatRequest) openaitest.Reply { return sparktest.EvalReply(req) }
 
 func TestEvalKillNineThenResume(t *testing.T) {
 	srv := openaitest.NewServer(t, evalReply)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/madspark/madspark/pipeline/spark/sparktest"
 	"github.com/madspark/madspark/provider/openai/openaitest"
 )
 
@@ -286,68 +286,9 @@ func TestBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 	}
 }
 
-var (
-	numIdeas = regexp.MustCompile(`Generate (\d+) innovative ideas`)
-	itemLine = regexp.MustCompile(`(?m)^\[(\d+)\] `)
-)
-
 // liveReply answers spark's agents the way a model would, from what the
-// wire request says: the json_schema name and the numbered items in the
-// prompt. The evaluations come back in a markdown fence, as some models send
-// them.
-func liveReply(req *openaitest.ChatRequest) openaitest.Reply {
-	if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
-		return openaitest.Reply{Content: "no schema was sent"}
-	}
-	n := len(itemLine.FindAllString(req.Prompt(), -1))
-	items := func(f func(i int) map[string]any) []map[string]any {
-		out := make([]map[string]any, n)
-		for i := range out {
-			out[i] = f(i)
-			out[i]["index"] = i
-		}
-		return out
-	}
-	list := []string{"a point"}
-	var v any
-	fence := false
-	switch req.ResponseFormat.JSONSchema.Name {
-	case "spark_ideas":
-		m := numIdeas.FindStringSubmatch(req.Prompt())
-		var k int
-		fmt.Sscan(m[1], &k)
-		ideas := make([]map[string]any, k)
-		for i := range ideas {
-			ideas[i] = map[string]any{"title": fmt.Sprintf("Live idea %d", i), "description": fmt.Sprintf("A distinct approach number %d with its own mechanism %c.", i, 'A'+i)}
-		}
-		v = map[string]any{"ideas": ideas}
-	case "spark_evaluations":
-		fence = true
-		v = map[string]any{"evaluations": items(func(i int) map[string]any {
-			return map[string]any{"score": 4 + float64(i%5), "critique": "Solid.", "strengths": list, "weaknesses": list, "suggestions": list}
-		})}
-	case "spark_advocacy":
-		v = map[string]any{"advocacies": items(func(int) map[string]any {
-			return map[string]any{"strengths": list, "opportunities": list, "addressing_concerns": list}
-		})}
-	case "spark_skepticism":
-		v = map[string]any{"skepticisms": items(func(int) map[string]any {
-			return map[string]any{"critical_flaws": list, "risks_and_challenges": list, "questionable_assumptions": list, "missing_considerations": list}
-		})}
-	case "spark_improvements":
-		v = map[string]any{"improvements": items(func(i int) map[string]any {
-			return map[string]any{"title": fmt.Sprintf("Better idea %d", i), "description": "Improved.", "key_improvements": list}
-		})}
-	default:
-		return openaitest.Reply{Content: "unexpected schema " + req.ResponseFormat.JSONSchema.Name}
-	}
-	b, _ := json.Marshal(v)
-	text := string(b)
-	if fence {
-		text = "```json\n" + text + "\n```"
-	}
-	return openaitest.Reply{Content: text, PromptTokens: 100, CompletionTokens: 50}
-}
+// wire request says (sparktest.Reply).
+func liveReply(req *openaitest.ChatRequest) openaitest.Reply { return sparktest.Reply(req) }
 
 func TestLiveOpenAICompatible(t *testing.T) {
 	srv := openaitest.NewServer(t, liveReply)

@@ -48,6 +48,29 @@ type AgentStats struct {
 	Errors     int   `json:"errors"`
 }
 
+// agentExtra are AgentStats's own fields.
+type agentExtra struct {
+	Calls      int   `json:"calls"`
+	DurationMS int64 `json:"duration_ms"`
+	Searches   int   `json:"searches"`
+	Errors     int   `json:"errors"`
+}
+
+// MarshalJSON encodes s as one object: its usage and its own fields.
+func (s AgentStats) MarshalJSON() ([]byte, error) {
+	return llm.MarshalUsageWith(s.Usage, agentExtra{s.Calls, s.DurationMS, s.Searches, s.Errors})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes.
+func (s *AgentStats) UnmarshalJSON(b []byte) error {
+	var e agentExtra
+	if err := llm.UnmarshalUsageWith(b, &s.Usage, &e); err != nil {
+		return err
+	}
+	s.Calls, s.DurationMS, s.Searches, s.Errors = e.Calls, e.DurationMS, e.Searches, e.Errors
+	return nil
+}
+
 func (s *AgentStats) add(o *AgentStats) {
 	s.Calls += o.Calls
 	s.Usage.Add(o.Usage)

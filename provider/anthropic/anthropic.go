@@ -88,6 +88,12 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 	if err != nil {
 		return nil, err
 	}
+	w := llm.WireOf(req)
+	if tool != nil {
+		// Structured output is the forced tool: that is what was sent.
+		w.ResponseFormat, _ = json.Marshal(map[string]any{"tools": params.Tools, "tool_choice": params.ToolChoice})
+	}
+	llm.SendingWire(ctx, w)
 	if req.OnDelta != nil || params.MaxTokens > maxNonStreamingTokens {
 		return c.stream(ctx, params, tool, req.OnDelta)
 	}

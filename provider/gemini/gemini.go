@@ -127,6 +127,11 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 	if err != nil {
 		return nil, err
 	}
+	w := llm.WireOf(req)
+	if cfg.ResponseJsonSchema != nil {
+		w.ResponseFormat, _ = json.Marshal(map[string]any{"responseMimeType": cfg.ResponseMIMEType, "responseJsonSchema": cfg.ResponseJsonSchema})
+	}
+	llm.SendingWire(ctx, w)
 	info := &callInfo{}
 	ctx = context.WithValue(ctx, callInfoKey{}, info)
 

@@ -68,6 +68,8 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 	if !ok {
 		return nil, &llm.Error{Provider: Name, Message: fmt.Sprintf("no mock responder for agent %q", req.Agent)}
 	}
+	// The mock "sends" the request as it is.
+	llm.SendingWire(ctx, llm.WireOf(req))
 	v, err := r(req)
 	if err != nil {
 		return nil, &llm.Error{Provider: Name, Message: req.Agent + ": " + err.Error(), Err: err}

@@ -210,6 +210,7 @@ func (c *Client) generate(ctx context.Context, req *llm.Request, mode string) (*
 	if err != nil {
 		return nil, err
 	}
+	llm.SendingWire(ctx, wireOf(&params))
 	// The raw HTTP response, kept even when the SDK fails, for the status
 	// and Retry-After headers of errors whose body the SDK cannot decode.
 	var httpResp *http.Response
@@ -300,6 +301,28 @@ func (c *Client) build(req *llm.Request, mode string) (sdk.ChatCompletionNewPara
 	return p, nil
 }
 
+// wireOf is what p sends, for the caller's record (llm.SendingWire): its
+// messages, the system prompt first, and its response_format.
+func wireOf(p *sdk.ChatCompletionNewParams) llm.Wire {
+	w := llm.Wire{Messages: make([]llm.Message, 0, len(p.Messages))}
+	for _, m := range p.Messages {
+		role, content := "", ""
+		switch {
+		case m.OfSystem != nil:
+			role, content = string(llm.RoleSystem), m.OfSystem.Content.OfString.Value
+		case m.OfUser != nil:
+			role, content = string(llm.RoleUser), m.OfUser.Content.OfString.Value
+		case m.OfAssistant != nil:
+			role, content = string(llm.RoleAssistant), m.OfAssistant.Content.OfString.Value
+		}
+		w.Messages = append(w.Messages, llm.Message{Role: llm.Role(role), Content: content})
+	}
+	if p.ResponseFormat.OfJSONSchema != nil {
+		w.ResponseFormat, _ = json.Marshal(p.ResponseFormat)
+	}
+	return w
+}
+
 // stream runs a streaming call, passing content deltas to onDelta.
 func (c *Client) stream(ctx context.Context, p sdk.ChatCompletionNewParams, onDelta func(string), into option.RequestOption, httpResp **http.Response) (*llm.Response, error) {
 	p.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
@@ -368,11 +391,13 @@ func (c *Client) finish(r *result, p *sdk.ChatCompletionNewParams) (*llm.Respons
 		if fr == "" {
 			fr = "none"
 		}
+		// The server counted the request's tokens all the same.
+		usage := llm.Usage{InputTokens: int(r.usage.PromptTokens), OutputTokens: int(r.usage.CompletionTokens)}
 		switch {
 		case r.refusal != "":
-			return nil, &llm.Error{Provider: c.name, Message: "model refused: " + oneLine(r.refusal)}
+			return nil, &llm.Error{Provider: c.name, Message: "model refused: " + oneLine(r.refusal), Invalid: true, Usage: usage}
 		case p.ResponseFormat.OfJSONSchema != nil:
-			return nil, &llm.Error{Provider: c.name, Message: "empty reply to a structured request: finish reason " + fr}
+			return nil, &llm.Error{Provider: c.name, Message: "empty reply to a structured request: finish reason " + fr, Invalid: true, Usage: usage}
 		}
 	}
 	model := r.model

@@ -98,10 +98,10 @@ func (db *DB) CreateRun(ctx context.Context, run *madspark.Run) error {
 		return fmt.Errorf("postgres: %s %q: %w", op, run.ID, err)
 	}
 	_, err = db.pool.Exec(ctx, `INSERT INTO runs
-    (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+    (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at, subject)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		run.ID, run.Pipeline, string(run.Status), run.Mode, run.Provider, run.Model,
-		params, result, run.Error, run.Usage, string(tags), dbTime(run.CreatedAt), nullTime(run.FinishedAt))
+		params, result, run.Error, run.Usage, string(tags), dbTime(run.CreatedAt), nullTime(run.FinishedAt), run.Subject)
 	if err != nil {
 		return fmt.Errorf("postgres: %s %q: %w", op, run.ID, err)
 	}
@@ -139,7 +139,7 @@ WHERE id = $6`,
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at`
+const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at, subject`
 
 // scanRun reads a row of runColumns.
 func scanRun(row pgx.Row) (*madspark.Run, error) {
@@ -150,7 +150,7 @@ func scanRun(row pgx.Row) (*madspark.Run, error) {
 		created, finished pgtype.Timestamptz
 	)
 	if err := row.Scan(&r.ID, &r.Pipeline, &status, &r.Mode, &r.Provider, &r.Model,
-		&params, &result, &r.Error, &r.Usage, &tags, &created, &finished); err != nil {
+		&params, &result, &r.Error, &r.Usage, &tags, &created, &finished, &r.Subject); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(tags), &r.Tags); err != nil {
@@ -238,8 +238,9 @@ func (db *DB) Runs(ctx context.Context, f madspark.RunFilter) ([]*madspark.Run, 
 
 // SaveStep writes step into the journal of run step.RunID, replacing any
 // earlier entry with the same key. A replaced step keeps its place in the
-// order of Steps. It returns an error wrapping madspark.ErrNotFound if the
-// run does not exist.
+// order of Steps. While the run is queued or running, its usage becomes
+// the sum of its steps' usage, in the same transaction. It returns an
+// error wrapping madspark.ErrNotFound if the run does not exist.
 func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
 	const op = "save step"
 	if step == nil || step.RunID == "" || step.Key == "" {
@@ -296,8 +297,32 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 		if err != nil {
 			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
 		}
+		if err := sumStepUsage(ctx, tx, step.RunID); err != nil {
+			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
+		}
 		return nil
 	})
+}
+
+// sumStepUsage sets the usage of run id, if it is queued or running, to
+// the sum of its steps'.
+func sumStepUsage(ctx context.Context, tx pgx.Tx, id string) error {
+	rows, err := tx.Query(ctx, `SELECT usage FROM steps WHERE run_id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("usage of its steps: %w", err)
+	}
+	usages, err := pgx.CollectRows(rows, pgx.RowTo[llm.Usage])
+	if err != nil {
+		return fmt.Errorf("usage of its steps: %w", err)
+	}
+	var sum llm.Usage
+	for _, u := range usages {
+		sum.Add(u)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE runs SET usage = $2 WHERE id = $1 AND status IN ('queued', 'running')`, id, sum); err != nil {
+		return fmt.Errorf("run usage: %w", err)
+	}
+	return nil
 }
 
 // Steps returns the steps of run runID in the order they were first saved.

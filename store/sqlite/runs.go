@@ -155,10 +155,10 @@ func (db *DB) CreateRun(ctx context.Context, run *madspark.Run) error {
 	}
 	return db.write(ctx, op, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs
-    (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at, subject)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.ID, run.Pipeline, string(run.Status), run.Mode, run.Provider, run.Model,
-			params, result, run.Error, usage, tags, formatTime(run.CreatedAt), nullTime(run.FinishedAt))
+			params, result, run.Error, usage, tags, formatTime(run.CreatedAt), nullTime(run.FinishedAt), run.Subject)
 		if err != nil {
 			return fmt.Errorf("%q: %w", run.ID, err)
 		}
@@ -206,7 +206,7 @@ WHERE id = ?`,
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at`
+const runColumns = `id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at, subject`
 
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface {
@@ -224,7 +224,7 @@ func scanRun(s scanner) (*madspark.Run, error) {
 		errCreated, errFin error
 	)
 	if err := s.Scan(&r.ID, &r.Pipeline, &status, &r.Mode, &r.Provider, &r.Model,
-		&params, &result, &r.Error, &usage, &tags, &created, &finished); err != nil {
+		&params, &result, &r.Error, &usage, &tags, &created, &finished, &r.Subject); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(tags), &r.Tags); err != nil {
@@ -318,8 +318,9 @@ func (db *DB) Runs(ctx context.Context, f madspark.RunFilter) ([]*madspark.Run, 
 
 // SaveStep writes step into the journal of run step.RunID, replacing any
 // earlier entry with the same key. A replaced step keeps its place in the
-// order of Steps. It returns an error wrapping madspark.ErrNotFound if the
-// run does not exist.
+// order of Steps. While the run is queued or running, its usage becomes
+// the sum of its steps' usage, in the same transaction. It returns an
+// error wrapping madspark.ErrNotFound if the run does not exist.
 func (db *DB) SaveStep(ctx context.Context, step *madspark.Step) error {
 	const op = "save step"
 	if step == nil || step.RunID == "" || step.Key == "" {
@@ -373,8 +374,44 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 		if err != nil {
 			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
 		}
+		if err := sumStepUsage(ctx, tx, step.RunID); err != nil {
+			return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
+		}
 		return nil
 	})
+}
+
+// sumStepUsage sets the usage of run id, if it is queued or running, to
+// the sum of its steps'.
+func sumStepUsage(ctx context.Context, tx *sql.Tx, id string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT usage FROM steps WHERE run_id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("usage of its steps: %w", err)
+	}
+	defer rows.Close()
+	var sum llm.Usage
+	for rows.Next() {
+		var text string
+		if err := rows.Scan(&text); err != nil {
+			return fmt.Errorf("usage of its steps: %w", err)
+		}
+		u, err := parseUsage(text)
+		if err != nil {
+			return err
+		}
+		sum.Add(u)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("usage of its steps: %w", err)
+	}
+	usage, err := usageJSON(sum)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET usage = ? WHERE id = ? AND status IN ('queued', 'running')`, usage, id); err != nil {
+		return fmt.Errorf("run usage: %w", err)
+	}
+	return nil
 }
 
 // Steps returns the steps of run runID in the order they were first saved.

@@ -273,7 +273,7 @@ func checkRun(t *testing.T, got, want *madspark.Run) {
 	t.Helper()
 	if got.ID != want.ID || got.Pipeline != want.Pipeline || got.Status != want.Status ||
 		got.Mode != want.Mode || got.Provider != want.Provider || got.Model != want.Model ||
-		got.Error != want.Error {
+		got.Error != want.Error || got.Subject != want.Subject {
 		t.Errorf("run %q:\n got %+v\nwant %+v", want.ID, got, want)
 	}
 	if got.Usage != want.Usage {
@@ -379,6 +379,7 @@ func testCreateRunRoundTrip(t *testing.T, s Store) {
 		Result:     json.RawMessage(`{"ideas":[{"title":"a","score":8.5}]}`),
 		Error:      "partial: one critic timed out",
 		Usage:      llm.Usage{LLMCalls: 3, CachedCalls: 1, InputTokens: 1200, OutputTokens: 345, CostUSD: 0.01234},
+		Subject:    "urban gardens — ünïcode",
 		CreatedAt:  base,
 		FinishedAt: base.Add(90*time.Second + 987654321),
 	}
@@ -772,9 +773,12 @@ func testStepRoundTrip(t *testing.T, s Store) {
 		FinishedAt: base.Add(1500*time.Millisecond + 999),
 		Calls: []madspark.Call{{
 			Agent: "spark.evaluate", Provider: "openai", Model: "gpt-4o-mini",
-			System:      "You score ideas.\n\"quoted\" \u2014 and a NUL \x00 too",
-			Messages:    []llm.Message{{Role: llm.RoleUser, Content: "Score: ünïcode 💡"}},
-			Temperature: 0.7, MaxTokens: 800,
+			System:   "You score ideas.\n\"quoted\" \u2014 and a NUL \x00 too",
+			Messages: []llm.Message{{Role: llm.RoleUser, Content: "Score: ünïcode 💡"}},
+			Sent: []llm.Message{{Role: llm.RoleSystem, Content: "You score ideas.\n\nReply with only a JSON value of this shape: {\"score\": number}"},
+				{Role: llm.RoleUser, Content: "Score: ünïcode 💡"}},
+			ResponseFormat: json.RawMessage(`{"type":"json_schema","json_schema":{"name":"score","schema":{"type":"object"},"strict":false}}`),
+			Temperature:    0.7, MaxTokens: 800,
 			Response: `{"scores":[8.5,7]}`, FinishReason: "stop", Attempt: 1, Retries: 2,
 			Usage:     llm.Usage{LLMCalls: 1, InputTokens: 60, OutputTokens: 30, CostUSD: 0.2},
 			StartedAt: base.Add(time.Millisecond + 7), Latency: 1200*time.Millisecond + 3,
@@ -793,17 +797,41 @@ func testStepRoundTrip(t *testing.T, s Store) {
 	}
 	minimal := &madspark.Step{RunID: "a", Key: "failed", Status: madspark.StepFailed}
 	mustSaveStep(t, s, minimal)
+	// A model without a known price: its cost is unknown.
+	unpriced := &madspark.Step{RunID: "a", Key: "unpriced", Status: madspark.StepRunning,
+		Usage: llm.Usage{LLMCalls: 1, InputTokens: 7, OutputTokens: 3, UnpricedCalls: 1}}
+	mustSaveStep(t, s, unpriced)
 	steps := mustSteps(t, s, "a")
-	if len(steps) != 2 {
-		t.Fatalf("got steps %v, want [evaluate failed]", stepKeys(steps))
+	if len(steps) != 3 {
+		t.Fatalf("got steps %v, want [evaluate failed unpriced]", stepKeys(steps))
 	}
 	checkStep(t, steps[0], &want)
 	checkStep(t, steps[1], minimal)
+	checkStep(t, steps[2], unpriced)
 	if steps[1].Output != nil || !steps[1].StartedAt.IsZero() || !steps[1].FinishedAt.IsZero() {
 		t.Errorf("minimal step = %+v, want no output and zero times", steps[1])
 	}
-	// Saving steps does not change the run.
-	checkRun(t, mustRun(t, s, "a"), newRun("a", "spark", base))
+	// The usage of a running run is that of its steps so far, an unknown
+	// cost included; nothing else of it changes.
+	run := newRun("a", "spark", base)
+	run.Usage = want.Usage
+	run.Usage.Add(unpriced.Usage)
+	run.Usage.CostUSD = 0
+	checkRun(t, mustRun(t, s, "a"), run)
+	if got := mustRun(t, s, "a").Usage; got.Priced() || got.LLMCalls != 3 || got.InputTokens != 107 {
+		t.Errorf("run usage = %+v, want 3 calls, 107 input tokens, unpriced", got)
+	}
+	// A finished run keeps the usage it finished with.
+	done := newRun("b", "spark", base)
+	mustCreate(t, s, done)
+	done.Status, done.Usage = madspark.RunSucceeded, llm.Usage{LLMCalls: 9}
+	if err := s.FinishRun(ctx(t), done); err != nil {
+		t.Fatal(err)
+	}
+	mustSaveStep(t, s, &madspark.Step{RunID: "b", Key: "late", Status: madspark.StepDone, Usage: llm.Usage{LLMCalls: 1}})
+	if got := mustRun(t, s, "b").Usage; got != done.Usage {
+		t.Errorf("finished run's usage = %+v, want %+v", got, done.Usage)
+	}
 }
 
 func testStepUpsert(t *testing.T, s Store) {

@@ -193,6 +193,34 @@ type Server struct {
 	mu     sync.Mutex
 	faults []Fault
 	reqs   []*ChatRequest
+	served Count
+}
+
+// Count is what a Server served, as a provider counts what it bills: the
+// requests it answered in full (an error status included, a dropped
+// connection or a client that went away not), and the tokens of the
+// replies it sent whole.
+type Count struct {
+	Answered                       int
+	PromptTokens, CompletionTokens int
+}
+
+// Served returns what the server has served so far.
+func (s *Server) Served() Count {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.served
+}
+
+// count adds an answer, with the tokens of reply when it was one.
+func (s *Server) count(reply *Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.served.Answered++
+	if reply != nil {
+		s.served.PromptTokens += reply.PromptTokens
+		s.served.CompletionTokens += reply.CompletionTokens
+	}
 }
 
 // NewServer starts a Server that answers each request with respond(req),
@@ -268,6 +296,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if decodeErr != nil {
 		writeError(w, &Fault{Status: http.StatusBadRequest, Message: "We could not parse the JSON body of your request. (" + decodeErr.Error() + ")"})
+		s.count(nil)
 		return
 	}
 	var reply Reply
@@ -288,6 +317,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if fault.Status != 0 {
 		writeError(w, fault)
+		s.count(nil)
 		return
 	}
 	for k, vs := range fault.Header {
@@ -303,6 +333,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.plain(w, reply, model, id, fault.TruncateStreamAfter > 0)
 	}
+	// A reply cut short panics out of the handler before this.
+	s.count(&reply)
 }
 
 // sleep waits d, or until the client goes away or the server closes; it

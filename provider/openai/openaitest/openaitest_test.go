@@ -71,3 +71,21 @@ func TestSplitWords(t *testing.T) {
 		t.Errorf("splitWords = %q", got)
 	}
 }
+
+func TestServedCountsWhatWasAnswered(t *testing.T) {
+	s := NewServer(t, func(req *ChatRequest) Reply {
+		return Reply{Content: "ok", PromptTokens: 5, CompletionTokens: 2}
+	})
+	s.Inject(Fault{Status: 500}, Fault{TruncateStreamAfter: 1})
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	post(t, s, "/chat/completions", body) // 500
+	if resp, err := s.Client().Post(s.URL+"/chat/completions", "application/json", strings.NewReader(body)); err == nil {
+		_, _ = io.ReadAll(resp.Body) // cut short: not served whole
+		resp.Body.Close()
+	}
+	post(t, s, "/chat/completions", body)
+	post(t, s, "/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}`)
+	if got, want := s.Served(), (Count{Answered: 3, PromptTokens: 10, CompletionTokens: 4}); got != want {
+		t.Errorf("Served = %+v, want %+v", got, want)
+	}
+}

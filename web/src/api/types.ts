@@ -61,7 +61,9 @@ export interface Usage {
   cached_calls?: number
   input_tokens?: number
   output_tokens?: number
-  cost_usd?: number
+  /** Null when a model has no known price (priced false). */
+  cost_usd?: number | null
+  priced?: boolean
 }
 
 export interface RunSummary {
@@ -278,6 +280,8 @@ export interface BatchCounts {
   running: number
   succeeded: number
   failed: number
+  /** Rows whose run was cancelled on request: not failures. */
+  cancelled?: number
   rejected: number
 }
 
@@ -333,25 +337,39 @@ export interface PromptMessage {
   content: string
 }
 
-/** One LLM call of a step (GET /api/runs/{id}/steps). */
+/**
+ * One LLM request of a step (GET /api/runs/{id}/steps): a request sent to
+ * the provider (each attempt of a retried one, the failed ones with their
+ * error), a reply from the cache, or a request that failed before it was
+ * sent.
+ */
 export interface CallView {
   agent: string
   provider: string
   model: string
   /** 1 for a first request, 2 and more for a re-ask of a reply that failed validation. */
   attempt: number
-  /** Resends after transient errors. */
+  /** Sends of this request before this one that failed with a transient error. */
   retries: number
+  /** The request reached the provider and was paid for. */
+  sent?: boolean
   cached: boolean
   input_tokens: number
   output_tokens: number
-  cost_usd: number
+  /** Null when the model has no known price (priced false). */
+  cost_usd: number | null
+  priced?: boolean
   latency_ms: number
   temperature: number
   max_tokens?: number
   finish_reason?: string
   error?: string
+  /** What the agent asked, the system prompt first. */
   prompt: PromptMessage[]
+  /** The messages exactly as the provider sent them; empty when nothing was sent. */
+  messages?: PromptMessage[]
+  /** The structured-output setting sent with them (OpenAI's response_format), if any. */
+  response_format?: unknown
   response: string
   started_at: string
 }
@@ -378,7 +396,8 @@ export interface StepView {
   cached_calls: number
   input_tokens: number
   output_tokens: number
-  cost_usd: number
+  cost_usd: number | null
+  priced?: boolean
   latency_ms: number
   repairs: RepairView[]
   prompt: PromptMessage[]
@@ -395,4 +414,6 @@ export interface RunSteps {
   status: RunStatus
   created_at: string
   steps: StepView[]
+  /** The steps' usage summed: every request sent, once. */
+  usage?: Usage
 }

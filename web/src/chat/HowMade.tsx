@@ -71,7 +71,7 @@ export function HowMade({ runId }: { runId: string }) {
               {plural(tokens, 'token')} ({(u.input_tokens ?? 0).toLocaleString('en')} in, {(u.output_tokens ?? 0).toLocaleString('en')} out)
             </dd>
             <dt>Cost</dt>
-            <dd>{usd(u.cost_usd)}</dd>
+            <dd>{u.priced === false ? 'unpriced' : usd(u.cost_usd)}</dd>
           </dl>
           {res.handoffs && res.handoffs.length > 0 && (
             <>

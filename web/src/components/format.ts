@@ -43,6 +43,15 @@ export function usd(n: number | undefined | null): string {
 }
 
 /**
+ * cost is a cost for people with four decimals, or "unpriced" when it is not
+ * known: a model without a price, on a server that is not local.
+ */
+export function cost(n: number | undefined | null, priced?: boolean): string {
+  if (priced === false || n === null) return 'unpriced'
+  return `$${(n ?? 0).toFixed(4)}`
+}
+
+/**
  * liveStatus is the status a run's header shows: the record's when it is
  * final, else what the live progress says (a queued run whose stages have
  * begun is running; a run whose stream ended is succeeded or failed).

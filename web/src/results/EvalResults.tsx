@@ -1,6 +1,7 @@
 import { Bar, BarChart, CartesianGrid, ErrorBar, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts'
 import { Link } from 'react-router'
 import { RawJSON } from './GenericResult'
+import { cost } from '../components/format'
 
 /** EvalSide is what one side of an eval cost. */
 export interface EvalSide {
@@ -8,7 +9,9 @@ export interface EvalSide {
   cached_calls: number
   input_tokens: number
   output_tokens: number
-  cost_usd: number
+  /** Null when a model has no known price (priced false). */
+  cost_usd: number | null
+  priced?: boolean
   wall_ms: number
 }
 
@@ -118,7 +121,7 @@ export function EvalResults({ result }: { result: EvalReport }) {
               <td>
                 {s.input_tokens} / {s.output_tokens}
               </td>
-              <td>${s.cost_usd.toFixed(4)}</td>
+              <td>{cost(s.cost_usd, s.priced)}</td>
               <td>{(s.wall_ms / 1000).toFixed(1)} s</td>
             </tr>
           ))}

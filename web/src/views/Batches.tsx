@@ -142,6 +142,7 @@ function countsText(b: BatchSummary): string {
   const c = b.counts
   const parts = [`${c.succeeded}/${c.total} succeeded`]
   if (c.failed) parts.push(`${c.failed} failed`)
+  if (c.cancelled) parts.push(`${c.cancelled} cancelled`)
   if (c.rejected) parts.push(`${c.rejected} rejected`)
   if (c.running) parts.push(`${c.running} running`)
   if (c.pending) parts.push(`${c.pending} queued`)
@@ -246,7 +247,7 @@ export function BatchView() {
           </p>
           <progress
             max={Math.max(1, b.counts.total)}
-            value={b.counts.succeeded + b.counts.failed + b.counts.rejected}
+            value={b.counts.succeeded + b.counts.failed + (b.counts.cancelled ?? 0) + b.counts.rejected}
             aria-label="Rows finished"
             className="batch-progress"
           />

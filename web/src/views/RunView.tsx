@@ -161,7 +161,7 @@ export function RunView() {
             <dd>
               {plural(run.usage.llm_calls, 'LLM call')}
               {run.usage.cached_calls ? `, ${run.usage.cached_calls} cached` : ''}
-              {run.usage.cost_usd ? `, ${usd(run.usage.cost_usd)}` : ''}
+              {run.usage.priced === false ? ', unpriced' : run.usage.cost_usd ? `, ${usd(run.usage.cost_usd)}` : ''}
             </dd>
           </>
         )}

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react'
 import { errorMessage } from '../api/client'
 import { useApi } from '../api/context'
 import type { CallView, RunSteps } from '../api/types'
+import { cost } from '../components/format'
 
 /** A call placed on the waterfall: its step, and its bar as percentages of the run's span. */
 export interface Row {
@@ -140,6 +141,9 @@ export function Timeline({ runId, live }: { runId: string; live: boolean }) {
 
 function CallDetail({ row }: { row: Row }) {
   const c = row.call
+  // What the provider was sent, byte for byte; the agent's prompt for a
+  // call that was not sent (a cache hit) or recorded before it was kept.
+  const sent = c.messages ?? []
   return (
     <section id="call-detail" className="call-detail" aria-labelledby="call-detail-heading" data-testid="call-detail">
       <h3 id="call-detail-heading">
@@ -155,14 +159,14 @@ function CallDetail({ row }: { row: Row }) {
           {c.input_tokens} in, {c.output_tokens} out
         </dd>
         <dt>Cost</dt>
-        <dd>${c.cost_usd.toFixed(4)}</dd>
+        <dd>{cost(c.cost_usd, c.priced)}</dd>
         <dt>Latency</dt>
         <dd>{ms(c.latency_ms)}</dd>
         <dt>Attempt</dt>
         <dd>
           {c.attempt}
           {c.retries > 0 ? ` (after ${c.retries} ${c.retries === 1 ? 'retry' : 'retries'})` : ''}
-          {c.cached ? ', answered by the cache' : ''}
+          {c.cached ? ', answered by the cache' : c.sent === false ? ', not sent' : ''}
         </dd>
         {c.finish_reason && (
           <>
@@ -171,15 +175,21 @@ function CallDetail({ row }: { row: Row }) {
           </>
         )}
       </dl>
-      <h4>Prompt</h4>
+      {sent.length > 0 ? <h4>Messages sent</h4> : <h4>Prompt</h4>}
       <div data-testid="call-prompt">
-        {c.prompt.map((m, i) => (
+        {(sent.length > 0 ? sent : c.prompt).map((m, i) => (
           <div key={i} className="message">
             <div className="message-role">{m.role}</div>
             <pre>{m.content}</pre>
           </div>
         ))}
       </div>
+      {c.response_format !== undefined && c.response_format !== null && (
+        <>
+          <h4>Response format sent</h4>
+          <pre data-testid="call-response-format">{JSON.stringify(c.response_format, null, 2)}</pre>
+        </>
+      )}
       <h4>{c.error ? 'Error' : 'Response'}</h4>
       <pre data-testid="call-response">{c.error || c.response}</pre>
     </section>

@@ -73,6 +73,39 @@ describe('the call timeline', () => {
     expect(detail.textContent).toContain('$0.0012')
   })
 
+  it('shows the messages as sent, the response format, a failed attempt and an unknown cost', async () => {
+    const sent = [
+      { role: 'system', content: 'You are spark.evaluate.\n\nReply with only a JSON value of this shape: {"score": number}' },
+      { role: 'user', content: 'Prompt of spark.evaluate' },
+    ]
+    const failed = call('spark.evaluate', 0, 300, { error: 'openai: HTTP 500: overloaded', response: '', sent: true, messages: sent, input_tokens: 0, output_tokens: 0 })
+    const unpriced = call('spark.evaluate', 300, 700, {
+      retries: 1, sent: true, messages: sent, cost_usd: null, priced: false,
+      response_format: { type: 'json_schema', json_schema: { name: 'spark_evaluations' } },
+    })
+    const s = fakeServer({
+      'GET /api/runs/run-2/steps': () => json(200, { ...view, run_id: 'run-2', steps: [step('evaluate', [failed, unpriced])] }),
+    })
+    render(
+      <ApiProvider value={s.client()}>
+        <Timeline runId="run-2" live={false} />
+      </ApiProvider>,
+    )
+    const list = await screen.findByRole('list', { name: 'Calls in the order they started' })
+    const rows = within(list).getAllByRole('button')
+    expect(rows[0].textContent).toMatch(/failed/)
+    const user = userEvent.setup()
+    await user.click(rows[0])
+    let detail = await screen.findByTestId('call-detail')
+    expect(within(detail).getByTestId('call-response').textContent).toBe('openai: HTTP 500: overloaded')
+    await user.click(rows[1])
+    detail = await screen.findByTestId('call-detail')
+    expect(detail.textContent).toContain('Messages sent')
+    expect(within(detail).getByTestId('call-prompt').textContent).toContain('Reply with only a JSON value of this shape')
+    expect(within(detail).getByTestId('call-response-format').textContent).toContain('spark_evaluations')
+    expect(detail.textContent).toContain('unpriced')
+  })
+
   it('polls while the run goes on', async () => {
     let n = 0
     const s = fakeServer({
