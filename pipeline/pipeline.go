@@ -257,6 +257,14 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 		if !ok {
 			return nil, &ParamsError{Pipeline: name, Malformed: true, Err: errors.New("parameters must be a JSON object")}
 		}
+		// A null member is one left out: its default applies (an empty
+		// list for an optional list), as when a client sends a form's
+		// empty field as null, or params stored from a nil slice.
+		if dropNulls(obj) {
+			if raw, err = json.Marshal(obj); err != nil {
+				return nil, &ParamsError{Pipeline: name, Malformed: true, Err: err}
+			}
+		}
 		if err := e.v.Validate(inst); err != nil {
 			return nil, fieldError(name, err)
 		}
@@ -279,6 +287,30 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 		return nil, &ParamsError{Pipeline: name, Field: leadingField(err.Error(), e.fields), Err: err}
 	}
 	return p, nil
+}
+
+// dropNulls removes the members whose value is null from obj and from the
+// objects within it (in lists too), and reports whether it removed any.
+func dropNulls(v any) bool {
+	dropped := false
+	switch x := v.(type) {
+	case map[string]any:
+		for k, m := range x {
+			if m == nil {
+				delete(x, k)
+				dropped = true
+			} else if dropNulls(m) {
+				dropped = true
+			}
+		}
+	case []any:
+		for _, m := range x {
+			if dropNulls(m) {
+				dropped = true
+			}
+		}
+	}
+	return dropped
 }
 
 // leadingField returns the parameter a Validate message starts with
