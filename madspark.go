@@ -86,6 +86,8 @@ type StepStatus string
 const (
 	StepDone   StepStatus = "done"
 	StepFailed StepStatus = "failed"
+	// StepCancelled is a step stopped because its run was cancelled.
+	StepCancelled StepStatus = "cancelled"
 )
 
 // Step is the journal entry of one stage of a run: what went in (as a hash),
@@ -487,6 +489,10 @@ type ChatRole string
 const (
 	ChatUser      ChatRole = "user"
 	ChatAssistant ChatRole = "assistant"
+	// ChatError is the failure of an answer to the question before it:
+	// its content is the error's one line. A question whose last reply is
+	// an error is unanswered, and is carried into no history.
+	ChatError ChatRole = "error"
 )
 
 // ChatMessage is one message of a conversation.
@@ -494,7 +500,7 @@ type ChatMessage struct {
 	// Seq numbers the messages of a conversation from 1, in order; the
 	// store assigns it.
 	Seq     int64    `json:"seq"`
-	Role    ChatRole `json:"role" jsonschema:"enum=user,enum=assistant"`
+	Role    ChatRole `json:"role" jsonschema:"enum=user,enum=assistant,enum=error"`
 	Content string   `json:"content"`
 	// RunID is the run that wrote an assistant's answer: its record says
 	// how the answer was made. Empty for a user's message.

@@ -15,6 +15,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/batch"
 	"github.com/madspark/madspark/bookmark"
+	"github.com/madspark/madspark/eval"
 	"github.com/madspark/madspark/export"
 	"github.com/madspark/madspark/inspect"
 	"github.com/madspark/madspark/pipeline/spark"
@@ -204,6 +205,12 @@ func (h *Handler) table() []route {
 			body:    StartEvalRequest{},
 			responses: append([]response{{status: 202, desc: "queued", body: StartRunResponse{},
 				headers: map[string]string{"Location": "the eval's URL"}}}, errs(400, 413, 422)...)}},
+		{"GET", "/api/evals/compare", h.compareEvals, operation{tag: "evals",
+			summary: "Two succeeded evals side by side: their win rates and intervals, the difference, whether the intervals overlap, and the winners of the topics they share",
+			desc:    "No model is called.",
+			params: []param{{name: "a", in: "query", desc: "the first eval's ID", schema: map[string]any{"type": "string"}, required: true},
+				{name: "b", in: "query", desc: "the second eval's ID", schema: map[string]any{"type": "string"}, required: true}},
+			responses: append([]response{ok(eval.Comparison{}, "the comparison")}, errs(404, 409, 422)...)}},
 		{"GET", "/api/evals/{id}", h.getEval, operation{tag: "evals",
 			summary:   "An eval: its state and progress, and its report once it succeeded (wins, losses, ties, win rate with its 95% Wilson interval, per-topic winners and runs)",
 			params:    []param{pathID("eval")},
@@ -263,17 +270,17 @@ func (h *Handler) table() []route {
 		{"POST", "/api/conversations", h.createConversation, operation{tag: "conversations",
 			summary: "Start a conversation",
 			body:    CreateConversationRequest{},
-			responses: append([]response{{status: 201, desc: "created", body: madspark.Conversation{},
+			responses: append([]response{{status: 201, desc: "created", body: Conversation{},
 				headers: map[string]string{"Location": "the conversation's URL"}}}, errs(400, 409, 413, 422)...)}},
 		{"GET", "/api/conversations/{id}", h.getConversation, operation{tag: "conversations",
 			summary:   "A conversation with its messages, oldest first; an answer names the run that made it (GET /api/runs/{id} says how)",
 			params:    []param{pathID("conversation")},
-			responses: append([]response{ok(madspark.Conversation{}, "the conversation")}, errs(404)...)}},
+			responses: append([]response{ok(Conversation{}, "the conversation")}, errs(404)...)}},
 		{"PATCH", "/api/conversations/{id}", h.renameConversation, operation{tag: "conversations",
 			summary:   "Rename a conversation",
 			params:    []param{pathID("conversation")},
 			body:      RenameConversationRequest{},
-			responses: append([]response{ok(madspark.Conversation{}, "the renamed conversation")}, errs(400, 404, 413, 422)...)}},
+			responses: append([]response{ok(Conversation{}, "the renamed conversation")}, errs(400, 404, 413, 422)...)}},
 		{"DELETE", "/api/conversations/{id}", h.deleteConversation, operation{tag: "conversations",
 			summary:   "Delete a conversation and its messages (the runs that answered it are kept)",
 			params:    []param{pathID("conversation")},
