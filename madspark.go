@@ -459,6 +459,8 @@ type BookmarkFilter struct {
 	// Query keeps the bookmarks whose topic, context, idea text or
 	// improved idea contains it, ignoring the case of ASCII letters.
 	Query string
+	// RunID keeps the bookmarks of that run's ideas.
+	RunID string
 	// Limit caps the number returned; 0 or less means 50, at most 1000.
 	Limit int
 	// Offset skips that many bookmarks, newest first.

@@ -65,6 +65,7 @@ var (
 	offsetParam = queryParam("offset", "items to skip", map[string]any{"type": "integer", "minimum": 0, "maximum": 1000000, "default": 0})
 	tagParam    = param{name: "tag", in: "query", desc: "keep the bookmarks with every one of these tags (repeat for more)",
 		schema: map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}
+	runIDParam = queryParam("run_id", "keep the bookmarks of this run's ideas", map[string]any{"type": "string"})
 	afterParam = queryParam("after", "replay the events after this sequence number (default: all)", map[string]any{"type": "integer", "minimum": 0})
 )
 
@@ -233,12 +234,12 @@ func (h *Handler) table() []route {
 				errs(400, 413, 422)...)}},
 		{"GET", "/api/bookmarks", h.listBookmarks, operation{tag: "bookmarks",
 			summary:   "Bookmarks, newest first",
-			params:    []param{tagParam, limitParam, offsetParam},
+			params:    []param{tagParam, runIDParam, limitParam, offsetParam},
 			responses: append([]response{ok(BookmarkPage{}, "a page of bookmarks")}, errs(400, 422)...)}},
 		{"GET", "/api/bookmarks/search", h.searchBookmarks, operation{tag: "bookmarks",
 			summary: "Bookmarks whose topic, context, idea or improved idea contains a text",
 			params: []param{{name: "q", in: "query", required: true, desc: "the text, matched ignoring case", schema: map[string]any{"type": "string", "minLength": 1, "maxLength": 200}},
-				tagParam, limitParam, offsetParam},
+				tagParam, runIDParam, limitParam, offsetParam},
 			responses: append([]response{ok(BookmarkPage{}, "a page of bookmarks")}, errs(400, 422)...)}},
 		{"GET", "/api/bookmarks/export", h.exportBookmarks, operation{tag: "bookmarks",
 			summary: "Every bookmark, in the seed's bookmarks.json shape",
