@@ -34,6 +34,13 @@ func (p *Pipeline) Document(run *madspark.Run) (*document.Document, error) {
 		if a.ForEach != nil {
 			// Its output is the list of its outputs.
 			schema = map[string]any{"type": "array", "items": schema}
+		} else if m, ok := v.(map[string]any); ok && len(m) == 1 {
+			// One field: the heading names it already.
+			for k, f := range m {
+				props, _ := schema["properties"].(map[string]any)
+				schema, _ = props[k].(map[string]any)
+				v = f
+			}
 		}
 		d.Sections = append(d.Sections, document.Section{Title: orWords(a.Title, name), Blocks: blocks(schema, v)})
 	}

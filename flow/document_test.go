@@ -33,12 +33,16 @@ agents:
         scores: {type: object, properties: {overall_score: {type: number}}, required: [overall_score]}
         approved: {type: boolean}
       required: [verdict, scores, approved]
+  summary:
+    title: In short
+    prompt: "Sum up {{.lister.ideas}}"
+    output: {text: string}
   scorer:
     title: Each idea scored
     prompt: "Score {{.it}}"
     output: {score: number, why: string}
     for_each: {over: lister.notes, as: it}
-steps: [lister, judge_panel, scorer]
+steps: [lister, judge_panel, summary, scorer]
 `
 	p, err := flow.Parse("f.yaml", []byte(src), nil)
 	if err != nil {
@@ -50,6 +54,7 @@ steps: [lister, judge_panel, scorer]
 			map[string]any{"description": "Seed swaps", "name": "Seed bank", "tags": []any{}},
 		}, "notes": []any{"first", "second"}},
 		"judge_panel": map[string]any{"approved": true, "scores": map[string]any{"overall_score": 7.5}, "verdict": "pursue"},
+		"summary":     map[string]any{"text": "Two cheap ideas."},
 		"scorer":      []any{map[string]any{"score": 6.0, "why": "cheap"}, map[string]any{"score": 8.0, "why": "popular"}},
 	}
 	raw, _ := json.Marshal(res)
@@ -60,14 +65,18 @@ steps: [lister, judge_panel, scorer]
 	md := string(document.Markdown(d))
 	for _, want := range []string{
 		"# Idea board",
-		"## 1 Ideas", "| Name | Description | Tags |", "| Tool library | Shared tools | community; cheap |",
+		"## 1 Ideas", "**Ideas:**", "| Name | Description | Tags |", "| Tool library | Shared tools | community; cheap |",
 		"**Notes:**", "- first",
 		"## 2 Judge panel", "**The verdict:** pursue", `**Overall score:** 7\.5`, "**Approved:** yes",
-		"## 3 Each idea scored", "| Score | Why |", "| 8 | popular |",
+		"## 3 In short\n\nTwo cheap ideas.",
+		"## 4 Each idea scored", "| Score | Why |", "| 8 | popular |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}
+	}
+	if strings.Contains(md, "**Score:**") || strings.Contains(md, "**Why:**") {
+		t.Errorf("a one-field output repeats its heading as a label:\n%s", md)
 	}
 	if strings.Contains(md, "{") || strings.Contains(md, "judge_panel") {
 		t.Errorf("the report shows raw JSON or a step id:\n%s", md)

@@ -109,7 +109,7 @@ describe('the run form', () => {
     const { user } = setup(() => apiError(422, 'num_top_candidates (5) must not exceed num_candidates (4)', 'validation', 'params.num_top_candidates'))
     await user.type(await screen.findByLabelText(/^Topic/), 'urban farming')
     await user.click(screen.getByRole('button', { name: 'Start run' }))
-    const err = await screen.findByText('num_top_candidates (5) must not exceed num_candidates (4)')
+    const err = await screen.findByText('Num top candidates (5) must not exceed num candidates (4)')
     const k = screen.getByLabelText('Num top candidates')
     expect(k.getAttribute('aria-describedby')).toContain(err.id)
     expect(err.getAttribute('role')).toBe('alert')
@@ -119,7 +119,8 @@ describe('the run form', () => {
     const { user } = setup(() => apiError(429, 'too many requests', 'rate_limited'))
     await user.type(await screen.findByLabelText(/^Topic/), 'urban farming')
     await user.click(screen.getByRole('button', { name: 'Start run' }))
-    const err = await screen.findByText('too many requests')
+    const err = (await screen.findByText('The server is taking no more requests for a moment.')).closest('[role=alert]')!
+    expect(err.textContent).toContain('too many requests')
     const button = screen.getByRole('button', { name: 'Start run' })
     expect(button.getAttribute('aria-describedby')).toBe(err.id)
     // The error is at the foot of the form: the button it describes takes the focus.
@@ -131,7 +132,7 @@ describe('the run form', () => {
     await user.selectOptions(await screen.findByLabelText('Pipeline'), 'spark2')
     await user.type(await screen.findByLabelText(/^Topic/), 'x')
     await user.click(screen.getByRole('button', { name: 'Start run' }))
-    const err = await screen.findByText('params: temperatures: improve must be 0..2')
+    const err = await screen.findByText('Improve must be from 0 to 2')
     const improve = screen.getByLabelText(/^Improve/)
     expect(improve.getAttribute('aria-describedby')).toContain(err.id)
     await waitFor(() => expect(document.activeElement).toBe(improve))
