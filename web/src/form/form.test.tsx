@@ -19,16 +19,17 @@ function RunPage() {
   return <p>run page {id}</p>
 }
 
-function setup(runs: FakeRoute = () => json(202, { run_id: 'run-42', status: 'queued' })) {
+function setup(runs: FakeRoute = () => json(202, { run_id: 'run-42', status: 'queued' }), at = '/', more: Record<string, FakeRoute> = {}) {
   const s = fakeServer({
     'GET /api/pipelines': () => json(200, { pipelines }),
     'GET /api/temperature-presets': () =>
       json(200, { presets: { balanced: { idea_generation: 0.9, evaluation: 0.3 }, wild: { idea_generation: 1.5, evaluation: 0.5, advocacy: 0.7, skepticism: 0.7 } }, default: 'balanced' }),
     'POST /api/runs': runs,
+    ...more,
   })
   render(
     <ApiProvider value={s.client()}>
-      <MemoryRouter initialEntries={['/']}>
+      <MemoryRouter initialEntries={[at]}>
         <Routes>
           <Route path="/" element={<NewRun />} />
           <Route path="/runs/:id" element={<RunPage />} />
@@ -42,6 +43,20 @@ function setup(runs: FakeRoute = () => json(202, { run_id: 'run-42', status: 'qu
 const posts = (s: ReturnType<typeof fakeServer>) => s.calls.filter((c) => c.method === 'POST')
 
 describe('the run form', () => {
+  it('fills in the values of the run it edits (Edit and run again)', async () => {
+    const { s, user } = setup(undefined, '/?pipeline=spark&from=run-3', {
+      'GET /api/runs/run-3': () =>
+        json(200, { run_id: 'run-3', pipeline: 'spark', status: 'failed', tags: ['food'], params: { topic: 'urban farming', context: 'cheap', num_candidates: 7, num_top_candidates: 2 } }),
+    })
+    expect(((await screen.findByDisplayValue('urban farming')) as HTMLInputElement).id).toBe('run-form-topic')
+    expect((screen.getByLabelText('Context') as HTMLTextAreaElement).value).toBe('cheap')
+    expect((screen.getByLabelText('Ideas generated') as HTMLInputElement).value).toBe('7')
+    expect((screen.getByLabelText('Run tags') as HTMLInputElement).value).toBe('food')
+    await user.click(screen.getByRole('button', { name: 'Start run' }))
+    await screen.findByText('run page run-42')
+    expect((posts(s)[0].body as { params: Record<string, unknown> }).params).toMatchObject({ topic: 'urban farming', context: 'cheap', num_candidates: 7, num_top_candidates: 2 })
+  })
+
   it('is generated from the schema, with a label on every control', async () => {
     setup()
     const topic = await screen.findByLabelText(/^Topic/)

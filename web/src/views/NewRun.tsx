@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
-import { useNavigate, useSearchParams } from 'react-router'
+import { Navigate, useNavigate, useSearchParams } from 'react-router'
 import { ApiError } from '../api/client'
 import { useApi } from '../api/context'
 import { fieldMessage, problemOfError, type Problem } from '../api/problems'
@@ -59,7 +59,8 @@ export function NewRun() {
 
   useEffect(() => {
     const ac = new AbortController()
-    api.pipelines(ac.signal).then(setPipelines, (err) => {
+    // An eval has a page of its own (Evals), with its topics one per line.
+    api.pipelines(ac.signal).then((ps) => setPipelines(ps.filter((p) => p.name !== 'eval')), (err) => {
       if (!ac.signal.aborted) setLoadError(problemOfError(err))
     })
     // Presets only enrich the form: without them it still works.
@@ -77,7 +78,10 @@ export function NewRun() {
         if (r.tags?.length) setTags(r.tags.join(', '))
       },
       (err) => {
-        if (!ac.signal.aborted) setSubmitError(problemOfError(err))
+        if (ac.signal.aborted) return
+        // The form starts from the defaults, and says why.
+        setSubmitError(problemOfError(err))
+        setSource({ run_id: from } as Run)
       },
     )
     return () => ac.abort()
@@ -209,6 +213,7 @@ export function NewRun() {
     return () => window.removeEventListener('keydown', onKey)
   }, [])
 
+  if (search.get('pipeline') === 'eval') return <Navigate to={`/evals${from ? `?from=${encodeURIComponent(from)}` : ''}`} replace />
   if (loadError) {
     return (
       <section aria-labelledby="new-run-heading">

@@ -252,6 +252,31 @@ const bm = (i: number, tags: string[] = []) => ({
 })
 
 describe('bookmarks', () => {
+  it('imports a bookmarks.json file and says what it added; shows one bookmark by its ID', async () => {
+    let imported: unknown
+    const { user } = show('/bookmarks?id=bm-2', {
+      'GET /api/bookmarks/bm-2': () => json(200, bm(2)),
+      'GET /api/bookmarks': () => json(200, { bookmarks: [bm(1), bm(2)], total: 2, next_offset: null }),
+      'POST /api/bookmarks/import': (c) => {
+        imported = c.body
+        return json(200, { imported: 1, skipped: 2 })
+      },
+    })
+    expect(await screen.findAllByTestId('bookmark')).toHaveLength(1)
+    expect(screen.getByRole('link', { name: 'Show all bookmarks' }).getAttribute('href')).toBe('/bookmarks')
+    const file = new File([JSON.stringify({ b1: { id: 'b1', idea_text: 'x' } })], 'bookmarks.json', { type: 'application/json' })
+    await user.upload(screen.getByLabelText('Import bookmarks.json…'), file)
+    expect((await screen.findByText(/^Imported 1 bookmark/)).textContent).toBe('Imported 1 bookmark; 2 were kept already and skipped.')
+    expect(imported).toEqual({ b1: { id: 'b1', idea_text: 'x' } })
+  })
+
+  it('says a file that is not JSON cannot be imported, in words', async () => {
+    const { s, user } = show('/bookmarks', { 'GET /api/bookmarks': () => json(200, { bookmarks: [], total: 0, next_offset: null }) })
+    await user.upload(await screen.findByLabelText('Import bookmarks.json…'), new File(['not json'], 'bookmarks.json', { type: 'application/json' }))
+    expect((await screen.findByRole('alert')).textContent).toContain('The file is not JSON')
+    expect(s.calls.some((c) => c.method === 'POST')).toBe(false)
+  })
+
   it('lists, pages, searches and filters by tag', async () => {
     const { s, user } = show('/bookmarks', {
       'GET /api/bookmarks': (c) => {
