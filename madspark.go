@@ -98,6 +98,8 @@ const (
 	// requests it had sent are kept if its process dies: it is not
 	// replayed, and runs again when its run resumes.
 	StepRunning StepStatus = "running"
+	// StepCancelled is a step stopped because its run was cancelled.
+	StepCancelled StepStatus = "cancelled"
 )
 
 // Step is the journal entry of one stage of a run: what went in (as a hash),
@@ -484,6 +486,8 @@ type BookmarkFilter struct {
 	// Query keeps the bookmarks whose topic, context, idea text or
 	// improved idea contains it, ignoring the case of ASCII letters.
 	Query string
+	// RunID keeps the bookmarks of that run's ideas.
+	RunID string
 	// Limit caps the number returned; 0 or less means 50, at most 1000.
 	Limit int
 	// Offset skips that many bookmarks, newest first.
@@ -514,6 +518,10 @@ type ChatRole string
 const (
 	ChatUser      ChatRole = "user"
 	ChatAssistant ChatRole = "assistant"
+	// ChatError is the failure of an answer to the question before it:
+	// its content is the error's one line. A question whose last reply is
+	// an error is unanswered, and is carried into no history.
+	ChatError ChatRole = "error"
 )
 
 // ChatMessage is one message of a conversation.
@@ -521,7 +529,7 @@ type ChatMessage struct {
 	// Seq numbers the messages of a conversation from 1, in order; the
 	// store assigns it.
 	Seq     int64    `json:"seq"`
-	Role    ChatRole `json:"role" jsonschema:"enum=user,enum=assistant"`
+	Role    ChatRole `json:"role" jsonschema:"enum=user,enum=assistant,enum=error"`
 	Content string   `json:"content"`
 	// RunID is the run that wrote an assistant's answer: its record says
 	// how the answer was made. Empty for a user's message.

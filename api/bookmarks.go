@@ -128,6 +128,7 @@ func bookmarkFilter(r *http.Request) (madspark.BookmarkFilter, error) {
 		return f, err
 	}
 	f.Tags = tags
+	f.RunID = strings.TrimSpace(r.URL.Query().Get("run_id"))
 	if f.Limit, err = queryInt(r, "limit", 20, 1, 100); err != nil {
 		return f, err
 	}

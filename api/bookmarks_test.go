@@ -115,6 +115,13 @@ func TestBookmarks(t *testing.T) {
 	if p := hs.bookmarks("/api/bookmarks"); p.Total != 3 || len(p.Bookmarks) != 3 || p.NextOffset != nil || p.Bookmarks[0].ID != other.Bookmark.ID {
 		t.Errorf("list: %+v", ids(p))
 	}
+	// A run page asks which of its ideas are bookmarked.
+	if p := hs.bookmarks("/api/bookmarks?run_id=" + runID); p.Total != 3 {
+		t.Errorf("the run's bookmarks: %v", ids(p))
+	}
+	if p := hs.bookmarks("/api/bookmarks?run_id=another"); p.Total != 0 || len(p.Bookmarks) != 0 {
+		t.Errorf("another run's bookmarks: %v", ids(p))
+	}
 	if p := hs.bookmarks("/api/bookmarks?tag=food&tag=city"); !slices.Equal(ids(p), []string{b.ID}) || p.Total != 1 {
 		t.Errorf("tags food and city: %v", ids(p))
 	}

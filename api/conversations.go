@@ -16,7 +16,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/server"
 )
@@ -64,9 +66,51 @@ type RegenerateRequest struct {
 type ConversationList struct {
 	Conversations []madspark.Conversation `json:"conversations"`
 	Models        []string                `json:"models"`
-	Limit         int                     `json:"limit"`
-	Offset        int                     `json:"offset"`
-	NextOffset    *int                    `json:"next_offset" jsonschema:"nullable"`
+	// MaxMessageBytes is the longest question a message may hold, in
+	// bytes of UTF-8.
+	MaxMessageBytes int  `json:"max_message_bytes"`
+	Limit           int  `json:"limit"`
+	Offset          int  `json:"offset"`
+	NextOffset      *int `json:"next_offset" jsonschema:"nullable"`
+}
+
+// Conversation is a conversation with its messages, as GET
+// /api/conversations/{id} and a rename answer it.
+type Conversation struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Model     string    `json:"model"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// Messages are the questions, their answers (a question answered
+	// again has each of its answers, the last one current) and the
+	// failures of answers (role error), oldest first.
+	Messages []ChatMessage `json:"messages"`
+}
+
+// ChatMessage is a message of a conversation; a failed answer (role
+// error) says what kind of failure it was.
+type ChatMessage struct {
+	madspark.ChatMessage
+	Failure *failure.Failure `json:"failure,omitempty"`
+}
+
+// conversationOf describes c for the API.
+func conversationOf(c *madspark.Conversation) Conversation {
+	out := Conversation{ID: c.ID, Title: c.Title, Model: c.Model, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Messages: []ChatMessage{}}
+	for _, m := range c.Messages {
+		out.Messages = append(out.Messages, messageOf(m))
+	}
+	return out
+}
+
+// messageOf describes m for the API.
+func messageOf(m madspark.ChatMessage) ChatMessage {
+	out := ChatMessage{ChatMessage: m}
+	if m.Role == madspark.ChatError {
+		out.Failure = failure.Of(m.Content)
+	}
+	return out
 }
 
 // ChatDelta is the data of a "delta" event of an answer's stream: the next
@@ -133,7 +177,7 @@ func (h *Handler) listConversations(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	out := ConversationList{Conversations: []madspark.Conversation{}, Models: h.chatModelIDs(), Limit: limit, Offset: offset}
+	out := ConversationList{Conversations: []madspark.Conversation{}, Models: h.chatModelIDs(), MaxMessageBytes: maxMessageBytes, Limit: limit, Offset: offset}
 	if len(cs) > limit {
 		cs = cs[:limit]
 		next := offset + limit
@@ -164,7 +208,7 @@ func (h *Handler) createConversation(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	w.Header().Set("Location", "/api/conversations/"+c.ID)
-	writeJSON(w, http.StatusCreated, c)
+	writeJSON(w, http.StatusCreated, conversationOf(c))
 	return nil
 }
 
@@ -182,7 +226,7 @@ func (h *Handler) getConversation(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, c)
+	writeJSON(w, http.StatusOK, conversationOf(c))
 	return nil
 }
 
@@ -205,7 +249,7 @@ func (h *Handler) renameConversation(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, c)
+	writeJSON(w, http.StatusOK, conversationOf(c))
 	return nil
 }
 
@@ -229,7 +273,7 @@ func (h *Handler) postMessage(w http.ResponseWriter, r *http.Request) error {
 	case strings.TrimSpace(req.Content) == "":
 		return unprocessable("content", "content must not be empty")
 	case len(req.Content) > maxMessageBytes:
-		return unprocessable("content", "content is longer than %d bytes", maxMessageBytes)
+		return unprocessable("content", "content is %d bytes long, more than the %d a message may hold", len(req.Content), maxMessageBytes)
 	case !utf8.ValidString(req.Content):
 		return unprocessable("content", "content is not valid UTF-8")
 	}
@@ -283,13 +327,10 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request) error {
 	if last < 0 {
 		return conflict("conversation %s has no question to answer again", c.ID)
 	}
+	// The answers it had stay, before the new one: a person can go back
+	// to them. The model is asked again, not the response cache.
 	q := c.Messages[last]
-	if err := h.cfg.Store.TruncateConversation(r.Context(), c.ID, q.Seq); errors.Is(err, madspark.ErrNotFound) {
-		return notFound("no conversation %s", c.ID)
-	} else if err != nil {
-		return err
-	}
-	h.answer(w, r, c.ID, m, debate.ConversationHistory(debate.ExchangesOf(c.Messages[:last])), &q)
+	h.answer(w, r.WithContext(middleware.Fresh(r.Context())), c.ID, m, debate.ConversationHistory(debate.ExchangesOf(c.Messages[:last])), &q)
 	return nil
 }
 
@@ -304,9 +345,11 @@ func orDefault(a, def string) string {
 // answer streams model m's answer to question q of conversation id as
 // server-sent events: "question" (the stored question), "delta"s (pieces
 // of the answer, in order), then "answer" (the stored answer, with the
-// run that made it) or "error" (an ErrorBody). A client that goes away, or
-// stops reading, stops the run and its model calls; the question stays,
-// unanswered.
+// run that made it) or "error" (an ErrorBody with the failure's kind). A
+// failed answer is kept as a message of role error, so that the question
+// shows its failure and can be asked again after a reload. A client that
+// goes away, or stops reading, stops the run and its model calls; the
+// question stays, unanswered.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m server.Model, history []llm.Message, q *madspark.ChatMessage) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.SyncTimeout)
 	defer cancel()
@@ -376,8 +419,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m se
 		if gone || r.Context().Err() != nil {
 			return // nobody reads the answer
 		}
-		h.log.Warn("a conversation's answer failed", "conversation", id, "model", m.ID(), "err", oneLine(err.Error()))
-		send("error", ErrorBody{Error: ErrorDetail{Message: oneLine(err.Error()), Type: typeInternal}})
+		msg := oneLine(err.Error())
+		h.log.Warn("a conversation's answer failed", "conversation", id, "model", m.ID(), "err", msg)
+		fm := &madspark.ChatMessage{Role: madspark.ChatError, Content: msg, Model: m.ID()}
+		if err := h.cfg.Store.AppendMessage(context.WithoutCancel(ctx), id, fm); err != nil {
+			h.log.Warn("could not keep a conversation's failed answer", "conversation", id, "err", err)
+		}
+		send("error", ErrorBody{Error: ErrorDetail{Message: msg, Type: typeInternal}, Failure: failure.Of(msg)})
 		return
 	}
 	a := &madspark.ChatMessage{Role: madspark.ChatAssistant, Content: comp.Text, RunID: comp.RunID, Model: m.ID()}

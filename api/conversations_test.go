@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/provider/mock"
 	"github.com/madspark/madspark/server"
@@ -174,16 +177,17 @@ func TestConversationLifecycle(t *testing.T) {
 		t.Fatalf("conversation after two questions: %+v", got)
 	}
 
-	// Regenerate answers the last question again, in place, with the same
-	// history; madspark-direct answers without debating.
+	// Regenerate answers the last question again with the same history,
+	// after the answer it had, which stays; madspark-direct answers
+	// without debating.
 	_, b2 := hs.ask(t, "/api/conversations/"+c.ID+"/regenerate", map[string]any{"model": "madspark-direct"})
-	if b2.Seq != 4 || b2.RunID == b.RunID || b2.Model != "madspark-direct" {
+	if b2.Seq != 5 || b2.RunID == b.RunID || b2.Model != "madspark-direct" {
 		t.Errorf("regenerated %+v", b2)
 	}
 	if err := json.Unmarshal(hs.run(b2.RunID).Result, &res); err != nil || res.Path != debate.Simple {
 		t.Errorf("madspark-direct took the %s path", res.Path)
 	}
-	if got := hs.conversation(t, c.ID); len(got.Messages) != 4 || got.Messages[3].RunID != b2.RunID {
+	if got := hs.conversation(t, c.ID); len(got.Messages) != 5 || got.Messages[3].RunID != b.RunID || got.Messages[4].RunID != b2.RunID {
 		t.Errorf("after regenerating: %+v", got.Messages)
 	}
 
@@ -193,14 +197,15 @@ func TestConversationLifecycle(t *testing.T) {
 		t.Fatalf("rename: %d %s", r.status, r.body)
 	}
 	var list struct {
-		Conversations []madspark.Conversation
-		Models        []string
+		Conversations   []madspark.Conversation
+		Models          []string
+		MaxMessageBytes int `json:"max_message_bytes"`
 	}
 	hs.do("POST", "/api/conversations", map[string]any{"title": "newer", "model": "madspark-direct"})
 	r = hs.do("GET", "/api/conversations", nil)
 	r.json(t, &list)
 	if len(list.Conversations) != 2 || list.Conversations[1].ID != c.ID || list.Conversations[1].Title != "Go concurrency" ||
-		list.Conversations[0].Model != "madspark-direct" || strings.Join(list.Models, ",") != "madspark-debate,madspark-direct" {
+		list.Conversations[0].Model != "madspark-direct" || strings.Join(list.Models, ",") != "madspark-debate,madspark-direct" || list.MaxMessageBytes != 32000 {
 		t.Errorf("list = %+v", list)
 	}
 	if r := hs.do("DELETE", "/api/conversations/"+c.ID, nil); r.status != 204 {
@@ -310,5 +315,80 @@ func TestConversationStop(t *testing.T) {
 	_, a := hs.ask(t, "/api/conversations/"+c.ID+"/regenerate", map[string]any{})
 	if got := hs.conversation(t, c.ID); len(got.Messages) != 2 || got.Messages[1].Content != a.Content {
 		t.Errorf("after regenerating: %+v", got.Messages)
+	}
+}
+
+// flaky is a client that fails as a provider's server does while down is
+// set.
+type flaky struct {
+	next llm.Client
+	down atomic.Bool
+}
+
+func (f *flaky) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if f.down.Load() {
+		return nil, fmt.Errorf("gave up after 4 attempts: %w", &llm.Error{Provider: "openai", Status: 500, Message: "The server had an error while processing your request.", Retryable: true})
+	}
+	return f.next.Generate(ctx, req)
+}
+
+// TestConversationFailureAndRegenerate: a failed answer is kept as such,
+// with its kind, and the question is answered once the provider is back;
+// Regenerate asks the model again rather than the response cache, and the
+// answers it replaces stay.
+func TestConversationFailureAndRegenerate(t *testing.T) {
+	var f *flaky
+	hs := newHarness(t, options{client: func(c llm.Client) llm.Client {
+		f = &flaky{next: c}
+		return middleware.Cache(middleware.CacheConfig{Provider: mock.Name, DefaultModel: mock.Model})(f)
+	}})
+	var c madspark.Conversation
+	hs.do("POST", "/api/conversations", map[string]any{"model": "madspark-direct"}).json(t, &c)
+	path := "/api/conversations/" + c.ID
+	_, a1 := hs.ask(t, path+"/messages", map[string]any{"content": "What is a goroutine?"})
+	_, a2 := hs.ask(t, path+"/regenerate", map[string]any{})
+	if u := hs.run(a2.RunID).Usage; u.LLMCalls != 1 || u.CachedCalls != 0 {
+		t.Errorf("a regenerated answer made %d calls, %d cached; want the model asked again", u.LLMCalls, u.CachedCalls)
+	}
+	if got := hs.conversation(t, c.ID).Messages; len(got) != 3 || got[1].RunID != a1.RunID || got[2].RunID != a2.RunID {
+		t.Fatalf("after Regenerate: %+v", got)
+	}
+
+	f.down.Store(true)
+	r := hs.do("POST", path+"/messages", map[string]any{"content": "And a channel?"})
+	evs := parseChat(t, r.body)
+	if r.status != 200 || len(evs) != 2 || evs[1].event != "error" {
+		t.Fatalf("a failed answer's stream: %d %s", r.status, clip(r.body))
+	}
+	var e struct {
+		Error   struct{ Message string }
+		Failure struct{ Kind, Provider string }
+	}
+	if err := json.Unmarshal(evs[1].data, &e); err != nil || e.Failure.Kind != "provider_error" || e.Failure.Provider != "openai" || !strings.Contains(e.Error.Message, "HTTP 500") {
+		t.Fatalf("error event %s: %v", evs[1].data, err)
+	}
+	var got struct {
+		Messages []struct {
+			Role    string
+			Content string
+			Failure *struct{ Kind string }
+		}
+	}
+	hs.do("GET", path, nil).json(t, &got)
+	if n := len(got.Messages); n != 5 || got.Messages[3].Content != "And a channel?" || got.Messages[4].Role != "error" ||
+		got.Messages[4].Failure == nil || got.Messages[4].Failure.Kind != "provider_error" {
+		t.Fatalf("after a failed answer: %+v", got.Messages)
+	}
+
+	// Back up: Retry answers the question, with the last answer of the
+	// first one as its history.
+	f.down.Store(false)
+	_, a3 := hs.ask(t, path+"/regenerate", map[string]any{})
+	var p debate.Params
+	if err := json.Unmarshal(hs.run(a3.RunID).Params, &p); err != nil || len(p.History) != 2 || p.History[1].Content != a2.Content || p.Query != "And a channel?" {
+		t.Fatalf("the retried answer's params: %+v, %v", p, err)
+	}
+	if got := hs.conversation(t, c.ID).Messages; len(got) != 6 || got[5].RunID != a3.RunID {
+		t.Fatalf("after Retry: %+v", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/structured"
 )
@@ -34,6 +35,9 @@ type ErrorBody struct {
 	// Duplicates are the near-identical bookmarks that made a bookmark
 	// be refused (409).
 	Duplicates *Duplicates `json:"duplicates,omitempty"`
+	// Failure, in the error event of an answer's stream, is what kind of
+	// failure ended the answer.
+	Failure *failure.Failure `json:"failure,omitempty"`
 }
 
 // ErrorDetail says what went wrong, in one line.

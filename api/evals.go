@@ -3,9 +3,11 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/eval"
+	"github.com/madspark/madspark/failure"
 )
 
 // StartEvalRequest is the body of POST /api/evals: a pipeline measured
@@ -29,8 +31,10 @@ type StartEvalRequest struct {
 // once it succeeded, its report.
 type Eval struct {
 	RunSummary
-	Error    string    `json:"error,omitempty"`
-	Progress *Progress `json:"progress" jsonschema:"nullable"`
+	Error string `json:"error,omitempty"`
+	// Failure is what kind of failure Error is.
+	Failure  *failure.Failure `json:"failure,omitempty"`
+	Progress *Progress        `json:"progress" jsonschema:"nullable"`
 	// Report is the eval's report once it succeeded, else null.
 	Report *eval.Report `json:"report" jsonschema:"nullable"`
 }
@@ -108,7 +112,7 @@ func (h *Handler) getEval(w http.ResponseWriter, r *http.Request) error {
 	if rec.Pipeline != eval.Name {
 		return notFound("no eval %s (run %s is a %s run)", rec.ID, rec.ID, rec.Pipeline)
 	}
-	out := Eval{RunSummary: h.summary(rec), Error: rec.Error}
+	out := Eval{RunSummary: h.summary(rec), Error: rec.Error, Failure: failure.Of(rec.Error)}
 	if rec.Status == madspark.RunSucceeded {
 		if out.Report, err = eval.ReportOf(rec); err != nil {
 			return err
@@ -122,5 +126,32 @@ func (h *Handler) getEval(w http.ResponseWriter, r *http.Request) error {
 		out.Progress = &Progress{Stage: last.Stage, Progress: min(max(last.Progress, 0), 100), Message: last.Message}
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// compareEvals answers GET /api/evals/compare?a=ID&b=ID: two succeeded
+// evals side by side (eval.Compare), without a call.
+func (h *Handler) compareEvals(w http.ResponseWriter, r *http.Request) error {
+	var reps [2]*eval.Report
+	for i, name := range []string{"a", "b"} {
+		id := strings.TrimSpace(r.URL.Query().Get(name))
+		if id == "" {
+			return unprocessable(name, "%s is required: the ID of a succeeded eval", name)
+		}
+		rec, err := h.loadRun(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case rec.Pipeline != eval.Name:
+			return unprocessable(name, "%s: run %s is a %s run, not an eval", name, rec.ID, rec.Pipeline)
+		case rec.Status != madspark.RunSucceeded:
+			return conflict("%s: eval %s has not succeeded (it is %s)", name, rec.ID, rec.Status)
+		}
+		if reps[i], err = eval.ReportOf(rec); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, eval.Compare(reps[0], reps[1]))
 	return nil
 }

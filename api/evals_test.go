@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/madspark/madspark/api"
+	"github.com/madspark/madspark/eval"
 )
 
 func TestEvalStartAndRead(t *testing.T) {
@@ -37,6 +38,34 @@ func TestEvalStartAndRead(t *testing.T) {
 	// A run that is not an eval is not an eval.
 	if r := hs.do("GET", "/api/evals/"+rep.Items[0].RunID, nil); r.status != 404 {
 		t.Fatalf("GET /api/evals/<debate run>: %d", r.status)
+	}
+
+	// Two evals side by side: one topic shared.
+	r = hs.do("POST", "/api/evals", map[string]any{"pipeline": "debate", "topics": []any{"Is tea better than coffee? Weigh it."}})
+	var second api.StartRunResponse
+	r.json(t, &second)
+	if run := hs.wait(second.RunID); run.Status != "succeeded" {
+		t.Fatalf("second eval %+v", run)
+	}
+	c := hs.do("GET", "/api/evals/compare?a="+started.RunID+"&b="+second.RunID, nil)
+	var cmp eval.Comparison
+	if c.status != 200 || json.Unmarshal(c.body, &cmp) != nil || cmp.A.RunID != started.RunID || cmp.B.RunID != second.RunID ||
+		cmp.A.N != 2 || cmp.B.N != 1 || len(cmp.Items) != 1 || cmp.Items[0].Topic != "Is tea better than coffee? Weigh it." || cmp.Notice == "" {
+		t.Fatalf("GET /api/evals/compare: %d %s", c.status, c.body)
+	}
+	for _, bad := range []struct {
+		query  string
+		status int
+		field  string
+	}{
+		{"?a=" + started.RunID, 422, "b"},
+		{"?a=" + started.RunID + "&b=" + rep.Items[0].RunID, 422, "b"},
+		{"?a=nope&b=" + second.RunID, 404, ""},
+	} {
+		r := hs.do("GET", "/api/evals/compare"+bad.query, nil)
+		if r.status != bad.status || r.err(t).Error.Field != bad.field {
+			t.Errorf("GET /api/evals/compare%s: %d %s, want %d naming %q", bad.query, r.status, r.body, bad.status, bad.field)
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/batch"
 	"github.com/madspark/madspark/bookmark"
+	"github.com/madspark/madspark/eval"
 	"github.com/madspark/madspark/export"
 	"github.com/madspark/madspark/inspect"
 	"github.com/madspark/madspark/llm"
@@ -66,6 +67,7 @@ var (
 	offsetParam = queryParam("offset", "items to skip", map[string]any{"type": "integer", "minimum": 0, "maximum": 1000000, "default": 0})
 	tagParam    = param{name: "tag", in: "query", desc: "keep the bookmarks with every one of these tags (repeat for more)",
 		schema: map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}
+	runIDParam = queryParam("run_id", "keep the bookmarks of this run's ideas", map[string]any{"type": "string"})
 	afterParam = queryParam("after", "replay the events after this sequence number (default: all)", map[string]any{"type": "integer", "minimum": 0})
 )
 
@@ -207,6 +209,12 @@ func (h *Handler) table() []route {
 			body:    StartEvalRequest{},
 			responses: append([]response{{status: 202, desc: "queued", body: StartRunResponse{},
 				headers: map[string]string{"Location": "the eval's URL"}}}, errs(400, 413, 422)...)}},
+		{"GET", "/api/evals/compare", h.compareEvals, operation{tag: "evals",
+			summary: "Two succeeded evals side by side: their win rates and intervals, the difference, whether the intervals overlap, and the winners of the topics they share",
+			desc:    "No model is called.",
+			params: []param{{name: "a", in: "query", desc: "the first eval's ID", schema: map[string]any{"type": "string"}, required: true},
+				{name: "b", in: "query", desc: "the second eval's ID", schema: map[string]any{"type": "string"}, required: true}},
+			responses: append([]response{ok(eval.Comparison{}, "the comparison")}, errs(404, 409, 422)...)}},
 		{"GET", "/api/evals/{id}", h.getEval, operation{tag: "evals",
 			summary:   "An eval: its state and progress, and its report once it succeeded (wins, losses, ties, win rate with its 95% Wilson interval, per-topic winners and runs)",
 			params:    []param{pathID("eval")},
@@ -229,12 +237,12 @@ func (h *Handler) table() []route {
 				errs(400, 413, 422)...)}},
 		{"GET", "/api/bookmarks", h.listBookmarks, operation{tag: "bookmarks",
 			summary:   "Bookmarks, newest first",
-			params:    []param{tagParam, limitParam, offsetParam},
+			params:    []param{tagParam, runIDParam, limitParam, offsetParam},
 			responses: append([]response{ok(BookmarkPage{}, "a page of bookmarks")}, errs(400, 422)...)}},
 		{"GET", "/api/bookmarks/search", h.searchBookmarks, operation{tag: "bookmarks",
 			summary: "Bookmarks whose topic, context, idea or improved idea contains a text",
 			params: []param{{name: "q", in: "query", required: true, desc: "the text, matched ignoring case", schema: map[string]any{"type": "string", "minLength": 1, "maxLength": 200}},
-				tagParam, limitParam, offsetParam},
+				tagParam, runIDParam, limitParam, offsetParam},
 			responses: append([]response{ok(BookmarkPage{}, "a page of bookmarks")}, errs(400, 422)...)}},
 		{"GET", "/api/bookmarks/export", h.exportBookmarks, operation{tag: "bookmarks",
 			summary: "Every bookmark, in the seed's bookmarks.json shape",
@@ -266,17 +274,17 @@ func (h *Handler) table() []route {
 		{"POST", "/api/conversations", h.createConversation, operation{tag: "conversations",
 			summary: "Start a conversation",
 			body:    CreateConversationRequest{},
-			responses: append([]response{{status: 201, desc: "created", body: madspark.Conversation{},
+			responses: append([]response{{status: 201, desc: "created", body: Conversation{},
 				headers: map[string]string{"Location": "the conversation's URL"}}}, errs(400, 409, 413, 422)...)}},
 		{"GET", "/api/conversations/{id}", h.getConversation, operation{tag: "conversations",
 			summary:   "A conversation with its messages, oldest first; an answer names the run that made it (GET /api/runs/{id} says how)",
 			params:    []param{pathID("conversation")},
-			responses: append([]response{ok(madspark.Conversation{}, "the conversation")}, errs(404)...)}},
+			responses: append([]response{ok(Conversation{}, "the conversation")}, errs(404)...)}},
 		{"PATCH", "/api/conversations/{id}", h.renameConversation, operation{tag: "conversations",
 			summary:   "Rename a conversation",
 			params:    []param{pathID("conversation")},
 			body:      RenameConversationRequest{},
-			responses: append([]response{ok(madspark.Conversation{}, "the renamed conversation")}, errs(400, 404, 413, 422)...)}},
+			responses: append([]response{ok(Conversation{}, "the renamed conversation")}, errs(400, 404, 413, 422)...)}},
 		{"DELETE", "/api/conversations/{id}", h.deleteConversation, operation{tag: "conversations",
 			summary:   "Delete a conversation and its messages (the runs that answered it are kept)",
 			params:    []param{pathID("conversation")},

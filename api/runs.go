@@ -14,6 +14,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/bookmark"
 	"github.com/madspark/madspark/export"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/inspect"
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/llm"
@@ -196,11 +197,16 @@ type Progress struct {
 type Run struct {
 	RunSummary
 	Params json.RawMessage `json:"params"`
-	// Result is the pipeline's result, once the run succeeded.
+	// Result is the pipeline's result, once the run succeeded; for a
+	// cancelled run, what it had finished, when its pipeline keeps that
+	// (chaos's finished iterations).
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error says why a run failed or was cancelled.
-	Error    string    `json:"error,omitempty"`
-	Progress *Progress `json:"progress" jsonschema:"nullable"`
+	Error string `json:"error,omitempty"`
+	// Failure is what kind of failure Error is, for a message in plain
+	// words.
+	Failure  *failure.Failure `json:"failure,omitempty"`
+	Progress *Progress        `json:"progress" jsonschema:"nullable"`
 }
 
 // RunList is a page of runs, newest first.
@@ -312,11 +318,11 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := Run{RunSummary: h.summary(rec), Params: rec.Params, Error: rec.Error}
+	out := Run{RunSummary: h.summary(rec), Params: rec.Params, Error: rec.Error, Failure: failure.Of(rec.Error)}
 	if len(out.Params) == 0 {
 		out.Params = json.RawMessage("{}")
 	}
-	if rec.Status == madspark.RunSucceeded {
+	if rec.Status == madspark.RunSucceeded || rec.Status == madspark.RunCancelled {
 		out.Result = rec.Result
 	}
 	last, err := h.cfg.Store.LastEvent(r.Context(), rec.ID)

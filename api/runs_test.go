@@ -11,6 +11,8 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/api"
+	"github.com/madspark/madspark/failure"
+	"github.com/madspark/madspark/llm"
 )
 
 func TestPipelines(t *testing.T) {
@@ -230,8 +232,8 @@ func TestCancel(t *testing.T) {
 	if r.status != 202 || c.Status != madspark.RunCancelled || c.RunID != id {
 		t.Fatalf("cancel a queued run: %d %s", r.status, r.body)
 	}
-	if run := hs.run(id); run.Status != madspark.RunCancelled || run.Error == "" {
-		t.Errorf("cancelled run: %+v", run.RunSummary)
+	if run := hs.run(id); run.Status != madspark.RunCancelled || run.Error == "" || run.Failure == nil || run.Failure.Kind != failure.Cancelled {
+		t.Errorf("cancelled run: %+v, failure %+v", run.RunSummary, run.Failure)
 	}
 	if r := hs.do("DELETE", "/api/runs/"+id, nil); r.status != 409 || r.err(t).Error.Type != "conflict" {
 		t.Errorf("cancel twice: %d %s", r.status, r.body)
@@ -256,5 +258,54 @@ func TestCancel(t *testing.T) {
 	done := hs.succeeded("spark", map[string]any{"topic": "y", "num_candidates": 1, "num_top_candidates": 1})
 	if r := hs.do("DELETE", "/api/runs/"+done.RunID, nil); r.status != 409 {
 		t.Errorf("cancel a finished run: %d %s", r.status, r.body)
+	}
+}
+
+// TestCancelKeepsFinishedIterations: a chaos run cancelled after its first
+// iteration keeps it, shown with the run and in its exports.
+func TestCancelKeepsFinishedIterations(t *testing.T) {
+	hs := newHarness(t, options{workers: 1, latency: 100 * time.Millisecond})
+	id := hs.startRun("chaos", map[string]any{"prompt": "quiet streets", "iterations": 3})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		steps, err := hs.db.Steps(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(steps, func(s *madspark.Step) bool { return s.Key == "i1/shared_state" }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first iteration did not finish")
+		}
+	}
+	if r := hs.do("DELETE", "/api/runs/"+id, nil); r.status != 202 {
+		t.Fatalf("cancel: %d %s", r.status, r.body)
+	}
+	run := hs.run(id)
+	var res struct {
+		Iterations []struct{ Number int } `json:"iterations"`
+	}
+	if run.Status != madspark.RunCancelled || json.Unmarshal(run.Result, &res) != nil || len(res.Iterations) < 1 || len(res.Iterations) > 2 {
+		t.Fatalf("cancelled chaos run: %s %s", run.Status, run.Result)
+	}
+	r := hs.do("GET", "/api/runs/"+id+"/export?format=markdown", nil)
+	if r.status != 200 || !strings.Contains(string(r.body), "Iteration 1") || !strings.Contains(string(r.body), "Cancelled: the ") {
+		t.Fatalf("the cancelled run's Markdown: %d %s", r.status, clip(r.body))
+	}
+	steps, _ := hs.db.Steps(t.Context(), id)
+	if !slices.ContainsFunc(steps, func(s *madspark.Step) bool { return s.Status == madspark.StepCancelled }) {
+		t.Errorf("no step was recorded cancelled: %d steps", len(steps))
+	}
+}
+
+// TestRunFailureKind: a run the provider failed says what kind of failure
+// it was.
+func TestRunFailureKind(t *testing.T) {
+	var f *flaky
+	hs := newHarness(t, options{workers: 1, client: func(c llm.Client) llm.Client { f = &flaky{next: c}; return f }})
+	f.down.Store(true)
+	run := hs.wait(hs.startRun("spark", map[string]any{"topic": "x"}))
+	if run.Status != madspark.RunFailed || run.Failure == nil || run.Failure.Kind != failure.ProviderError || run.Failure.Provider != "openai" || run.Failure.Detail != run.Error {
+		t.Fatalf("failed run: %s %q, failure %+v", run.Status, run.Error, run.Failure)
 	}
 }

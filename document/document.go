@@ -85,6 +85,16 @@ func (*Paragraph) block() {}
 func (*List) block()      {}
 func (*Table) block()     {}
 
+// Count says how many of a thing there are, in the singular for exactly
+// one: Count(1, "iteration") is "1 iteration", Count(3, "iteration") "3
+// iterations".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // Text returns a paragraph of plain text.
 func Text(s string) *Paragraph { return &Paragraph{Spans: []Span{{Text: s}}} }
 

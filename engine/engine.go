@@ -324,8 +324,8 @@ func (r *Run) publish(ctx context.Context, e *madspark.Event) {
 }
 
 // Finish records the run's outcome: succeeded with result when err is nil,
-// cancelled when err wraps madspark.ErrCancelled, failed with err's message
-// otherwise; then it publishes the run's final event (a result event whose
+// cancelled when err wraps madspark.ErrCancelled (with result, when not
+// nil: what the run had finished), failed with err's message otherwise; then it publishes the run's final event (a result event whose
 // data is the result, or an error event whose data is the status). It uses
 // a context that is not cancelled with ctx, so that an interrupted run is
 // still recorded.
@@ -351,6 +351,17 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 		final.Type, final.Stage, final.Message, final.Data = madspark.EventResult, "done", "succeeded", b
 	case errors.Is(runErr, madspark.ErrCancelled):
 		rec.Status, rec.Error = madspark.RunCancelled, runErr.Error()
+		// What the run had finished, when its pipeline kept it (chaos's
+		// finished iterations), stays with it.
+		if result != nil {
+			b, err := json.Marshal(result)
+			if err != nil {
+				return fmt.Errorf("engine: encode result: %w", err)
+			}
+			if string(b) != "null" { // a nil pointer of the pipeline's result type
+				rec.Result = b
+			}
+		}
 	default:
 		rec.Status, rec.Error = madspark.RunFailed, runErr.Error()
 	}
@@ -436,6 +447,11 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 	defer func() { endStep(span, step, runErr) }()
 	if runErr != nil {
 		step.Status, step.Error = madspark.StepFailed, runErr.Error()
+		if errors.Is(ctx.Err(), context.Canceled) {
+			// Stopped on request (the run cancelled, the client gone), not
+			// failed.
+			step.Status = madspark.StepCancelled
+		}
 		// Keep the reply that could not be repaired, for diagnosis.
 		var re *structured.ReplyError
 		if errors.As(runErr, &re) {

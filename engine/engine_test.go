@@ -179,6 +179,54 @@ func TestEventsAndFinalStates(t *testing.T) {
 	}
 }
 
+// TestCancelledKeepsWhatFinished: a cancelled run keeps the result its
+// pipeline returned with the error (what it had finished), a typed nil is
+// none, and the step the cancellation stopped is cancelled, not failed.
+func TestCancelledKeepsWhatFinished(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e := &Engine{Store: db, Client: &countingClient{}}
+	type result struct{ Iterations []int }
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Step(ctx, r, "i1/judge", "in", ask("one")); err != nil {
+		t.Fatal(err)
+	}
+	stop, cancel := context.WithCancel(ctx)
+	_, err = Step(stop, r, "i2/judge", "in", func(ctx context.Context, c llm.Client) (string, error) {
+		cancel()
+		return "", ctx.Err()
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("the stopped step: %v", err)
+	}
+	if err := r.Finish(ctx, &result{Iterations: []int{1}}, fmt.Errorf("iteration 2: %w", madspark.ErrCancelled)); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := db.Run(ctx, r.ID())
+	if rec.Status != madspark.RunCancelled || string(rec.Result) != `{"Iterations":[1]}` {
+		t.Fatalf("cancelled record: %s %s", rec.Status, rec.Result)
+	}
+	steps, _ := db.Steps(ctx, r.ID())
+	if len(steps) != 2 || steps[0].Status != madspark.StepDone || steps[1].Status != madspark.StepCancelled {
+		t.Fatalf("steps: %+v", steps)
+	}
+
+	r2, _ := e.Start(ctx, RunInfo{Pipeline: "test"}, nil)
+	if err := r2.Finish(ctx, (*result)(nil), madspark.ErrCancelled); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := db.Run(ctx, r2.ID()); rec.Status != madspark.RunCancelled || rec.Result != nil {
+		t.Fatalf("a run cancelled with nothing finished: %s %q", rec.Status, rec.Result)
+	}
+}
+
 func TestQueuedRecordResumes(t *testing.T) {
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))

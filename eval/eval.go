@@ -33,6 +33,7 @@ import (
 	"github.com/madspark/madspark/agent"
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/structured"
@@ -358,6 +359,7 @@ func (e *Evaluator) topic(ctx context.Context, r *engine.Run, rec *madspark.Run,
 	it.BaselineUsage = SideUsage{Usage: base.Usage, WallMS: base.WallMS}
 	if err != nil {
 		it.Error = oneLine(err.Error())
+		it.Failure = failure.Of(it.Error)
 		return it
 	}
 
@@ -385,6 +387,7 @@ func (e *Evaluator) topic(ctx context.Context, r *engine.Run, rec *madspark.Run,
 	}
 	if err != nil {
 		it.Error = oneLine(err.Error())
+		it.Failure = failure.Of(it.Error)
 		return it
 	}
 	outcome, consistent := Combine(verdicts[0].Winner, verdicts[1].Winner)

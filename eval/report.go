@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/madspark/madspark/document"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/llm"
 )
@@ -116,11 +117,13 @@ type Item struct {
 	RunID   string `json:"run_id,omitempty"`
 	Reused  bool   `json:"reused,omitempty"`
 	Repairs int    `json:"repairs"`
-	// Error says why the topic failed.
-	Error         string    `json:"error,omitempty"`
-	PipelineUsage SideUsage `json:"pipeline_usage"`
-	BaselineUsage SideUsage `json:"baseline_usage"`
-	JudgeUsage    SideUsage `json:"judge_usage"`
+	// Error says why the topic failed, and Failure what kind of failure
+	// it was.
+	Error         string           `json:"error,omitempty"`
+	Failure       *failure.Failure `json:"failure,omitempty"`
+	PipelineUsage SideUsage        `json:"pipeline_usage"`
+	BaselineUsage SideUsage        `json:"baseline_usage"`
+	JudgeUsage    SideUsage        `json:"judge_usage"`
 }
 
 // OrderVerdict is the judge's verdict in one order.

@@ -73,10 +73,12 @@ func FileName(run *madspark.Run, format string) string {
 }
 
 // Render renders run, of the pipeline def, in format. Every format but
-// JSON needs a succeeded run (ErrNoResult otherwise).
+// JSON needs a succeeded run, or a cancelled one that kept what it had
+// finished (ErrNoResult otherwise).
 func Render(def pipeline.Definition, run *madspark.Run, format string, o Options) (*File, error) {
 	f := &File{Name: FileName(run, format)}
-	if format != "json" && run.Status != madspark.RunSucceeded {
+	kept := run.Status == madspark.RunCancelled && len(run.Result) > 0
+	if format != "json" && run.Status != madspark.RunSucceeded && !kept {
 		switch format {
 		case "csv", "markdown", "pdf":
 			return nil, fmt.Errorf("run %s is %s: %w; its JSON export says why", run.ID, run.Status, ErrNoResult)

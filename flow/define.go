@@ -10,12 +10,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/madspark/madspark"
-	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/pipeline"
@@ -173,7 +170,9 @@ func (p *Pipeline) ParamsSchema() json.RawMessage {
 	props := map[string]any{}
 	req := []string{}
 	for _, in := range p.Inputs {
-		s := map[string]any{"title": in.Name}
+		// A form labels the input with its description, else its name in
+		// words.
+		s := map[string]any{"title": orWords(in.Description, in.Name)}
 		if in.Type == "[string]" {
 			s["type"], s["items"] = "array", map[string]any{"type": "string"}
 		} else {
@@ -267,7 +266,7 @@ func (p *Pipeline) Definition() pipeline.Definition {
 	q := p.queryParam()
 	return pipeline.Definition{
 		Name:        p.Name,
-		Title:       p.Name,
+		Title:       words(p.Name),
 		Description: p.Description,
 		NewParams: func() pipeline.Params {
 			d := p.Defaults()
@@ -302,59 +301,6 @@ func (p *Pipeline) Definition() pipeline.Definition {
 		QueryParam: q,
 		Document:   p.Document,
 	}
-}
-
-// Document lays out a succeeded run: a section per agent, in step order.
-func (p *Pipeline) Document(run *madspark.Run) (*document.Document, error) {
-	res, err := pipeline.StoredResult[map[string]any](run)
-	if err != nil {
-		return nil, err
-	}
-	d := &document.Document{Title: p.Name, Subtitle: p.Description}
-	if run.Mode == "mock" {
-		d.Notice = "MOCK DATA: these outputs were made up by the mock provider, not by a model."
-	}
-	for _, name := range p.order {
-		v, ok := (*res)[name]
-		if !ok {
-			continue
-		}
-		d.Sections = append(d.Sections, document.Section{Title: name, Blocks: blocks(v)})
-	}
-	return d, nil
-}
-
-func blocks(v any) []document.Block {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var out []document.Block
-		for _, k := range keys {
-			if l, ok := x[k].([]any); ok {
-				out = append(out, document.Para(document.Bold(k+":")))
-				items := make([]string, len(l))
-				for i, e := range l {
-					items[i] = scalar(view(e))
-				}
-				out = append(out, document.Bullets(items...))
-				continue
-			}
-			out = append(out, document.Para(document.Bold(k+": "), document.Plain(scalar(view(x[k])))))
-		}
-		return out
-	case []any:
-		var out []document.Block
-		for i, e := range x {
-			out = append(out, document.Textf("%d.", i+1))
-			out = append(out, blocks(e)...)
-		}
-		return out
-	}
-	return []document.Block{document.Text(scalar(v))}
 }
 
 // InputsJSON turns command-line inputs, "name=value" each, into the

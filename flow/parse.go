@@ -76,7 +76,10 @@ type ForEach struct {
 
 // Agent is one LLM role of the file.
 type Agent struct {
-	Name        string
+	Name string
+	// Title heads the agent's output in reports; its name in words when
+	// the file gives none.
+	Title       string
 	Prompt      string
 	System      string
 	Temperature float64
@@ -400,7 +403,7 @@ func (p *parser) value(n *yaml.Node, in Input) (any, bool) {
 	return n.Value, true
 }
 
-var agentKeys = []string{"prompt", "system", "temperature", "output", "output_schema", "model", "provider", "max_tokens", "for_each"}
+var agentKeys = []string{"title", "prompt", "system", "temperature", "output", "output_schema", "model", "provider", "max_tokens", "for_each"}
 
 func (p *parser) agents(pl *Pipeline, n *yaml.Node) {
 	m := p.mapping(n, "agents")
@@ -423,6 +426,9 @@ func (p *parser) agents(pl *Pipeline, n *yaml.Node) {
 			p.errf(k.Line, "agent name repairs is taken: the result lists the run's repairs under it")
 		}
 		f := p.mapping(v, "agent "+a.Name, agentKeys...)
+		if t := f["title"]; t != nil {
+			a.Title = strings.TrimSpace(p.str(t, "agent "+a.Name+" title"))
+		}
 		if f["prompt"] == nil {
 			p.errf(k.Line, "agent %s: prompt is required", a.Name)
 		} else {

@@ -162,9 +162,28 @@ type cache struct {
 	storeWarn atomic.Bool // the first store failure was logged as a warning
 }
 
+// freshKey is the context key of Fresh.
+type freshKey struct{}
+
+// Fresh returns a context under which Cache answers no call from the
+// cache: each goes to the model, and its reply replaces the cached one.
+// A person asking for another answer (a chat's Regenerate) wants the
+// model asked again, not the same reply replayed.
+func Fresh(ctx context.Context) context.Context {
+	return context.WithValue(ctx, freshKey{}, true)
+}
+
+// isFresh reports whether ctx was made by Fresh.
+func isFresh(ctx context.Context) bool {
+	v, _ := ctx.Value(freshKey{}).(bool)
+	return v
+}
+
 func (c *cache) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	key := CacheKey(c.cfg.Provider, c.cfg.DefaultModel, req)
-	if e, ok := c.lookup(ctx, req, key); ok {
+	if isFresh(ctx) {
+		// Asked again on purpose: the reply is stored, not read.
+	} else if e, ok := c.lookup(ctx, req, key); ok {
 		if req.OnDelta != nil {
 			for _, chunk := range chunks(e.Text) {
 				req.OnDelta(chunk)

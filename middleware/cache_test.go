@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -87,6 +88,32 @@ func TestCacheHit(t *testing.T) {
 	}
 	if strings.Join(deltas, "") != want.Text {
 		t.Errorf("OnDelta got %q, want the whole text", deltas)
+	}
+}
+
+// TestCacheFresh: under Fresh a call goes to the model although its reply
+// is cached, and the new reply replaces the cached one.
+func TestCacheFresh(t *testing.T) {
+	next := &fakeClient{fn: func(_ context.Context, n int, _ *llm.Request) (*llm.Response, error) {
+		return okResp(fmt.Sprintf("reply %d", n)), nil
+	}}
+	store := newMemStore()
+	c := Cache(CacheConfig{Provider: "openai", DefaultModel: "gpt-4o-mini", Store: store})(next)
+	ctx := context.Background()
+	if r, err := c.Generate(ctx, request("p")); err != nil || r.Text != "reply 1" {
+		t.Fatalf("first = %+v, %v", r, err)
+	}
+	r, err := c.Generate(Fresh(ctx), request("p"))
+	if err != nil || r.Cached || r.Text != "reply 2" || next.Calls() != 2 {
+		t.Fatalf("fresh = %+v, %v (%d calls), want the model's second reply", r, err, next.Calls())
+	}
+	// The cache now holds the fresh reply, in both tiers.
+	if r, err := c.Generate(ctx, request("p")); err != nil || !r.Cached || r.Text != "reply 2" {
+		t.Fatalf("after fresh = %+v, %v", r, err)
+	}
+	again := Cache(CacheConfig{Provider: "openai", DefaultModel: "gpt-4o-mini", Store: store})(next)
+	if r, err := again.Generate(ctx, request("p")); err != nil || !r.Cached || r.Text != "reply 2" {
+		t.Fatalf("from the store after fresh = %+v, %v", r, err)
 	}
 }
 

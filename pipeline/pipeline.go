@@ -296,6 +296,14 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 			}
 			return nil, pe
 		}
+		// A null member is one left out: its default applies (an empty
+		// list for an optional list), as when a client sends a form's
+		// empty field as null, or params stored from a nil slice.
+		if dropNulls(obj) {
+			if raw, err = json.Marshal(obj); err != nil {
+				return nil, &ParamsError{Pipeline: name, Malformed: true, Err: err}
+			}
+		}
 		if err := e.v.Validate(inst); err != nil {
 			return nil, e.schemaError(name, raw, fieldError(name, err))
 		}
@@ -349,6 +357,30 @@ func (e *entry) schemaError(name string, raw json.RawMessage, err *ParamsError) 
 
 // errRequired is the error of a required parameter left out.
 var errRequired = errors.New("is required")
+
+// dropNulls removes the members whose value is null from obj and from the
+// objects within it (in lists too), and reports whether it removed any.
+func dropNulls(v any) bool {
+	dropped := false
+	switch x := v.(type) {
+	case map[string]any:
+		for k, m := range x {
+			if m == nil {
+				delete(x, k)
+				dropped = true
+			} else if dropNulls(m) {
+				dropped = true
+			}
+		}
+	case []any:
+		for _, m := range x {
+			if dropNulls(m) {
+				dropped = true
+			}
+		}
+	}
+	return dropped
+}
 
 // leadingField returns the parameter a Validate message starts with
 // ("num_top_candidates must be 1..5"), or "" when it starts with none.

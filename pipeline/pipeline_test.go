@@ -230,6 +230,29 @@ func TestDecodeStartsFromDefaults(t *testing.T) {
 	}
 }
 
+// TestDecodeNullIsLeftOut: a null member is one left out, at any depth (a
+// form's empty list, params stored from a nil slice); a required one is
+// still missing.
+func TestDecodeNullIsLeftOut(t *testing.T) {
+	reg := registry(t, nil)
+	p, err := reg.Decode("spark", json.RawMessage(`{"topic":"urban farming","seed_ideas":null,"context":null,"temperatures":{"generate":null,"evaluate":0.1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, d := p.(*spark.Params), spark.DefaultParams()
+	if sp.SeedIdeas != nil || sp.Context != d.Context || sp.Temperatures.Generate != d.Temperatures.Generate || sp.Temperatures.Evaluate != 0.1 {
+		t.Fatalf("decoded %+v", sp)
+	}
+	if _, err := reg.Decode("spark", json.RawMessage(`{"topic":null}`)); err == nil || !strings.Contains(err.Error(), "topic") {
+		t.Fatalf("a required topic sent as null: %v", err)
+	}
+	// A chaos seed sent as null is not given: Prepare fixes one.
+	c, err := reg.Decode("chaos", json.RawMessage(`{"prompt":"a","seed":null}`))
+	if err != nil || c.(*chaos.Params).Seed == 0 {
+		t.Fatalf("chaos with a null seed: %+v, %v", c, err)
+	}
+}
+
 func TestParamsSchema(t *testing.T) {
 	reg := registry(t, nil)
 	raw, err := reg.ParamsSchema("spark")

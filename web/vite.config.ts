@@ -47,5 +47,8 @@ export default defineConfig({
     environment: 'jsdom',
     setupFiles: ['src/test/setup.ts'],
     include: ['src/**/*.test.{ts,tsx}'],
+    // A form test types a few dozen keys: on a loaded machine that takes
+    // longer than vitest's 5 s, and the tests wait on the page, not a clock.
+    testTimeout: 20000,
   },
 })

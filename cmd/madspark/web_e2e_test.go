@@ -5,20 +5,28 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/madspark/madspark/provider/openai/openaitest"
 )
 
 // TestWebUIEndToEnd runs web/e2e/e2e.mjs in a real headless Chromium
 // against `madspark serve` in mock mode, started in this process: the spark
 // form, live progress, results with their charts, a bookmark found again in
-// the bookmarks view, and a 375px-wide screen. The screenshots are written
-// to web/e2e/screenshots (or $MADSPARK_E2E_SCREENSHOTS).
+// the bookmarks view, evals, chat, cancelling, and every page at 1280 and
+// 375 px, light and dark. A second server, in live mode against an
+// in-process fake of OpenAI's API whose failures the script switches on and
+// off, shows how a failing provider reads. The screenshots are written to
+// web/e2e/screenshots (or $MADSPARK_E2E_SCREENSHOTS).
 //
 // It needs node, web/node_modules (npm ci in web/) and Chromium
 // (/usr/bin/chromium, or $MADSPARK_CHROMIUM). Without them it is skipped,
@@ -67,10 +75,11 @@ func TestWebUIEndToEnd(t *testing.T) {
 	// from the form its inputs generate.
 	base, stop := startWebServe(t, env, "--pipelines", filepath.Join("..", "..", "examples", "pipelines"))
 	defer stop()
+	live, fault := startFailingServe(t)
 
-	e2eCtx, e2eCancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	e2eCtx, e2eCancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer e2eCancel()
-	cmd := exec.CommandContext(e2eCtx, node, filepath.Join("e2e", "e2e.mjs"), "--url", base, "--screenshots", shots, "--chromium", chromium)
+	cmd := exec.CommandContext(e2eCtx, node, filepath.Join("e2e", "e2e.mjs"), "--url", base, "--live-url", live, "--fault-url", fault, "--screenshots", shots, "--chromium", chromium)
 	cmd.Dir = webDir
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
@@ -81,6 +90,36 @@ func TestWebUIEndToEnd(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^e2e: [1-9][0-9]* passed, 0 failed$`).Match(out) {
 		t.Errorf("the browser test did not report its steps as passed")
 	}
+}
+
+// startFailingServe starts a second `madspark serve`, in live mode against
+// an in-process fake of OpenAI's chat completions, and returns its URL and
+// the URL that switches the fake's failures: POST ?status=500 makes every
+// call fail with that HTTP status (as OpenAI answers it), ?status=0 ends
+// the failure. Answers are plain text, as a simple chat question gets.
+func startFailingServe(t *testing.T) (string, string) {
+	t.Helper()
+	var status atomic.Int32
+	fake := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
+		if s := status.Load(); s != 0 {
+			return openaitest.Reply{Fault: &openaitest.Fault{Status: int(s), Message: "The server had an error while processing your request."}}
+		}
+		return openaitest.Reply{Content: "A goroutine is a function running concurrently with others, scheduled by the Go runtime onto a few threads.", PromptTokens: 20, CompletionTokens: 18}
+	})
+	control := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.URL.Query().Get("status"))
+		if r.Method != http.MethodPost || err != nil {
+			http.Error(w, "POST ?status=N", http.StatusBadRequest)
+			return
+		}
+		status.Store(int32(n))
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(control.Close)
+	env := map[string]string{"OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "live.db")}
+	base, stop := startWebServe(t, env)
+	t.Cleanup(stop)
+	return base, control.URL
 }
 
 // startWebServe starts `madspark serve` in this process on a free port with

@@ -40,7 +40,7 @@ func Document(run *madspark.Run) (*document.Document, error) {
 		Subtitle: "madspark assess: business idea assessment",
 		TitleLines: []string{
 			fmt.Sprintf("Run %s · %s/%s · %s", run.ID, run.Provider, run.Model, run.FinishedAt.UTC().Format("2 January 2006 15:04 MST")),
-			fmt.Sprintf("%s · %d iteration(s) · %s", res.Mode, len(res.Iterations), approval(res)),
+			fmt.Sprintf("%s · %s · %s", res.Mode, document.Count(len(res.Iterations), "iteration"), approval(res)),
 		},
 		Author:   "madspark",
 		Subject:  "Assessment of " + res.Idea,

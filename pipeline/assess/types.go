@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/search"
 	"github.com/madspark/madspark/structured"
@@ -209,9 +210,9 @@ func (r *Result) Final() *Iteration {
 }
 
 // Outcome says in a few words how the assessment ended: "2
-// iteration(s), approved, 7.4/10 B".
+// iterations, approved, 7.4/10 B".
 func (r *Result) Outcome() string {
-	s := fmt.Sprintf("%d iteration(s)", len(r.Iterations))
+	s := document.Count(len(r.Iterations), "iteration")
 	if r.Mode.Reviews() {
 		s += map[bool]string{true: ", approved", false: ", not approved"}[r.Approved]
 	}

@@ -145,7 +145,9 @@ type IterationFunc func(it Iteration, memory []madspark.RememberedIdea) error
 // Run executes in.Iterations iterations (and the optional evolution and
 // tournament) as run r. done, if not nil, is called after each iteration.
 // When the evolution or the tournament fails, Run returns the error with
-// the result so far (the finished iterations), its FailedStep set.
+// the result so far (the finished iterations), its FailedStep set; when
+// ctx ends during an iteration after others finished (the run was
+// cancelled), it returns the error with the finished iterations.
 func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, done IterationFunc) (*Result, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
@@ -167,6 +169,12 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, done Itera
 		r.Emit(fmt.Sprintf("iteration %d", n), base, "chaos generator")
 		it, err := p.iterate(ctx, r, in, n, m, res, base, 100/passes)
 		if err != nil {
+			if ctx.Err() != nil && len(res.Iterations) > 0 {
+				// Stopped (cancelled) part way: the finished iterations
+				// are kept with the run.
+				res.Repairs = r.Repairs()
+				return res, fmt.Errorf("iteration %d: %w", n, err)
+			}
 			return nil, fmt.Errorf("iteration %d: %w", n, err)
 		}
 		if err := p.finish(ctx, r, it, m, res, done); err != nil {

@@ -396,3 +396,57 @@ func TestResumeReplaysWithTheSameMemory(t *testing.T) {
 		t.Fatalf("accepted ideas differ after resume:\n%s\n%s", a, b)
 	}
 }
+
+// TestCancelKeepsFinishedIterations: a run cancelled during its third
+// iteration keeps the two it finished, recorded with the cancelled run.
+func TestCancelKeepsFinishedIterations(t *testing.T) {
+	db := newDB(t)
+	pipe, err := New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var chaosCalls int
+	var mu sync.Mutex
+	next := mock.New(MockResponders())
+	client := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		mu.Lock()
+		if req.Agent == agentChaos {
+			chaosCalls++
+			if chaosCalls == 3 {
+				cancel() // Cancel, as the third iteration starts
+			}
+		}
+		mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return next.Generate(ctx, req)
+	})
+	e := &engine.Engine{Store: db, Client: client}
+	p := params(func(p *Params) { p.Iterations = 3 })
+	r, err := e.Start(context.Background(), engine.RunInfo{Pipeline: "chaos", Params: p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := pipe.Run(ctx, r, p, nil)
+	if err == nil || res == nil || len(res.Iterations) != 2 || res.Iterations[1].Number != 2 {
+		t.Fatalf("cancelled in iteration 3: %v, %+v", err, res)
+	}
+	if err := r.Finish(context.Background(), res, fmt.Errorf("%w by request", madspark.ErrCancelled)); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := db.Run(context.Background(), r.ID())
+	kept, _, err := resultOf(rec)
+	if rec.Status != madspark.RunCancelled || err != nil || len(kept.Iterations) != 2 {
+		t.Fatalf("the cancelled record: %s, %v, %s", rec.Status, err, rec.Result)
+	}
+	// A run cancelled before any iteration finished keeps nothing.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	r2, _ := e.Start(context.Background(), engine.RunInfo{Pipeline: "chaos", Params: p}, nil)
+	if res, err := pipe.Run(ctx2, r2, p, nil); err == nil || res != nil {
+		t.Fatalf("cancelled at once: %+v, %v", res, err)
+	}
+}

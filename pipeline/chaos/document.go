@@ -38,7 +38,7 @@ func Document(run *madspark.Run) (*document.Document, error) {
 		Subtitle: "madspark chaos: a creativity workflow",
 		TitleLines: []string{
 			fmt.Sprintf("Run %s · %s/%s · seed %d · %s", run.ID, run.Provider, run.Model, p.Seed, run.FinishedAt.UTC().Format("2 January 2006 15:04 MST")),
-			fmt.Sprintf("%d iterations · acceptance threshold %s · %d ideas accepted%s", len(res.Iterations), num(res.Threshold), len(res.Accepted), pipeline.RepairsNote(res.Repairs)),
+			fmt.Sprintf("%s · acceptance threshold %s · %s accepted%s", document.Count(len(res.Iterations), "iteration"), num(res.Threshold), document.Count(len(res.Accepted), "idea"), pipeline.RepairsNote(res.Repairs)),
 		},
 		Author:   "madspark",
 		Subject:  "Ideas for " + res.Prompt,
@@ -46,6 +46,10 @@ func Document(run *madspark.Run) (*document.Document, error) {
 	}
 	if run.Mode == "mock" {
 		d.Notice, d.PageNotice = mockNotice, "MOCK DATA"
+	}
+	if run.Status == madspark.RunCancelled {
+		note := fmt.Sprintf("Cancelled: the %s it had finished, of %d, are kept.", document.Count(len(res.Iterations), "iteration"), p.Iterations)
+		d.Notice = strings.TrimSpace(d.Notice + " " + note)
 	}
 	for _, it := range res.Iterations {
 		title := fmt.Sprintf("Iteration %d", it.Number)

@@ -34,14 +34,15 @@ func ConversationHistory(exchanges []Exchange) []llm.Message {
 }
 
 // ExchangesOf pairs the messages of a stored conversation into questions
-// and their answers.
+// and their answers. A question answered again (regenerated) has its last
+// answer; failed answers (madspark.ChatError) are no answers.
 func ExchangesOf(msgs []madspark.ChatMessage) []Exchange {
 	var out []Exchange
 	for _, m := range msgs {
 		switch {
 		case m.Role == madspark.ChatUser:
 			out = append(out, Exchange{Question: m.Content})
-		case m.Role == madspark.ChatAssistant && len(out) > 0 && out[len(out)-1].Answer == "":
+		case m.Role == madspark.ChatAssistant && len(out) > 0:
 			out[len(out)-1].Answer = m.Content
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
 )
 
@@ -29,5 +30,22 @@ func TestConversationHistory(t *testing.T) {
 		if m.Content != want[i] || m.Role != role {
 			t.Errorf("message %d = %s %q, want %s %q", i, m.Role, m.Content, role, want[i])
 		}
+	}
+}
+
+// TestExchangesOf: a question answered again has its last answer; a failed
+// answer is none, unless an answer came after it.
+func TestExchangesOf(t *testing.T) {
+	msg := func(role madspark.ChatRole, content string) madspark.ChatMessage {
+		return madspark.ChatMessage{Role: role, Content: content}
+	}
+	got := ExchangesOf([]madspark.ChatMessage{
+		msg(madspark.ChatUser, "q1"), msg(madspark.ChatAssistant, "a1"), msg(madspark.ChatAssistant, "a1 again"),
+		msg(madspark.ChatUser, "q2"), msg(madspark.ChatError, "openai: HTTP 500"),
+		msg(madspark.ChatUser, "q3"), msg(madspark.ChatError, "openai: HTTP 500"), msg(madspark.ChatAssistant, "a3"),
+	})
+	want := []Exchange{{"q1", "a1 again"}, {"q2", ""}, {"q3", "a3"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("ExchangesOf = %v, want %v", got, want)
 	}
 }

@@ -31,7 +31,7 @@ func (res *Result) Notice(m Meta) string {
 	case res.FailedStep != "":
 		n = append(n, fmt.Sprintf("INCOMPLETE: the step %s failed (%s); the stages before it are kept, and resuming the run finishes it.", res.FailedStep, res.Error))
 	case !res.Passed:
-		n = append(n, fmt.Sprintf("NOT PASSED: this proposal did not pass quality control after %d refinement(s) (%s).", res.Refinements, res.QualityValidation.Reason))
+		n = append(n, fmt.Sprintf("NOT PASSED: this proposal did not pass quality control after %s (%s).", document.Count(res.Refinements, "refinement"), res.QualityValidation.Reason))
 	}
 	return strings.Join(n, " ")
 }

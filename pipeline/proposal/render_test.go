@@ -72,7 +72,7 @@ func TestDocumentOfAFailedProposal(t *testing.T) {
 		t.Fatal(r.err)
 	}
 	d := r.res.Document(Meta{})
-	if !strings.Contains(d.Notice, "NOT PASSED: this proposal did not pass quality control after 1 refinement(s)") {
+	if !strings.Contains(d.Notice, "NOT PASSED: this proposal did not pass quality control after 1 refinement (") {
 		t.Errorf("notice %q", d.Notice)
 	}
 	md := string(document.Markdown(d))

@@ -138,6 +138,9 @@ func (db *DB) Bookmarks(ctx context.Context, f madspark.BookmarkFilter) ([]*mads
 		}
 		where = append(where, "("+strings.Join(ors, " OR ")+")")
 	}
+	if f.RunID != "" {
+		where = append(where, `run_id = `+arg(f.RunID))
+	}
 	cond := ""
 	if len(where) > 0 {
 		cond = ` WHERE ` + strings.Join(where, " AND ")

@@ -134,6 +134,10 @@ func (db *DB) Bookmarks(ctx context.Context, f madspark.BookmarkFilter) ([]*mads
 		q := "%" + likeEscape(f.Query) + "%"
 		args = append(args, q, q, q, q)
 	}
+	if f.RunID != "" {
+		where = append(where, `run_id = ?`)
+		args = append(args, f.RunID)
+	}
 	cond := ""
 	if len(where) > 0 {
 		cond = ` WHERE ` + strings.Join(where, " AND ")

@@ -215,6 +215,9 @@ func testBookmarksFilter(t *testing.T, s Store) {
 	} {
 		b := bookmark("b"+strconv.Itoa(i), base.Add(time.Duration(i)*time.Second), tc.tags...)
 		b.Topic, b.IdeaText, b.ImprovedIdea, b.Context = tc.topic, tc.idea, tc.improved, "ctx"
+		if i == 2 {
+			b.RunID = "run-b0" // two ideas of one run
+		}
 		mustBookmark(t, s, b)
 	}
 	for _, tc := range []struct {
@@ -242,6 +245,10 @@ func testBookmarksFilter(t *testing.T, s Store) {
 		{madspark.BookmarkFilter{Limit: 2, Offset: 3}, []string{"b0"}, 4},
 		{madspark.BookmarkFilter{Offset: 9}, []string{}, 4},
 		{madspark.BookmarkFilter{Tags: []string{"urban"}, Limit: 1, Offset: 1}, []string{"b0"}, 2},
+		{madspark.BookmarkFilter{RunID: "run-b0"}, []string{"b2", "b0"}, 2},
+		{madspark.BookmarkFilter{RunID: "run-b1"}, []string{"b1"}, 1},
+		{madspark.BookmarkFilter{RunID: "run-b0", Tags: []string{"urban"}}, []string{"b0"}, 1},
+		{madspark.BookmarkFilter{RunID: "run-b"}, []string{}, 0},
 	} {
 		ids, total := mustBookmarks(t, s, tc.f)
 		if !reflect.DeepEqual(ids, tc.want) || total != tc.total {

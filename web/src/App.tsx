@@ -5,6 +5,7 @@ import { ServerModeProvider } from './api/mode'
 import { BatchView, Batches } from './views/Batches'
 import { Chat } from './chat/Chat'
 import { Bookmarks } from './views/Bookmarks'
+import { EvalCompare, Evals } from './views/Evals'
 import { History } from './views/History'
 import { NewRun } from './views/NewRun'
 import { RunView } from './views/RunView'
@@ -17,6 +18,8 @@ function titleOf(path: string): string {
   if (path.startsWith('/runs/')) return `Run ${decodeURIComponent(path.slice(6, 14))}`
   if (path === '/batches') return 'Batches'
   if (path.startsWith('/batches/')) return `Batch ${decodeURIComponent(path.slice(9, 17))}`
+  if (path === '/evals/compare') return 'Two evals compared'
+  if (path.startsWith('/evals')) return 'Evals'
   if (path.startsWith('/bookmarks')) return 'Bookmarks'
   if (path.startsWith('/chat')) return 'Chat'
   if (path.startsWith('/settings')) return 'Settings'
@@ -67,6 +70,11 @@ export function App() {
             </li>
             <li>
               <NavLink to="/batches">Batches</NavLink>
+            </li>
+            <li>
+              <NavLink to="/evals">Evals</NavLink>
+            </li>
+            <li>
               <NavLink to="/chat">Chat</NavLink>
             </li>
             <li>
@@ -92,6 +100,8 @@ export function App() {
             <Route path="/runs/:id" element={<RunView />} />
             <Route path="/batches" element={<Batches />} />
             <Route path="/batches/:id" element={<BatchView />} />
+            <Route path="/evals" element={<Evals />} />
+            <Route path="/evals/compare" element={<EvalCompare />} />
             <Route path="/bookmarks" element={<Bookmarks />} />
             <Route path="/chat/:id?" element={<Chat />} />
             <Route path="/settings" element={<Settings />} />

@@ -1,11 +1,15 @@
 import type {
   Batch,
+  Bookmark,
   BatchSummary,
   BookmarkPage,
   CreateBatchResponse,
   CreateBookmarkRequest,
   CreateBookmarkResponse,
   Duplicates,
+  EvalComparison,
+  Failure,
+  ImportResult,
   ExportFormat,
   HealthDetailed,
   PipelineInfo,
@@ -16,6 +20,7 @@ import type {
   RunPage,
   RunSteps,
   RunSummary,
+  StartEvalRequest,
   StartRunResponse,
   TemperaturePresets,
 } from './types'
@@ -33,12 +38,14 @@ export class ApiError extends Error {
   readonly retryAfter?: number
   /** The duplicates of a bookmark that was refused (409, recommendation block). */
   readonly duplicates?: Duplicates
+  /** What kind of failure ended a streamed answer. */
+  readonly failure?: Failure
 
   constructor(
     status: number,
     message: string,
     type: string,
-    opts: { field?: string; retryAfter?: number; duplicates?: Duplicates } = {},
+    opts: { field?: string; retryAfter?: number; duplicates?: Duplicates; failure?: Failure } = {},
   ) {
     super(message)
     this.name = 'ApiError'
@@ -47,6 +54,7 @@ export class ApiError extends Error {
     this.field = opts.field
     this.retryAfter = opts.retryAfter
     this.duplicates = opts.duplicates
+    this.failure = opts.failure
   }
 }
 
@@ -226,8 +234,39 @@ export class Client {
     return this.json('POST', '/api/bookmarks', req)
   }
 
-  bookmarks(opts: { tags?: string[]; limit?: number; offset?: number } = {}, signal?: AbortSignal): Promise<BookmarkPage> {
-    return this.json('GET', '/api/bookmarks' + query({ tag: opts.tags, limit: opts.limit, offset: opts.offset }), undefined, signal)
+  bookmarks(opts: { tags?: string[]; runId?: string; limit?: number; offset?: number } = {}, signal?: AbortSignal): Promise<BookmarkPage> {
+    return this.json('GET', '/api/bookmarks' + query({ tag: opts.tags, run_id: opts.runId, limit: opts.limit, offset: opts.offset }), undefined, signal)
+  }
+
+  bookmark(id: string, signal?: AbortSignal): Promise<Bookmark> {
+    return this.json('GET', `/api/bookmarks/${encodeURIComponent(id)}`, undefined, signal)
+  }
+
+  /** exportBookmarks downloads every bookmark as the seed's bookmarks.json. */
+  async exportBookmarks(): Promise<ExportFile> {
+    const res = await this.request('GET', '/api/bookmarks/export')
+    return { blob: await res.blob(), filename: filenameOf(res.headers.get('Content-Disposition')) ?? 'bookmarks.json' }
+  }
+
+  /** importBookmarks adds the bookmarks of a bookmarks.json file; those kept already are skipped. */
+  async importBookmarks(file: Blob): Promise<ImportResult> {
+    let body: unknown
+    try {
+      body = JSON.parse(await file.text())
+    } catch {
+      throw new ApiError(400, 'the file is not JSON: choose a bookmarks.json file exported from madspark', 'invalid_request')
+    }
+    return this.json('POST', '/api/bookmarks/import', body)
+  }
+
+  /** startEval queues an eval: a pipeline against a single call to the same model. */
+  startEval(req: StartEvalRequest): Promise<StartRunResponse> {
+    return this.json('POST', '/api/evals', req)
+  }
+
+  /** compareEvals sets two succeeded evals side by side. */
+  compareEvals(a: string, b: string, signal?: AbortSignal): Promise<EvalComparison> {
+    return this.json('GET', '/api/evals/compare' + query({ a, b }), undefined, signal)
   }
 
   searchBookmarks(

@@ -74,6 +74,7 @@ export interface RunSummary {
   provider?: string
   model?: string
   title?: string
+  tags?: string[]
   created_at: string
   finished_at?: string | null
   usage?: Usage
@@ -87,10 +88,41 @@ export interface Progress {
   message?: string
 }
 
+/** The kinds of failure the server tells apart (package failure). */
+export type FailureKind =
+  | 'provider_error'
+  | 'rate_limited'
+  | 'provider_paused'
+  | 'auth'
+  | 'provider_refused'
+  | 'network'
+  | 'timeout'
+  | 'search_unavailable'
+  | 'params'
+  | 'reply_unusable'
+  | 'interrupted'
+  | 'cancelled'
+  | 'unknown'
+
+/** What kind of failure an error is, with what a message for people needs. */
+export interface Failure {
+  kind: FailureKind
+  provider?: string
+  status?: number
+  /** When a paused provider is tried again (RFC 3339). */
+  retry_at?: string
+  /** The parameter at fault, for params. */
+  field?: string
+  /** The error itself. */
+  detail: string
+}
+
 export interface Run extends RunSummary {
   params?: Record<string, unknown>
+  /** The result once the run succeeded; for a cancelled run, what it had finished, if its pipeline keeps that. */
   result?: unknown
   error?: string | null
+  failure?: Failure
   progress?: Progress | null
 }
 
@@ -388,7 +420,7 @@ export interface StepView {
   agent: string
   model: string
   provider: string
-  status: 'done' | 'failed' | string
+  status: 'done' | 'failed' | 'cancelled' | string
   error?: string
   attempts: number
   cached: boolean
@@ -416,4 +448,47 @@ export interface RunSteps {
   steps: StepView[]
   /** The steps' usage summed: every request sent, once. */
   usage?: Usage
+}
+
+/** One eval of a comparison. */
+export interface EvalSummary {
+  run_id: string
+  pipeline: string
+  provider: string
+  model: string
+  judge_provider: string
+  judge_model: string
+  n: number
+  wins: number
+  losses: number
+  ties: number
+  win_rate: number
+  ci: [number, number]
+}
+
+/** Two evals side by side (GET /api/evals/compare). */
+export interface EvalComparison {
+  a: EvalSummary
+  b: EvalSummary
+  /** B's win rate minus A's. */
+  difference: number
+  intervals_overlap: boolean
+  items: { topic: string; a: string; b: string }[]
+  notice?: string
+}
+
+/** The body of POST /api/evals. */
+export interface StartEvalRequest {
+  pipeline: string
+  topics: 'builtin' | (string | Record<string, unknown>)[]
+  limit?: number
+  judge_provider?: string
+  judge_model?: string
+  fresh?: boolean
+}
+
+/** The answer of POST /api/bookmarks/import. */
+export interface ImportResult {
+  imported: number
+  skipped: number
 }

@@ -1,7 +1,9 @@
-import { useCallback, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react'
+import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
-import { errorMessage } from '../api/client'
+import { ApiError } from '../api/client'
 import { useApi } from '../api/context'
+import { problemOf, problemOfError, type Problem } from '../api/problems'
+import { ProblemView } from '../components/ProblemView'
 import { Markdown } from '../results/Markdown'
 import {
   ask,
@@ -17,6 +19,9 @@ import { HowMade } from './HowMade'
 
 const defaultModels = ['madspark-debate', 'madspark-direct']
 
+/** The longest message the server takes when it does not say (bytes of UTF-8). */
+export const defaultMaxMessageBytes = 32000
+
 /** modelLabel names a chat model for people. */
 export function modelLabel(id: string): string {
   if (id === 'madspark-debate') return 'Debate (routed by complexity)'
@@ -29,8 +34,44 @@ export function isSendKey(e: Pick<KeyboardEvent, 'key' | 'shiftKey' | 'nativeEve
   return e.key === 'Enter' && !e.shiftKey && !(e.nativeEvent as { isComposing?: boolean }).isComposing
 }
 
+/** messageBytes is how long a message is as the server counts it: bytes of UTF-8. */
+export function messageBytes(s: string): number {
+  return new TextEncoder().encode(s).length
+}
+
+/** A question and what came of it. */
+export interface Turn {
+  question: ChatMessage
+  /** Its answers, oldest first: each Regenerate adds one; the last is current. */
+  answers: ChatMessage[]
+  /** The failure of its last attempt, when no answer came after it. */
+  failure?: ChatMessage
+}
+
+/** turnsOf groups a conversation's messages by question. */
+export function turnsOf(msgs: ChatMessage[]): Turn[] {
+  const out: Turn[] = []
+  for (const m of msgs) {
+    if (m.role === 'user') {
+      out.push({ question: m, answers: [] })
+      continue
+    }
+    const t = out[out.length - 1]
+    if (!t) continue
+    if (m.role === 'assistant') {
+      t.answers.push(m)
+      t.failure = undefined
+    } else {
+      t.failure = m
+    }
+  }
+  return out
+}
+
 /** The answer being written, or the one that was stopped. */
 interface Pending {
+  /** The question it answers: its seq, or 0 for a question not yet kept. */
+  turn: number
   text: string
   stopped?: boolean
 }
@@ -38,7 +79,9 @@ interface Pending {
 /**
  * Chat is a conversation with the debate assistant: a sidebar of the kept
  * conversations, the messages, and a composer. Answers stream in as they
- * are written; Stop ends the run.
+ * are written; Stop ends the run. A failed answer keeps its question, says
+ * what went wrong and offers Retry, also after a reload; Regenerate asks
+ * the model again and keeps the answers it replaces (previous and next).
  */
 export function Chat() {
   const api = useApi()
@@ -46,13 +89,19 @@ export function Chat() {
   const { id } = useParams()
   const [list, setList] = useState<Conversation[]>([])
   const [models, setModels] = useState<string[]>(defaultModels)
+  const [maxBytes, setMaxBytes] = useState(defaultMaxMessageBytes)
   const [model, setModel] = useState(defaultModels[0])
   const [conv, setConv] = useState<Conversation>()
   const [pending, setPending] = useState<Pending>()
   const [busy, setBusy] = useState(false)
   const [input, setInput] = useState('')
-  const [error, setError] = useState<string>()
+  // A problem of this page's own requests (the server out of reach, a
+  // message refused), as opposed to a failed answer, which the
+  // conversation keeps.
+  const [problem, setProblem] = useState<Problem>()
   const [status, setStatus] = useState('')
+  // The answer shown of each question with several, by the question's seq.
+  const [shown, setShown] = useState<Record<number, number>>({})
   const abort = useRef<AbortController | null>(null)
   // A conversation this page created and already holds: not loaded again.
   const created = useRef<string | null>(null)
@@ -63,14 +112,15 @@ export function Chat() {
       (l) => {
         setList(l.conversations)
         if (l.models.length > 0) setModels(l.models)
+        if (l.max_message_bytes) setMaxBytes(l.max_message_bytes)
       },
-      (err) => setError(errorMessage(err)),
+      (err) => setProblem(problemOfError(err)),
     )
   }, [api])
   useEffect(refreshList, [refreshList])
 
   useEffect(() => {
-    setError(undefined)
+    setProblem(undefined)
     if (!id) {
       setConv(undefined)
       setPending(undefined)
@@ -84,9 +134,10 @@ export function Chat() {
         setConv(c)
         setModel(c.model || defaultModels[0])
         setPending(undefined)
+        setShown({})
       },
       (err) => {
-        if (!ac.signal.aborted) setError(errorMessage(err))
+        if (!ac.signal.aborted) setProblem(problemOfError(err))
       },
     )
     return () => ac.abort()
@@ -95,28 +146,48 @@ export function Chat() {
   // Leaving the page stops an answer under way.
   useEffect(() => () => abort.current?.abort(), [])
 
-  const run = async (c: Conversation, content: string | undefined) => {
+  /**
+   * run asks conversation c's model: content is a new question, undefined
+   * the last question again (Regenerate, Retry). fresh is a conversation
+   * made for this question, deleted if the question is refused.
+   */
+  const run = async (c: Conversation, content: string | undefined, fresh = false) => {
     const ac = new AbortController()
     abort.current = ac
     setBusy(true)
-    setError(undefined)
-    setPending({ text: '' })
+    setProblem(undefined)
+    const last = c.messages.filter((m) => m.role === 'user').pop()
+    let turn = content === undefined ? (last?.seq ?? 0) : 0
+    setPending({ turn, text: '' })
     setStatus('Answering…')
     let text = ''
+    let kept = false
     try {
       await ask(
         api,
         c.id,
         { content, model },
         {
-          onQuestion: (q) =>
-            setConv((cur) => cur && { ...cur, messages: [...cur.messages.filter((m) => m.seq > 0 && m.seq < q.seq), q] }),
+          onQuestion: (q) => {
+            kept = true
+            turn = q.seq
+            setPending((p) => p && { ...p, turn: q.seq })
+            // A new question replaces its optimistic copy; one asked
+            // again keeps the answers it had.
+            setConv((cur) => cur && { ...cur, messages: content === undefined ? cur.messages.filter((m) => m.seq > 0) : [...cur.messages.filter((m) => m.seq > 0), q] })
+            if (fresh) navigate(`/chat/${encodeURIComponent(c.id)}`)
+          },
           onDelta: (d) => {
             text += d
-            setPending({ text })
+            setPending({ turn, text })
           },
           onAnswer: (a) => {
-            setConv((cur) => cur && { ...cur, messages: [...cur.messages.filter((m) => m.seq < a.seq), a] })
+            setConv((cur) => cur && { ...cur, messages: [...cur.messages.filter((m) => m.seq > 0 && m.seq < a.seq), a] })
+            setShown((s) => {
+              const n = { ...s }
+              delete n[turn]
+              return n
+            })
             setPending(undefined)
           },
         },
@@ -125,12 +196,30 @@ export function Chat() {
       setStatus('Answer complete.')
     } catch (err) {
       if (ac.signal.aborted) {
-        setPending({ text, stopped: true })
+        setPending({ turn, text, stopped: true })
         setStatus('Stopped.')
-      } else {
-        setPending(text ? { text, stopped: true } : undefined)
-        setError(errorMessage(err))
+      } else if (!kept) {
+        // Refused before the question was kept: the text goes back to the
+        // composer, and a conversation made for it goes away.
+        setPending(undefined)
+        setConv((cur) => cur && { ...cur, messages: cur.messages.filter((m) => m.seq > 0) })
+        if (content !== undefined) setInput((cur) => cur || content)
+        if (fresh) {
+          created.current = null
+          setConv(undefined)
+          void deleteConversation(api, c.id).catch(() => {})
+        }
+        setProblem(problemOfError(err))
         setStatus('')
+      } else {
+        setPending(undefined)
+        // The server kept the failure with the question (role error);
+        // without its failure (the stream was lost) the page says so.
+        const failure = err instanceof ApiError ? err.failure : undefined
+        const m: ChatMessage = { seq: -1, role: 'error', content: err instanceof Error ? err.message : String(err), failure, created_at: new Date().toISOString() }
+        setConv((cur) => cur && { ...cur, messages: [...cur.messages, m] })
+        if (!failure) setProblem(problemOfError(err))
+        setStatus('The answer failed.')
       }
     } finally {
       abort.current = null
@@ -140,30 +229,33 @@ export function Chat() {
     }
   }
 
+  const used = useMemo(() => messageBytes(input), [input])
+  const tooLong = used > maxBytes
+
   const send = async (e?: FormEvent) => {
     e?.preventDefault()
     const content = input.trim()
-    if (!content || busy) return
+    if (!content || busy || tooLong) return
     let c = conv
+    let fresh = false
     if (!c) {
       try {
         c = await createConversation(api, model)
       } catch (err) {
-        setError(errorMessage(err))
+        setProblem(problemOfError(err))
         return
       }
       created.current = c.id
-      navigate(`/chat/${encodeURIComponent(c.id)}`)
+      fresh = true
     }
     const optimistic: ChatMessage = { seq: 0, role: 'user', content, created_at: new Date().toISOString() }
     setConv({ ...c, messages: [...c.messages, optimistic] })
     setInput('')
-    await run(c, content)
+    await run(c, content, fresh)
   }
 
-  const regenerate = () => {
+  const again = () => {
     if (!conv || busy) return
-    setConv({ ...conv, messages: conv.messages.slice(0, lastQuestion(conv.messages) + 1) })
     void run(conv, undefined)
   }
 
@@ -183,9 +275,8 @@ export function Chat() {
     }
   }
 
-  const msgs = conv?.messages ?? []
-  const lastAnswer = msgs.length > 0 && msgs[msgs.length - 1].role === 'assistant' ? msgs.length - 1 : -1
-  const canRegenerate = !busy && msgs.some((m) => m.role === 'user' && m.seq > 0)
+  const turns = turnsOf(conv?.messages ?? [])
+  const lastTurn = turns.length - 1
   return (
     <div className="chat">
       <ConversationList
@@ -199,52 +290,22 @@ export function Chat() {
       <section className="chat-main" aria-labelledby="chat-heading">
         <h1 id="chat-heading">{list.find((c) => c.id === conv?.id)?.title || conv?.title || 'New chat'}</h1>
         <div className="chat-log" role="log" aria-label="Messages" data-testid="chat-log">
-          {msgs.length === 0 && !pending && <p className="hint">Ask the debate assistant anything. Enter sends; Shift+Enter adds a line.</p>}
-          {msgs.map((m, i) =>
-            m.role === 'user' ? (
-              <div key={`${m.seq}-${i}`} className="msg msg-user" data-testid="question">
-                <h2 className="sr-only">You</h2>
-                <p>{m.content}</p>
-              </div>
-            ) : (
-              <article key={`${m.seq}-${i}`} className="msg msg-assistant" data-testid="answer">
-                <h2 className="sr-only">Answer</h2>
-                <Markdown source={m.content} />
-                <div className="msg-actions">
-                  <button type="button" onClick={() => void copy(m.content)}>
-                    Copy
-                  </button>
-                  {i === lastAnswer && (
-                    <button type="button" onClick={regenerate} disabled={!canRegenerate}>
-                      Regenerate
-                    </button>
-                  )}
-                  {m.model && <span className="muted">{modelLabel(m.model)}</span>}
-                </div>
-                {m.run_id && <HowMade runId={m.run_id} />}
-              </article>
-            ),
-          )}
-          {pending && (
-            <article className="msg msg-assistant" aria-busy={busy} data-testid={busy ? 'streaming' : 'stopped'}>
-              <h2 className="sr-only">Answer</h2>
-              {pending.text ? <Markdown source={pending.text} /> : <p className="muted">Thinking…</p>}
-              {pending.stopped && (
-                <p className="muted">
-                  Stopped; this partial answer is not kept.{' '}
-                  <button type="button" onClick={regenerate} disabled={!canRegenerate}>
-                    Regenerate
-                  </button>
-                </p>
-              )}
-            </article>
-          )}
+          {turns.length === 0 && !pending && <p className="hint">Ask the debate assistant anything. Enter sends; Shift+Enter adds a line.</p>}
+          {turns.map((t, i) => (
+            <TurnView
+              key={`${t.question.seq}-${i}`}
+              turn={t}
+              last={i === lastTurn}
+              busy={busy}
+              pending={pending && (pending.turn === t.question.seq || (pending.turn === 0 && i === lastTurn)) ? pending : undefined}
+              shown={shown[t.question.seq]}
+              onShow={(n) => setShown((s) => ({ ...s, [t.question.seq]: n }))}
+              onAgain={again}
+              onCopy={(text) => void copy(text)}
+            />
+          ))}
         </div>
-        {error && (
-          <p className="field-error" role="alert">
-            {error}
-          </p>
-        )}
+        {problem && <ProblemView problem={problem} testId="chat-problem" />}
         <p className="sr-only" role="status">
           {status}
         </p>
@@ -260,7 +321,14 @@ export function Chat() {
             placeholder="Ask a question (Enter sends, Shift+Enter adds a line)"
             onChange={(e) => setInput(e.target.value)}
             onKeyDown={onKey}
+            aria-invalid={tooLong || undefined}
+            aria-describedby="chat-length"
           />
+          <p id="chat-length" className={tooLong ? 'field-error' : 'hint'} data-testid="chat-length" aria-live="polite">
+            {tooLong
+              ? `Too long to send: ${used.toLocaleString('en')} characters, over the limit of ${maxBytes.toLocaleString('en')}. Shorten it; your text stays here.`
+              : `${used.toLocaleString('en')} / ${maxBytes.toLocaleString('en')} characters`}
+          </p>
           <div className="composer-bar">
             <label>
               Model{' '}
@@ -277,7 +345,7 @@ export function Chat() {
                 Stop
               </button>
             ) : (
-              <button type="submit" disabled={!input.trim()}>
+              <button type="submit" disabled={!input.trim() || tooLong}>
                 Send
               </button>
             )}
@@ -288,10 +356,101 @@ export function Chat() {
   )
 }
 
-/** lastQuestion is the index of the last question. */
-function lastQuestion(msgs: ChatMessage[]): number {
-  for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i].role === 'user') return i
-  return -1
+/** TurnView shows a question and its answer: the one being written, the chosen one of several, or why there is none. */
+function TurnView(props: {
+  turn: Turn
+  last: boolean
+  busy: boolean
+  pending?: Pending
+  shown?: number
+  onShow(n: number): void
+  onAgain(): void
+  onCopy(text: string): void
+}) {
+  const { turn: t, last, busy, pending } = props
+  const writing = pending && !pending.stopped
+  const n = t.answers.length
+  const index = Math.min(props.shown ?? n - 1, n - 1)
+  const answer = n > 0 ? t.answers[index] : undefined
+  return (
+    <>
+      <div className="msg msg-user" data-testid="question">
+        <h2 className="sr-only">You</h2>
+        <p>{t.question.content}</p>
+      </div>
+      {writing ? (
+        <article className="msg msg-assistant" aria-busy={busy} data-testid="streaming">
+          <h2 className="sr-only">Answer</h2>
+          {pending.text ? <Markdown source={pending.text} /> : <p className="muted">Thinking…</p>}
+        </article>
+      ) : (
+        answer && (
+          <article className="msg msg-assistant" data-testid="answer" data-run-id={answer.run_id}>
+            <h2 className="sr-only">Answer</h2>
+            <Markdown source={answer.content} />
+            <div className="msg-actions">
+              {n > 1 && (
+                <span className="versions" role="group" aria-label="Answers to this question">
+                  <button type="button" onClick={() => props.onShow(index - 1)} disabled={index === 0} aria-label="Previous answer">
+                    ‹
+                  </button>
+                  <span data-testid="answer-version">
+                    {index + 1} / {n}
+                  </span>
+                  <button type="button" onClick={() => props.onShow(index + 1)} disabled={index === n - 1} aria-label="Next answer">
+                    ›
+                  </button>
+                </span>
+              )}
+              <button type="button" onClick={() => props.onCopy(answer.content)}>
+                Copy
+              </button>
+              {last && !t.failure && (
+                <button type="button" onClick={props.onAgain} disabled={busy}>
+                  Regenerate
+                </button>
+              )}
+              {answer.model && <span className="muted">{modelLabel(answer.model)}</span>}
+            </div>
+            {answer.run_id && <HowMade key={answer.run_id} runId={answer.run_id} />}
+          </article>
+        )
+      )}
+      {pending?.stopped && (
+        <article className="msg msg-assistant" data-testid="stopped">
+          <h2 className="sr-only">Answer</h2>
+          {pending.text && <Markdown source={pending.text} />}
+          <p className="muted">
+            Stopped; this partial answer is not kept.{' '}
+            <button type="button" onClick={props.onAgain} disabled={busy}>
+              Regenerate
+            </button>
+          </p>
+        </article>
+      )}
+      {!writing && !pending?.stopped && t.failure && (
+        <ProblemView problem={problemOf(t.failure.failure, t.failure.content)} testId="answer-failed">
+          {last ? (
+            <button type="button" className="primary" onClick={props.onAgain} disabled={busy}>
+              Retry
+            </button>
+          ) : (
+            <span className="muted">This question was not answered.</span>
+          )}
+        </ProblemView>
+      )}
+      {!writing && !pending && !t.failure && n === 0 && t.question.seq > 0 && (
+        <p className="msg msg-note" data-testid="unanswered">
+          This question has no answer: it was stopped or interrupted.{' '}
+          {last && (
+            <button type="button" onClick={props.onAgain} disabled={busy}>
+              Retry
+            </button>
+          )}
+        </p>
+      )}
+    </>
+  )
 }
 
 /** ConversationList is the sidebar: the kept conversations, renamed and deleted in place. */
@@ -299,16 +458,16 @@ function ConversationList({ list, current, onChanged }: { list: Conversation[]; 
   const api = useApi()
   const [editing, setEditing] = useState<string>()
   const [title, setTitle] = useState('')
-  const [error, setError] = useState<string>()
+  const [problem, setProblem] = useState<Problem>()
   const rename = async (e: FormEvent, id: string) => {
     e.preventDefault()
     try {
       await renameConversation(api, id, title)
       setEditing(undefined)
-      setError(undefined)
+      setProblem(undefined)
       onChanged()
     } catch (err) {
-      setError(errorMessage(err))
+      setProblem(problemOfError(err))
     }
   }
   const remove = async (c: Conversation) => {
@@ -317,7 +476,7 @@ function ConversationList({ list, current, onChanged }: { list: Conversation[]; 
       await deleteConversation(api, c.id)
       onChanged(c.id)
     } catch (err) {
-      setError(errorMessage(err))
+      setProblem(problemOfError(err))
     }
   }
   return (
@@ -325,11 +484,7 @@ function ConversationList({ list, current, onChanged }: { list: Conversation[]; 
       <Link to="/chat" className="button new-chat">
         New chat
       </Link>
-      {error && (
-        <p className="field-error" role="alert">
-          {error}
-        </p>
-      )}
+      {problem && <ProblemView problem={problem} />}
       {list.length === 0 ? (
         <p className="muted">No conversations yet.</p>
       ) : (

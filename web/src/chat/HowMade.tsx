@@ -1,7 +1,8 @@
 import { useState } from 'react'
 import { Link } from 'react-router'
-import { errorMessage } from '../api/client'
 import { useApi } from '../api/context'
+import { problemOfError, type Problem } from '../api/problems'
+import { ProblemView } from '../components/ProblemView'
 import type { Run } from '../api/types'
 import { percent, plural, usd } from '../components/format'
 
@@ -34,10 +35,10 @@ function webLink(url: string): string | undefined {
 export function HowMade({ runId }: { runId: string }) {
   const api = useApi()
   const [run, setRun] = useState<Run>()
-  const [error, setError] = useState<string>()
+  const [error, setError] = useState<Problem>()
   const load = () => {
     if (run || error) return
-    api.run(runId).then(setRun, (err) => setError(errorMessage(err)))
+    api.run(runId).then(setRun, (err) => setError(problemOfError(err)))
   }
   const res = (run?.result ?? {}) as DebateResult
   const u = run?.usage ?? {}
@@ -46,7 +47,7 @@ export function HowMade({ runId }: { runId: string }) {
     <details className="how-made" onToggle={(e) => e.currentTarget.open && load()}>
       <summary>How this answer was made</summary>
       {!run && !error && <p aria-busy="true">Loading…</p>}
-      {error && <p className="field-error">{error}</p>}
+      {error && <ProblemView problem={error} />}
       {run && (
         <div className="how-made-body" data-testid="how-made">
           <dl className="facts">

@@ -1,12 +1,16 @@
 import { createParser } from 'eventsource-parser'
 import { ApiError, type Client } from '../api/client'
+import type { Failure } from '../api/types'
 
 // The conversations of /api/conversations (see the API's OpenAPI document).
 
 export interface ChatMessage {
   seq: number
-  role: 'user' | 'assistant'
+  /** A question, an answer, or the failure of an answer (its content the error). */
+  role: 'user' | 'assistant' | 'error'
   content: string
+  /** What kind of failure a failed answer was. */
+  failure?: Failure
   /** The run that wrote an answer: its record says how it was made. */
   run_id?: string
   model?: string
@@ -26,6 +30,8 @@ export interface ConversationList {
   conversations: Conversation[]
   /** The models that answer conversations, the default first. */
   models: string[]
+  /** The longest question a message may hold, in bytes of UTF-8. */
+  max_message_bytes?: number
   next_offset: number | null
 }
 
@@ -69,8 +75,9 @@ export interface AnswerHandlers {
  * ask posts a question (or, with content undefined, asks for the last
  * question to be answered again) and streams the answer to h. Aborting
  * signal stops the run on the server. It rejects with an ApiError when the
- * request is refused or the answer fails, and with an AbortError when
- * stopped.
+ * request is refused or the answer fails (its failure says what kind of
+ * failure, and the server keeps it with the question), and with an
+ * AbortError when stopped.
  */
 export async function ask(
   c: Client,
@@ -104,8 +111,8 @@ export async function ask(
           h.onAnswer(data as ChatMessage)
           break
         case 'error': {
-          const e = (data as { error?: { message?: string; type?: string } }).error
-          failure = new ApiError(502, e?.message ?? 'the answer failed', e?.type ?? 'internal')
+          const d = data as { error?: { message?: string; type?: string }; failure?: Failure }
+          failure = new ApiError(502, d.error?.message ?? 'the answer failed', d.error?.type ?? 'internal', { failure: d.failure })
           break
         }
       }

@@ -1,12 +1,12 @@
-import { render, screen, waitFor } from '@testing-library/react'
+import { render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
-import { MemoryRouter } from 'react-router'
+import { MemoryRouter, Route, Routes } from 'react-router'
 import { describe, expect, it } from 'vitest'
 import { ApiProvider } from '../api/context'
-import { fakeServer, json, sse } from '../test/fake'
+import { apiError, fakeServer, json, sse } from '../test/fake'
 import { ask } from './api'
 import { HowMade } from './HowMade'
-import { isSendKey } from './Chat'
+import { Chat, isSendKey, turnsOf } from './Chat'
 
 describe('the chat', () => {
   it('sends on Enter, and adds a line on Shift+Enter', () => {
@@ -38,11 +38,14 @@ describe('the chat', () => {
     expect(s.calls[0].body).toEqual({ content: 'hi' })
   })
 
-  it('reports a failed answer', async () => {
+  it('reports a failed answer with its kind', async () => {
     const s = fakeServer({
-      'POST /api/conversations/c1/regenerate': () => sse([{ event: 'question', data: { seq: 1 } }, { event: 'error', data: { error: { message: 'provider down', type: 'internal' } } }]),
+      'POST /api/conversations/c1/regenerate': () =>
+        sse([{ event: 'question', data: { seq: 1 } }, { event: 'error', data: { error: { message: 'provider down', type: 'internal' }, failure: { kind: 'network', detail: 'provider down' } } }]),
     })
-    await expect(ask(s.client(), 'c1', {}, { onQuestion: () => {}, onDelta: () => {}, onAnswer: () => {} }, new AbortController().signal)).rejects.toThrow('provider down')
+    const err = await ask(s.client(), 'c1', {}, { onQuestion: () => {}, onDelta: () => {}, onAnswer: () => {} }, new AbortController().signal).catch((e) => e)
+    expect(err.message).toBe('provider down')
+    expect(err.failure.kind).toBe('network')
   })
 
   it('says how an answer was made, rounded for people, from its run', async () => {
@@ -82,5 +85,112 @@ describe('the chat', () => {
     expect(text).toContain('critic (1 point)')
     expect(screen.getByRole('link', { name: 'Docs' }).getAttribute('href')).toBe('https://go.dev/doc')
     await waitFor(() => expect(screen.queryByRole('link', { name: 'Bad' })).toBeNull())
+  })
+})
+
+describe('the chat page', () => {
+  const conv = (messages: unknown[]) => ({ id: 'c1', title: 'Q', model: 'madspark-debate', created_at: '', updated_at: '', messages })
+  const failed = {
+    seq: 2,
+    role: 'error',
+    content: 'stage direct: gave up after 4 attempts: openai: HTTP 500: server error',
+    failure: { kind: 'provider_error', provider: 'openai', status: 500, detail: 'stage direct: gave up after 4 attempts: openai: HTTP 500: server error' },
+    created_at: '',
+  }
+
+  function page(routes: Parameters<typeof fakeServer>[0], at = '/chat/c1') {
+    const s = fakeServer({ 'GET /api/conversations': () => json(200, { conversations: [], models: ['madspark-debate'], max_message_bytes: 20, next_offset: null }), ...routes })
+    render(
+      <ApiProvider value={s.client()}>
+        <MemoryRouter initialEntries={[at]}>
+          <Routes>
+            <Route path="/chat/:id?" element={<Chat />} />
+          </Routes>
+        </MemoryRouter>
+      </ApiProvider>,
+    )
+    return { s, user: userEvent.setup() }
+  }
+
+  it('groups the messages by question: answers asked again, and the failure of the last attempt', () => {
+    const q = (seq: number) => ({ seq, role: 'user' as const, content: `q${seq}`, created_at: '' })
+    const a = (seq: number) => ({ seq, role: 'assistant' as const, content: `a${seq}`, created_at: '' })
+    const e = (seq: number) => ({ seq, role: 'error' as const, content: `e${seq}`, created_at: '' })
+    const turns = turnsOf([q(1), a(2), a(3), q(4), e(5), q(6), e(7), a(8)])
+    expect(turns.map((t) => [t.question.seq, t.answers.map((x) => x.seq), t.failure?.seq])).toEqual([
+      [1, [2, 3], undefined],
+      [4, [], 5],
+      [6, [8], undefined],
+    ])
+  })
+
+  it('keeps a failed question, says in words what went wrong, and answers it on Retry, also after a reload', async () => {
+    const { s, user } = page({
+      'GET /api/conversations/c1': () => json(200, conv([{ seq: 1, role: 'user', content: 'What is a goroutine?', created_at: '' }, failed])),
+      'POST /api/conversations/c1/regenerate': () =>
+        sse([
+          { event: 'question', data: { seq: 1, role: 'user', content: 'What is a goroutine?', created_at: '' } },
+          { event: 'delta', data: { text: 'A light thread.' } },
+          { event: 'answer', data: { seq: 3, role: 'assistant', content: 'A light thread.', run_id: 'r3', created_at: '' } },
+        ]),
+    })
+    const problem = await screen.findByTestId('answer-failed')
+    expect(screen.getByTestId('question').querySelector('p')!.textContent).toBe('What is a goroutine?')
+    expect(problem.querySelector('.problem-title')!.textContent).toBe('OpenAI had a server error and did not answer, even after several tries.')
+    expect(problem.querySelector('details')!.open).toBe(false)
+    expect(problem.querySelector('details')!.textContent).toContain('HTTP 500')
+    await user.click(within(problem).getByRole('button', { name: 'Retry' }))
+    expect((await screen.findByTestId('answer')).textContent).toContain('A light thread.')
+    expect(screen.queryByTestId('answer-failed')).toBeNull()
+    expect(s.calls.some((c) => c.method === 'POST' && c.url.pathname.endsWith('/regenerate'))).toBe(true)
+  })
+
+  it('keeps the answers Regenerate replaces, one click away', async () => {
+    const { user } = page({
+      'GET /api/conversations/c1': () =>
+        json(200, conv([{ seq: 1, role: 'user', content: 'q', created_at: '' }, { seq: 2, role: 'assistant', content: 'first answer', created_at: '' }])),
+      'POST /api/conversations/c1/regenerate': () =>
+        sse([
+          { event: 'question', data: { seq: 1, role: 'user', content: 'q', created_at: '' } },
+          { event: 'answer', data: { seq: 3, role: 'assistant', content: 'second answer', created_at: '' } },
+        ]),
+    })
+    await user.click(await screen.findByRole('button', { name: 'Regenerate' }))
+    const answer = await screen.findByText('second answer')
+    const card = answer.closest('article')!
+    expect(within(card).getByTestId('answer-version').textContent).toBe('2 / 2')
+    await user.click(within(card).getByRole('button', { name: 'Previous answer' }))
+    expect(screen.getByTestId('answer').textContent).toContain('first answer')
+    expect(screen.getByTestId('answer-version').textContent).toBe('1 / 2')
+  })
+
+  it('refuses a message over the limit before sending it, and keeps the text', async () => {
+    const { s, user } = page({}, '/chat')
+    const input = await screen.findByLabelText('Your message')
+    await user.type(input, 'x'.repeat(21))
+    expect(screen.getByTestId('chat-length').textContent).toMatch(/Too long to send: 21 characters, over the limit of 20/)
+    expect((screen.getByRole('button', { name: 'Send' }) as HTMLButtonElement).disabled).toBe(true)
+    await user.type(input, '{Enter}')
+    expect((input as HTMLTextAreaElement).value).toBe('x'.repeat(21))
+    expect(s.calls.filter((c) => c.method === 'POST')).toHaveLength(0)
+    await user.type(input, '{Backspace}')
+    expect(screen.getByTestId('chat-length').textContent).toBe('20 / 20 characters')
+  })
+
+  it('removes a conversation made for a question the server refused, and keeps the text', async () => {
+    const { s, user } = page(
+      {
+        'POST /api/conversations': () => json(201, conv([])),
+        'POST /api/conversations/c1/messages': () => apiError(429, 'too many requests', 'rate_limited', undefined),
+        'DELETE /api/conversations/c1': () => json(204, null),
+      },
+      '/chat',
+    )
+    const input = await screen.findByLabelText('Your message')
+    await user.type(input, 'hello{Enter}')
+    expect((await screen.findByTestId('chat-problem')).textContent).toContain('The server is taking no more requests for a moment.')
+    expect((input as HTMLTextAreaElement).value).toBe('hello')
+    await waitFor(() => expect(s.calls.some((c) => c.method === 'DELETE' && c.url.pathname === '/api/conversations/c1')).toBe(true))
+    expect(screen.queryByTestId('question')).toBeNull()
   })
 })

@@ -43,12 +43,12 @@ export function usd(n: number | undefined | null): string {
 }
 
 /**
- * cost is a cost for people with four decimals, or "unpriced" when it is not
+ * cost is a cost for people, as usd writes it, or "unpriced" when it is not
  * known: a model without a price, on a server that is not local.
  */
 export function cost(n: number | undefined | null, priced?: boolean): string {
   if (priced === false || n === null) return 'unpriced'
-  return `$${(n ?? 0).toFixed(4)}`
+  return usd(n ?? 0)
 }
 
 /**

@@ -1,7 +1,7 @@
 import { useState } from 'react'
 import type { RoleTemperatures } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
-import { isEnabled, isTemperatureGroup, presetField, presetOf, presetValue, type Errors, type Field, type RawValue, type Values } from './schema'
+import { isEnabled, isTemperatureGroup, presetField, presetOf, presetValue, valueLabel, type Errors, type Field, type RawValue, type Values } from './schema'
 
 export interface SchemaFormProps {
   /** Prefix of the controls' ids, unique on the page. */
@@ -109,7 +109,7 @@ function FieldControl(props: SchemaFormProps & { field: Field }) {
               <option value="">(custom)</option>
               {Object.keys(presets).map((n) => (
                 <option key={n} value={n}>
-                  {n}
+                  {valueLabel(n)}
                 </option>
               ))}
             </select>
@@ -204,7 +204,8 @@ function FieldControl(props: SchemaFormProps & { field: Field }) {
 function hintText(f: Field, presets: Record<string, RoleTemperatures> | undefined, value: string): string | undefined {
   if (f.kind === 'object') return undefined
   const parts: string[] = []
-  if (f.description) parts.push(f.description)
+  // A label made from the description (a pipeline file's input) is not repeated.
+  if (f.description && f.description !== f.label) parts.push(f.description)
   if (f.min !== undefined && f.max !== undefined && !f.exclusiveMin && !f.exclusiveMax) parts.push(`${f.min}–${f.max}`)
   else if (f.min !== undefined && f.max !== undefined) {
     parts.push(`${f.exclusiveMin ? 'more than' : 'at least'} ${f.min} and ${f.exclusiveMax ? 'less than' : 'at most'} ${f.max}`)

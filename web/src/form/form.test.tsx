@@ -19,16 +19,17 @@ function RunPage() {
   return <p>run page {id}</p>
 }
 
-function setup(runs: FakeRoute = () => json(202, { run_id: 'run-42', status: 'queued' }), broken: unknown[] = []) {
+function setup(runs: FakeRoute = () => json(202, { run_id: 'run-42', status: 'queued' }), at = '/', more: Record<string, FakeRoute> = {}, broken: unknown[] = []) {
   const s = fakeServer({
     'GET /api/pipelines': () => json(200, { pipelines, broken }),
     'GET /api/temperature-presets': () =>
       json(200, { presets: { balanced: { idea_generation: 0.9, evaluation: 0.3 }, wild: { idea_generation: 1.5, evaluation: 0.5, advocacy: 0.7, skepticism: 0.7 } }, default: 'balanced' }),
     'POST /api/runs': runs,
+    ...more,
   })
   render(
     <ApiProvider value={s.client()}>
-      <MemoryRouter initialEntries={['/']}>
+      <MemoryRouter initialEntries={[at]}>
         <Routes>
           <Route path="/" element={<NewRun />} />
           <Route path="/runs/:id" element={<RunPage />} />
@@ -43,7 +44,7 @@ const posts = (s: ReturnType<typeof fakeServer>) => s.calls.filter((c) => c.meth
 
 describe('the run form', () => {
   it("lists the pipeline files the server could not serve, with each one's error, and still offers the others", async () => {
-    setup(undefined, [
+    setup(undefined, '/', {}, [
       { file: 'bad.yml', error: 'bad.yml:3: unknown agent "x" in steps', problems: ['bad.yml:3: unknown agent "x" in steps'] },
       { file: 'linked.yaml', error: 'linked.yaml:1: cannot be read: leads out of its directory (through a symbolic link)' },
     ])
@@ -58,6 +59,20 @@ describe('the run form', () => {
     setup()
     await screen.findByLabelText('Pipeline')
     expect(screen.queryByRole('status', { name: 'Pipeline files not served' })).toBeNull()
+  })
+
+  it('fills in the values of the run it edits (Edit and run again)', async () => {
+    const { s, user } = setup(undefined, '/?pipeline=spark&from=run-3', {
+      'GET /api/runs/run-3': () =>
+        json(200, { run_id: 'run-3', pipeline: 'spark', status: 'failed', tags: ['food'], params: { topic: 'urban farming', context: 'cheap', num_candidates: 7, num_top_candidates: 2 } }),
+    })
+    expect(((await screen.findByDisplayValue('urban farming')) as HTMLInputElement).id).toBe('run-form-topic')
+    expect((screen.getByLabelText('Context') as HTMLTextAreaElement).value).toBe('cheap')
+    expect((screen.getByLabelText('Ideas generated') as HTMLInputElement).value).toBe('7')
+    expect((screen.getByLabelText('Run tags') as HTMLInputElement).value).toBe('food')
+    await user.click(screen.getByRole('button', { name: 'Start run' }))
+    await screen.findByText('run page run-42')
+    expect((posts(s)[0].body as { params: Record<string, unknown> }).params).toMatchObject({ topic: 'urban farming', context: 'cheap', num_candidates: 7, num_top_candidates: 2 })
   })
 
   it('is generated from the schema, with a label on every control', async () => {
@@ -127,7 +142,7 @@ describe('the run form', () => {
     const { user } = setup(() => apiError(422, 'num_top_candidates (5) must not exceed num_candidates (4)', 'validation', 'params.num_top_candidates'))
     await user.type(await screen.findByLabelText(/^Topic/), 'urban farming')
     await user.click(screen.getByRole('button', { name: 'Start run' }))
-    const err = await screen.findByText('num_top_candidates (5) must not exceed num_candidates (4)')
+    const err = await screen.findByText('Num top candidates (5) must not exceed num candidates (4)')
     const k = screen.getByLabelText('Num top candidates')
     expect(k.getAttribute('aria-describedby')).toContain(err.id)
     expect(err.getAttribute('role')).toBe('alert')
@@ -137,7 +152,8 @@ describe('the run form', () => {
     const { user } = setup(() => apiError(429, 'too many requests', 'rate_limited'))
     await user.type(await screen.findByLabelText(/^Topic/), 'urban farming')
     await user.click(screen.getByRole('button', { name: 'Start run' }))
-    const err = await screen.findByText('too many requests')
+    const err = (await screen.findByText('The server is taking no more requests for a moment.')).closest('[role=alert]')!
+    expect(err.textContent).toContain('too many requests')
     const button = screen.getByRole('button', { name: 'Start run' })
     expect(button.getAttribute('aria-describedby')).toBe(err.id)
     // The error is at the foot of the form: the button it describes takes the focus.
@@ -149,7 +165,7 @@ describe('the run form', () => {
     await user.selectOptions(await screen.findByLabelText('Pipeline'), 'spark2')
     await user.type(await screen.findByLabelText(/^Topic/), 'x')
     await user.click(screen.getByRole('button', { name: 'Start run' }))
-    const err = await screen.findByText('params: temperatures: improve must be 0..2')
+    const err = await screen.findByText('Improve must be from 0 to 2')
     const improve = screen.getByLabelText(/^Improve/)
     expect(improve.getAttribute('aria-describedby')).toContain(err.id)
     await waitFor(() => expect(document.activeElement).toBe(improve))

@@ -88,11 +88,11 @@ export function fieldsOf(schema: JSONSchema, presetNames: string[] = []): Field[
       const type = primaryType(p)
       if (p.enum && p.enum.length > 0) {
         f.kind = 'select'
-        f.options = p.enum.map((v) => ({ value: String(v), label: String(v) }))
+        f.options = p.enum.map((v) => ({ value: String(v), label: valueLabel(v) }))
         f.enumType = (type === 'number' || type === 'integer' || type === 'boolean' ? type : 'string') as Field['enumType']
       } else if (name === presetField && type === 'string' && presetNames.length > 0) {
         f.kind = 'select'
-        f.options = presetNames.map((v) => ({ value: v, label: v }))
+        f.options = presetNames.map((v) => ({ value: v, label: valueLabel(v) }))
         f.enumType = 'string'
       } else if (type === 'integer' || type === 'number') {
         f.kind = type
@@ -157,6 +157,11 @@ function primaryType(s: JSONSchema): string | undefined {
   if (s.enum && s.enum.length > 0) return typeof s.enum[0] === 'number' ? 'number' : typeof s.enum[0]
   if (s.properties) return 'object'
   return undefined
+}
+
+/** valueLabel names an enum's value for people: "full_reasoning" is "Full reasoning"; numbers stay as they are. */
+export function valueLabel(v: unknown): string {
+  return typeof v === 'string' ? humanize(v) : String(v)
 }
 
 /** humanize turns "num_top_candidates" into "Num top candidates". */

@@ -22,7 +22,18 @@ describe('progressReducer', () => {
     s = progressReducer(lost, { type: 'ended', status: 'failed', error: 'provider down' })
     expect([s.phase, s.progress, s.error, s.streamError]).toEqual(['failed', 20, 'provider down', undefined])
     expect(s.stages.map((x) => x.status)).toEqual(['done', 'failed'])
-    expect(progressReducer(lost, { type: 'ended', status: 'cancelled' }).stages.map((x) => x.status)).toEqual(['done', 'failed'])
+    // A cancelled run's stage under way was cancelled, not failed.
+    const c = progressReducer(lost, { type: 'ended', status: 'cancelled' })
+    expect([c.phase, ...c.stages.map((x) => x.status)]).toEqual(['cancelled', 'done', 'cancelled'])
+  })
+
+  it('marks the stage a cancel stopped cancelled, from the final message', () => {
+    const s = fold([m(1, 'progress', 'iteration 1', 5), m(2, 'progress', 'iteration 2', 40), { type: 'message', message: { type: 'error', seq: 3, stage: 'iteration 2', progress: 100, message: 'cancelled by request', data: { status: 'cancelled' } } }])
+    expect(s.phase).toBe('cancelled')
+    expect(s.stages.map((x) => [x.name, x.status])).toEqual([
+      ['iteration 1', 'done'],
+      ['iteration 2', 'cancelled'],
+    ])
   })
 
   it('keeps what the final message said when the record then says the run is over', () => {

@@ -3,13 +3,13 @@ import type { Progress, ProgressMessage } from '../api/types'
 /** A stage as the progress display shows it. */
 export interface StageState {
   name: string
-  status: 'active' | 'done' | 'failed'
+  status: 'active' | 'done' | 'failed' | 'cancelled'
   /** The run's overall progress when the stage last reported, 0-100. */
   progress: number
   message: string
 }
 
-export type Phase = 'idle' | 'connecting' | 'running' | 'succeeded' | 'failed'
+export type Phase = 'idle' | 'connecting' | 'running' | 'succeeded' | 'failed' | 'cancelled'
 export type Transport = 'websocket' | 'sse'
 
 export interface ProgressState {
@@ -83,19 +83,29 @@ export function progressReducer(state: ProgressState, action: ProgressAction): P
           streamError: undefined,
         }
       }
-      // The stage under way when the run failed or was cancelled did not finish.
-      return {
-        ...state,
-        phase: 'failed',
-        error: action.error || action.status,
-        stages: state.stages.map((s) => (s.status === 'active' ? { ...s, status: 'failed' } : s)),
-        streamError: undefined,
+      // The stage under way when the run failed or was cancelled did not
+      // finish: it failed, or was cancelled.
+      {
+        const ended = action.status === 'cancelled' ? 'cancelled' : 'failed'
+        return {
+          ...state,
+          phase: ended,
+          error: action.error || action.status,
+          stages: state.stages.map((s) => (s.status === 'active' ? { ...s, status: ended } : s)),
+          streamError: undefined,
+        }
       }
   }
 }
 
 export function isFinal(s: ProgressState): boolean {
-  return s.phase === 'succeeded' || s.phase === 'failed'
+  return s.phase === 'succeeded' || s.phase === 'failed' || s.phase === 'cancelled'
+}
+
+/** finalStatus is the status a final error message gives: its data's, cancelled or failed. */
+function finalStatus(m: ProgressMessage): 'failed' | 'cancelled' {
+  const d = m.data as { status?: string } | undefined
+  return d && typeof d === 'object' && d.status === 'cancelled' ? 'cancelled' : 'failed'
 }
 
 function applyMessage(state: ProgressState, m: ProgressMessage): ProgressState {
@@ -123,12 +133,13 @@ function applyMessage(state: ProgressState, m: ProgressMessage): ProgressState {
       }
     case 'error': {
       const error = m.message || (typeof m.data === 'string' ? m.data : 'the run failed')
+      const ended = finalStatus(m)
       const failing = m.stage || state.stage
-      let stages = state.stages.map((s) => (s.status === 'active' ? { ...s, status: (s.name === failing ? 'failed' : 'done') as StageState['status'] } : s))
+      let stages = state.stages.map((s) => (s.status === 'active' ? { ...s, status: (s.name === failing ? ended : 'done') as StageState['status'] } : s))
       if (failing && failing !== doneStage && !stages.some((s) => s.name === failing)) {
-        stages = [...stages, { name: failing, status: 'failed', progress: state.progress, message: error }]
+        stages = [...stages, { name: failing, status: ended, progress: state.progress, message: ended === 'cancelled' ? '' : error }]
       }
-      return { ...state, phase: 'failed', error, stages, streamError: undefined }
+      return { ...state, phase: ended, error, stages, streamError: undefined }
     }
     case 'progress':
       return applyProgress({ ...state, phase: 'running', streamError: undefined }, m.stage ?? '', m.progress ?? -1, m.message ?? '')

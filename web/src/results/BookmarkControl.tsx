@@ -1,28 +1,36 @@
 import { useState, type FormEvent } from 'react'
 import { Link } from 'react-router'
-import { ApiError, errorMessage } from '../api/client'
+import { ApiError } from '../api/client'
 import { useApi } from '../api/context'
-import type { Duplicates } from '../api/types'
+import { fieldMessage, problemOfError, type Problem } from '../api/problems'
+import type { Bookmark, Duplicates } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
+import { ProblemView } from '../components/ProblemView'
 import { splitList } from '../form/schema'
 
 type State =
   | { kind: 'idle' }
   | { kind: 'saving' }
   | { kind: 'saved'; id: string; duplicates?: Duplicates }
-  | { kind: 'blocked'; duplicates: Duplicates; message: string }
+  | { kind: 'blocked'; duplicates: Duplicates }
+
+/** bookmarkLink is the bookmarks page showing one bookmark. */
+export function bookmarkLink(id: string): string {
+  return `/bookmarks?id=${encodeURIComponent(id)}`
+}
 
 /**
  * BookmarkControl saves one candidate of a run as a bookmark, with tags and
- * a note. When the API finds a near-identical bookmark it refuses; the
- * control shows the similar bookmarks and lets the person save anyway.
+ * a note. A candidate bookmarked already (saved) says so. When the API
+ * finds the same idea bookmarked it refuses: the control says so in words,
+ * links to the bookmark kept, and lets the person save anyway.
  */
-export function BookmarkControl({ runId, candidateIndex }: { runId: string; candidateIndex: number }) {
+export function BookmarkControl({ runId, candidateIndex, saved }: { runId: string; candidateIndex: number; saved?: Bookmark }) {
   const api = useApi()
   const [tags, setTags] = useState('')
   const [notes, setNotes] = useState('')
-  const [state, setState] = useState<State>({ kind: 'idle' })
-  const [error, setError] = useState<{ field?: string; message: string }>()
+  const [state, setState] = useState<State>(saved ? { kind: 'saved', id: saved.id } : { kind: 'idle' })
+  const [error, setError] = useState<{ field?: string; message?: string; problem?: Problem }>()
   const base = `bookmark-${candidateIndex}`
 
   const save = async (force: boolean) => {
@@ -33,12 +41,16 @@ export function BookmarkControl({ runId, candidateIndex }: { runId: string; cand
       setState({ kind: 'saved', id: r.bookmark.id, duplicates: r.duplicates })
     } catch (err) {
       if (err instanceof ApiError && err.status === 409 && err.duplicates) {
-        setState({ kind: 'blocked', duplicates: err.duplicates, message: err.message })
+        setState({ kind: 'blocked', duplicates: err.duplicates })
         return
       }
       setState({ kind: 'idle' })
       const field = err instanceof ApiError ? err.field : undefined
-      setError({ field: field === 'tags' || field === 'notes' ? field : undefined, message: errorMessage(err) })
+      if (field === 'tags' || field?.startsWith('tags[') || field === 'notes') {
+        setError({ field: field === 'notes' ? 'notes' : 'tags', message: fieldMessage((err as ApiError).message, field) })
+      } else {
+        setError({ problem: problemOfError(err) })
+      }
     }
   }
 
@@ -50,15 +62,14 @@ export function BookmarkControl({ runId, candidateIndex }: { runId: string; cand
   if (state.kind === 'saved') {
     const similar = state.duplicates?.recommendation === 'warn' ? state.duplicates.similar : []
     return (
-      <div className="bookmark saved" role="status">
+      <div className="bookmark saved" role="status" data-testid="bookmarked">
         <p>
-          Bookmarked. <Link to="/bookmarks">See the bookmarks</Link> to search them or remix them into a new run.
+          <span aria-hidden="true">★ </span>Bookmarked. <Link to={bookmarkLink(state.id)}>Open it</Link> · <Link to="/bookmarks">all bookmarks</Link>
         </p>
         {similar.length > 0 && (
-          <div className="warning">
-            <p>Similar bookmarks already exist:</p>
-            <SimilarList similar={similar} />
-          </div>
+          <p className="warning">
+            A similar idea was bookmarked already: <Link to={bookmarkLink(similar[0].bookmark.id)}>open it</Link>.
+          </p>
         )}
       </div>
     )
@@ -67,6 +78,7 @@ export function BookmarkControl({ runId, candidateIndex }: { runId: string; cand
   const tagsId = `${base}-tags`
   const notesId = `${base}-notes`
   const buttonId = `${base}-save`
+  const kept = state.kind === 'blocked' ? state.duplicates.similar[0]?.bookmark : undefined
   return (
     <form className="bookmark" onSubmit={submit} aria-label={`Bookmark candidate ${candidateIndex + 1}`}>
       <div className="field">
@@ -97,32 +109,23 @@ export function BookmarkControl({ runId, candidateIndex }: { runId: string; cand
         <FieldError id={notesId} message={error?.field === 'notes' ? error.message : undefined} />
       </div>
       <div className="field actions">
-        <button id={buttonId} type="submit" disabled={state.kind === 'saving'} aria-describedby={error && !error.field ? errorId(buttonId) : undefined}>
+        <button id={buttonId} type="submit" disabled={state.kind === 'saving'} aria-describedby={error?.problem ? errorId(buttonId) : undefined}>
           {state.kind === 'saving' ? 'Saving…' : `Bookmark candidate ${candidateIndex + 1}`}
         </button>
-        <FieldError id={buttonId} message={error && !error.field ? error.message : undefined} />
+        {error?.problem && <ProblemView problem={error.problem} id={errorId(buttonId)} />}
       </div>
       {state.kind === 'blocked' && (
-        <div className="warning" role="alert">
-          <p>{state.message}</p>
-          <SimilarList similar={state.duplicates.similar} />
-          <button type="button" onClick={() => void save(true)}>
-            Save anyway
-          </button>
+        <div className="warning duplicate" role="alert">
+          <p>
+            You already bookmarked this idea
+            {kept && kept.topic ? ` (for “${kept.topic}”)` : ''} —{' '}
+            {kept ? <Link to={bookmarkLink(kept.id)}>open it</Link> : <Link to="/bookmarks">open your bookmarks</Link>} ·{' '}
+            <button type="button" className="link" onClick={() => void save(true)}>
+              Save anyway
+            </button>
+          </p>
         </div>
       )}
     </form>
-  )
-}
-
-function SimilarList({ similar }: { similar: Duplicates['similar'] }) {
-  return (
-    <ul className="similar">
-      {similar.map((s) => (
-        <li key={s.bookmark.id}>
-          <span className="badge">{Math.round(s.similarity * 100)}% similar</span> {s.bookmark.improved_idea || s.bookmark.idea_text}
-        </li>
-      ))}
-    </ul>
   )
 }

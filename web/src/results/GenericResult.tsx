@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react'
-import { errorMessage } from '../api/client'
 import { useApi } from '../api/context'
+import { problemOfError, type Problem } from '../api/problems'
+import { ProblemView } from '../components/ProblemView'
 import { Markdown } from './Markdown'
 
 /**
@@ -10,13 +11,13 @@ import { Markdown } from './Markdown'
 export function GenericResult({ runId, result }: { runId: string; result: unknown }) {
   const api = useApi()
   const [md, setMd] = useState<string>()
-  const [error, setError] = useState<string>()
+  const [error, setError] = useState<Problem>()
   useEffect(() => {
     const ac = new AbortController()
     setMd(undefined)
     setError(undefined)
     api.markdown(runId, ac.signal).then(setMd, (err) => {
-      if (!ac.signal.aborted) setError(errorMessage(err))
+      if (!ac.signal.aborted) setError(problemOfError(err))
     })
     return () => ac.abort()
   }, [api, runId])
@@ -24,11 +25,7 @@ export function GenericResult({ runId, result }: { runId: string; result: unknow
     <section className="results" aria-labelledby="results-heading">
       <h2 id="results-heading">Results</h2>
       {md === undefined && !error && <p aria-busy="true">Loading the report…</p>}
-      {error && (
-        <p className="field-error" role="alert">
-          Report: {error}
-        </p>
-      )}
+      {error && <ProblemView problem={error} />}
       {md !== undefined && <Markdown source={md} label="Report" />}
       <RawJSON value={result} />
     </section>

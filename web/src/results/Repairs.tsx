@@ -34,7 +34,7 @@ export function Repairs({ result }: { result: unknown }) {
         Replies repaired <span className="badge" aria-label={count}>{list.length}</span>
       </summary>
       <p>Usable replies that broke a rule were repaired as follows; the run succeeded.</p>
-      <table>
+      <table className="data-table cards">
         <thead>
           <tr>
             <th scope="col">Agent</th>
@@ -46,10 +46,14 @@ export function Repairs({ result }: { result: unknown }) {
         <tbody>
           {list.map((r, i) => (
             <tr key={i}>
-              <td className="mono">{r.agent}</td>
-              <td>{r.rule}</td>
-              <td className="mono">{r.path || 'the whole reply'}</td>
-              <td>{r.action}</td>
+              <td className="mono" data-label="Agent">
+                {r.agent}
+              </td>
+              <td data-label="Rule">{r.rule}</td>
+              <td className="mono" data-label="Where">
+                {r.path || 'the whole reply'}
+              </td>
+              <td data-label="What was done">{r.action}</td>
             </tr>
           ))}
         </tbody>

@@ -14,34 +14,12 @@ import {
   YAxis,
   type LegendPayload,
 } from 'recharts'
-import { useEffect, useState } from 'react'
 import type { MultiDimensional, SparkCandidate } from '../api/types'
 import { humanize } from '../form/schema'
 import { score } from '../components/format'
+import { chartColors, useChartColors } from './chartColors'
 
-/**
- * chartColors are the series' colours on the page's background: in dark
- * mode lighter shades, which keep a contrast of at least 4.5:1 with the
- * dark panel (#111827) as the light ones do with white.
- */
-export function chartColors(dark: boolean): { initial: string; improved: string } {
-  return dark ? { initial: '#94a3b8', improved: '#818cf8' } : { initial: '#64748b', improved: '#4f46e5' }
-}
-
-const darkQuery = '(prefers-color-scheme: dark)'
-
-/** useChartColors returns the series' colours for the colour scheme in use, following its changes. */
-function useChartColors() {
-  const [dark, setDark] = useState(() => typeof window !== 'undefined' && typeof window.matchMedia === 'function' && window.matchMedia(darkQuery).matches)
-  useEffect(() => {
-    if (typeof window.matchMedia !== 'function') return
-    const mq = window.matchMedia(darkQuery)
-    const on = () => setDark(mq.matches)
-    mq.addEventListener?.('change', on)
-    return () => mq.removeEventListener?.('change', on)
-  }, [])
-  return chartColors(dark)
-}
+export { chartColors }
 
 /** The series in the order they are drawn, and listed in a legend. */
 const series = ['initial', 'improved']

@@ -1,5 +1,6 @@
-import { lazy, Suspense } from 'react'
-import type { GeneratedIdea, SparkCandidate, SparkResult } from '../api/types'
+import { lazy, Suspense, useEffect, useState } from 'react'
+import { useApi } from '../api/context'
+import type { Bookmark, GeneratedIdea, SparkCandidate, SparkResult } from '../api/types'
 import { score, signed } from '../components/format'
 import { BookmarkControl } from './BookmarkControl'
 
@@ -25,6 +26,7 @@ export function isSparkResult(r: unknown): r is SparkResult {
  */
 export function SparkResults({ runId, result, bookmarkable }: { runId: string; result: SparkResult; bookmarkable: boolean }) {
   const cs = result.candidates
+  const saved = useRunBookmarks(runId, bookmarkable)
   return (
     <section className="results" aria-labelledby="results-heading">
       <h2 id="results-heading">Results</h2>
@@ -63,7 +65,7 @@ export function SparkResults({ runId, result, bookmarkable }: { runId: string; r
       <ol className="candidates">
         {cs.map((c, i) => (
           <li key={i}>
-            <CandidateCard runId={runId} index={i} candidate={c} bookmarkable={bookmarkable} />
+            <CandidateCard runId={runId} index={i} candidate={c} bookmarkable={bookmarkable && saved !== undefined} saved={saved?.get(i)} />
           </li>
         ))}
       </ol>
@@ -101,7 +103,28 @@ export function OtherIdeas({ ideas }: { ideas: GeneratedIdea[] }) {
   )
 }
 
-function CandidateCard({ runId, index, candidate: c, bookmarkable }: { runId: string; index: number; candidate: SparkCandidate; bookmarkable: boolean }) {
+/**
+ * useRunBookmarks returns the bookmarks of a run's candidates by index,
+ * once known (a run page remembers what was bookmarked); undefined until
+ * then, and empty when they cannot be read.
+ */
+function useRunBookmarks(runId: string, on: boolean): Map<number, Bookmark> | undefined {
+  const api = useApi()
+  const [saved, setSaved] = useState<Map<number, Bookmark>>()
+  useEffect(() => {
+    if (!on) return
+    const ac = new AbortController()
+    api.bookmarks({ runId, limit: 100 }, ac.signal).then(
+      (p) => setSaved(new Map(p.bookmarks.map((b) => [b.candidate_index, b]))),
+      () => !ac.signal.aborted && setSaved(new Map()),
+    )
+    return () => ac.abort()
+  }, [api, runId, on])
+  return saved
+}
+
+function CandidateCard(props: { runId: string; index: number; candidate: SparkCandidate; bookmarkable: boolean; saved?: Bookmark }) {
+  const { runId, index, candidate: c, bookmarkable } = props
   const id = `candidate-${index}`
   return (
     <article className="candidate" aria-labelledby={`${id}-title`} data-testid="candidate">
@@ -156,7 +179,7 @@ function CandidateCard({ runId, index, candidate: c, bookmarkable }: { runId: st
           <DimensionRadar id={id} candidate={c} />
         </Suspense>
       )}
-      {bookmarkable && <BookmarkControl runId={runId} candidateIndex={index} />}
+      {bookmarkable && <BookmarkControl runId={runId} candidateIndex={index} saved={props.saved} />}
     </article>
   )
 }

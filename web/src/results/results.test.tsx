@@ -1,4 +1,4 @@
-import { render, screen, waitFor, within } from '@testing-library/react'
+import { render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { MemoryRouter } from 'react-router'
 import { describe, expect, it } from 'vitest'
@@ -86,12 +86,23 @@ describe('bookmarking a candidate', () => {
       'POST /api/bookmarks': () => json(201, { bookmark: bookmark('bm-12345678', 'x'), duplicates: { recommendation: 'allow', similar: [] } }),
     })
     const card = within(screen.getAllByTestId('candidate')[1])
-    await user.type(card.getByLabelText('Tags'), 'garage, energy')
+    await user.type(await card.findByLabelText('Tags'), 'garage, energy')
     await user.type(card.getByLabelText('Note'), 'ask the city')
     await user.click(card.getByRole('button', { name: 'Bookmark candidate 2' }))
     expect(await card.findByText(/Bookmarked/)).toBeTruthy()
-    expect(card.getByRole('link', { name: 'See the bookmarks' }).getAttribute('href')).toBe('/bookmarks')
-    expect(s.calls[0].body).toEqual({ run_id: 'run-1', candidate_index: 1, tags: ['garage', 'energy'], notes: 'ask the city', force: false })
+    expect(card.getByRole('link', { name: 'Open it' }).getAttribute('href')).toBe('/bookmarks?id=bm-12345678')
+    expect(s.calls.find((c) => c.method === 'POST')!.body).toEqual({ run_id: 'run-1', candidate_index: 1, tags: ['garage', 'energy'], notes: 'ask the city', force: false })
+  })
+
+  it('remembers which candidates are bookmarked', async () => {
+    const { s } = show(<SparkResults runId="run-1" result={sparkResult as SparkResult} bookmarkable />, {
+      'GET /api/bookmarks': () => json(200, { bookmarks: [{ ...bookmark('bm-7', 'x'), candidate_index: 1 }], total: 1, next_offset: null }),
+    })
+    const cards = screen.getAllByTestId('candidate')
+    expect(await within(cards[1]).findByText(/Bookmarked/)).toBeTruthy()
+    expect(within(cards[1]).getByRole('link', { name: 'Open it' }).getAttribute('href')).toBe('/bookmarks?id=bm-7')
+    expect(within(cards[0]).getByRole('button', { name: 'Bookmark candidate 1' })).toBeTruthy()
+    expect(s.calls[0].url.searchParams.get('run_id')).toBe('run-1')
   })
 
   it('shows similar bookmarks when the API warns', async () => {
@@ -99,9 +110,9 @@ describe('bookmarking a candidate', () => {
       'POST /api/bookmarks': () =>
         json(201, { bookmark: bookmark('bm-2', 'x'), duplicates: { recommendation: 'warn', similar: [{ bookmark: bookmark('bm-1', 'Rooftop co-ops'), similarity: 0.74 }] } }),
     })
-    await user.click(screen.getByRole('button', { name: 'Bookmark candidate 1' }))
-    expect(await screen.findByText('Similar bookmarks already exist:')).toBeTruthy()
-    expect(screen.getByText('74% similar').parentElement?.textContent).toBe('74% similar Rooftop co-ops')
+    await user.click(await screen.findByRole('button', { name: 'Bookmark candidate 1' }))
+    const warning = (await screen.findByText(/A similar idea was bookmarked already/)).closest('p')!
+    expect(within(warning).getByRole('link', { name: 'open it' }).getAttribute('href')).toBe('/bookmarks?id=bm-1')
   })
 
   it('shows the block with the near-identical bookmark and can save anyway', async () => {
@@ -114,13 +125,14 @@ describe('bookmarking a candidate', () => {
             })
           : json(201, { bookmark: bookmark('bm-3', 'x'), duplicates: { recommendation: (c.body as { force: boolean }).force ? 'allow' : 'block', similar: [] } }),
     })
-    await user.click(screen.getByRole('button', { name: 'Bookmark candidate 1' }))
+    await user.click(await screen.findByRole('button', { name: 'Bookmark candidate 1' }))
     const alert = await screen.findByRole('alert')
-    expect(alert.textContent).toContain('a near-identical bookmark exists')
-    expect(alert.textContent).toContain('95% similar Rooftop hydroponics co-ops')
+    // In words: no ID, no similarity, no API field.
+    expect(alert.textContent).toBe('You already bookmarked this idea (for “urban farming”) — open it · Save anyway')
+    expect(within(alert).getByRole('link', { name: 'open it' }).getAttribute('href')).toBe('/bookmarks?id=bm-1')
     await user.click(within(alert).getByRole('button', { name: 'Save anyway' }))
     expect(await screen.findByText(/Bookmarked/)).toBeTruthy()
-    expect(s.calls.map((c) => (c.body as { force: boolean }).force)).toEqual([false, true])
+    expect(s.calls.filter((c) => c.method === 'POST').map((c) => (c.body as { force: boolean }).force)).toEqual([false, true])
   })
 
   it('shows an error about the tags under the tags field', async () => {
@@ -128,9 +140,9 @@ describe('bookmarking a candidate', () => {
       'POST /api/bookmarks': () => apiError(422, 'tag "a b" must not contain spaces', 'validation', 'tags'),
     })
     const card = within(screen.getAllByTestId('candidate')[0])
-    await user.type(card.getByLabelText('Tags'), 'a b')
+    await user.type(await card.findByLabelText('Tags'), 'a b')
     await user.click(card.getByRole('button', { name: 'Bookmark candidate 1' }))
-    const err = await card.findByText('tag "a b" must not contain spaces')
+    const err = await card.findByText('Tag "a b" must not contain spaces')
     expect(card.getByLabelText('Tags').getAttribute('aria-describedby')).toBe(err.id)
   })
 })
@@ -150,7 +162,9 @@ describe('other pipelines', () => {
 
   it('says why the report is missing', async () => {
     show(<GenericResult runId="run-9" result={{}} />, { 'GET /api/runs/run-9/export': () => apiError(422, 'format markdown is not available for this run', 'validation', 'format') })
-    await waitFor(() => expect(screen.getByRole('alert').textContent).toBe('Report: format markdown is not available for this run'))
+    const alert = await screen.findByRole('alert')
+    expect(alert.querySelector('.problem-title')!.textContent).toBe('Format markdown is not available for this run.')
+    expect(alert.textContent).toContain('Technical detail')
   })
 
   it('renders Markdown without scripts, handlers or javascript: links', () => {

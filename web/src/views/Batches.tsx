@@ -1,10 +1,12 @@
 import { createParser } from 'eventsource-parser'
 import { useEffect, useRef, useState, type FormEvent } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
-import { errorMessage, type Client } from '../api/client'
+import { ApiError, errorMessage, type Client } from '../api/client'
+import { fieldMessage, fieldWords, problemOfError, type Problem } from '../api/problems'
 import { useApi } from '../api/context'
 import type { Batch, BatchSummary, CreateBatchResponse, PipelineInfo } from '../api/types'
 import { FieldError } from '../components/FieldError'
+import { ProblemView } from '../components/ProblemView'
 import { shortId, when } from '../components/format'
 
 /** sampleCSV is the seed's batch format: a header row, then one topic per row. */
@@ -41,6 +43,7 @@ export function Batches() {
   const [file, setFile] = useState<File>()
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string>()
+  const [problem, setProblem] = useState<Problem>()
   const [list, setList] = useState<BatchSummary[]>()
   const link = useRef<HTMLAnchorElement>(null)
 
@@ -48,7 +51,7 @@ export function Batches() {
     const ac = new AbortController()
     api.pipelines(ac.signal).then(setPipelines, () => {})
     api.batches({ limit: 50 }, ac.signal).then(setList, (err) => {
-      if (!ac.signal.aborted) setError(errorMessage(err))
+      if (!ac.signal.aborted) setProblem(problemOfError(err))
     })
     return () => ac.abort()
   }, [api])
@@ -56,16 +59,17 @@ export function Batches() {
   const submit = async (e: FormEvent) => {
     e.preventDefault()
     if (!file) {
-      setError('choose a CSV or JSON file')
+      setError('Choose a CSV or JSON file.')
       return
     }
     setBusy(true)
     setError(undefined)
+    setProblem(undefined)
     try {
       const r: CreateBatchResponse = await api.createBatch(pipeline, file, file.name)
       navigate(`/batches/${encodeURIComponent(r.batch_id)}`, { state: { created: r } })
     } catch (err) {
-      setError(errorMessage(err))
+      setProblem(problemOfError(err))
     } finally {
       setBusy(false)
     }
@@ -117,10 +121,11 @@ export function Batches() {
         </div>
       </form>
       <FieldError id="batch" message={error} />
+      {problem && <ProblemView problem={problem} />}
       {/* eslint-disable-next-line jsx-a11y/anchor-has-content */}
       <a ref={link} hidden aria-hidden="true" />
       <h2>Recent batches</h2>
-      {!list && !error && <p aria-busy="true">Loading…</p>}
+      {!list && !problem && <p aria-busy="true">Loading…</p>}
       {list && list.length === 0 && <p>No batches yet.</p>}
       {list && list.length > 0 && (
         <ul className="run-list" aria-label="Batches">
@@ -136,6 +141,14 @@ export function Batches() {
       )}
     </section>
   )
+}
+
+/** rowProblem says in words why a row was refused: "num_candidates: want an integer, got "many"" is "num candidates must be a whole number, not "many"". */
+export function rowProblem(error: string): string {
+  const m = /^(?:[a-z][a-z0-9_-]* parameters: )?([a-z][a-z0-9_.]*): (.*)$/.exec(error)
+  if (!m) return fieldMessage(error)
+  const msg = fieldMessage(m[2])
+  return `${fieldWords(m[1])} ${msg.charAt(0).toLowerCase()}${msg.slice(1)}`
 }
 
 function countsText(b: BatchSummary): string {
@@ -200,42 +213,42 @@ export function BatchView() {
   const api = useApi()
   const { id = '' } = useParams()
   const [b, setB] = useState<Batch>()
-  const [error, setError] = useState<string>()
+  const [problem, setProblem] = useState<Problem>()
   const [busy, setBusy] = useState(false)
   const link = useRef<HTMLAnchorElement>(null)
 
   useEffect(() => {
     setB(undefined)
-    setError(undefined)
-    return followBatch(api, id, setB, setError)
+    setProblem(undefined)
+    return followBatch(api, id, setB, (msg) => setProblem(problemOfError(new ApiError(0, msg, 'network'))))
   }, [api, id])
 
   const download = async (which: 'results' | 'export') => {
     setBusy(true)
-    setError(undefined)
+    setProblem(undefined)
     try {
       const f = await api.batchFile(id, which)
       save(link.current, f.blob, f.filename)
     } catch (err) {
-      setError(errorMessage(err))
+      setProblem(problemOfError(err))
     } finally {
       setBusy(false)
     }
   }
   const cancel = async () => {
-    setError(undefined)
+    setProblem(undefined)
     try {
       await api.cancelBatch(id)
     } catch (err) {
-      setError(errorMessage(err))
+      setProblem(problemOfError(err))
     }
   }
 
   return (
     <section aria-labelledby="batch-heading">
       <h1 id="batch-heading">Batch {b?.source || shortId(id)}</h1>
-      <FieldError id="batch-view" message={error} />
-      {!b && !error && <p aria-busy="true">Loading…</p>}
+      {problem && <ProblemView problem={problem} />}
+      {!b && !problem && <p aria-busy="true">Loading…</p>}
       {b && (
         <>
           <p className="meta">
@@ -266,10 +279,12 @@ export function BatchView() {
           </div>
           {/* eslint-disable-next-line jsx-a11y/anchor-has-content */}
           <a ref={link} hidden aria-hidden="true" />
-          <table className="batch-rows" aria-label="Rows">
+          <table className="data-table cards batch-rows" aria-label="Rows">
             <thead>
               <tr>
-                <th scope="col">Line</th>
+                <th scope="col" className="num">
+                  Line
+                </th>
                 <th scope="col">Topic</th>
                 <th scope="col">Status</th>
                 <th scope="col">Progress</th>
@@ -279,26 +294,30 @@ export function BatchView() {
             <tbody>
               {b.items.map((it) => (
                 <tr key={it.line + ':' + (it.run_id ?? '')} data-status={it.status}>
-                  <td>{it.line}</td>
-                  <td>
+                  <td className="num" data-label="Line">
+                    {it.line}
+                  </td>
+                  <td data-label="Topic">
                     {it.topic || <em>(none)</em>}
                     {it.error && (
                       <div className="row-error" role="note">
-                        line {it.line}: {it.error}
+                        Line {it.line} was not run: {rowProblem(it.error)}
                       </div>
                     )}
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <span className={`status status-${it.status}`}>{it.status}</span>
                   </td>
-                  <td>
-                    {it.run_id && (
+                  <td data-label="Progress">
+                    {it.run_id ? (
                       <progress max={100} value={it.progress ?? 0} aria-label={`Line ${it.line} progress`} title={it.stage}>
                         {it.progress ?? 0}%
                       </progress>
+                    ) : (
+                      '—'
                     )}
                   </td>
-                  <td>{it.run_id && <Link to={`/runs/${encodeURIComponent(it.run_id)}`}>{it.run_id.slice(-8)}</Link>}</td>
+                  <td data-label="Run">{it.run_id ? <Link to={`/runs/${encodeURIComponent(it.run_id)}`}>{it.run_id.slice(-8)}</Link> : '—'}</td>
                 </tr>
               ))}
             </tbody>

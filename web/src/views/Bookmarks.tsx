@@ -1,7 +1,9 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react'
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
-import { ApiError, errorMessage } from '../api/client'
+import { ApiError } from '../api/client'
 import { useApi } from '../api/context'
+import { fieldMessage, problemOfError, type Problem } from '../api/problems'
+import { ProblemView } from '../components/ProblemView'
 import type { Bookmark, BookmarkPage } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
 import { Pager } from '../components/Pager'
@@ -20,13 +22,15 @@ export function Bookmarks() {
   const navigate = useNavigate()
   const [params, setParams] = useSearchParams()
   const q = params.get('q') ?? ''
+  // One bookmark, by its ID: where "open it" of a duplicate warning leads.
+  const only = params.get('id') ?? ''
   const tags = params.getAll('tag')
   const tagKey = tags.join('\u0000')
   const offset = Math.max(0, Number(params.get('offset')) || 0)
   const [qInput, setQInput] = useState(q)
   const [tagInput, setTagInput] = useState(tags.join(', '))
   const [page, setPage] = useState<BookmarkPage>()
-  const [error, setError] = useState<string>()
+  const [problem, setProblem] = useState<Problem>()
   const [selected, setSelected] = useState<Map<string, Bookmark>>(new Map())
   const [reloads, setReloads] = useState(0)
 
@@ -38,8 +42,10 @@ export function Bookmarks() {
   useEffect(() => {
     const ac = new AbortController()
     const tagList = tagKey ? tagKey.split('\u0000') : []
-    setError(undefined)
-    const req = q
+    setProblem(undefined)
+    const req = only
+      ? api.bookmark(only, ac.signal).then((b) => ({ bookmarks: [b], total: 1, next_offset: null }))
+      : q
       ? api.searchBookmarks({ q, tags: tagList, limit: pageSize, offset }, ac.signal).then((p) => ({
           ...p,
           // Search matches text; the tags chosen narrow what it found.
@@ -47,10 +53,10 @@ export function Bookmarks() {
         }))
       : api.bookmarks({ tags: tagList, limit: pageSize, offset }, ac.signal)
     req.then(setPage, (err) => {
-      if (!ac.signal.aborted) setError(errorMessage(err))
+      if (!ac.signal.aborted) setProblem(problemOfError(err))
     })
     return () => ac.abort()
-  }, [api, q, tagKey, offset, reloads])
+  }, [api, q, only, tagKey, offset, reloads])
 
   const go = (next: { q?: string; tags?: string[]; offset?: number }) => {
     const p = new URLSearchParams()
@@ -101,9 +107,15 @@ export function Bookmarks() {
           <button type="submit">Search</button>
         </div>
       </form>
-      <FieldError id="bookmarks" message={error} />
+      <ExportImport onImported={() => setReloads((r) => r + 1)} />
+      {only && (
+        <p>
+          One bookmark. <Link to="/bookmarks">Show all bookmarks</Link>
+        </p>
+      )}
+      {problem && <ProblemView problem={problem} />}
       {selected.size > 0 && <RemixPanel selected={[...selected.values()]} onClear={() => setSelected(new Map())} onStarted={(id) => navigate(`/runs/${encodeURIComponent(id)}`)} />}
-      {!page && !error && <p aria-busy="true">Loading…</p>}
+      {!page && !problem && <p aria-busy="true">Loading…</p>}
       {page && page.bookmarks.length === 0 && <p>No bookmarks{q || tags.length ? ' match' : ' yet: bookmark a candidate from a spark run'}.</p>}
       {page && page.bookmarks.length > 0 && (
         <ul className="bookmark-list" aria-label="Bookmarks">
@@ -134,12 +146,84 @@ export function Bookmarks() {
   )
 }
 
+/** ExportImport downloads every bookmark as bookmarks.json, and adds those of such a file. */
+function ExportImport({ onImported }: { onImported(): void }) {
+  const api = useApi()
+  const link = useRef<HTMLAnchorElement>(null)
+  const file = useRef<HTMLInputElement>(null)
+  const [busy, setBusy] = useState(false)
+  const [status, setStatus] = useState('')
+  const [problem, setProblem] = useState<Problem>()
+  const download = async () => {
+    setBusy(true)
+    setProblem(undefined)
+    try {
+      const f = await api.exportBookmarks()
+      const url = URL.createObjectURL(f.blob)
+      if (link.current) {
+        link.current.href = url
+        link.current.download = f.filename
+        link.current.click()
+      }
+      setTimeout(() => URL.revokeObjectURL(url), 10_000)
+      setStatus('Exported.')
+    } catch (err) {
+      setProblem(problemOfError(err))
+    } finally {
+      setBusy(false)
+    }
+  }
+  const upload = async (f: File | undefined) => {
+    if (!f) return
+    setBusy(true)
+    setProblem(undefined)
+    setStatus('')
+    try {
+      const r = await api.importBookmarks(f)
+      setStatus(
+        `Imported ${r.imported === 1 ? '1 bookmark' : `${r.imported} bookmarks`}` +
+          (r.skipped ? `; ${r.skipped === 1 ? '1 was' : `${r.skipped} were`} kept already and skipped.` : '.'),
+      )
+      onImported()
+    } catch (err) {
+      setProblem(problemOfError(err))
+    } finally {
+      setBusy(false)
+      if (file.current) file.current.value = ''
+    }
+  }
+  return (
+    <div className="field actions export-import" role="group" aria-label="Export and import">
+      <button type="button" onClick={() => void download()} disabled={busy}>
+        Export bookmarks.json
+      </button>
+      <input
+        id="bookmarks-import"
+        ref={file}
+        className="sr-only file-input"
+        type="file"
+        accept=".json,application/json"
+        onChange={(e) => void upload(e.target.files?.[0])}
+        disabled={busy}
+      />
+      <label className="button secondary file-button" htmlFor="bookmarks-import">
+        Import bookmarks.json…
+      </label>
+      <span role="status" data-testid="import-status">
+        {status}
+      </span>
+      {problem && <ProblemView problem={problem} />}
+      <a ref={link} hidden aria-hidden="true" tabIndex={-1} />
+    </div>
+  )
+}
+
 function BookmarkItem(props: { bookmark: Bookmark; selected: boolean; onToggle(on: boolean): void; onTag(t: string): void; onDeleted(id: string): void }) {
   const { bookmark: b } = props
   const api = useApi()
   const [confirming, setConfirming] = useState(false)
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string>()
+  const [error, setError] = useState<Problem>()
   const idea = b.improved_idea || b.idea_text
   const deleteId = `delete-${b.id}`
   const remove = async () => {
@@ -151,7 +235,7 @@ function BookmarkItem(props: { bookmark: Bookmark; selected: boolean; onToggle(o
     } catch (err) {
       setBusy(false)
       setConfirming(false)
-      setError(errorMessage(err))
+      setError(problemOfError(err))
     }
   }
   return (
@@ -206,7 +290,7 @@ function BookmarkItem(props: { bookmark: Bookmark; selected: boolean; onToggle(o
               Delete
             </button>
           )}
-          <FieldError id={deleteId} message={error} />
+          {error && <ProblemView problem={error} id={errorId(deleteId)} />}
         </div>
       </div>
     </li>
@@ -232,7 +316,7 @@ function RemixPanel({ selected, onClear, onStarted }: { selected: Bookmark[]; on
     } catch (err) {
       setBusy(false)
       const f = err instanceof ApiError ? err.field : undefined
-      setError({ field: f === 'topic' || f === 'context' ? f : undefined, message: errorMessage(err) })
+      setError({ field: f === 'topic' || f === 'context' ? f : undefined, message: f === 'topic' || f === 'context' ? fieldMessage((err as ApiError).message, f) : problemOfError(err).title })
     }
   }
   const fieldError = (f: string) => (error?.field === f ? error.message : undefined)

@@ -1,9 +1,9 @@
 import { useEffect, useState, type FormEvent } from 'react'
 import { Link, useSearchParams } from 'react-router'
-import { errorMessage } from '../api/client'
 import { useApi } from '../api/context'
+import { problemOfError, type Problem } from '../api/problems'
+import { ProblemView } from '../components/ProblemView'
 import type { PipelineInfo, RunPage } from '../api/types'
-import { FieldError } from '../components/FieldError'
 import { Pager } from '../components/Pager'
 import { shortId, when } from '../components/format'
 
@@ -20,7 +20,7 @@ export function History() {
   const offset = Math.max(0, Number(params.get('offset')) || 0)
   const [qInput, setQInput] = useState(q)
   const [page, setPage] = useState<RunPage>()
-  const [error, setError] = useState<string>()
+  const [error, setError] = useState<Problem>()
   const [pipelines, setPipelines] = useState<PipelineInfo[]>([])
 
   useEffect(() => setQInput(q), [q])
@@ -35,7 +35,7 @@ export function History() {
     const ac = new AbortController()
     setError(undefined)
     api.runs({ pipeline, status, q, limit: pageSize, offset }, ac.signal).then(setPage, (err) => {
-      if (!ac.signal.aborted) setError(errorMessage(err))
+      if (!ac.signal.aborted) setError(problemOfError(err))
     })
     return () => ac.abort()
   }, [api, pipeline, status, q, offset])
@@ -90,7 +90,7 @@ export function History() {
           <button type="submit">Filter</button>
         </div>
       </form>
-      <FieldError id="runs" message={error} />
+      {error && <ProblemView problem={error} />}
       {!page && !error && <p aria-busy="true">Loading…</p>}
       {page && page.runs.length === 0 && <p>No runs{pipeline || status || q ? ' match these filters' : ' yet'}.</p>}
       {page && page.runs.length > 0 && (

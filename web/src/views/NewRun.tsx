@@ -1,9 +1,11 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
-import { useNavigate, useSearchParams } from 'react-router'
-import { ApiError, errorMessage } from '../api/client'
+import { Navigate, useNavigate, useSearchParams } from 'react-router'
+import { ApiError } from '../api/client'
 import { useApi } from '../api/context'
-import type { BrokenPipeline, PipelineInfo, TemperaturePresets } from '../api/types'
+import { fieldMessage, problemOfError, type Problem } from '../api/problems'
+import type { BrokenPipeline, PipelineInfo, Run, TemperaturePresets } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
+import { ProblemView } from '../components/ProblemView'
 import { commandKey, isSubmitKey } from '../components/keys'
 import { SchemaForm, controlId } from '../form/SchemaForm'
 import {
@@ -43,31 +45,54 @@ export function NewRun() {
   const [pipelines, setPipelines] = useState<PipelineInfo[]>()
   const [broken, setBroken] = useState<BrokenPipeline[]>([])
   const [presets, setPresets] = useState<TemperaturePresets>()
-  const [loadError, setLoadError] = useState<string>()
+  const [loadError, setLoadError] = useState<Problem>()
   const [forms, setForms] = useState<Record<string, FormState>>({})
   const [tags, setTags] = useState('')
   const [tagsError, setTagsError] = useState<string>()
   const [pipelineError, setPipelineError] = useState<string>()
-  const [submitError, setSubmitError] = useState<string>()
+  const [submitError, setSubmitError] = useState<Problem>()
+  // The run whose parameters fill the form (Edit and run again).
+  const from = search.get('from') ?? ''
+  const [source, setSource] = useState<Run>()
   const [submitting, setSubmitting] = useState(false)
   const formRef = useRef<HTMLFormElement>(null)
   const key = useMemo(() => commandKey(), [])
 
   useEffect(() => {
     const ac = new AbortController()
+    // An eval has a page of its own (Evals), with its topics one per line.
     api.pipelineList(ac.signal).then(
       (list) => {
-        setPipelines(list.pipelines)
+        setPipelines(list.pipelines.filter((p) => p.name !== 'eval'))
         setBroken(list.broken)
       },
       (err) => {
-        if (!ac.signal.aborted) setLoadError(errorMessage(err))
+        if (!ac.signal.aborted) setLoadError(problemOfError(err))
       },
     )
     // Presets only enrich the form: without them it still works.
     api.temperaturePresets(ac.signal).then(setPresets, () => setPresets({ presets: {} }))
     return () => ac.abort()
   }, [api])
+
+  useEffect(() => {
+    if (!from) return
+    const ac = new AbortController()
+    api.run(from, ac.signal).then(
+      (r) => {
+        setSource(r)
+        setForms({})
+        if (r.tags?.length) setTags(r.tags.join(', '))
+      },
+      (err) => {
+        if (ac.signal.aborted) return
+        // The form starts from the defaults, and says why.
+        setSubmitError(problemOfError(err))
+        setSource({ run_id: from } as Run)
+      },
+    )
+    return () => ac.abort()
+  }, [api, from])
 
   const selected = useMemo(() => {
     if (!pipelines || pipelines.length === 0) return undefined
@@ -82,12 +107,15 @@ export function NewRun() {
     if (!selected || presets === undefined) return undefined
     const existing = forms[selected.name]
     if (existing) return existing
-    const values = initialValues(fields, selected.params_schema, selected.defaults)
+    if (from && source?.run_id !== from) return undefined
+    // Edit and run again: the run's own values over the defaults.
+    const given = source && source.pipeline === selected.name ? { ...selected.defaults, ...source.params } : selected.defaults
+    const values = initialValues(fields, selected.params_schema, given)
     if (presets.default && values[presetField] === '' && flatten(fields).some((f) => f.path === presetField && f.options?.some((o) => o.value === presets.default))) {
       values[presetField] = presets.default
     }
     return { values, errors: {} }
-  }, [selected, presets, forms, fields])
+  }, [selected, presets, forms, fields, from, source])
 
   const update = useCallback(
     (fn: (s: FormState) => FormState) => {
@@ -152,12 +180,14 @@ export function NewRun() {
       navigate(`/runs/${encodeURIComponent(r.run_id)}`)
     } catch (err) {
       setSubmitting(false)
-      const message = errorMessage(err)
       const field = err instanceof ApiError ? err.field : undefined
+      const raw = err instanceof ApiError ? err.message : String(err)
+      // Beside its field, the message leaves out what locates it.
+      const message = fieldMessage(raw, field)
       // A check across fields may name no field, and a check of a group
       // names the group: the message names the parameter.
       const validation = err instanceof ApiError && (err.status === 400 || err.status === 422)
-      const path = fieldOfError(fields, field) ?? (validation ? fieldInGroup(fields, field, message) : undefined)
+      const path = fieldOfError(fields, field) ?? (validation ? fieldInGroup(fields, field, raw) : undefined)
       if (path) {
         update((s) => ({ ...s, errors: { ...s.errors, [path]: message } }))
         focus(controlId(formId, path))
@@ -168,7 +198,7 @@ export function NewRun() {
         setPipelineError(message)
         focus(pipelineId)
       } else {
-        setSubmitError(message)
+        setSubmitError(problemOfError(err))
         // The error is under the button, at the foot of what may be a long
         // form: bring it into view, and read it out with the button.
         focus(submitId)
@@ -190,13 +220,12 @@ export function NewRun() {
     return () => window.removeEventListener('keydown', onKey)
   }, [])
 
+  if (search.get('pipeline') === 'eval') return <Navigate to={`/evals${from ? `?from=${encodeURIComponent(from)}` : ''}`} replace />
   if (loadError) {
     return (
       <section aria-labelledby="new-run-heading">
         <h1 id="new-run-heading">New run</h1>
-        <p className="field-error" role="alert">
-          Could not load the pipelines: {loadError}
-        </p>
+        <ProblemView problem={loadError} />
       </section>
     )
   }
@@ -295,7 +324,7 @@ export function NewRun() {
             or press <kbd>{key}</kbd>+<kbd>Enter</kbd>
           </span>
         </div>
-        <FieldError id={submitId} message={submitError} />
+        {submitError && <ProblemView problem={submitError} id={errorId(submitId)} />}
       </form>
     </section>
   )

@@ -1,12 +1,14 @@
-import { useCallback, useEffect, useReducer, useRef, useState } from 'react'
+import { useCallback, useEffect, useReducer, useRef, useState, type ReactNode } from 'react'
 import { Link, useParams } from 'react-router'
-import { ApiError, errorMessage } from '../api/client'
+import { ApiError } from '../api/client'
 import { useApi } from '../api/context'
+import { problemOf, problemOfError, type Problem } from '../api/problems'
+import { ProblemView } from '../components/ProblemView'
 import { useServerMode } from '../api/mode'
 import { exportFormats, type ExportFormat, type Run } from '../api/types'
-import { FieldError, errorId } from '../components/FieldError'
+import { errorId } from '../components/FieldError'
 import { liveStatus, plural, shortId, usd, when } from '../components/format'
-import { initialProgress, progressReducer, stageLabel, type ProgressState } from '../progress/reducer'
+import { initialProgress, isFinal, progressReducer, stageLabel, type ProgressState } from '../progress/reducer'
 import { followRun } from '../progress/stream'
 import { GenericResult, RawJSON } from '../results/GenericResult'
 import { Repairs } from '../results/Repairs'
@@ -24,7 +26,7 @@ export function RunView() {
   // On a server in mock mode, the page's banner already says every run is mock.
   const serverMode = useServerMode()
   const [run, setRun] = useState<Run>()
-  const [loadError, setLoadError] = useState<string>()
+  const [loadError, setLoadError] = useState<Problem>()
   const [notFound, setNotFound] = useState(false)
   const [progress, dispatch] = useReducer(progressReducer, initialProgress)
   const [followed, setFollowed] = useState(false)
@@ -86,7 +88,7 @@ export function RunView() {
       (err) => {
         if (ac.signal.aborted) return
         setNotFound(err instanceof ApiError && err.status === 404)
-        setLoadError(errorMessage(err))
+        setLoadError(problemOfError(err))
       },
     )
     return () => {
@@ -107,9 +109,13 @@ export function RunView() {
     return (
       <section aria-labelledby="run-heading">
         <h1 id="run-heading">{notFound ? 'Run not found' : `Run ${shortId(id)}`}</h1>
-        <p className="field-error" role="alert">
-          {notFound ? `There is no run with the ID ${id}: the link may be wrong, or the run deleted.` : loadError}
-        </p>
+        {notFound ? (
+          <p className="field-error" role="alert">
+            There is no run with the ID {id}: the link may be wrong, or the run deleted.
+          </p>
+        ) : (
+          <ProblemView problem={loadError} />
+        )}
         <p>
           <Link to="/runs">All runs</Link> · <Link to="/">Start a run</Link>
         </p>
@@ -127,6 +133,8 @@ export function RunView() {
 
   const over = finalStatuses.has(run.status)
   const status = liveStatus(run.status, progress.phase, progress.stage)
+  // A succeeded run's result, or what a cancelled one had finished.
+  const kept = (run.status === 'succeeded' || run.status === 'cancelled') && run.result !== undefined && run.result !== null
   return (
     <section aria-labelledby="run-heading">
       <h1 id="run-heading">{run.title || `${run.pipeline} run`}</h1>
@@ -168,22 +176,28 @@ export function RunView() {
       </dl>
       {(!over || followed) && <ProgressPanel state={progress} over={over ? run.status : undefined} />}
       {!over && <CancelControl runId={run.run_id} onCancelled={() => void reload(true).catch(() => {})} />}
-      {run.status === 'failed' && (
-        <p className="field-error" role="alert">
-          The run failed: {run.error || progress.error || 'no reason given'}
-        </p>
+      {(run.status === 'failed' || run.status === 'interrupted') && (
+        <ProblemView problem={problemOf(run.failure, run.error || progress.error || 'the run failed, giving no reason')} testId="run-problem">
+          {run.resumable && run.failure?.kind !== 'params' && <ResumeControl runId={run.run_id} onResumed={() => setAttempt((a) => a + 1)} />}
+          <Link className="button secondary" to={editLink(run)}>
+            Edit and run again
+          </Link>
+        </ProblemView>
       )}
-      {run.status === 'cancelled' && <p role="status">The run was cancelled.</p>}
-      {run.status === 'interrupted' && (
-        <p className="warning" role="status">
-          The run was interrupted: the process working it stopped before it finished. Resume it to finish it; its
-          finished steps are not paid again.
-        </p>
+      {run.status === 'cancelled' && (
+        <div className="notice" role="status" data-testid="run-cancelled">
+          <p>
+            The run was cancelled.{' '}
+            {kept ? 'What it had finished is kept below.' : 'It had finished nothing that is kept.'}
+          </p>
+          <Link className="button secondary" to={editLink(run)}>
+            Edit and run again
+          </Link>
+        </div>
       )}
-      {run.resumable && <ResumeControl runId={run.run_id} onResumed={() => setAttempt((a) => a + 1)} />}
-      {over && <ExportControl runId={run.run_id} hasResult={run.status === 'succeeded'} />}
-      {run.status === 'succeeded' && <Repairs result={run.result} />}
-      {run.status === 'succeeded' && run.result !== undefined && (
+      {over && <ExportControl runId={run.run_id} hasResult={kept} />}
+      {kept && <Repairs result={run.result} />}
+      {kept && (
         run.pipeline === 'eval' && isEvalResult(run.result) ? (
           <EvalResults result={run.result} />
         ) : isSparkResult(run.result) ? (
@@ -200,10 +214,16 @@ export function RunView() {
   )
 }
 
+/** editLink is where a run's parameters are edited and run again: its pipeline's form, filled with them. */
+export function editLink(run: Run): string {
+  if (run.pipeline === 'eval') return `/evals?from=${encodeURIComponent(run.run_id)}`
+  return `/?pipeline=${encodeURIComponent(run.pipeline)}&from=${encodeURIComponent(run.run_id)}`
+}
+
 /** ProgressPanel shows a run's overall progress and its stages. */
 export function ProgressPanel({ state, over }: { state: ProgressState; over?: string }) {
   const label =
-    over === 'cancelled'
+    over === 'cancelled' || state.phase === 'cancelled'
       ? 'Cancelled'
       : over === 'failed' || state.phase === 'failed'
         ? 'Failed'
@@ -228,7 +248,7 @@ export function ProgressPanel({ state, over }: { state: ProgressState; over?: st
       </div>
       <p className="muted" aria-live="polite">
         {label} · {state.progress}%{state.message ? ` · ${state.message}` : ''}
-        {state.transport ? ` · live over ${state.transport === 'websocket' ? 'WebSocket' : 'SSE'}` : ''}
+        {state.transport && !over && !isFinal(state) ? ` · live over ${state.transport === 'websocket' ? 'WebSocket' : 'SSE'}` : ''}
       </p>
       {state.streamError && (
         <p className="warning" role="status">
@@ -239,7 +259,7 @@ export function ProgressPanel({ state, over }: { state: ProgressState; over?: st
         {state.stages.map((s) => (
           <li key={s.name} className={`stage stage-${s.status}`} data-stage={s.name} data-status={s.status}>
             <span className="stage-icon" aria-hidden="true">
-              {s.status === 'done' ? '✓' : s.status === 'failed' ? '✕' : '…'}
+              {s.status === 'done' ? '✓' : s.status === 'failed' ? '✕' : s.status === 'cancelled' ? '■' : '…'}
             </span>
             <span className="stage-name">{stageLabel(s.name)}</span>
             <span className="sr-only"> ({s.status})</span>
@@ -260,9 +280,29 @@ export function ProgressPanel({ state, over }: { state: ProgressState; over?: st
   )
 }
 
+/** CancelControl cancels a run once the person confirms: what it finished is kept. */
 function CancelControl({ runId, onCancelled }: { runId: string; onCancelled(): void }) {
   const api = useApi()
-  return <RunAction id="cancel-run" className="danger" label="Cancel run" busyLabel="Cancelling…" act={() => api.cancelRun(runId)} onDone={onCancelled} />
+  const [asking, setAsking] = useState(false)
+  if (!asking) {
+    return (
+      <div className="field actions">
+        <button id="cancel-run" type="button" className="danger" onClick={() => setAsking(true)}>
+          Cancel run
+        </button>
+      </div>
+    )
+  }
+  return (
+    <div className="confirm" role="group" aria-labelledby="cancel-question">
+      <p id="cancel-question">Cancel this run? The steps it has finished are kept; the one under way stops.</p>
+      <RunAction id="cancel-confirm" className="danger" label="Yes, cancel the run" busyLabel="Cancelling…" act={() => api.cancelRun(runId)} onDone={onCancelled}>
+        <button type="button" onClick={() => setAsking(false)} autoFocus>
+          Keep it running
+        </button>
+      </RunAction>
+    </div>
+  )
 }
 
 /** ResumeControl queues a failed or interrupted run to finish, from the steps it had finished. */
@@ -271,29 +311,30 @@ export function ResumeControl({ runId, onResumed }: { runId: string; onResumed()
   return <RunAction id="resume-run" label="Resume run" busyLabel="Resuming…" act={() => api.resumeRun(runId)} onDone={onResumed} />
 }
 
-/** RunAction is a button that acts on the run, with its error beside it. */
-function RunAction(props: { id: string; className?: string; label: string; busyLabel: string; act(): Promise<unknown>; onDone(): void }) {
+/** RunAction is a button that acts on the run, with what went wrong beside it. */
+function RunAction(props: { id: string; className?: string; label: string; busyLabel: string; act(): Promise<unknown>; onDone(): void; children?: ReactNode }) {
   const { id, className, label, busyLabel, act, onDone } = props
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string>()
+  const [problem, setProblem] = useState<Problem>()
   const run = async () => {
     setBusy(true)
-    setError(undefined)
+    setProblem(undefined)
     try {
       await act()
       onDone()
     } catch (err) {
-      setError(errorMessage(err))
+      setProblem(problemOfError(err))
     } finally {
       setBusy(false)
     }
   }
   return (
     <div className="field actions">
-      <button id={id} type="button" className={className} onClick={() => void run()} disabled={busy} aria-describedby={error ? errorId(id) : undefined}>
+      <button id={id} type="button" className={className} onClick={() => void run()} disabled={busy} aria-describedby={problem ? errorId(id) : undefined}>
         {busy ? busyLabel : label}
       </button>
-      <FieldError id={id} message={error} />
+      {props.children}
+      {problem && <ProblemView problem={problem} id={errorId(id)} />}
     </div>
   )
 }
@@ -309,7 +350,7 @@ function ExportControl({ runId, hasResult }: { runId: string; hasResult: boolean
   const [chosen, setFormat] = useState<ExportFormat>('markdown')
   const format = formats.includes(chosen) ? chosen : formats[0]
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string>()
+  const [error, setError] = useState<Problem>()
   const link = useRef<HTMLAnchorElement>(null)
   const id = 'export-format'
   const download = async () => {
@@ -326,7 +367,7 @@ function ExportControl({ runId, hasResult }: { runId: string; hasResult: boolean
       }
       setTimeout(() => URL.revokeObjectURL(url), 10_000)
     } catch (err) {
-      setError(errorMessage(err))
+      setError(problemOfError(err))
     } finally {
       setBusy(false)
     }
@@ -356,7 +397,7 @@ function ExportControl({ runId, hasResult }: { runId: string; hasResult: boolean
           The run has no result: its JSON record says how it ended.
         </p>
       )}
-      <FieldError id={id} message={error} />
+      {error && <ProblemView problem={error} id={errorId(id)} />}
       {/* The download link the button clicks; hidden from everyone. */}
       <a ref={link} hidden aria-hidden="true" tabIndex={-1} />
     </div>

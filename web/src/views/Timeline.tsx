@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react'
-import { errorMessage } from '../api/client'
 import { useApi } from '../api/context'
+import { problemOfError, type Problem } from '../api/problems'
+import { ProblemView } from '../components/ProblemView'
 import type { CallView, RunSteps } from '../api/types'
 import { cost } from '../components/format'
 
@@ -10,6 +11,8 @@ export interface Row {
   step: string
   index: number
   call: CallView
+  /** The call's step was stopped by a cancel: its error is no failure. */
+  cancelled: boolean
   left: number
   width: number
 }
@@ -21,7 +24,7 @@ export interface Row {
  */
 export function layout(view: RunSteps): { rows: Row[]; totalMs: number } {
   const calls: Omit<Row, 'left' | 'width'>[] = []
-  for (const s of view.steps) s.calls.forEach((call, index) => calls.push({ id: `${s.key}#${index}`, step: s.key, index, call }))
+  for (const s of view.steps) s.calls.forEach((call, index) => calls.push({ id: `${s.key}#${index}`, step: s.key, index, call, cancelled: s.status === 'cancelled' }))
   if (calls.length === 0) return { rows: [], totalMs: 0 }
   const start = (c: CallView) => Date.parse(c.started_at)
   calls.sort((a, b) => start(a.call) - start(b.call))
@@ -48,7 +51,7 @@ function ms(n: number): string {
 export function Timeline({ runId, live }: { runId: string; live: boolean }) {
   const api = useApi()
   const [view, setView] = useState<RunSteps>()
-  const [error, setError] = useState<string>()
+  const [error, setError] = useState<Problem>()
   const [open, setOpen] = useState<string>()
 
   useEffect(() => {
@@ -63,7 +66,7 @@ export function Timeline({ runId, live }: { runId: string; live: boolean }) {
         },
         (err) => {
           if (ac.signal.aborted) return
-          setError(errorMessage(err))
+          setError(problemOfError(err))
           if (live) timer = setTimeout(load, 3000)
         },
       )
@@ -79,7 +82,7 @@ export function Timeline({ runId, live }: { runId: string; live: boolean }) {
     return error ? (
       <section className="timeline" aria-labelledby="timeline-heading">
         <h2 id="timeline-heading">LLM calls</h2>
-        <p className="muted">The calls could not be loaded: {error}</p>
+        <ProblemView problem={error} />
       </section>
     ) : null
   }
@@ -103,9 +106,9 @@ export function Timeline({ runId, live }: { runId: string; live: boolean }) {
               c.cached ? 'cached' : '',
               c.attempt > 1 ? `re-ask ${c.attempt - 1}` : '',
               c.retries > 0 ? `${c.retries} ${c.retries === 1 ? 'retry' : 'retries'}` : '',
-              c.error ? 'failed' : '',
+              c.error ? (r.cancelled ? 'cancelled' : 'failed') : '',
             ].filter(Boolean)
-            const cls = ['call-bar', c.cached ? 'cached' : '', c.error ? 'failed' : '', c.attempt > 1 || c.retries > 0 ? 'retried' : '']
+            const cls = ['call-bar', c.cached ? 'cached' : '', c.error && !r.cancelled ? 'failed' : '', c.attempt > 1 || c.retries > 0 ? 'retried' : '']
               .filter(Boolean)
               .join(' ')
             return (

@@ -55,7 +55,7 @@ describe('BatchView', () => {
     await waitFor(() => expect(screen.getByTestId('batch-counts').textContent).toBe('1/2 succeeded · 1 rejected'), { timeout: 5000 })
     const rows = within(screen.getByRole('table', { name: 'Rows' })).getAllByRole('row').slice(1)
     expect(rows).toHaveLength(2)
-    expect(within(rows[1]).getByRole('note').textContent).toBe('line 3: num_candidates: want an integer, got "many"')
+    expect(within(rows[1]).getByRole('note').textContent).toBe('Line 3 was not run: num candidates must be a whole number, not "many"')
     expect(within(rows[0]).getByRole('link').getAttribute('href')).toBe('/runs/run-000000000001')
     expect(screen.getByText('finished')).toBeTruthy()
     expect(screen.queryByRole('button', { name: 'Cancel the rest' })).toBeNull()

@@ -112,7 +112,11 @@ describe('a run', () => {
       },
     })
     await user.click(await screen.findByRole('button', { name: 'Cancel run' }))
-    expect(await screen.findByText('The run was cancelled.')).toBeTruthy()
+    // It asks first.
+    const confirm = screen.getByRole('group', { name: /Cancel this run\?/ })
+    expect(cancelled).toBe(false)
+    await user.click(within(confirm).getByRole('button', { name: 'Yes, cancel the run' }))
+    expect((await screen.findByTestId('run-cancelled')).textContent).toContain('The run was cancelled.')
     expect(screen.getByTestId('run-status').textContent).toBe('cancelled')
     expect(screen.getByTestId('progress').textContent).toMatch(/Cancelled · 5%/)
   })
@@ -124,6 +128,7 @@ describe('a run', () => {
       status: 'interrupted',
       resumable: true,
       error: 'interrupted: madspark (pid 41 on host h) stopped without finishing it; resume with: madspark resume run-1',
+      failure: { kind: 'interrupted', detail: 'interrupted: madspark (pid 41 on host h) stopped without finishing it; resume with: madspark resume run-1' },
     }
     const { s, user } = show('/runs/run-1', {
       'GET /api/runs/run-1': () =>
@@ -158,7 +163,7 @@ describe('a run', () => {
       'POST /api/runs/run-1/resume': () => apiError(409, 'run run-1 is being worked by madspark (pid 7 on host h)', 'conflict'),
     })
     await user.click(await screen.findByRole('button', { name: 'Resume run' }))
-    expect(await screen.findByText(/being worked by madspark/)).toBeTruthy()
+    expect((await screen.findByText(/being worked by madspark/, { selector: '.problem-title' })).textContent).toBe('Run run-1 is being worked by madspark (pid 7 on host h).')
   })
 
   it('shows why a run cannot be cancelled beside the button', async () => {
@@ -167,9 +172,10 @@ describe('a run', () => {
       'GET /api/runs/run-1/events': () => new Response(new ReadableStream({ start() {} }), { headers: { 'Content-Type': 'text/event-stream' } }),
       'DELETE /api/runs/run-1': () => apiError(409, 'run run-1 already finished', 'conflict'),
     })
-    const button = await screen.findByRole('button', { name: 'Cancel run' })
+    await user.click(await screen.findByRole('button', { name: 'Cancel run' }))
+    const button = screen.getByRole('button', { name: 'Yes, cancel the run' })
     await user.click(button)
-    const err = await screen.findByText('run run-1 already finished')
+    const err = (await screen.findByText('Run run-1 already finished.')).closest('[role=alert]')!
     expect(button.getAttribute('aria-describedby')).toBe(err.id)
   })
 
@@ -192,7 +198,7 @@ describe('a run', () => {
     expect((click.mock.contexts[0] as HTMLAnchorElement).download).toBe('madspark-spark-run-1.csv')
     await user.selectOptions(format, 'pdf')
     await user.click(screen.getByRole('button', { name: 'Download' }))
-    const err = await screen.findByText('pdf export is not available for this pipeline')
+    const err = (await screen.findByText('Pdf export is not available for this pipeline.')).closest('[role=alert]')!
     expect(format.getAttribute('aria-describedby')).toBe(err.id)
     expect(s.calls.filter((c) => c.url.pathname.endsWith('/export')).map((c) => c.url.searchParams.get('format'))).toEqual(['csv', 'pdf'])
     click.mockRestore()
@@ -226,7 +232,9 @@ describe('a run', () => {
 
   it("shows the server's reason when a run cannot be loaded", async () => {
     show('/runs/run-1', { 'GET /api/runs/run-1': () => apiError(503, 'the database is unavailable', 'unavailable') })
-    expect((await screen.findByRole('alert')).textContent).toBe('the database is unavailable')
+    const alert = await screen.findByRole('alert')
+    expect(alert.querySelector('.problem-title')!.textContent).toBe('The madspark server had an internal error.')
+    expect(alert.querySelector('.problem-detail')!.textContent).toContain('the database is unavailable')
   })
 })
 
@@ -244,6 +252,31 @@ const bm = (i: number, tags: string[] = []) => ({
 })
 
 describe('bookmarks', () => {
+  it('imports a bookmarks.json file and says what it added; shows one bookmark by its ID', async () => {
+    let imported: unknown
+    const { user } = show('/bookmarks?id=bm-2', {
+      'GET /api/bookmarks/bm-2': () => json(200, bm(2)),
+      'GET /api/bookmarks': () => json(200, { bookmarks: [bm(1), bm(2)], total: 2, next_offset: null }),
+      'POST /api/bookmarks/import': (c) => {
+        imported = c.body
+        return json(200, { imported: 1, skipped: 2 })
+      },
+    })
+    expect(await screen.findAllByTestId('bookmark')).toHaveLength(1)
+    expect(screen.getByRole('link', { name: 'Show all bookmarks' }).getAttribute('href')).toBe('/bookmarks')
+    const file = new File([JSON.stringify({ b1: { id: 'b1', idea_text: 'x' } })], 'bookmarks.json', { type: 'application/json' })
+    await user.upload(screen.getByLabelText('Import bookmarks.json…'), file)
+    expect((await screen.findByText(/^Imported 1 bookmark/)).textContent).toBe('Imported 1 bookmark; 2 were kept already and skipped.')
+    expect(imported).toEqual({ b1: { id: 'b1', idea_text: 'x' } })
+  })
+
+  it('says a file that is not JSON cannot be imported, in words', async () => {
+    const { s, user } = show('/bookmarks', { 'GET /api/bookmarks': () => json(200, { bookmarks: [], total: 0, next_offset: null }) })
+    await user.upload(await screen.findByLabelText('Import bookmarks.json…'), new File(['not json'], 'bookmarks.json', { type: 'application/json' }))
+    expect((await screen.findByRole('alert')).textContent).toContain('The file is not JSON')
+    expect(s.calls.some((c) => c.method === 'POST')).toBe(false)
+  })
+
   it('lists, pages, searches and filters by tag', async () => {
     const { s, user } = show('/bookmarks', {
       'GET /api/bookmarks': (c) => {
@@ -320,7 +353,7 @@ describe('remix errors', () => {
     })
     await user.click(await screen.findByRole('checkbox', { name: 'Select for remix: improved idea 1' }))
     await user.click(screen.getByRole('button', { name: 'Remix into a new run' }))
-    const err = await screen.findByText('topic is too long')
+    const err = await screen.findByText('Topic is too long')
     expect(err.closest('details')!.open).toBe(true)
     expect(screen.getByLabelText('Topic').getAttribute('aria-describedby')).toBe(err.id)
   })
@@ -387,7 +420,7 @@ describe('the page', () => {
       </ApiProvider>,
     )
     const nav = screen.getByRole('navigation', { name: 'Main' })
-    expect(within(nav).getAllByRole('link').map((a) => a.textContent)).toEqual(['New run', 'Runs', 'Batches', 'Chat', 'Bookmarks', 'Settings'])
+    expect(within(nav).getAllByRole('link').map((a) => a.textContent)).toEqual(['New run', 'Runs', 'Batches', 'Evals', 'Chat', 'Bookmarks', 'Settings'])
     expect(within(nav).getByRole('link', { name: 'Runs' }).getAttribute('aria-current')).toBe('page')
     expect((await screen.findByRole('note')).textContent).toMatch(/Mock mode/)
     expect(document.title).toBe('Runs · madspark')

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest'
+import { ApiError } from './client'
+import { fieldMessage, fieldWords, localTime, problemOf, problemOfError } from './problems'
+import type { FailureKind } from './types'
+
+describe('problems in plain words', () => {
+  it('says what each kind of failure means and what to do, with the error as the detail', () => {
+    const kinds: FailureKind[] = [
+      'provider_error',
+      'rate_limited',
+      'provider_paused',
+      'auth',
+      'provider_refused',
+      'network',
+      'timeout',
+      'search_unavailable',
+      'params',
+      'reply_unusable',
+      'interrupted',
+      'cancelled',
+      'unknown',
+    ]
+    const titles = new Set<string>()
+    for (const kind of kinds) {
+      const p = problemOf({ kind, provider: 'anthropic', detail: `the ${kind} error` })
+      expect(p.kind).toBe(kind)
+      expect(p.detail).toBe(`the ${kind} error`)
+      expect(p.title.length, kind).toBeGreaterThan(10)
+      expect(p.advice.length, kind).toBeGreaterThan(5)
+      // No Go error chain in the words.
+      expect(p.title + p.advice, kind).not.toMatch(/HTTP \d|gave up|stage |: want /)
+      titles.add(p.title)
+    }
+    expect(titles.size).toBe(kinds.length)
+    expect(problemOf({ kind: 'provider_error', provider: 'openai', detail: 'x' }).title).toBe('OpenAI had a server error and did not answer, even after several tries.')
+    expect(problemOf({ kind: 'search_unavailable', detail: 'x' }).advice).toContain('No literature search')
+    expect(problemOf(undefined, 'a raw error').detail).toBe('a raw error')
+  })
+
+  it('says when a paused provider is tried again, on the reader’s clock', () => {
+    const at = '2026-11-26T03:59:39Z'
+    const p = problemOf({ kind: 'provider_paused', provider: 'openai', retry_at: at, detail: 'circuit breaker open …' })
+    expect(p.advice).toBe(`It tries again at ${localTime(at)}. Try again after that.`)
+    expect(p.advice).not.toContain('2026-11-26T')
+    expect(localTime(at, new Date(at))).toBe(new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' }))
+  })
+
+  it('names the field at fault, says what is allowed, and offers to edit and run again', () => {
+    const p = problemOf({ kind: 'params', field: 'profile.missing_skills', detail: 'proposal parameters: profile.missing_skills: want array, got null' })
+    expect(p.title).toBe('A setting was not accepted: missing skills.')
+    expect(p.advice).toBe('Must be a list. Edit it and run again; your other values are kept.')
+  })
+
+  it('words the API’s field messages without what locates them', () => {
+    expect(fieldMessage('params: temperatures: improve must be 0..2', 'params.temperatures')).toBe('Improve must be from 0 to 2')
+    expect(fieldMessage('tags[0]: a tag is at most 40 characters', 'tags[0]')).toBe('A tag is at most 40 characters')
+    expect(fieldMessage('spark parameters: num_candidates: want integer, got string', 'params.num_candidates')).toBe('Must be a whole number, not string')
+    expect(fieldMessage('num_candidates must be 1..20, got 25', 'params.num_candidates')).toBe('Num candidates must be from 1 to 20, not 25')
+    expect(fieldWords('tags[2]')).toBe('tag 3')
+    expect(fieldWords('params.profile.total_timeline')).toBe('total timeline')
+  })
+
+  it('says what an error of the madspark server means', () => {
+    expect(problemOfError(new ApiError(0, 'cannot reach the server: Failed to fetch', 'network')).title).toBe('The madspark server cannot be reached.')
+    expect(problemOfError(new ApiError(401, 'unauthorized', 'unauthorized')).advice).toContain('Settings')
+    expect(problemOfError(new ApiError(429, 'slow down', 'rate_limited', { retryAfter: 3 })).advice).toBe('Try again in 3 seconds.')
+    const v = problemOfError(new ApiError(422, 'params.topic: topic must not be empty', 'validation', { field: 'params.topic' }))
+    expect([v.title, v.field]).toEqual(['Topic must not be empty.', 'params.topic'])
+    expect(problemOfError(new ApiError(500, 'internal error; the server log says more', 'internal')).title).toBe('The madspark server had an internal error.')
+    const f = problemOfError(new ApiError(502, 'stage x: openai: HTTP 429: busy', 'internal', { failure: { kind: 'rate_limited', provider: 'openai', detail: 'stage x: openai: HTTP 429: busy' } }), undefined)
+    expect(f.kind).toBe('rate_limited')
+    expect(problemOfError(new Error('x'), { kind: 'rate_limited', detail: 'd' }).kind).toBe('rate_limited')
+  })
+})
