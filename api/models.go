@@ -41,6 +41,10 @@ func PipelineModels(reg *pipeline.Registry, e *engine.Engine, info Info, skip ..
 // ID is madspark-NAME.
 func (m *PipelineModel) ID() string { return "madspark-" + m.def.Name }
 
+// Settings are none: a pipeline's calls each have settings of their own,
+// so a request that sets one is refused naming it.
+func (m *PipelineModel) Settings() server.Setting { return 0 }
+
 // Complete runs the pipeline for p's last user message. A streaming client
 // receives the Markdown in one piece when the run is done.
 func (m *PipelineModel) Complete(ctx context.Context, p server.Prompt, onDelta func(string)) (*server.Completion, error) {

@@ -341,6 +341,33 @@ var serverRoutes = []route{
 			{status: 404, desc: "no such model", content: openAIJSON()},
 			{status: 413, desc: "request body too large", content: openAIJSON()},
 		}}},
+	{"POST", "/v1/responses", nil, operation{tag: "openai", summary: "OpenAI's Responses API, plain or streamed (SSE)",
+		desc: "The models of /v1/chat/completions. input is a string or a list of messages (system, developer, user, assistant; text parts), " +
+			"instructions the client's own; temperature, top_p, max_output_tokens and text.format (json_schema or json_object) apply to the call " +
+			"that writes the answer. Responses are not stored: previous_response_id and conversation are refused. With stream true the events are " +
+			"response.created, response.in_progress, response.output_item.added, response.content_part.added, response.output_text.delta…, " +
+			"response.output_text.done, response.content_part.done, response.output_item.done, then response.completed (response.incomplete when " +
+			"cut off at max_output_tokens; response.failed when the model fails after the stream started).",
+		bodyContent: map[string]map[string]any{"application/json": {"schema": map[string]any{
+			"type": "object", "required": []string{"model", "input"},
+			"properties": map[string]any{
+				"model":             map[string]any{"type": "string"},
+				"input":             map[string]any{"oneOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "array", "items": map[string]any{"type": "object"}}}},
+				"instructions":      map[string]any{"type": "string"},
+				"stream":            map[string]any{"type": "boolean"},
+				"temperature":       map[string]any{"type": "number", "minimum": 0, "maximum": 2},
+				"top_p":             map[string]any{"type": "number", "minimum": 0, "maximum": 1},
+				"max_output_tokens": map[string]any{"type": "integer", "minimum": 1},
+				"text":              map[string]any{"type": "object", "properties": map[string]any{"format": map[string]any{"type": "object"}}},
+			}}}},
+		responses: []response{
+			{status: 200, desc: "a response object, or with stream true a stream of Responses events", content: map[string]map[string]any{
+				"application/json":  {"schema": map[string]any{"type": "object", "required": []string{"id", "object", "status", "output"}}},
+				"text/event-stream": {"schema": map[string]any{"type": "string"}}}},
+			{status: 400, desc: "invalid request, or a setting the model cannot apply (named in param)", content: openAIJSON()},
+			{status: 404, desc: "no such model", content: openAIJSON()},
+			{status: 413, desc: "request body too large", content: openAIJSON()},
+		}}},
 }
 
 func openAIJSON() map[string]map[string]any {
@@ -506,7 +533,7 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 		if (rt.method != "GET" || rt.stream()) && !slices.ContainsFunc(resps, func(r response) bool { return r.status == 403 }) {
 			resps = append(resps, errBody(403, "sent by a page of another origin than the server's and its allowed origins"))
 		}
-		if rt.doc.body != nil || rt.path == "/v1/chat/completions" {
+		if rt.doc.body != nil || rt.doc.bodyContent != nil || rt.path == "/v1/chat/completions" {
 			resps = append(resps, errBody(415, "the body is not declared as application/json"))
 		}
 		if rt.path != "/health" && rt.path != "/" {

@@ -101,6 +101,8 @@ func TestOpenAPIConformance(t *testing.T) {
 			body = map[string]any{"topic": "x", "num_candidates": 1}
 		case "POST /v1/chat/completions":
 			body = map[string]any{"model": "madspark-spark", "messages": []map[string]string{{"role": "user", "content": "x"}}}
+		case "POST /v1/responses":
+			body = map[string]any{"model": "madspark-spark", "input": "x"}
 		case "POST /api/conversations/{id}/messages":
 			body = map[string]any{"content": "What is a goroutine?"}
 		case "POST /api/conversations/{id}/regenerate":

@@ -93,6 +93,9 @@ type App struct {
 	// provider: served at /metrics, and exported over OTLP when
 	// OTEL_EXPORTER_OTLP_ENDPOINT is set.
 	Metrics *telemetry.Metrics
+	// limiter bounds the calls in flight to each provider, and admits the
+	// server's requests before they start.
+	limiter *middleware.Limiter
 	stop    func()
 }
 
@@ -212,7 +215,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	}
 	// One limit on the calls in flight per provider, whichever path makes
 	// them: CLI runs, queue workers, the API and /v1 alike.
-	limit := middleware.Limit(middleware.LimitConfig{DefaultProvider: info.Name, Limit: func(p string) int {
+	limiter := middleware.NewLimiter(middleware.LimitConfig{DefaultProvider: info.Name, Limit: func(p string) int {
 		n, _ := Concurrency(cfg.Getenv, p, 0, "")
 		return n
 	}})
@@ -231,7 +234,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		mws = append(mws, middleware.Cache(middleware.CacheConfig{Provider: info.Name, DefaultModel: info.Model, Store: cache, Logger: cfg.Logger}))
 	}
 	mws = append(mws,
-		limit,
+		limiter.Middleware(),
 		middleware.Retry(middleware.RetryConfig{Logger: cfg.Logger}),
 		middleware.Breaker(middleware.BreakerConfig{Logger: cfg.Logger}),
 		middleware.Timeout(0),
@@ -249,6 +252,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Events:  hub,
 		Tracing: tracing,
 		Metrics: metrics,
+		limiter: limiter,
 		stop:    stop,
 		Engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: cfg.Logger, Events: hub,
 			Tracer: tracing.Tracer(), CaptureContent: tracing.CaptureContent(), Holder: cfg.Command},

@@ -115,6 +115,9 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 		Registry:     metrics,
 		Public:       func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
 		Wrap:         a.Tracing.Handler,
+		// A request refused for capacity is refused before its run is
+		// recorded; an admitted one's calls wait their turn.
+		Admit: a.limiter.Admit,
 	})
 	if err != nil {
 		return InputError{err}
@@ -165,8 +168,13 @@ type debateModel struct {
 
 func (m *debateModel) ID() string { return m.id }
 
+// Settings are all of them: they apply to the call that writes the answer.
+func (m *debateModel) Settings() server.Setting { return server.AllSettings }
+
 // Complete runs one debate for the prompt's last user message, with the
-// earlier messages as history, and records it as a run.
+// earlier messages as history, and records it as a run. The client's
+// instructions and settings go to the call that writes the answer (the
+// direct answerer's or the aggregator's; see debate.Params).
 func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta func(string)) (*server.Completion, error) {
 	s := m.settings
 	s.Mode = m.mode
@@ -178,6 +186,13 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta fun
 		if i < len(p.Messages)-1 {
 			params.History = append(params.History, msg)
 		}
+	}
+	answerSettings(&params, p)
+	if err := params.Validate(); err != nil {
+		return nil, server.InvalidRequest(err)
+	}
+	if err := m.d.pipe.CheckFormat(params.Format); err != nil {
+		return nil, server.InvalidRequest(err)
 	}
 	a := m.d.app
 	run, err := a.Engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: params}, nil)
@@ -195,7 +210,36 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta fun
 	if err != nil {
 		return nil, err
 	}
-	return &server.Completion{Text: res.Answer, FinishReason: "stop", Usage: run.Usage(), RunID: run.ID()}, nil
+	return &server.Completion{Text: res.Answer, FinishReason: res.FinishReason, Usage: run.Usage(), RunID: run.ID()}, nil
+}
+
+// answerSettings puts a client's instructions and settings on the roles
+// that write a debate's answer (the direct answerer and the aggregator),
+// and its format on the answer.
+func answerSettings(params *debate.Params, p server.Prompt) {
+	params.Instructions = p.System
+	for _, role := range []debate.Role{debate.Direct, debate.Aggregator} {
+		cfg := params.Roles[role]
+		if p.Temperature != nil {
+			cfg.Temperature = *p.Temperature
+		}
+		if p.MaxTokens > 0 {
+			cfg.MaxTokens = p.MaxTokens
+		}
+		if p.TopP != nil {
+			cfg.TopP = p.TopP
+		}
+		if p.Stop != nil {
+			cfg.Stop = p.Stop
+		}
+		if p.Seed != nil {
+			cfg.Seed = p.Seed
+		}
+		params.Roles[role] = cfg
+	}
+	if f := p.Format; f != nil {
+		params.Format = &debate.Format{Name: f.Name, Schema: debate.Schema(f.Schema), Strict: f.Strict}
+	}
 }
 
 // apiInfo describes the app to the REST API.

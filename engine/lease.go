@@ -46,12 +46,17 @@ func (e *Engine) holder() string {
 	if name == "" {
 		name = "madspark"
 	}
+	return fmt.Sprintf("%s (pid %d on host %s)", name, os.Getpid(), hostname())
+}
+
+// hostname is this machine's name, read once.
+var hostname = sync.OnceValue(func() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
-		host = "unknown"
+		return "unknown"
 	}
-	return fmt.Sprintf("%s (pid %d on host %s)", name, os.Getpid(), host)
-}
+	return host
+})
 
 // lease holds a run's lease for the process while the run goes.
 type lease struct {

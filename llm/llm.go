@@ -43,6 +43,10 @@ type Schema struct {
 	// that do not enforce the schema (servers without constrained
 	// decoding): they put it in the prompt instead.
 	Hint string
+	// Strict asks a provider that can hold the reply to the schema exactly
+	// (OpenAI's strict structured outputs) to do so; the schema must then
+	// be in the subset such providers accept.
+	Strict bool
 }
 
 // Request is one call to a language model.
@@ -65,6 +69,14 @@ type Request struct {
 	Temperature float64
 	// MaxTokens caps the reply length; 0 means the provider's default.
 	MaxTokens int
+	// TopP, when not nil, is the nucleus sampling probability mass.
+	TopP *float64
+	// Stop are sequences that end the reply where the model writes them;
+	// they are not part of it.
+	Stop []string
+	// Seed, when not nil, asks for the same reply to the same request, as
+	// far as the provider can tell.
+	Seed *int64
 	// Schema, when not nil, asks for a JSON reply conforming to it.
 	Schema *Schema
 	// OnDelta, when not nil, asks the provider to stream: it is called with

@@ -51,8 +51,9 @@ const cacheKeyVersion = "madspark/cache/v1"
 // CacheKey returns the cache key of req sent to provider: the hex-encoded
 // SHA-256 of an unambiguous encoding of provider, the model (req.Model, or
 // defaultModel when that is empty), the temperature, the token limit, the
-// system instruction, the role and content of every message, and the
-// schema's name and JSON (compacted, so that whitespace does not matter).
+// system instruction, the role and content of every message, the
+// schema's name and JSON (compacted, so that whitespace does not matter)
+// and strictness, and top_p, the stop sequences and the seed when set.
 //
 // Agent, Timeout, OnDelta and Input are not part of the key: two requests
 // that differ only in them get the same reply.
@@ -90,6 +91,26 @@ func CacheKey(provider, defaultModel string, req *llm.Request) string {
 			schema = buf.Bytes()
 		}
 		writeField(h, schema)
+		if req.Schema.Strict {
+			field("strict")
+		}
+	}
+	// Settings most requests leave unset go in only when set, so that the
+	// keys of the requests without them stay what they were.
+	if req.TopP != nil {
+		field("top_p")
+		field(strconv.FormatFloat(*req.TopP, 'g', -1, 64))
+	}
+	if len(req.Stop) > 0 {
+		field("stop")
+		field(strconv.Itoa(len(req.Stop)))
+		for _, s := range req.Stop {
+			field(s)
+		}
+	}
+	if req.Seed != nil {
+		field("seed")
+		field(strconv.FormatInt(*req.Seed, 10))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

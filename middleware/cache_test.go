@@ -145,6 +145,11 @@ func TestCacheKeyDifferences(t *testing.T) {
 		"schema name": func(r *llm.Request) { r.Schema.Name = "eval2" },
 		"schema json": func(r *llm.Request) { r.Schema.JSON = []byte(`{"type":"array"}`) },
 		"no schema":   func(r *llm.Request) { r.Schema = nil },
+		"strict":      func(r *llm.Request) { r.Schema.Strict = true },
+		"top_p":       func(r *llm.Request) { p := 0.5; r.TopP = &p },
+		"stop":        func(r *llm.Request) { r.Stop = []string{"END"} },
+		"stops":       func(r *llm.Request) { r.Stop = []string{"EN", "D"} },
+		"seed":        func(r *llm.Request) { s := int64(0); r.Seed = &s },
 	}
 	c, next := newCache(CacheConfig{}, okResp("r"))
 	c.Generate(context.Background(), base())
@@ -365,5 +370,17 @@ func TestChunks(t *testing.T) {
 		if got := chunks(s); strings.Join(got, "") != s || len(got) != 1 {
 			t.Errorf("chunks(%q) = %q", s, got)
 		}
+	}
+}
+
+// TestCacheKeyStable: the key of a request without the settings added
+// later (top_p, stop, seed, strict) is what it was, so that durable
+// entries made before stay found.
+func TestCacheKeyStable(t *testing.T) {
+	req := &llm.Request{System: "judge", Messages: []llm.Message{{Role: llm.RoleUser, Content: "idea"}}, Temperature: 0.7, MaxTokens: 500,
+		Schema: &llm.Schema{Name: "eval", JSON: []byte(`{"type": "object"}`)}}
+	const want = "64d22cd07e2d08cab82d11d46750dda4ac786a29b0ba517769defc5643006730"
+	if got := CacheKey("openai", "gpt-4o-mini", req); got != want {
+		t.Errorf("CacheKey = %s, want %s", got, want)
 	}
 }

@@ -53,20 +53,39 @@ func RefuseWhenBusy(ctx context.Context) context.Context {
 // Limit belongs outside Retry, so that a call keeps its slot between
 // attempts (the provider sees at most the limit at once) and a refused
 // call is not retried; and inside Cache, so that cache hits take no slot.
-func Limit(cfg LimitConfig) llm.Middleware {
-	l := &limits{cfg: cfg, providers: map[string]*slots{}}
+func Limit(cfg LimitConfig) llm.Middleware { return NewLimiter(cfg).Middleware() }
+
+// Limiter is Limit's state, for a caller that also admits requests before
+// they make their calls (Admit). It is safe for concurrent use.
+type Limiter struct {
+	cfg       LimitConfig
+	mu        sync.Mutex
+	providers map[string]*slots
+}
+
+// NewLimiter returns a Limiter of cfg.
+func NewLimiter(cfg LimitConfig) *Limiter {
+	return &Limiter{cfg: cfg, providers: map[string]*slots{}}
+}
+
+// Middleware returns the Middleware that bounds the calls in flight, as
+// Limit does. Every Client it wraps shares the Limiter's limits.
+func (l *Limiter) Middleware() llm.Middleware {
 	return func(next llm.Client) llm.Client {
 		return llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 			name := req.Provider
 			if name == "" {
-				name = cfg.DefaultProvider
+				name = l.cfg.DefaultProvider
+			}
+			if t, ok := ctx.Value(admitKey{}).(*ticket); ok {
+				t.use()
 			}
 			s := l.slotsOf(name)
-			release, err := s.acquire(ctx, ctx.Value(refuseKey{}) != nil)
+			refuse, _ := ctx.Value(refuseKey{}).(bool)
+			release, err := s.acquire(ctx, refuse)
 			if err != nil {
 				if errors.Is(err, ErrBusy) {
-					return nil, &llm.Error{Provider: name, Status: 429, Retryable: true, RetryAfter: s.retryAfter(), Err: err,
-						Message: fmt.Sprintf("%d calls in flight and %d waiting, the most allowed; try again shortly", s.limit, s.queue)}
+					return nil, s.busy(name)
 				}
 				return nil, err
 			}
@@ -77,13 +96,52 @@ func Limit(cfg LimitConfig) llm.Middleware {
 	}
 }
 
-type limits struct {
-	cfg       LimitConfig
-	mu        sync.Mutex
-	providers map[string]*slots
+type admitKey struct{}
+
+// ticket is an admitted request that has made no call yet: it holds a
+// place in its provider's queue until its first call takes one of its own.
+type ticket struct {
+	s    *slots
+	once sync.Once
 }
 
-func (l *limits) slotsOf(name string) *slots {
+func (t *ticket) use() {
+	t.once.Do(func() {
+		t.s.mu.Lock()
+		t.s.pending--
+		t.s.mu.Unlock()
+	})
+}
+
+// Admit decides whether a request may start making calls to the default
+// provider, before it makes any: an interactive request (ctx marked with
+// RefuseWhenBusy) is refused with ErrBusy (an *llm.Error with Status 429
+// and a RetryAfter hint) when the provider has as many calls in flight and
+// waiting as its limit and queue allow, counting the requests admitted
+// that have not made their first call yet. An admitted request's calls
+// wait for their turn rather than being refused, so that it is not stopped
+// half-way: the returned context says so, and the returned function, to
+// be called when the request ends, gives back its place if it made no
+// call. A request whose ctx is not marked is always admitted.
+func (l *Limiter) Admit(ctx context.Context) (context.Context, func(), error) {
+	if refuse, _ := ctx.Value(refuseKey{}).(bool); !refuse {
+		return ctx, func() {}, nil
+	}
+	name := l.cfg.DefaultProvider
+	s := l.slotsOf(name)
+	s.mu.Lock()
+	if len(s.sem)+s.waiting+s.pending >= s.limit+s.queue {
+		s.mu.Unlock()
+		return nil, nil, s.busy(name)
+	}
+	s.pending++
+	s.mu.Unlock()
+	t := &ticket{s: s}
+	ctx = context.WithValue(context.WithValue(ctx, refuseKey{}, false), admitKey{}, t)
+	return ctx, t.use, nil
+}
+
+func (l *Limiter) slotsOf(name string) *slots {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.providers[name]
@@ -113,7 +171,15 @@ type slots struct {
 
 	mu      sync.Mutex
 	waiting int
+	// pending are the requests Admit let in that have made no call yet.
+	pending int
 	avg     time.Duration
+}
+
+// busy is the error of a call or request refused for provider name.
+func (s *slots) busy(name string) error {
+	return &llm.Error{Provider: name, Status: 429, Retryable: true, RetryAfter: s.retryAfter(), Err: ErrBusy,
+		Message: fmt.Sprintf("%d calls in flight and %d waiting, the most allowed; try again shortly", s.limit, s.queue)}
 }
 
 func (s *slots) acquire(ctx context.Context, refuse bool) (func(time.Duration), error) {

@@ -108,3 +108,93 @@ func TestLimitRefusesWhenQueueFull(t *testing.T) {
 		t.Errorf("peak %d, limit 2", p.peak.Load())
 	}
 }
+
+// waitFor polls cond, under s's lock, until it holds.
+func waitFor(t *testing.T, s *slots, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.mu.Lock()
+		ok := cond()
+		s.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestAdmit: requests are admitted while the calls in flight, those
+// waiting and the requests admitted that made no call yet fit the limit
+// and the queue, and refused beyond with the 429 of a refused call; an
+// admission given back frees its place; an admitted request's calls wait
+// rather than being refused; a request not marked RefuseWhenBusy is
+// always admitted.
+func TestAdmit(t *testing.T) {
+	gate := make(chan struct{})
+	p := llm.ClientFunc(func(ctx context.Context, _ *llm.Request) (*llm.Response, error) {
+		select {
+		case <-gate:
+			return &llm.Response{Text: "ok"}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	l := NewLimiter(LimitConfig{DefaultProvider: "p", Limit: func(string) int { return 1 }, Queue: 1})
+	c := llm.Chain(p, l.Middleware())
+	busy := RefuseWhenBusy(context.Background())
+
+	// Two places: one slot, one in line.
+	a, endA, err := l.Admit(busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, endB, err := l.Admit(busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = l.Admit(busy)
+	le, ok := errors.AsType[*llm.Error](err)
+	if !errors.Is(err, ErrBusy) || !ok || le.Status != 429 || le.RetryAfter < time.Second {
+		t.Fatalf("a third request: %v", err)
+	}
+	if _, _, err := l.Admit(context.Background()); err != nil {
+		t.Fatalf("a background request: %v", err)
+	}
+	endB() // gave up before its first call
+	endB()
+	s := l.slotsOf("p")
+	waitFor(t, s, "B's place is free", func() bool { return s.pending == 1 })
+
+	// A calls and holds the slot; a background call waits in line: the
+	// queue is full, so a call made with RefuseWhenBusy is refused, but
+	// not one of a request admitted before.
+	doneA := make(chan error, 1)
+	go func() { _, err := c.Generate(a, &llm.Request{}); doneA <- err }()
+	waitFor(t, s, "A holds the slot", func() bool { return len(s.sem) == 1 && s.pending == 0 })
+	d, endD, err := l.Admit(busy)
+	if err != nil {
+		t.Fatalf("D: %v", err)
+	}
+	defer endD()
+	doneC := make(chan error, 1)
+	go func() { _, err := c.Generate(context.Background(), &llm.Request{}); doneC <- err }()
+	waitFor(t, s, "C waits", func() bool { return s.waiting == 1 })
+	if _, err := c.Generate(busy, &llm.Request{}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a refusable call with the queue full: %v", err)
+	}
+	doneD := make(chan error, 1)
+	go func() { _, err := c.Generate(d, &llm.Request{}); doneD <- err }()
+	waitFor(t, s, "D waits", func() bool { return s.waiting == 2 })
+	close(gate)
+	for name, ch := range map[string]chan error{"A": doneA, "C": doneC, "D": doneD} {
+		if err := <-ch; err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	endA()
+	waitFor(t, s, "every place is free", func() bool { return s.pending == 0 && s.waiting == 0 && len(s.sem) == 0 })
+}

@@ -55,7 +55,7 @@ func TestParamsSchemaReadsAsAForm(t *testing.T) {
 	}{
 		{name: "spark", required: []string{"topic"}, given: map[string]string{"topic": `"urban farming"`}, unset: []string{"seed_ideas"}},
 		{name: "chaos", required: []string{"prompt"}, given: map[string]string{"prompt": `"a board game"`}, unset: []string{"seed", "model_a", "model_b"}},
-		{name: "debate", required: []string{"query"}, given: map[string]string{"query": `"Is tea better than coffee?"`}, unset: []string{"history"}},
+		{name: "debate", required: []string{"query"}, given: map[string]string{"query": `"Is tea better than coffee?"`}, unset: []string{"history", "format"}},
 		{name: "assess", required: []string{"idea"}, given: map[string]string{"idea": `"A bakery for dogs"`}, unset: []string{"analyst_prompt", "reviewer_prompt"}},
 		{
 			name: "proposal",

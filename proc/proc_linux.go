@@ -4,13 +4,19 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 )
 
 // HostID identifies this machine's current boot and this process's PID
 // namespace: two processes with the same hostID see the same PIDs, so one
 // can tell whether the other is alive. It is "" when either cannot be read.
-func HostID() string {
+// Neither changes while the process lives, so they are read once.
+func HostID() string { return hostID() }
+
+var hostID = sync.OnceValue(readHostID)
+
+func readHostID() string {
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return ""

@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -236,22 +237,22 @@ func Open(ctx context.Context, s Settings, responders map[string]mock.Responder)
 	case mock.Name:
 		return mock.New(responders, mock.WithLatency(s.MockLatency)), info, nil
 	case "openai":
-		return openai.New(openai.Config{Name: "openai", BaseURL: s.OpenAIBaseURL, APIKey: s.OpenAIKey, Model: info.Model, Structured: s.Structured, OnFallback: s.fallback("openai")}), info, nil
+		return openai.New(openai.Config{Name: "openai", BaseURL: s.OpenAIBaseURL, APIKey: s.OpenAIKey, Model: info.Model, Structured: s.Structured, HTTPClient: httpClient(), OnFallback: s.fallback("openai")}), info, nil
 	case "ollama":
 		base, err := ollamaBaseURL(s.OllamaHost)
 		if err != nil {
 			return nil, Info{}, err
 		}
-		return openai.New(openai.Config{Name: "ollama", BaseURL: base, APIKey: s.OpenAIKey, Model: info.Model, Structured: s.Structured, OnFallback: s.fallback("ollama")}), info, nil
+		return openai.New(openai.Config{Name: "ollama", BaseURL: base, APIKey: s.OpenAIKey, Model: info.Model, Structured: s.Structured, HTTPClient: httpClient(), OnFallback: s.fallback("ollama")}), info, nil
 	case "gemini":
 		c, err := gemini.New(ctx, gemini.Config{APIKey: s.GoogleKey, Model: info.Model,
-			Vertex: s.Vertex, Project: s.GoogleProject, Location: s.GoogleLocation})
+			Vertex: s.Vertex, Project: s.GoogleProject, Location: s.GoogleLocation, HTTPClient: httpClient()})
 		if err != nil {
 			return nil, Info{}, fmt.Errorf("gemini: %w", err)
 		}
 		return c, info, nil
 	default: // anthropic
-		return anthropic.New(anthropic.Config{APIKey: s.AnthropicKey, Model: info.Model}), info, nil
+		return anthropic.New(anthropic.Config{APIKey: s.AnthropicKey, Model: info.Model, HTTPClient: httpClient()}), info, nil
 	}
 }
 
@@ -261,6 +262,24 @@ func (s Settings) fallback(name string) func(string) {
 		return nil
 	}
 	return func(reason string) { s.OnStructuredFallback(name, reason) }
+}
+
+// maxIdlePerHost is how many idle connections to its API a provider's
+// client keeps: as many as calls may be in flight to it at once, within
+// reason.
+const maxIdlePerHost = 256
+
+// httpClient returns the HTTP client of a provider: Go's default
+// transport (proxy from the environment, HTTP/2, timeouts), keeping enough
+// idle connections to the API for the calls in flight. The default keeps
+// two, so that beyond two calls at once every call would open (and, for a
+// hosted API, handshake) a connection of its own, which costs CPU and a
+// round trip or more before the first token.
+func httpClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = maxIdlePerHost
+	t.MaxIdleConnsPerHost = maxIdlePerHost
+	return &http.Client{Transport: t}
 }
 
 // ollamaBaseURL turns OLLAMA_HOST ("host:port", "http://host:port" or

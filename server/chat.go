@@ -19,13 +19,12 @@ import (
 
 	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/llm"
-	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/structured"
 )
 
 // chatRequest is the body of POST /v1/chat/completions as OpenAI defines
 // it. Fields madspark does not use are accepted when ignoring them cannot
-// change the meaning of the request; any other field is refused.
+// change the answer; any other field is refused, or applied.
 type chatRequest struct {
 	Model               string          `json:"model"`
 	Messages            []chatMessage   `json:"messages"`
@@ -41,12 +40,12 @@ type chatRequest struct {
 	Seed                *int64          `json:"seed"`
 	PresencePenalty     *float64        `json:"presence_penalty"`
 	FrequencyPenalty    *float64        `json:"frequency_penalty"`
-	ResponseFormat      *responseFormat `json:"response_format"`
+	ResponseFormat      *wireFormat     `json:"response_format"`
 
 	// Fields that OpenAI clients and frameworks send by default and that
 	// do not change the answer madspark gives: accepted and ignored.
 	// Values that would change it (a required tool call, log
-	// probabilities) are refused by name.
+	// probabilities, penalties) are refused by name.
 	Tools             json.RawMessage `json:"tools"`
 	ToolChoice        json.RawMessage `json:"tool_choice"`
 	Functions         json.RawMessage `json:"functions"`
@@ -72,6 +71,12 @@ func nonEmptyList(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &list) == nil && len(list) > 0
 }
 
+// nonEmptyObject reports whether raw is a JSON object with a member.
+func nonEmptyObject(raw json.RawMessage) bool {
+	var obj map[string]json.RawMessage
+	return json.Unmarshal(raw, &obj) == nil && len(obj) > 0
+}
+
 // forcesCall reports whether a tool_choice (or function_call) value asks
 // for a call: "required", or an object naming a tool.
 func forcesCall(raw json.RawMessage) bool {
@@ -89,11 +94,6 @@ func forcesCall(raw json.RawMessage) bool {
 type streamOptions struct {
 	IncludeUsage       bool `json:"include_usage"`
 	IncludeObfuscation bool `json:"include_obfuscation"` // ignored
-}
-
-type responseFormat struct {
-	Type       string          `json:"type"`
-	JSONSchema json.RawMessage `json:"json_schema"` // refused below with a clear message
 }
 
 type chatMessage struct {
@@ -128,6 +128,11 @@ type (
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 		TotalTokens      int `json:"total_tokens"`
+		// PromptTokensDetails.CachedTokens are the prompt tokens of calls
+		// the response cache answered: not paid for again.
+		PromptTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	}
 	// extension is madspark's own addition to a completion.
 	extension struct {
@@ -172,40 +177,43 @@ type panicError struct{ val any }
 
 func (e *panicError) Error() string { return fmt.Sprintf("model panicked: %v", e.val) }
 
-// decode reads and validates a chat request.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, Prompt, Model, error) {
-	var p Prompt
+// readBody reads a request's body, bounded by Config.MaxBodyBytes, and
+// checks that it is UTF-8.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return nil, p, nil, &requestError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
+			return nil, &requestError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
 				msg: fmt.Sprintf("request body is larger than %d bytes", s.cfg.MaxBodyBytes)}
 		}
-		return nil, p, nil, badRequest("", "could not read the request body")
+		return nil, badRequest("", "could not read the request body")
 	}
 	if !utf8.Valid(body) {
-		return nil, p, nil, badRequest("", "request body is not valid UTF-8")
+		return nil, badRequest("", "request body is not valid UTF-8")
 	}
-	req, err := decodeStrict(body)
+	return body, nil
+}
+
+// decode reads and validates a chat request: the prompt it makes, the
+// model it asks, and the settings it gives, which that model must apply.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, Prompt, Model, error) {
+	var p Prompt
+	body, err := s.readBody(w, r)
 	if err != nil {
 		return nil, p, nil, err
 	}
-	fail := func(err error) (*chatRequest, Prompt, Model, error) { return req, p, nil, err }
+	var req chatRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return nil, p, nil, err
+	}
+	fail := func(err error) (*chatRequest, Prompt, Model, error) { return &req, p, nil, err }
 	switch {
 	case req.Model == "":
 		return fail(badRequest("model", "model is required"))
 	case len(req.Messages) == 0:
 		return fail(badRequest("messages", "messages must not be empty"))
-	case req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2):
-		return fail(badRequest("temperature", "temperature must be between 0 and 2, got %g", *req.Temperature))
-	case req.MaxTokens != nil && *req.MaxTokens < 1:
-		return fail(badRequest("max_tokens", "max_tokens must be positive, got %d", *req.MaxTokens))
-	case req.MaxCompletionTokens != nil && *req.MaxCompletionTokens < 1:
-		return fail(badRequest("max_completion_tokens", "max_completion_tokens must be positive, got %d", *req.MaxCompletionTokens))
 	case req.N != nil && *req.N != 1:
 		return fail(badRequest("n", "only n=1 is supported, got n=%d", *req.N))
-	case req.ResponseFormat != nil && req.ResponseFormat.Type != "text":
-		return fail(badRequest("response_format", "response_format type %q is not supported; only text", req.ResponseFormat.Type))
 	case req.StreamOptions != nil && !req.Stream:
 		return fail(badRequest("stream_options", "stream_options is only allowed with stream true"))
 	case nonEmptyList(req.Tools) && forcesCall(req.ToolChoice):
@@ -214,17 +222,40 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, P
 		return fail(badRequest("function_call", "function_call requires a function call, but this server answers without calling functions"))
 	case req.Logprobs != nil && *req.Logprobs:
 		return fail(badRequest("logprobs", "logprobs is not supported; leave it unset or false"))
+	case req.PresencePenalty != nil && *req.PresencePenalty != 0:
+		return fail(badRequest("presence_penalty", "presence_penalty is not supported; leave it unset or 0"))
+	case req.FrequencyPenalty != nil && *req.FrequencyPenalty != 0:
+		return fail(badRequest("frequency_penalty", "frequency_penalty is not supported; leave it unset or 0"))
+	case nonEmptyObject(req.LogitBias):
+		return fail(badRequest("logit_bias", "logit_bias is not supported; leave it unset or empty"))
+	}
+	var g given
+	smp := sampling{temperature: req.Temperature, topP: req.TopP, maxTokens: req.MaxTokens, maxTokensParam: "max_tokens"}
+	if req.MaxCompletionTokens != nil { // the newer name wins
+		smp.maxTokens, smp.maxTokensParam = req.MaxCompletionTokens, "max_completion_tokens"
+	}
+	if err := smp.apply(&p, &g); err != nil {
+		return fail(err)
+	}
+	if p.Stop, err = stopOf(req.Stop); err != nil {
+		return fail(err)
+	}
+	if p.Stop != nil {
+		g.add(SettingStop, "stop")
+	}
+	if req.Seed != nil {
+		p.Seed = req.Seed
+		g.add(SettingSeed, "seed")
+	}
+	if p.Format, err = formatOf(req.ResponseFormat, "response_format", true); err != nil {
+		return fail(err)
+	}
+	if p.Format != nil {
+		g.add(SettingFormat, "response_format")
 	}
 	m, ok := s.models[req.Model]
 	if !ok {
 		return fail(modelNotFound(req.Model, s.order))
-	}
-	p.Temperature = req.Temperature
-	if req.MaxTokens != nil {
-		p.MaxTokens = *req.MaxTokens
-	}
-	if req.MaxCompletionTokens != nil { // the newer name wins
-		p.MaxTokens = *req.MaxCompletionTokens
 	}
 	var system []string
 	for i, msg := range req.Messages {
@@ -238,6 +269,9 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, P
 		}
 		switch msg.Role {
 		case "system", "developer":
+			if len(system) == 0 {
+				g.add(SettingSystem, fmt.Sprintf("messages[%d]", i))
+			}
 			system = append(system, text)
 		case "user":
 			p.Messages = append(p.Messages, llm.Message{Role: llm.RoleUser, Content: text})
@@ -248,34 +282,37 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*chatRequest, P
 				"messages[%d].role %q is not supported (want system, developer, user or assistant)", i, msg.Role))
 		}
 	}
-	p.System = strings.Join(system, "\n\n")
+	p.System = systemText(system)
 	if strings.TrimSpace(p.Query()) == "" {
 		return fail(badRequest("messages", "messages must include a user message with content"))
 	}
-	return req, p, m, nil
+	if err := g.check(m); err != nil {
+		return fail(err)
+	}
+	return &req, p, m, nil
 }
 
-// decodeStrict decodes body as one JSON object with no unknown fields.
-func decodeStrict(body []byte) (*chatRequest, error) {
+// decodeStrict decodes body into v as one JSON object with no unknown
+// fields.
+func decodeStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	var req chatRequest
-	if err := dec.Decode(&req); err != nil {
+	if err := dec.Decode(v); err != nil {
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
-			return nil, badRequest(te.Field, "%s must be %s, not %s", te.Field, structured.KindOf(te.Type), te.Value)
+			return badRequest(te.Field, "%s must be %s, not %s", te.Field, structured.KindOf(te.Type), te.Value)
 		}
 		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return nil, badRequest(strings.Trim(f, `"`), "unknown field %s", f)
+			return badRequest(strings.Trim(f, `"`), "unknown field %s", f)
 		}
 		if errors.Is(err, io.EOF) {
-			return nil, badRequest("", "request body is empty; want a JSON object")
+			return badRequest("", "request body is empty; want a JSON object")
 		}
-		return nil, badRequest("", "request body is not valid JSON: %s", oneLine(strings.TrimPrefix(err.Error(), "json: ")))
+		return badRequest("", "request body is not valid JSON: %s", oneLine(strings.TrimPrefix(err.Error(), "json: ")))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, badRequest("", "request body has data after the JSON object")
+		return badRequest("", "request body has data after the JSON object")
 	}
-	return &req, nil
+	return nil
 }
 
 // messageText accepts content as a string or as an array of text parts.
@@ -320,22 +357,17 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	// Beyond the provider's limit and queue, the model's calls fail at
-	// once and the request is answered 429.
-	r = r.WithContext(middleware.RefuseWhenBusy(r.Context()))
 	id := "chatcmpl-" + randomID()
 	created := time.Now().Unix()
 	if req.Stream {
-		s.stream(w, r, req, prompt, model, id, created)
+		usage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		s.answerStream(w, r, model, prompt, &chatEvents{chunker: newChunker(id, created, req.Model), usage: usage})
 		return
 	}
-	c, err := s.complete(r.Context(), model, prompt, nil)
-	if err != nil {
-		s.writeErr(w, r, err)
+	c, ok := s.answer(w, r, model, prompt)
+	if !ok {
 		return
 	}
-	info.runID = c.RunID
-	s.metrics.usage(req.Model, c.Usage)
 	finish := finishReason(c)
 	writeJSON(w, http.StatusOK, &chatCompletion{
 		ID: id, Object: "chat.completion", Created: created, Model: req.Model,
@@ -343,6 +375,30 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		Usage:    usageOf(c.Usage),
 		Madspark: extensionOf(c),
 	})
+}
+
+// answer runs model for prompt, once the request is admitted, and returns
+// its completion; on failure it has answered the request with the error.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, model Model, prompt Prompt) (*Completion, bool) {
+	ctx, release, err := s.admit(r.Context())
+	if err != nil {
+		s.writeErr(w, r, err)
+		return nil, false
+	}
+	defer release()
+	c, err := s.complete(ctx, model, prompt, nil)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return nil, false
+	}
+	s.done(r, model, c)
+	return c, true
+}
+
+// done records a completion in the request log and the metrics.
+func (s *Server) done(r *http.Request, model Model, c *Completion) {
+	infoOf(r.Context()).runID = c.RunID
+	s.metrics.usage(model.ID(), c.Usage)
 }
 
 // complete calls m.Complete and turns a panic or a nil Completion into an
@@ -364,55 +420,140 @@ func (s *Server) complete(ctx context.Context, m Model, p Prompt, onDelta func(s
 	return c, err
 }
 
-// stream answers with server-sent events, chunk by chunk, as OpenAI does.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest, prompt Prompt, model Model, id string, created int64) {
+// eventStream encodes the server-sent events of one streamed answer in an
+// API's format; each method returns whole frames ("data: ...\n\n").
+type eventStream interface {
+	// open returns the frames that start the stream, sent with its first
+	// text.
+	open() []byte
+	// text returns the frame of a piece of the answer.
+	text(delta string) []byte
+	// done returns the frames that end the stream of a completed answer.
+	done(c *Completion) []byte
+	// failed returns the frame that ends the stream of an answer that
+	// failed after the stream started.
+	failed(err error) []byte
+}
+
+// answerStream answers with server-sent events as the model writes. The
+// stream starts (status 200, its first frames) with the first text, or
+// with a keep-alive comment after Config.KeepAlive without one: until
+// then the request can still be refused with its own status, such as a
+// 429 for capacity or a 400 a model found, as a JSON error.
+func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, model Model, prompt Prompt, es eventStream) {
+	ctx, release, err := s.admit(r.Context())
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	defer release()
 	s.metrics.streams.Inc()
 	defer s.metrics.streams.Dec()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-
 	// A client that stops reading fails a write after WriteTimeout; the
 	// run is then stopped as if the client had gone away.
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sse := newSSEWriter(w, s.cfg.WriteTimeout, cancel)
-	defer sse.close()
-	enc := newChunker(id, created, req.Model)
-	sse.event(enc.delta(`{"role":"assistant","content":""}`, ""))
+	var (
+		mu     sync.Mutex
+		open   = true
+		sse    *sseWriter
+		spoken bool // the model's first text was sent
+	)
+	start := func() {
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		w.WriteHeader(http.StatusOK)
+		sse = newSSEWriter(w, s.cfg.WriteTimeout, cancel)
+		sse.send(es.open())
+	}
+	// Until the first text, a comment now and then keeps the connection
+	// from looking idle.
+	stopBeat, beatDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(beatDone)
+		t := time.NewTicker(s.cfg.KeepAlive)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopBeat:
+				return
+			case <-t.C:
+			}
+			mu.Lock()
+			if open && !spoken {
+				if sse == nil {
+					start()
+				}
+				sse.send([]byte(": waiting for the model\n\n"))
+			}
+			mu.Unlock()
+		}
+	}()
 	// Deltas are taken until Complete returns, and never after: a model
-	// that calls onDelta late cannot slip text after the finish chunk.
-	var mu sync.Mutex
-	open := true
+	// that calls onDelta late cannot slip text after the end.
 	c, err := s.complete(ctx, model, prompt, func(text string) {
 		mu.Lock()
 		defer mu.Unlock()
-		if open && text != "" {
-			sse.event(enc.content(text))
+		if !open || text == "" {
+			return
 		}
+		if sse == nil {
+			start()
+		}
+		spoken = true
+		sse.send(es.text(text))
 	})
 	mu.Lock()
 	open = false
+	started := sse != nil
 	mu.Unlock()
-	info := infoOf(r.Context())
-	if err != nil {
-		info.err = err
-		if ctx.Err() == nil {
-			_, e := classify(err)
-			sse.event(mustJSON(&errorBody{Error: e}))
+	close(stopBeat)
+	<-beatDone
+	if !started {
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
 		}
-		return // no [DONE]: the stream failed
+		start()
 	}
-	info.runID = c.RunID
-	s.metrics.usage(req.Model, c.Usage)
-	sse.event(enc.delta(`{}`, finishReason(c)))
-	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		sse.event(mustJSON(&chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
+	defer sse.close()
+	if err != nil {
+		infoOf(r.Context()).err = err
+		if ctx.Err() == nil {
+			sse.send(es.failed(err))
+		}
+		return
+	}
+	s.done(r, model, c)
+	sse.send(es.done(c))
+}
+
+// chatEvents are the events of a streamed chat completion: chunks, then
+// the usage chunk if asked for, then [DONE]; a failure ends the stream
+// with an error object and no [DONE].
+type chatEvents struct {
+	*chunker
+	usage bool
+}
+
+func (e *chatEvents) open() []byte { return e.delta(`{"role":"assistant","content":""}`, "") }
+
+func (e *chatEvents) text(delta string) []byte { return e.content(delta) }
+
+func (e *chatEvents) done(c *Completion) []byte {
+	b := e.delta(`{}`, finishReason(c))
+	if e.usage {
+		b = appendData(b, mustJSON(&chatCompletion{ID: e.id, Object: "chat.completion.chunk", Created: e.created, Model: e.model,
 			Choices: []choice{}, Usage: usageOf(c.Usage), Madspark: extensionOf(c)}))
 	}
-	sse.event([]byte("[DONE]"))
+	return appendData(b, []byte("[DONE]"))
+}
+
+func (e *chatEvents) failed(err error) []byte {
+	_, we := classify(err)
+	return appendData(nil, mustJSON(&errorBody{Error: we}))
 }
 
 // mustJSON encodes one of the server's own response types, which cannot
@@ -433,10 +574,13 @@ func finishReason(c *Completion) string {
 }
 
 func usageOf(u llm.Usage) *wireUsage {
-	// A cached answer reports the tokens it took when it was made (the
-	// extension's cached_calls says it was cached).
+	// A cached answer reports the tokens it took when it was made, its
+	// prompt's as cached tokens (and the extension's cached_calls says it
+	// was cached).
 	in, out := u.InputTokens+u.CachedInputTokens, u.OutputTokens+u.CachedOutputTokens
-	return &wireUsage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out}
+	w := &wireUsage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out}
+	w.PromptTokensDetails.CachedTokens = u.CachedInputTokens
+	return w
 }
 
 func extensionOf(c *Completion) *extension {
@@ -476,7 +620,7 @@ func classify(err error) (int, wireError) {
 		return e(http.StatusInternalServerError, "server_error", "internal_error", "", "the model failed unexpectedly; see the server log")
 	}
 	msg := oneLine(err.Error())
-	if errors.Is(err, middleware.ErrBusy) {
+	if isBusy(err) {
 		return e(http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded", "", msg)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
@@ -495,9 +639,7 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	status, we := classify(err)
 	info := infoOf(r.Context())
 	if status == http.StatusTooManyRequests {
-		if d := llm.RetryAfterOf(err); d > 0 {
-			w.Header().Set("Retry-After", fmt.Sprint(int((d+time.Second-1)/time.Second)))
-		}
+		retryAfterHeader(w.Header(), err)
 	}
 	if status >= 500 {
 		info.err = err
@@ -508,8 +650,8 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		if !llm.IsRetryable(err) {
 			w.Header().Set("X-Should-Retry", "false")
-		} else if d := llm.RetryAfterOf(err); d > 0 {
-			w.Header().Set("Retry-After", fmt.Sprint(int((d+time.Second-1)/time.Second)))
+		} else {
+			retryAfterHeader(w.Header(), err)
 		}
 	}
 	writeJSON(w, status, &errorBody{Error: we})

@@ -62,3 +62,41 @@ func FuzzDecodeChat(f *testing.F) {
 func newRequest(body []byte) *http.Request {
 	return httptest.NewRequest(http.MethodPost, "http://localhost/v1/chat/completions", bytes.NewReader(body))
 }
+
+// FuzzDecodeResponses checks the same of Responses bodies.
+func FuzzDecodeResponses(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"m","input":"hi"}`,
+		`{"model":"m","instructions":"be brief","input":[{"role":"developer","content":"x"},{"type":"message","role":"user","content":[{"type":"input_text","text":"a"}]}],"stream":true}`,
+		`{"model":"m","input":"hi","text":{"format":{"type":"json_schema","name":"x","schema":{"type":"object"},"strict":true}},"max_output_tokens":5}`,
+		`{"model":"m","input":[{"role":"assistant","content":[{"type":"output_text","text":"a","annotations":[]}],"id":"msg_1","status":"completed"}]}`,
+		`{"model":"m","input":[1]}`,
+		`{"model":"m","input":"a\u0000b"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	s, err := New(Config{Models: []Model{newFake("m")}, MaxBodyBytes: 1 << 16})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		w := &captureWriter{header: map[string][]string{}}
+		r := httptest.NewRequest(http.MethodPost, "http://localhost/v1/responses", bytes.NewReader(body))
+		_, p, m, err := s.decodeResponses(w, r)
+		if err != nil {
+			status, we := classify(err)
+			if status < 400 || status >= 500 || strings.Contains(we.Message, "\n") {
+				t.Fatalf("body %q: %d %q", body, status, we.Message)
+			}
+			return
+		}
+		if m == nil || m.ID() != "m" || strings.IndexByte(p.System, 0) >= 0 {
+			t.Fatalf("body %q: model %v, system %q", body, m, p.System)
+		}
+		for _, msg := range p.Messages {
+			if !utf8.ValidString(msg.Content) || strings.IndexByte(msg.Content, 0) >= 0 {
+				t.Fatalf("body %q: accepted content %q", body, msg.Content)
+			}
+		}
+	})
+}

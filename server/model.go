@@ -1,10 +1,11 @@
 // Package server is madspark's HTTP API. It serves every pipeline that is
-// registered as a Model through an OpenAI-compatible chat completions
-// endpoint, so any OpenAI client can talk to madspark.
+// registered as a Model through OpenAI-compatible chat completions and
+// Responses endpoints, so any OpenAI client can talk to madspark.
 package server
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/madspark/madspark/llm"
 )
@@ -13,11 +14,63 @@ import (
 type Prompt struct {
 	// Messages is the conversation; the system prompt, if any, is in System.
 	Messages []llm.Message
-	System   string
+	// System is the client's own instructions: its system and developer
+	// messages (Chat Completions) or its instructions (Responses), in
+	// order, joined by blank lines.
+	System string
 	// Temperature is nil when the client did not set one.
 	Temperature *float64
 	// MaxTokens is 0 when the client did not set one.
 	MaxTokens int
+	// TopP and Seed are nil, and Stop empty, when the client did not set
+	// them.
+	TopP *float64
+	Stop []string
+	Seed *int64
+	// Format, when not nil, asks for the answer as a JSON value.
+	Format *Format
+}
+
+// Format is a client's request for a JSON answer: response_format in Chat
+// Completions, text.format in Responses.
+type Format struct {
+	// Name is the schema's name; empty for any JSON object (json_object).
+	Name string
+	// Schema is the JSON Schema the answer must conform to; nil for any
+	// JSON object.
+	Schema json.RawMessage
+	// Strict is the client's strict flag.
+	Strict bool
+}
+
+// Setting is a kind of request field beside the messages that a Model may
+// or may not apply; Settings are a set of them.
+type Setting uint
+
+// The settings.
+const (
+	// SettingSystem: system and developer messages, or instructions.
+	SettingSystem Setting = 1 << iota
+	SettingTemperature
+	SettingTopP
+	SettingMaxTokens
+	SettingStop
+	SettingSeed
+	// SettingFormat: a JSON answer (json_object or json_schema).
+	SettingFormat
+
+	// AllSettings are every setting.
+	AllSettings = SettingSystem | SettingTemperature | SettingTopP | SettingMaxTokens | SettingStop | SettingSeed | SettingFormat
+)
+
+// Configurable is implemented by a Model that applies only some settings,
+// such as a pipeline of several calls with settings of their own. A request
+// that sets one it does not apply is refused with 400 naming the field,
+// before Complete is called: no setting is accepted and then ignored. A
+// Model that does not implement Configurable applies them all.
+type Configurable interface {
+	// Settings returns the settings the Model applies.
+	Settings() Setting
 }
 
 // Query returns the content of the last user message: what a pipeline
@@ -34,7 +87,9 @@ func (p Prompt) Query() string {
 // Completion is a model's answer.
 type Completion struct {
 	Text string
-	// FinishReason is "stop" or "length".
+	// FinishReason is why the model that wrote the answer stopped, as its
+	// provider said: "stop", "length" (cut off at the token limit) or
+	// another; empty means "stop".
 	FinishReason string
 	Usage        llm.Usage
 	// RunID names the run that produced the answer, when one was recorded.
@@ -47,8 +102,10 @@ type Model interface {
 	ID() string
 	// Complete answers p. When onDelta is not nil the answer is streamed:
 	// onDelta receives the text as it is produced, in order, from one
-	// goroutine, and the Completion still carries the whole text. Complete
-	// must stop promptly when ctx is done (the client went away).
+	// goroutine, and the Completion still carries the whole text; the
+	// stream starts with the first text, so an error returned before it
+	// is answered with its own HTTP status. Complete must stop promptly
+	// when ctx is done (the client went away).
 	Complete(ctx context.Context, p Prompt, onDelta func(string)) (*Completion, error)
 }
 

@@ -30,8 +30,9 @@ type Config struct {
 	// a loopback address, at least MinTokenLength characters long; it may
 	// not be blank. It never appears in logs or errors.
 	Token string
-	// Models are served by POST /v1/chat/completions and listed by
-	// GET /v1/models, in this order. Their IDs must be distinct.
+	// Models are served by POST /v1/chat/completions and POST
+	// /v1/responses and listed by GET /v1/models, in this order. Their IDs
+	// must be distinct.
 	Models []Model
 	// Logger receives one line per request and the server's own events;
 	// nil discards them.
@@ -45,6 +46,13 @@ type Config struct {
 	// client that reads nothing for that long is dropped and its run
 	// stopped. Zero means 10s.
 	WriteTimeout time.Duration
+	// KeepAlive is how long a streamed answer may go without its first text
+	// before its stream starts anyway, with an SSE comment, and gets one
+	// more every KeepAlive until the text comes, so that a proxy does not
+	// close the idle connection (a debate's proposers take a while; a JSON
+	// answer is sent whole once checked). Until then a failure is answered
+	// with its own HTTP status; after, it ends the stream. Zero means 15s.
+	KeepAlive time.Duration
 	// DrainTimeout bounds how long Serve, when shutting down, waits for
 	// requests and streams in progress to finish before it closes their
 	// connections. Zero means 30s.
@@ -86,6 +94,16 @@ type Config struct {
 	// multipart/form-data, as well as JSON (the REST API's batch upload).
 	// Every other body must be application/json.
 	FileRoutes []string
+	// Admit, when not nil, is asked whether an OpenAI-compatible request
+	// may go on, once it is decoded and before its model runs (so before
+	// any run is recorded and any byte of the answer sent). It returns the
+	// context the model runs in and a function to call when the request
+	// ends; or, for a request refused for capacity, an error wrapping
+	// middleware.ErrBusy, answered 429 with Retry-After. ctx is marked with
+	// middleware.RefuseWhenBusy. Nil admits every request, whose model's
+	// calls are then refused when the provider is busy (429 as well, if
+	// before the answer's first byte).
+	Admit func(ctx context.Context) (context.Context, func(), error)
 	// AuthFailures is how many failed authentications a client (an IP
 	// address) may make in a burst; one more is allowed every 6 seconds.
 	// Beyond them the client's requests get 429 with Retry-After, without
@@ -115,6 +133,7 @@ type Server struct {
 //	GET  /v1/models            the models, in OpenAI's list format
 //	GET  /v1/models/{model}    one model
 //	POST /v1/chat/completions  OpenAI's chat completions, plain or streamed
+//	POST /v1/responses         OpenAI's Responses API, plain or streamed
 //	GET  /metrics              Prometheus metrics
 //
 // New fails when a model is nil or has an empty or duplicate ID, when Addr
@@ -132,6 +151,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = 30 * time.Second
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 15 * time.Second
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
@@ -166,6 +188,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/models", s.listModels)
 	s.mux.HandleFunc("GET /v1/models/{model}", s.getModel)
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
+	s.mux.HandleFunc("POST /v1/responses", s.responses)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
 	if s.origins, err = NewOrigins(cfg.CORSOrigins); err != nil {
 		return nil, fmt.Errorf("server: CORS %w", err)
@@ -192,7 +215,7 @@ func New(cfg Config) (*Server, error) {
 // Routes lists the routes the server serves itself, as ServeMux patterns;
 // more are registered on Mux by others.
 func (s *Server) Routes() []string {
-	return []string{"GET /health", "GET /v1/models", "GET /v1/models/{model}", "POST /v1/chat/completions", "GET /metrics"}
+	return []string{"GET /health", "GET /v1/models", "GET /v1/models/{model}", "POST /v1/chat/completions", "POST /v1/responses", "GET /metrics"}
 }
 
 // openAIPath reports whether path is one of the OpenAI-compatible
@@ -342,6 +365,13 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		// than a path for the catch-all (the web UI) or none.
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		writeRouteError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+		return
+	}
+	if openAIPath(r.URL.Path) {
+		// No route of the OpenAI-compatible API: 404 for every method, as
+		// OpenAI answers, so that a client calling an endpoint this server
+		// lacks is told so rather than that its method is wrong.
+		writeRouteError(w, r, http.StatusNotFound, "unknown_url", fmt.Sprintf("Invalid URL (%s %s): this server has no such endpoint", r.Method, r.URL.Path))
 		return
 	}
 	if pattern != "" {

@@ -505,7 +505,18 @@ func TestBadRequests(t *testing.T) {
 		{`{"model":"madspark-debate",` + user + `,"max_tokens":0}`, 400, "max_tokens", "positive"},
 		{`{"model":"madspark-debate",` + user + `,"max_completion_tokens":-5}`, 400, "max_completion_tokens", "positive"},
 		{`{"model":"madspark-debate",` + user + `,"n":2}`, 400, "n", "only n=1"},
-		{`{"model":"madspark-debate",` + user + `,"response_format":{"type":"json_object"}}`, 400, "response_format", "json_object"},
+		{`{"model":"madspark-debate",` + user + `,"response_format":{"type":"xml"}}`, 400, "response_format.type", `"xml" is not supported`},
+		{`{"model":"madspark-debate",` + user + `,"response_format":{"type":"json_schema"}}`, 400, "response_format.json_schema", "required"},
+		{`{"model":"madspark-debate",` + user + `,"response_format":{"type":"json_schema","json_schema":{"name":"a b"}}}`, 400, "response_format.json_schema.name", "letters"},
+		{`{"model":"madspark-debate",` + user + `,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":[1]}}}`, 400, "response_format.json_schema.schema", "JSON Schema object"},
+		{`{"model":"madspark-debate",` + user + `,"top_p":1.5}`, 400, "top_p", "between 0 and 1"},
+		{`{"model":"madspark-debate",` + user + `,"stop":["a","b","c","d","e"]}`, 400, "stop", "at most 4"},
+		{`{"model":"madspark-debate",` + user + `,"stop":7}`, 400, "stop", "string or a list"},
+		{`{"model":"madspark-debate",` + user + `,"stop":[""]}`, 400, "stop", "empty"},
+		{`{"model":"madspark-debate",` + user + `,"seed":"x"}`, 400, "seed", "seed must be"},
+		{`{"model":"madspark-debate",` + user + `,"presence_penalty":0.5}`, 400, "presence_penalty", "not supported"},
+		{`{"model":"madspark-debate",` + user + `,"frequency_penalty":-1}`, 400, "frequency_penalty", "not supported"},
+		{`{"model":"madspark-debate",` + user + `,"logit_bias":{"50256":-100}}`, 400, "logit_bias", "not supported"},
 		{`{"model":"madspark-debate",` + user + `,"stream_options":{"include_usage":true}}`, 400, "stream_options", "stream true"},
 		{`{"model":"madspark-debate",` + user + `,"logprobs":true}`, 400, "logprobs", "logprobs is not supported"},
 		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"}`, 400, "tool_choice", "requires a tool call"},
@@ -542,7 +553,7 @@ func TestBadRequests(t *testing.T) {
 
 	// The optional fields clients commonly send are accepted.
 	ok := `{"model":"madspark-debate","messages":[{"role":"user","name":"ann","content":"hi"},{"role":"assistant","content":null}],` +
-		`"top_p":0.9,"n":1,"stop":["\n"],"user":"u-1","seed":7,"presence_penalty":0.1,"frequency_penalty":0.2,` +
+		`"top_p":0.9,"n":1,"stop":["\n"],"user":"u-1","seed":7,"presence_penalty":0,"frequency_penalty":0,` +
 		`"response_format":{"type":"text"},"max_tokens":50,"stream":false}`
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(ok))
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
@@ -738,6 +749,10 @@ func TestModelErrors(t *testing.T) {
 	}
 }
 
+// TestStreamErrors: a model that fails after the stream started ends it
+// with an error event and no [DONE]; one that fails before its first text
+// is answered with the error's own status, as a plain request is, since
+// nothing of the stream was sent.
 func TestStreamErrors(t *testing.T) {
 	up := &llm.Error{Provider: "openai", Message: "stream broken", Retryable: true}
 	mid := newFake("mid", "a", "b", "c")
@@ -745,24 +760,24 @@ func TestStreamErrors(t *testing.T) {
 	early := newFake("early", "a")
 	early.err = up
 	srv := newTestServer(t, "", mid, early)
-	for _, tt := range []struct {
-		model   string
-		content int
-	}{{"mid", 2}, {"early", 0}} {
-		resp, body := post(t, srv.URL, "", streamed(tt.model, ""))
-		data := sseData(t, body)
-		if resp.StatusCode != 200 || len(data) != 2+tt.content {
-			t.Fatalf("%s: %d %q", tt.model, resp.StatusCode, data)
+	resp, body := post(t, srv.URL, "", streamed("mid", ""))
+	data := sseData(t, body)
+	if resp.StatusCode != 200 || len(data) != 4 {
+		t.Fatalf("mid: %d %q", resp.StatusCode, data)
+	}
+	for _, d := range data[:len(data)-1] {
+		if d == "[DONE]" || strings.Contains(d, `"error"`) {
+			t.Fatalf("mid: %q", data)
 		}
-		for _, d := range data[:len(data)-1] {
-			if d == "[DONE]" || strings.Contains(d, `"error"`) {
-				t.Fatalf("%s: %q", tt.model, data)
-			}
-		}
-		e, _ := jsonMap(t, data[len(data)-1])["error"].(map[string]any)
-		if e["message"] != "openai: stream broken" || e["type"] != "upstream_error" {
-			t.Fatalf("%s: last event %s", tt.model, data[len(data)-1])
-		}
+	}
+	e, _ := jsonMap(t, data[len(data)-1])["error"].(map[string]any)
+	if e["message"] != "openai: stream broken" || e["type"] != "upstream_error" {
+		t.Fatalf("mid: last event %s", data[len(data)-1])
+	}
+	resp, body = post(t, srv.URL, "", streamed("early", ""))
+	e, _ = jsonMap(t, body)["error"].(map[string]any)
+	if resp.StatusCode != 502 || resp.Header.Get("Content-Type") != "application/json" || e["message"] != "openai: stream broken" {
+		t.Fatalf("early: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 }
 
@@ -881,7 +896,7 @@ func TestGracefulShutdown(t *testing.T) {
 
 func TestShutdownDrainTimeout(t *testing.T) {
 	m := newFake("madspark-debate", "a")
-	m.gate = make(chan struct{}) // never released: the stream outlives the drain
+	m.gate, m.gateAt = make(chan struct{}), 1 // never released: the stream outlives the drain
 	s, err := New(Config{Models: []Model{m}, DrainTimeout: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -1141,14 +1156,14 @@ func TestSSEWriterKeepsBuffersApart(t *testing.T) {
 	var want strings.Builder
 	for i := range 2000 {
 		p := fmt.Sprintf("event-%d", i)
-		sse.event([]byte(p))
+		sse.send(appendData(nil, []byte(p)))
 		want.WriteString("data: " + p + "\n\n")
 		if i%7 == 0 {
 			time.Sleep(time.Microsecond) // let the writer drain now and then
 		}
 	}
 	sse.close()
-	sse.event([]byte("after close"))
+	sse.send(appendData(nil, []byte("after close")))
 	if w.changed || w.out.String() != want.String() {
 		t.Fatalf("events changed while being written (%v) or garbled: %d bytes, want %d", w.changed, w.out.Len(), want.Len())
 	}

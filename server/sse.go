@@ -79,16 +79,14 @@ func (s *sseWriter) loop() {
 	}
 }
 
-// event queues "data: payload\n\n".
-func (s *sseWriter) event(payload []byte) {
+// send queues frames, whole events ("data: ...\n\n").
+func (s *sseWriter) send(frames []byte) {
 	s.mu.Lock()
 	if s.closed || s.failed {
 		s.mu.Unlock()
 		return
 	}
-	s.pending = append(s.pending, "data: "...)
-	s.pending = append(s.pending, payload...)
-	s.pending = append(s.pending, "\n\n"...)
+	s.pending = append(s.pending, frames...)
 	// Notify under the lock, so that close cannot close notify in between.
 	select {
 	case s.notify <- struct{}{}:
@@ -121,17 +119,25 @@ func (s *sseWriter) close() {
 	}
 }
 
-// chunker encodes chat.completion.chunk events for one stream from a
-// prefix and suffix computed once.
+// appendData appends the frame "data: payload\n\n" to b.
+func appendData(b, payload []byte) []byte {
+	b = append(b, "data: "...)
+	b = append(b, payload...)
+	return append(b, "\n\n"...)
+}
+
+// chunker encodes chat.completion.chunk frames for one stream from a
+// prefix computed once.
 type chunker struct {
-	prefix []byte // data up to the delta's content value
+	id, model string
+	created   int64
+	prefix    []byte // the frame up to the delta's content value
 }
 
 func newChunker(id string, created int64, model string) *chunker {
-	m, _ := json.Marshal(model)
-	i, _ := json.Marshal(id)
-	p := `{"id":` + string(i) + `,"object":"chat.completion.chunk","created":` + strconv.FormatInt(created, 10) + `,"model":` + string(m) + `,"choices":[{"index":0,"delta":`
-	return &chunker{prefix: []byte(p)}
+	p := `data: {"id":` + string(appendJSONString(nil, id)) + `,"object":"chat.completion.chunk","created":` + strconv.FormatInt(created, 10) +
+		`,"model":` + string(appendJSONString(nil, model)) + `,"choices":[{"index":0,"delta":`
+	return &chunker{id: id, model: model, created: created, prefix: []byte(p)}
 }
 
 // content encodes a delta carrying text.
@@ -140,7 +146,7 @@ func (c *chunker) content(text string) []byte {
 	b = append(b, c.prefix...)
 	b = append(b, `{"content":`...)
 	b = appendJSONString(b, text)
-	return append(b, `},"finish_reason":null}]}`...)
+	return append(b, "},\"finish_reason\":null}]}\n\n"...)
 }
 
 // delta encodes a chunk with a delta object and a finish reason ("" for
@@ -149,13 +155,14 @@ func (c *chunker) delta(delta string, finish string) []byte {
 	b := append([]byte(nil), c.prefix...)
 	b = append(b, delta...)
 	if finish == "" {
-		return append(b, `,"finish_reason":null}]}`...)
+		return append(b, ",\"finish_reason\":null}]}\n\n"...)
 	}
 	b = append(b, `,"finish_reason":`...)
 	b = appendJSONString(b, finish)
-	return append(b, `}]}`...)
+	return append(b, "}]}\n\n"...)
 }
 
+// appendJSONString appends s as a JSON string.
 func appendJSONString(b []byte, s string) []byte {
 	q, _ := json.Marshal(s)
 	return append(b, q...)

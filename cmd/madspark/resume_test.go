@@ -19,6 +19,9 @@ import (
 // can run it as a subprocess and kill it.
 func TestMain(m *testing.M) {
 	if os.Getenv("MADSPARK_TEST_AS_MAIN") == "1" {
+		if path := os.Getenv("MADSPARK_TEST_CPUPROFILE"); path != "" {
+			os.Exit(profiledMain(path))
+		}
 		main()
 		return
 	}

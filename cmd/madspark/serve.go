@@ -24,9 +24,9 @@ func (c *cli) serveCmd() *cobra.Command {
 		Long: `Serves the web UI at http://ADDR/, the REST API at http://ADDR/api (runs
 of every pipeline, their live progress over SSE and WebSocket, exports,
 bookmarks; its OpenAPI document is /api/openapi.json), an OpenAI-compatible
-API at http://ADDR/v1 (GET /v1/models, POST /v1/chat/completions, streaming
-included), MCP at http://ADDR/mcp (Streamable HTTP; see madspark mcp),
-GET /health, GET /health/detailed and GET /metrics.
+API at http://ADDR/v1 (GET /v1/models, POST /v1/chat/completions and POST
+/v1/responses, streaming included), MCP at http://ADDR/mcp (Streamable HTTP;
+see madspark mcp), GET /health, GET /health/detailed and GET /metrics.
 
 Pages of other sites cannot use it: a state-changing request, or a
 progress stream (SSE or WebSocket), from a page of another origin (scheme,

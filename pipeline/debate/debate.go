@@ -20,6 +20,7 @@ package debate
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -68,6 +69,13 @@ type Params struct {
 	Roles      map[Role]RoleConfig `json:"roles" jsonschema:"title=Roles,description=Temperature\\, token limit\\, provider and model of each role"`
 	// NoSearch turns web search off.
 	NoSearch bool `json:"no_search" jsonschema:"title=No web search,description=Answer without searching the web"`
+	// Instructions are the asker's own instructions, such as a chat
+	// client's system messages: the agent that writes the answer (the
+	// direct answerer or the aggregator) gets them after its own, and the
+	// proposers are told the answer must follow them.
+	Instructions string `json:"instructions" jsonschema:"title=Instructions,description=Your own instructions for the answer (such as a chat's system message); they come after madspark's"`
+	// Format, when set, asks for the answer as JSON of a schema.
+	Format *Format `json:"format,omitempty" jsonschema:"title=Answer format,description=Ask for the answer as JSON: an object with name (the schema's name)\\, schema (a JSON Schema; none for any JSON object) and strict (true to have the provider hold the reply to the schema exactly where it can)"`
 }
 
 // DefaultParams returns a one-round, auto-routed debate with the seed's
@@ -86,6 +94,13 @@ func (p *Params) Validate() error {
 		return errors.New("query must not be empty")
 	case len(p.Query) > 32000:
 		return errors.New("query is longer than 32000 bytes")
+	case len(p.Instructions) > 32000:
+		return errors.New("instructions are longer than 32000 bytes")
+	}
+	if p.Format != nil {
+		if err := p.Format.check(); err != nil {
+			return err
+		}
 	}
 	return p.ValidateSettings()
 }
@@ -100,8 +115,12 @@ func (p *Params) ValidateSettings() error {
 		return fmt.Errorf("rounds must be 1..5, got %d", p.Rounds)
 	}
 	for _, r := range append(Proposers, Aggregator, Direct) {
-		if _, ok := p.Roles[r]; !ok {
+		cfg, ok := p.Roles[r]
+		if !ok {
 			return fmt.Errorf("no config for role %s", r)
+		}
+		if err := cfg.check(); err != nil {
+			return fmt.Errorf("roles.%s.%w", r, err)
 		}
 	}
 	return nil
@@ -133,6 +152,10 @@ type Result struct {
 	// rule (a handoff outside its token budget, a ranking with unknown or
 	// missing entries, a reply in prose); empty, never null, when none.
 	Repairs []llm.Repair `json:"repairs"`
+	// FinishReason is why the model that wrote the answer stopped, as its
+	// provider said: "stop", or "length" when the answer was cut off at
+	// its token limit.
+	FinishReason string `json:"finish_reason,omitempty"`
 }
 
 // Pipeline runs debates. It is safe for concurrent use.
@@ -144,6 +167,7 @@ type Pipeline struct {
 	direct, propose, review, aggregate *agent.Agent
 	proposal                           *structured.Spec[proposal]
 	ranking                            *structured.Spec[ranking]
+	formats                            *formats
 }
 
 // proposal is a proposer's reply: the content of its handoff.
@@ -202,7 +226,7 @@ func New(count func(string) int, searcher search.Provider, logger *slog.Logger) 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Pipeline{count: count, searcher: searcher, logger: logger}
+	p := &Pipeline{count: count, searcher: searcher, logger: logger, formats: newFormats()}
 	var errs []error
 	for _, a := range []struct {
 		dst  **agent.Agent
@@ -237,17 +261,22 @@ func (p *Pipeline) Route(query string) Route { return Classify(query, p.count) }
 
 // The inputs each agent's prompt is rendered from.
 type (
+	// Instructions and Format are left out of a journaled input when
+	// empty, so that the inputs of earlier runs hash as they did.
 	directInput struct {
-		Query   string
-		History []llm.Message
+		Query        string
+		History      []llm.Message
+		Instructions string  `json:",omitempty"`
+		Format       *Format `json:",omitempty"`
 	}
 	proposeInput struct {
-		Query   string
-		History []llm.Message
-		Role    Role
-		Round   int
-		Sources string
-		Peers   []HandoffMessage
+		Query        string
+		History      []llm.Message
+		Role         Role
+		Round        int
+		Sources      string
+		Peers        []HandoffMessage
+		Instructions string `json:",omitempty"`
 	}
 	reviewEntry struct{ Label, Text string }
 	reviewInput struct {
@@ -256,11 +285,13 @@ type (
 		Entries  []reviewEntry
 	}
 	aggregateInput struct {
-		Query    string
-		History  []llm.Message
-		Handoffs []HandoffMessage
-		Ranking  string
-		Sources  string
+		Query        string
+		History      []llm.Message
+		Handoffs     []HandoffMessage
+		Ranking      string
+		Sources      string
+		Instructions string  `json:",omitempty"`
+		Format       *Format `json:",omitempty"`
 	}
 )
 
@@ -286,17 +317,22 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 	if in.Mode != "auto" {
 		res.Path = Level(in.Mode)
 	}
-	r.Emit("route", 5, fmt.Sprintf("%s (confidence %.2f)", res.Path, res.Route.Confidence))
+	// Progress events are published beside the calls that follow them,
+	// in order: each is a database write, which the first call's time to
+	// its first token should not wait for.
+	events := &aside{r: r}
+	defer events.wait()
+	events.emit("route", 5, fmt.Sprintf("%s (confidence %.2f)", res.Path, res.Route.Confidence))
 
 	if res.Path == Simple {
 		if err := m.Fire(ComplexitySimple, fmt.Sprintf("confidence %.2f", res.Route.Confidence)); err != nil {
 			return nil, err
 		}
-		answer, err := p.answer(ctx, r, "direct", p.direct, directInput{in.Query, in.History}, in.Roles[Direct], onDelta)
+		answer, err := p.answer(ctx, r, "direct", p.direct, directInput{Query: in.Query, History: in.History, Instructions: in.Instructions, Format: in.Format}, in, in.Roles[Direct], onDelta)
 		if err != nil {
 			return fail(err)
 		}
-		res.Answer = answer
+		res.Answer, res.FinishReason = answer.Text, answer.FinishReason
 		if err := m.Fire(GenerationDone, ""); err != nil {
 			return nil, err
 		}
@@ -326,13 +362,13 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 	}()
 
 	for round := 1; round <= in.Rounds; round++ {
-		r.Emit("propose", 10+70*(round-1)/in.Rounds, fmt.Sprintf("round %d: drafter, critic and synthesizer", round))
+		events.emit("propose", 10+70*(round-1)/in.Rounds, fmt.Sprintf("round %d: drafter, critic and synthesizer", round))
 		peers := board.Round(round - 1)
 		g, gctx := errgroup.WithContext(ctx)
 		posted := make(chan Role, len(Proposers))
 		for _, role := range Proposers {
 			g.Go(func() error {
-				pi := proposeInput{Query: in.Query, History: in.History, Role: role, Round: round, Peers: peers}
+				pi := proposeInput{Query: in.Query, History: in.History, Role: role, Round: round, Peers: peers, Instructions: in.Instructions}
 				if round > 1 {
 					s, err := board.Sources(gctx)
 					if err != nil {
@@ -372,7 +408,7 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 	res.Handoffs = board.All()
 
 	if in.PeerReview {
-		r.Emit("review", 80, "proposers rank each other")
+		events.emit("review", 80, "proposers rank each other")
 		ranked, err := p.peerReview(ctx, r, in, final)
 		if err != nil {
 			return fail(err)
@@ -388,8 +424,9 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 		return fail(err)
 	}
 	res.Sources, res.SearchNote = sources, searchNote
-	r.Emit("aggregate", 90, "aggregator writes the answer")
-	ai := aggregateInput{Query: in.Query, History: in.History, Handoffs: final, Sources: search.FormatForContext(sources)}
+	events.emit("aggregate", 90, "aggregator writes the answer")
+	ai := aggregateInput{Query: in.Query, History: in.History, Handoffs: final, Sources: search.FormatForContext(sources),
+		Instructions: in.Instructions, Format: in.Format}
 	if len(res.Ranking) > 0 {
 		var parts []string
 		for _, rr := range res.Ranking {
@@ -397,31 +434,93 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 		}
 		ai.Ranking = strings.Join(parts, ", ")
 	}
-	answer, err := p.answer(ctx, r, "aggregate", p.aggregate, ai, in.Roles[Aggregator], onDelta)
+	answer, err := p.answer(ctx, r, "aggregate", p.aggregate, ai, in, in.Roles[Aggregator], onDelta)
 	if err != nil {
 		return fail(err)
 	}
-	res.Answer = answer
+	res.Answer, res.FinishReason = answer.Text, answer.FinishReason
 	if err := m.Fire(SynthesisComplete, ""); err != nil {
 		return nil, err
 	}
 	res.Transitions = m.History()
 	res.Repairs = r.Repairs()
-	r.Emit("done", 100, "done")
+	events.emit("done", 100, "done")
 	return res, nil
 }
 
-// answer runs a streamed plain-text agent as a journaled step. The answer
-// is prose whatever shape it takes; an empty one (nothing was streamed) is
-// asked for once more, and one cut off at the token limit, already
-// streamed, is kept and the repair recorded.
-func (p *Pipeline) answer(ctx context.Context, r *engine.Run, key string, a *agent.Agent, input any, cfg RoleConfig, onDelta func(string)) (string, error) {
-	return engine.Step(ctx, r, key, input, func(ctx context.Context, c llm.Client) (string, error) {
+// aside publishes a run's progress events in order, each without holding
+// up what follows it.
+type aside struct {
+	r    *engine.Run
+	last chan struct{} // closed when the last event sent is published
+}
+
+// emit publishes the event once those sent before are.
+func (a *aside) emit(stage string, progress int, message string) {
+	prev, done := a.last, make(chan struct{})
+	a.last = done
+	go func() {
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
+		a.r.Emit(stage, progress, message)
+	}()
+}
+
+// wait blocks until every event sent is published.
+func (a *aside) wait() {
+	if a.last != nil {
+		<-a.last
+	}
+}
+
+// written is the answer a step wrote, as journaled.
+type written struct {
+	Text string `json:"text"`
+	// FinishReason is the provider's for the reply used.
+	FinishReason string `json:"finish_reason,omitempty"`
+}
+
+// UnmarshalJSON reads a journaled answer, also from before it carried its
+// finish reason (a JSON string).
+func (w *written) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' {
+		*w = written{}
+		return json.Unmarshal(data, &w.Text)
+	}
+	type plain written
+	return json.Unmarshal(data, (*plain)(w))
+}
+
+// answer runs the agent that writes the answer as a journaled step, with
+// in's instructions after its own and, when in has a Format, as JSON of its
+// schema. A plain answer streams and is prose whatever shape it takes; an
+// empty one (nothing was streamed) is asked for once more, and one cut off
+// at the token limit, already streamed, is kept and the repair recorded. A
+// JSON answer is read with the schema-aligned reader (repairs, one re-ask),
+// checked against the schema and sent to onDelta whole once it is known
+// good.
+func (p *Pipeline) answer(ctx context.Context, r *engine.Run, key string, a *agent.Agent, input any, in Params, cfg RoleConfig, onDelta func(string)) (written, error) {
+	var format *answerFormat
+	if in.Format != nil {
+		var err error
+		if format, err = p.formats.get(in.Format); err != nil {
+			return written{}, err
+		}
+	}
+	return engine.Step(ctx, r, key, input, func(ctx context.Context, c llm.Client) (written, error) {
 		req, err := a.Request(input, agent.Options{Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Model: cfg.Model, Timeout: 3 * time.Minute})
 		if err != nil {
-			return "", err
+			return written{}, err
 		}
-		req.Provider = cfg.Provider
+		cfg.apply(&req)
+		if in.Instructions != "" {
+			req.System += "\n\n" + in.Instructions
+		}
+		if format != nil {
+			return p.answerJSON(ctx, c, req, format, onDelta)
+		}
 		req.OnDelta = onDelta
 		if req.OnDelta == nil {
 			req.OnDelta = func(string) {}
@@ -429,21 +528,52 @@ func (p *Pipeline) answer(ctx context.Context, r *engine.Run, key string, a *age
 		for attempt := 0; ; attempt++ {
 			resp, err := c.Generate(ctx, &req)
 			if err != nil {
-				return "", fmt.Errorf("%s: %w", a.Name(), err)
+				return written{}, fmt.Errorf("%s: %w", a.Name(), err)
 			}
 			if strings.TrimSpace(resp.Text) == "" {
 				if attempt == 0 {
 					continue
 				}
-				return "", &structured.ReplyError{Agent: a.Name(), Problem: errors.New("the answer was empty"), Raw: resp.Text}
+				return written{}, &structured.ReplyError{Agent: a.Name(), Problem: errors.New("the answer was empty"), Raw: resp.Text}
 			}
 			if resp.Truncated() {
 				llm.RecordRepair(ctx, llm.Repair{Agent: a.Name(), Rule: "length",
 					Action: fmt.Sprintf("answer cut off at the %d-token limit, kept as streamed", cfg.MaxTokens)})
 			}
-			return resp.Text, nil
+			return written{Text: resp.Text, FinishReason: resp.FinishReason}, nil
 		}
 	})
+}
+
+// answerJSON asks req for a JSON answer of format and returns it once it
+// conforms, sending it to onDelta whole.
+func (p *Pipeline) answerJSON(ctx context.Context, c llm.Client, req llm.Request, format *answerFormat, onDelta func(string)) (written, error) {
+	var finish string
+	last := llm.ClientFunc(func(ctx context.Context, r *llm.Request) (*llm.Response, error) {
+		if format.strict && r.Schema != nil {
+			cp, schema := *r, *r.Schema
+			schema.Strict = true
+			cp.Schema = &schema
+			r = &cp
+		}
+		resp, err := c.Generate(ctx, r)
+		if err == nil {
+			finish = resp.FinishReason
+		}
+		return resp, err
+	})
+	v, _, err := format.spec.Generate(ctx, last, req, format.check)
+	if err != nil {
+		return written{}, err
+	}
+	text, err := format.text(v)
+	if err != nil {
+		return written{}, fmt.Errorf("%s: %w", req.Agent, err)
+	}
+	if onDelta != nil {
+		onDelta(text)
+	}
+	return written{Text: text, FinishReason: finish}, nil
 }
 
 // proposeStep asks one proposer for its handoff. The token budget is a
@@ -456,7 +586,7 @@ func (p *Pipeline) proposeStep(ctx context.Context, r *engine.Run, board *Blackb
 		if err != nil {
 			return HandoffMessage{}, err
 		}
-		req.Provider = cfg.Provider
+		cfg.apply(&req)
 		v, _, err := p.proposal.Generate(ctx, c, req, p.budgetRule)
 		if err != nil {
 			return HandoffMessage{}, err

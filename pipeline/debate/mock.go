@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/provider/mock"
 )
 
 // MockResponders returns deterministic answers for the debate's agents:
@@ -13,10 +14,21 @@ import (
 // once, and answers that quote the query.
 func MockResponders() map[string]func(*llm.Request) (any, error) {
 	return map[string]func(*llm.Request) (any, error){
-		agentDirect:    mockDirect,
+		agentDirect:    asked(mockDirect),
 		agentPropose:   mockPropose,
 		agentReview:    mockReview,
-		agentAggregate: mockAggregate,
+		agentAggregate: asked(mockAggregate),
+	}
+}
+
+// asked answers a request for JSON (an answer with a Format) with a value
+// of its schema, and any other with answer.
+func asked(answer func(*llm.Request) (any, error)) func(*llm.Request) (any, error) {
+	return func(req *llm.Request) (any, error) {
+		if req.Schema != nil {
+			return mock.FromSchema(req.Agent, req.Schema.JSON)
+		}
+		return answer(req)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/madspark/madspark/llm"
 )
 
 // Role is an agent's part in a debate: the three proposers of seed §4.1,
@@ -31,6 +33,39 @@ type RoleConfig struct {
 	// model than the run's default.
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
+	// TopP, Stop and Seed, when set, are sent with the role's calls: the
+	// nucleus sampling mass, sequences that end the reply, and a seed.
+	TopP *float64 `json:"top_p,omitempty"`
+	Stop []string `json:"stop,omitempty"`
+	Seed *int64   `json:"seed,omitempty"`
+}
+
+// MaxStop is how many stop sequences a role may have (OpenAI's limit).
+const MaxStop = 4
+
+// check reports the first setting of c out of range, naming its field.
+func (c RoleConfig) check() error {
+	switch {
+	case c.Temperature < 0 || c.Temperature > 2:
+		return fmt.Errorf("temperature must be within 0..2, got %g", c.Temperature)
+	case c.MaxTokens < 0:
+		return fmt.Errorf("max_tokens must not be negative, got %d", c.MaxTokens)
+	case c.TopP != nil && (*c.TopP < 0 || *c.TopP > 1):
+		return fmt.Errorf("top_p must be within 0..1, got %g", *c.TopP)
+	case len(c.Stop) > MaxStop:
+		return fmt.Errorf("stop: at most %d sequences, got %d", MaxStop, len(c.Stop))
+	}
+	for i, s := range c.Stop {
+		if s == "" {
+			return fmt.Errorf("stop[%d] is empty", i)
+		}
+	}
+	return nil
+}
+
+// apply puts c's sampling settings on req.
+func (c RoleConfig) apply(req *llm.Request) {
+	req.Provider, req.TopP, req.Stop, req.Seed = c.Provider, c.TopP, c.Stop, c.Seed
 }
 
 // DefaultRoles returns the seed's configs (drafter 0.7/512, critic 0.3/384,

@@ -75,7 +75,7 @@ func Classify(query string, count func(string) int) Route {
 		}
 	}
 	f.HasReasoningKeywords = len(f.Keywords) > 0
-	f.HasMultiStepIndicators = multiStep.MatchString(query) || strings.Count(query, "?") > 1
+	f.HasMultiStepIndicators = strings.Count(query, "?") > 1 || mayBeMultiStep(query, lower) && multiStep.MatchString(query)
 
 	// Each feature adds evidence of complexity; one is enough to route to
 	// the debate, and more make the router surer.
@@ -97,6 +97,22 @@ func Classify(query string, count func(string) int) Route {
 	}
 	// Short plain questions are surely simple; longer ones less so.
 	return Route{Level: Simple, Confidence: round2(max(0.95-float64(f.TokenCount)/float64(TokenThreshold)*0.4, 0.55)), Features: f}
+}
+
+// mayBeMultiStep reports whether multiStep can match query (lower is
+// query in lower case): its first form needs one of the words that end a
+// sequence, its second a line break. Most queries have neither, and the
+// regular expression costs more than the rest of Classify.
+func mayBeMultiStep(query, lower string) bool {
+	if strings.Contains(query, "\n") {
+		return true
+	}
+	for _, w := range []string{"then", "next", "finally", "after", "also"} {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }

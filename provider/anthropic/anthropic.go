@@ -124,6 +124,14 @@ func (c *Client) build(req *llm.Request) (sdk.MessageNewParams, *outputTool, err
 	if req.System != "" {
 		params.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
+	if req.TopP != nil {
+		params.TopP = sdk.Float(*req.TopP)
+	}
+	params.StopSequences = req.Stop
+	if req.Seed != nil {
+		// Sent nowhere, it would be a setting silently dropped.
+		return params, nil, &llm.Error{Provider: Name, Message: "Anthropic's API takes no seed; leave seed unset"}
+	}
 	for i, m := range req.Messages {
 		switch m.Role {
 		case llm.RoleUser:

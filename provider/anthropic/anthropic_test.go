@@ -517,3 +517,29 @@ func TestUnknownRole(t *testing.T) {
 	_, err := f.client().Generate(context.Background(), req)
 	asLLMError(t, err)
 }
+
+// TestSamplingSettings: top_p and the stop sequences reach the wire; a
+// seed, which the API has no place for, is an error before any call, not
+// dropped.
+func TestSamplingSettings(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
+		writeJSON(w, http.StatusOK, message("end_turn", 12, 5, textBlock("Hello")))
+	})
+	req := baseRequest()
+	topP := 0.4
+	req.TopP, req.Stop = &topP, []string{"END"}
+	if _, err := f.client().Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	body := f.requests()[0].JSON(t)
+	if body["top_p"] != 0.4 || !reflect.DeepEqual(body["stop_sequences"], []any{"END"}) {
+		t.Errorf("body = %s", f.requests()[0].Body)
+	}
+	seed := int64(3)
+	req.Seed = &seed
+	_, err := f.client().Generate(context.Background(), req)
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Retryable || !strings.Contains(err.Error(), "seed") || len(f.requests()) != 1 {
+		t.Errorf("a seed: %v, %d requests", err, len(f.requests()))
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -175,6 +176,16 @@ func (c *Client) build(req *llm.Request) ([]*genai.Content, *genai.GenerateConte
 	}
 	if req.MaxTokens > 0 {
 		cfg.MaxOutputTokens = int32(req.MaxTokens)
+	}
+	if req.TopP != nil {
+		cfg.TopP = genai.Ptr(float32(*req.TopP))
+	}
+	cfg.StopSequences = req.Stop
+	if req.Seed != nil {
+		if *req.Seed < math.MinInt32 || *req.Seed > math.MaxInt32 {
+			return nil, nil, &llm.Error{Provider: Name, Message: fmt.Sprintf("seed %d: Gemini takes a 32-bit seed", *req.Seed)}
+		}
+		cfg.Seed = genai.Ptr(int32(*req.Seed))
 	}
 	if req.Schema != nil {
 		var doc any

@@ -567,3 +567,27 @@ func TestVertexAI(t *testing.T) {
 		t.Errorf("missing location: %v", err)
 	}
 }
+
+// TestSamplingSettings: top_p, the stop sequences and the seed reach the
+// wire; a seed beyond 32 bits is an error before any call.
+func TestSamplingSettings(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, textResponse("Hello", "STOP", map[string]any{"promptTokenCount": 1, "candidatesTokenCount": 1}))
+	})
+	c := f.client(t)
+	req := baseRequest()
+	topP, seed := 0.5, int64(42)
+	req.TopP, req.Stop, req.Seed = &topP, []string{"END"}, &seed
+	if _, err := c.Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := f.requests()[0].JSON(t)["generationConfig"].(map[string]any)
+	if cfg["topP"] != 0.5 || !reflect.DeepEqual(cfg["stopSequences"], []any{"END"}) || cfg["seed"] != float64(42) {
+		t.Errorf("generationConfig = %v", cfg)
+	}
+	big := int64(1) << 40
+	req.Seed = &big
+	if _, err := c.Generate(context.Background(), req); err == nil || !strings.Contains(err.Error(), "32-bit") || len(f.requests()) != 1 {
+		t.Errorf("a 40-bit seed: %v", err)
+	}
+}

@@ -11,6 +11,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/madspark/madspark/llm"
@@ -228,7 +230,7 @@ func (c *Client) generate(ctx context.Context, req *llm.Request, mode string) (*
 	choice := resp.Choices[0]
 	r := result{model: resp.Model, finishReason: choice.FinishReason, refusal: choice.Message.Refusal}
 	r.text.WriteString(choice.Message.Content)
-	r.usage = resp.Usage
+	r.inTokens, r.outTokens = int(resp.Usage.PromptTokens), int(resp.Usage.CompletionTokens)
 	return c.finish(&r, &params)
 }
 
@@ -276,6 +278,15 @@ func (c *Client) build(req *llm.Request, mode string) (sdk.ChatCompletionNewPara
 			p.MaxTokens = sdk.Int(int64(req.MaxTokens))
 		}
 	}
+	if req.TopP != nil {
+		p.TopP = sdk.Float(*req.TopP)
+	}
+	if len(req.Stop) > 0 {
+		p.Stop = sdk.ChatCompletionNewParamsStopUnion{OfStringArray: req.Stop}
+	}
+	if req.Seed != nil {
+		p.Seed = sdk.Int(*req.Seed)
+	}
 	if req.Schema != nil && mode != StructuredPrompt {
 		if !json.Valid(req.Schema.JSON) {
 			return p, &llm.Error{Provider: c.name, Message: fmt.Sprintf("schema %q is not valid JSON", req.Schema.Name)}
@@ -292,8 +303,9 @@ func (c *Client) build(req *llm.Request, mode string) (sdk.ChatCompletionNewPara
 					Schema: json.RawMessage(req.Schema.JSON),
 					// Strict mode accepts only a subset of JSON Schema
 					// (no minimum, maximum, pattern, ...; every property
-					// required); our schemas use more than that.
-					Strict: sdk.Bool(false),
+					// required); our own schemas use more than that, so
+					// only a schema marked strict is sent as one.
+					Strict: sdk.Bool(req.Schema.Strict),
 				},
 			},
 		}
@@ -323,39 +335,57 @@ func wireOf(p *sdk.ChatCompletionNewParams) llm.Wire {
 	return w
 }
 
-// stream runs a streaming call, passing content deltas to onDelta.
+// stream runs a streaming call, passing content deltas to onDelta. The
+// SDK makes the request (its options, authentication and errors); the
+// events are read with the SDK's SSE decoder and decoded here into the few
+// fields a reply needs, which costs a fraction of decoding each into the
+// SDK's full chunk type (a model streams a chunk per token).
 func (c *Client) stream(ctx context.Context, p sdk.ChatCompletionNewParams, onDelta func(string), into option.RequestOption, httpResp **http.Response) (*llm.Response, error) {
 	p.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
-	s := c.chat.NewStreaming(ctx, p, into)
-	defer s.Close()
-
+	var raw *http.Response
+	_, err := c.chat.New(ctx, p, into, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&raw))
+	if err != nil {
+		return nil, c.toError(ctx, err, *httpResp, false)
+	}
+	defer raw.Body.Close()
+	dec := ssestream.NewDecoder(raw)
 	var r result
 	chunks := 0
-	for s.Next() {
-		chunk := s.Current()
+	for dec.Next() {
+		ev := dec.Event()
+		if bytes.HasPrefix(ev.Data, []byte("[DONE]")) {
+			break
+		}
+		var ch streamChunk
+		if err := json.Unmarshal(ev.Data, &ch); err != nil {
+			return nil, c.toError(ctx, fmt.Errorf("decode a stream event: %w", err), nil, true)
+		}
+		if len(ch.Error) > 0 && string(ch.Error) != "null" {
+			return nil, c.toError(ctx, &ssestream.StreamError{Message: "received error while streaming: " + string(ch.Error), Event: ev}, nil, true)
+		}
 		chunks++
-		if chunk.Model != "" {
-			r.model = chunk.Model
+		if ch.Model != "" {
+			r.model = ch.Model
 		}
-		if u := chunk.Usage; u.PromptTokens != 0 || u.CompletionTokens != 0 {
-			r.usage = u
+		if u := ch.Usage; u != nil && (u.PromptTokens != 0 || u.CompletionTokens != 0) {
+			r.inTokens, r.outTokens = u.PromptTokens, u.CompletionTokens
 		}
-		for _, ch := range chunk.Choices {
-			if ch.Index != 0 {
+		for _, choice := range ch.Choices {
+			if choice.Index != 0 {
 				continue
 			}
-			if d := ch.Delta.Content; d != "" {
+			if d := choice.Delta.Content; d != "" {
 				r.text.WriteString(d)
 				onDelta(d)
 			}
-			r.refusal += ch.Delta.Refusal
-			if ch.FinishReason != "" {
-				r.finishReason = ch.FinishReason
+			r.refusal += choice.Delta.Refusal
+			if choice.FinishReason != "" {
+				r.finishReason = choice.FinishReason
 			}
 		}
 	}
-	if err := s.Err(); err != nil {
-		return nil, c.toError(ctx, err, *httpResp, chunks > 0 || *httpResp != nil)
+	if err := dec.Err(); err != nil {
+		return nil, c.toError(ctx, err, *httpResp, true)
 	}
 	if r.finishReason == "" {
 		if ctx.Err() != nil {
@@ -373,13 +403,32 @@ func (c *Client) stream(ctx context.Context, p sdk.ChatCompletionNewParams, onDe
 	return c.finish(&r, &p)
 }
 
+// streamChunk is what a reply needs of a chat.completion.chunk event (or
+// of an error event).
+type streamChunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content string `json:"content"`
+			Refusal string `json:"refusal"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
 // result accumulates one reply.
 type result struct {
-	text         strings.Builder
-	model        string
-	finishReason string
-	refusal      string
-	usage        sdk.CompletionUsage
+	text                strings.Builder
+	model               string
+	finishReason        string
+	refusal             string
+	inTokens, outTokens int
 }
 
 // finish turns r, the reply to p, into a Response, or an error when the
@@ -392,7 +441,7 @@ func (c *Client) finish(r *result, p *sdk.ChatCompletionNewParams) (*llm.Respons
 			fr = "none"
 		}
 		// The server counted the request's tokens all the same.
-		usage := llm.Usage{InputTokens: int(r.usage.PromptTokens), OutputTokens: int(r.usage.CompletionTokens)}
+		usage := llm.Usage{InputTokens: r.inTokens, OutputTokens: r.outTokens}
 		switch {
 		case r.refusal != "":
 			return nil, &llm.Error{Provider: c.name, Message: "model refused: " + oneLine(r.refusal), Invalid: true, Usage: usage}
@@ -411,8 +460,8 @@ func (c *Client) finish(r *result, p *sdk.ChatCompletionNewParams) (*llm.Respons
 		FinishReason: strings.ToLower(r.finishReason),
 		Usage: llm.Usage{
 			LLMCalls:     1,
-			InputTokens:  int(r.usage.PromptTokens),
-			OutputTokens: int(r.usage.CompletionTokens),
+			InputTokens:  r.inTokens,
+			OutputTokens: r.outTokens,
 		},
 	}, nil
 }

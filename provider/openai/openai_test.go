@@ -760,3 +760,39 @@ func TestStructuredFallback(t *testing.T) {
 		})
 	}
 }
+
+// TestSamplingSettings: top_p, stop sequences, the seed and a strict
+// schema reach the wire, streamed or not; left unset, none is sent.
+func TestSamplingSettings(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			srv := openaitest.NewServer(t, nil)
+			c := newClient(t, srv, openai.Config{})
+			topP, seed := 0.25, int64(-7)
+			req := userReq("hi")
+			req.TopP, req.Stop, req.Seed = &topP, []string{"END", "\n\n"}, &seed
+			req.Schema = &llm.Schema{Name: "answer", JSON: []byte(testSchema), Strict: true}
+			if stream {
+				req.OnDelta = func(string) {}
+			}
+			if _, err := c.Generate(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			got := srv.Requests()[0]
+			if got.TopP == nil || *got.TopP != 0.25 || fmt.Sprint(got.Stop) != "[END \n\n]" || got.Seed == nil || *got.Seed != -7 {
+				t.Errorf("top_p %v, stop %q, seed %v", got.TopP, got.Stop, got.Seed)
+			}
+			if js := got.ResponseFormat.JSONSchema; js.Strict == nil || !*js.Strict {
+				t.Errorf("strict = %v, want true", js.Strict)
+			}
+			if _, err := c.Generate(context.Background(), userReq("hi")); err != nil {
+				t.Fatal(err)
+			}
+			for _, field := range []string{`"top_p"`, `"stop"`, `"seed"`} {
+				if bytes.Contains(srv.Requests()[1].Body, []byte(field)) {
+					t.Errorf("%s sent when unset: %s", field, srv.Requests()[1].Body)
+				}
+			}
+		})
+	}
+}

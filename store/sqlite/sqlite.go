@@ -70,6 +70,9 @@ type DB struct {
 	//     statement sees the latest committed state.
 	w *sql.DB
 	r *sql.DB
+	// writes are the store's own writes, which one goroutine commits in
+	// groups (see commits).
+	writes *committer
 }
 
 // Open opens the SQLite database at path, creating the file and its parent
@@ -99,10 +102,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 
-	w, err := sql.Open("sqlite", dsn(abs, false))
+	wc, err := openDB(dsn(abs, false))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	w := sql.OpenDB(wc)
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
@@ -117,11 +121,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 
-	r, err := sql.Open("sqlite", dsn(abs, true))
+	rc, err := openDB(dsn(abs, true))
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	r := sql.OpenDB(rc)
 	n := max(4, runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
@@ -130,7 +135,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	return &DB{w: w, r: r}, nil
+	return &DB{w: w, r: r, writes: newCommitter(w)}, nil
 }
 
 // dsn returns the modernc.org/sqlite data source name for the file at the
@@ -206,6 +211,7 @@ func isBusy(err error) bool {
 
 // Close closes the database. Calls in progress may fail; later calls fail.
 func (db *DB) Close() error {
+	db.writes.close()
 	errR := db.r.Close()
 	errW := db.w.Close()
 	if err := errors.Join(errR, errW); err != nil {
@@ -246,23 +252,36 @@ func DefaultPath() (string, error) {
 // write runs fn in a write transaction (BEGIN IMMEDIATE on the single write
 // connection) and commits it, or rolls it back if fn fails. Errors are
 // prefixed with "sqlite: op: ", except those wrapping madspark.ErrNotFound,
-// which are returned as they are.
+// which are returned as they are. Writes made at the same time share one
+// transaction (see committer); each still returns only once its own
+// changes are committed, or with its own error.
 func (db *DB) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
-	tx, err := db.w.BeginTx(ctx, nil)
+	return db.writes.do(ctx, op, fn)
+}
+
+// writeAlone is write in a transaction of its own.
+func writeAlone(ctx context.Context, w *sql.DB, op string, fn func(tx *sql.Tx) error) error {
+	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: %s: %w", op, err)
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		if errors.Is(err, madspark.ErrNotFound) {
-			return err
-		}
-		return fmt.Errorf("sqlite: %s: %w", op, err)
+		return opError(op, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: %s: commit: %w", op, err)
 	}
 	return nil
+}
+
+// opError prefixes err, the error of a write's fn, with op, unless it wraps
+// madspark.ErrNotFound.
+func opError(op string, err error) error {
+	if errors.Is(err, madspark.ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, err)
 }
 
 // WritePool returns the pool of the single write connection, for a component

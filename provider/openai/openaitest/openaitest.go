@@ -37,14 +37,19 @@ import (
 // ChatRequest is a request as the server received it: the decoded JSON body
 // of POST /v1/chat/completions plus its headers.
 type ChatRequest struct {
-	Model               string          `json:"model"`
-	Messages            []Message       `json:"messages"`
-	Temperature         *float64        `json:"temperature,omitempty"`
-	MaxTokens           *int            `json:"max_tokens,omitempty"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens,omitempty"`
-	ResponseFormat      *ResponseFormat `json:"response_format,omitempty"`
-	Stream              bool            `json:"stream,omitempty"`
-	StreamOptions       *StreamOptions  `json:"stream_options,omitempty"`
+	Model               string    `json:"model"`
+	Messages            []Message `json:"messages"`
+	Temperature         *float64  `json:"temperature,omitempty"`
+	MaxTokens           *int      `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int      `json:"max_completion_tokens,omitempty"`
+	TopP                *float64  `json:"top_p,omitempty"`
+	Seed                *int64    `json:"seed,omitempty"`
+	// Stop is the request's stop sequences, a lone string made a list of
+	// one.
+	Stop           Stop            `json:"stop,omitempty"`
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
+	Stream         bool            `json:"stream,omitempty"`
+	StreamOptions  *StreamOptions  `json:"stream_options,omitempty"`
 
 	// Header holds the HTTP request headers, Authorization included.
 	Header http.Header `json:"-"`
@@ -112,6 +117,24 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// Stop is a request's stop: a string or a list of strings.
+type Stop []string
+
+// UnmarshalJSON accepts a string or a list of strings.
+func (s *Stop) UnmarshalJSON(data []byte) error {
+	var one string
+	if json.Unmarshal(data, &one) == nil {
+		*s = Stop{one}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(data, &list); err != nil {
+		return fmt.Errorf("stop: %w", err)
+	}
+	*s = list
+	return nil
+}
+
 // ResponseFormat is a request's response_format.
 type ResponseFormat struct {
 	// Type is "text", "json_object" or "json_schema".
@@ -139,6 +162,9 @@ type Reply struct {
 	// Content is then ignored for streams. When nil, Content is streamed
 	// one word (with its trailing space) per chunk.
 	Chunks []string
+	// Interval, when positive, is the time between the content chunks of
+	// a stream, as a model generates them (20ms for 50 tokens a second).
+	Interval time.Duration
 	// FinishReason is "stop" when empty.
 	FinishReason string
 	// Model is the model reported; the requested model when empty.
@@ -329,7 +355,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	id := fmt.Sprintf("chatcmpl-test%d", s.seq.Add(1))
 	if req.Stream {
-		s.stream(w, req, reply, model, id, fault.TruncateStreamAfter)
+		s.stream(r.Context(), w, req, reply, model, id, fault.TruncateStreamAfter)
 	} else {
 		s.plain(w, reply, model, id, fault.TruncateStreamAfter > 0)
 	}
@@ -417,7 +443,7 @@ func (s *Server) plain(w http.ResponseWriter, reply Reply, model, id string, tru
 // stream writes a reply as OpenAI streams it: a first chunk with the role,
 // one chunk per content delta, a chunk with the finish_reason, a usage
 // chunk when asked for, and [DONE].
-func (s *Server) stream(w http.ResponseWriter, req *ChatRequest, reply Reply, model, id string, truncateAfter int) {
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req *ChatRequest, reply Reply, model, id string, truncateAfter int) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -455,6 +481,9 @@ func (s *Server) stream(w http.ResponseWriter, req *ChatRequest, reply Reply, mo
 	for i, c := range chunks {
 		if truncateAfter > 0 && i == truncateAfter {
 			panic(http.ErrAbortHandler)
+		}
+		if i > 0 && reply.Interval > 0 && !s.sleep(ctx, reply.Interval) {
+			return
 		}
 		send(choice(map[string]any{"content": c}, nil), nil)
 	}

@@ -1,0 +1,88 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/pipeline/debate"
+	"github.com/madspark/madspark/provider/openai/openaitest"
+	"github.com/madspark/madspark/server"
+)
+
+// TestDebateModelTakesTheClientsSettings: the /v1 debate models give a
+// client's instructions and settings to the call that writes the answer,
+// and its format to the answer; the answer's finish reason is the
+// provider's; a format that cannot be read is the client's error, before
+// any run is recorded.
+func TestDebateModelTakesTheClientsSettings(t *testing.T) {
+	fake := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
+		if req.ResponseFormat != nil && req.ResponseFormat.JSONSchema != nil {
+			return openaitest.Reply{Content: `{"answer": "a language"}`, FinishReason: "stop"}
+		}
+		return openaitest.Reply{Content: "Rust is", FinishReason: "length"}
+	})
+	env := map[string]string{"MADSPARK_PROVIDER": "openai", "OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "sk-test",
+		"MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	ctx := context.Background()
+	a, err := Open(ctx, Config{Getenv: func(k string) string { return env[k] }, NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	d, err := a.Debater()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &debateModel{id: "madspark-direct", mode: "simple", d: d, settings: debate.Settings{Rounds: 1}}
+	temp, topP, seed := 1.7, 0.3, int64(5)
+	p := server.Prompt{
+		Messages:    []llm.Message{{Role: llm.RoleUser, Content: "hi"}, {Role: llm.RoleAssistant, Content: "hello"}, {Role: llm.RoleUser, Content: "What is Rust?"}},
+		System:      "Answer like a pirate.",
+		Temperature: &temp, TopP: &topP, MaxTokens: 5, Stop: []string{"END"}, Seed: &seed,
+	}
+	c, err := m.Complete(ctx, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Text != "Rust is" || c.FinishReason != "length" || c.RunID == "" {
+		t.Errorf("completion %+v", c)
+	}
+	got := fake.Requests()[0]
+	if !strings.HasSuffix(got.System(), "\n\nAnswer like a pirate.") || !strings.Contains(got.Prompt(), "assistant: hello") {
+		t.Errorf("system %q, prompt %q", got.System(), got.Prompt())
+	}
+	if *got.Temperature != 1.7 || *got.TopP != 0.3 || *got.MaxTokens != 5 || fmt.Sprint(got.Stop) != "[END]" || *got.Seed != 5 {
+		t.Errorf("settings: %s", got.Body)
+	}
+	rec, err := a.Store.Run(ctx, c.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored debate.Params
+	if err := json.Unmarshal(rec.Params, &stored); err != nil || stored.Instructions != "Answer like a pirate." || stored.Roles[debate.Direct].MaxTokens != 5 {
+		t.Errorf("the run's parameters do not say what the client asked: %s", rec.Params)
+	}
+
+	p.Format = &server.Format{Name: "reply", Schema: json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`), Strict: true}
+	p.MaxTokens = 0
+	if c, err = m.Complete(ctx, p, nil); err != nil || c.Text != `{"answer":"a language"}` || c.FinishReason != "stop" {
+		t.Fatalf("JSON answer: %v %+v", err, c)
+	}
+
+	before, err := a.Store.Runs(ctx, madspark.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Format.Schema = json.RawMessage(`{"type":"object","properties":{"answer":{"type":"nonsense"}}}`)
+	_, err = m.Complete(ctx, p, nil)
+	after, _ := a.Store.Runs(ctx, madspark.RunFilter{})
+	if err == nil || !strings.Contains(err.Error(), "format.schema") || len(after) != len(before) {
+		t.Errorf("a bad schema: %v; runs %d → %d", err, len(before), len(after))
+	}
+}

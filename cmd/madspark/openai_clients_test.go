@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/madspark/madspark/provider/mock"
+	"github.com/madspark/madspark/provider/openai/openaitest"
+)
+
+// TestOpenAIClients runs test/openai-clients/clients.mjs, which drives
+// `madspark serve` with the official OpenAI clients at the versions its
+// package-lock.json pins (openai, @langchain/openai, ai with
+// @ai-sdk/openai): chat with a system message and settings, plain and
+// streamed; JSON schema and JSON object answers through each client's
+// structured API (response_format, withStructuredOutput, generateObject,
+// streamObject); the Responses API (responses.create, the AI SDK's default
+// model); an unknown route; a capacity refusal. The server's provider is
+// clientsProvider on the OpenAI wire, in this process, which echoes the
+// settings it receives so that the script can check them.
+//
+// It needs node and test/openai-clients/node_modules (npm ci there).
+// Without them it is skipped, saying what is missing, except in CI (CI
+// set), where it fails.
+func TestOpenAIClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the OpenAI clients test is not short")
+	}
+	missing := func(why string) {
+		t.Helper()
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI must run the OpenAI clients test, but %s", why)
+		}
+		t.Skipf("skipping the OpenAI clients test: %s", why)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node is not installed")
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "..", "test", "openai-clients"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"openai", "@langchain/openai", "ai", "@ai-sdk/openai"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
+			missing("test/openai-clients/node_modules has no " + pkg + ": run `npm ci` in test/openai-clients")
+		}
+	}
+
+	release := make(chan struct{})
+	var once sync.Once
+	fake := openaitest.NewServer(t, clientsProvider(release, func() { once.Do(func() { close(release) }) }))
+	env := map[string]string{
+		"MADSPARK_PROVIDER": "openai", "OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "sk-test",
+		"MADSPARK_DB": filepath.Join(t.TempDir(), "m.db"), "MADSPARK_RATE_LIMIT": "off",
+		// One call at a time and four waiting: the script fills them to
+		// be refused.
+		"MADSPARK_PROVIDER_CONCURRENCY": "1",
+	}
+	base, stop := startWebServe(t, env, "--no-worker")
+	defer stop()
+	defer once.Do(func() { close(release) })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "clients.mjs", "--url", base, "--provider", fake.URL)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LANGSMITH_TRACING=false", "LANGCHAIN_TRACING_V2=false", "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("clients.mjs:\n%s", out)
+	if err != nil {
+		t.Errorf("the OpenAI clients test failed: %v", err)
+	}
+	if !regexp.MustCompile(`(?m)^clients: [1-9][0-9]* passed, 0 failed$`).Match(out) {
+		t.Errorf("the OpenAI clients test did not report its cases as passed")
+	}
+}
+
+// clientsProvider answers as a model would, so that what madspark sends
+// shows in what the clients get back:
+//
+//   - a request for JSON of a schema: a value of the schema (a fenced,
+//     imperfect one for "flawed_person", prose for "hopeless", a fixed
+//     object for a schema without properties, as JSON mode is);
+//   - a prompt with ECHO: the settings it was sent with, as a JSON object;
+//   - a prompt with HOLD: nothing until release is closed (a prompt with
+//     RELEASE closes it), so that calls pile up;
+//   - a token limit of 8 or less: that many words, cut off ("length");
+//   - else a sentence.
+func clientsProvider(release <-chan struct{}, open func()) func(req *openaitest.ChatRequest) openaitest.Reply {
+	return func(req *openaitest.ChatRequest) openaitest.Reply {
+		prompt := req.Prompt()
+		r := openaitest.Reply{PromptTokens: 11, CompletionTokens: 7}
+		limit := 0
+		for _, n := range []*int{req.MaxTokens, req.MaxCompletionTokens} {
+			if n != nil {
+				limit = *n
+			}
+		}
+		switch {
+		case strings.Contains(prompt, "RELEASE"):
+			open()
+			r.Content = "released"
+		case strings.Contains(prompt, "HOLD"):
+			select {
+			case <-release:
+			case <-time.After(2 * time.Minute):
+			}
+			r.Content = "held"
+		case req.ResponseFormat != nil && req.ResponseFormat.JSONSchema != nil:
+			js := req.ResponseFormat.JSONSchema
+			var schema struct {
+				Properties map[string]any `json:"properties"`
+			}
+			_ = json.Unmarshal(js.Schema, &schema)
+			switch {
+			case js.Name == "flawed_person":
+				r.Content = "Here it is:\n```json\n{\"name\": \"Ada Lovelace\", \"age\": \"36\", \"title\": \"Countess\"}\n```"
+			case js.Name == "hopeless":
+				r.Content = "I would rather answer in prose."
+			case len(schema.Properties) == 0:
+				r.Content = `{"name": "Ada Lovelace", "age": 36}`
+			default:
+				v, err := mock.FromSchema(js.Name, js.Schema)
+				if err != nil {
+					r.Content = err.Error()
+					break
+				}
+				b, _ := json.Marshal(v)
+				r.Content = string(b)
+			}
+		case strings.Contains(prompt, "ECHO"):
+			b, _ := json.Marshal(map[string]any{"system": req.System(), "temperature": req.Temperature, "top_p": req.TopP,
+				"max_tokens": req.MaxTokens, "max_completion_tokens": req.MaxCompletionTokens, "stop": req.Stop, "seed": req.Seed})
+			r.Content = string(b)
+		case limit > 0 && limit <= 8:
+			r.Content = strings.Join(strings.Fields("Rust is a systems programming language that runs fast, prevents segfaults and guarantees thread safety.")[:limit], " ")
+			r.FinishReason = "length"
+		default:
+			r.Content = "Rust is a systems programming language focused on safety and speed."
+		}
+		return r
+	}
+}

@@ -1,0 +1,76 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/madspark/madspark"
+)
+
+// TestGroupCommit: writes made at once, committed in groups, each get
+// their own outcome: those that fail (a missing run, a cancelled context)
+// fail alone, and the others are committed; after Close, writes fail.
+func TestGroupCommit(t *testing.T) {
+	db := openTest(t, "")
+	ctx := context.Background()
+	const n = 120
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	for i := range n {
+		wg.Go(func() {
+			id := fmt.Sprintf("run-%03d", i)
+			switch i % 10 {
+			case 3: // a write that fails: its group must not fail with it
+				errs[i] = db.AppendEvent(ctx, &madspark.Event{RunID: "missing-" + id, Type: madspark.EventProgress})
+			case 7: // a writer that gave up
+				errs[i] = db.CreateRun(cancelled, &madspark.Run{ID: id, Pipeline: "spark", CreatedAt: time.Now()})
+			default:
+				errs[i] = db.CreateRun(ctx, &madspark.Run{ID: id, Pipeline: "spark", CreatedAt: time.Now()})
+				if errs[i] == nil {
+					errs[i] = db.AppendEvent(ctx, &madspark.Event{RunID: id, Type: madspark.EventProgress, Stage: "x"})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		id := fmt.Sprintf("run-%03d", i)
+		_, rerr := db.Run(ctx, id)
+		switch i % 10 {
+		case 3:
+			if !errors.Is(err, madspark.ErrNotFound) {
+				t.Errorf("%d: an event of a missing run: %v", i, err)
+			}
+		case 7:
+			if !errors.Is(err, context.Canceled) || !errors.Is(rerr, madspark.ErrNotFound) {
+				t.Errorf("%d: a cancelled write: %v, then %v", i, err, rerr)
+			}
+		default:
+			if err != nil || rerr != nil {
+				t.Errorf("%d: %v, then %v", i, err, rerr)
+			}
+			if evs, err := db.Events(ctx, id, 0, 10); err != nil || len(evs) != 1 || evs[0].Seq != 1 {
+				t.Errorf("%d: events %v %v", i, evs, err)
+			}
+		}
+	}
+	other, err := Open(ctx, filepath.Join(t.TempDir(), "other.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err = other.CreateRun(ctx, &madspark.Run{ID: "late", Pipeline: "spark"})
+	if err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("a write after Close: %v", err)
+	}
+}

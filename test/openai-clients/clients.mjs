@@ -1,0 +1,427 @@
+#!/usr/bin/env node
+// madspark's OpenAI-compatible API as real clients use it, against a
+// running `madspark serve` whose provider is the echoing fake of
+// cmd/madspark TestOpenAIClients:
+//
+//   node clients.mjs --url http://127.0.0.1:8080 --provider http://127.0.0.1:9090/v1
+//
+// With the official `openai` client, LangChain's ChatOpenAI and the Vercel
+// AI SDK (`ai` with `@ai-sdk/openai`), at the versions package-lock.json
+// pins, it checks: chat with a system message and settings, plain and
+// streamed, that the provider receives; an answer cut off at max_tokens;
+// JSON schema and JSON object answers through each client's structured API
+// (response_format and parse, withStructuredOutput, generateObject and
+// streamObject), repaired by madspark's reader or refused when unusable;
+// the Responses API (responses.create plain and streamed, responses.parse,
+// the AI SDK's default model); an unknown route; a setting a pipeline
+// model cannot apply; cached tokens; a capacity refusal (429 with
+// Retry-After before any byte of the stream, and no run recorded). Exit
+// status 0 means every case passed.
+
+import { parseArgs } from 'node:util'
+import { deepStrictEqual } from 'node:assert'
+import OpenAI from 'openai'
+import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod'
+import { ChatOpenAI } from '@langchain/openai'
+import { HumanMessage, SystemMessage } from '@langchain/core/messages'
+import { createOpenAI } from '@ai-sdk/openai'
+import { generateObject, generateText, streamObject, streamText } from 'ai'
+import { z } from 'zod'
+
+const { values: opts } = parseArgs({
+  options: {
+    url: { type: 'string' },
+    provider: { type: 'string' },
+  },
+})
+if (!opts.url || !opts.provider) {
+  console.error('clients: --url (a running `madspark serve`) and --provider (its fake provider) are required')
+  process.exit(2)
+}
+const base = opts.url.replace(/\/$/, '')
+const v1 = base + '/v1'
+
+let passed = 0
+let failed = 0
+
+function check(ok, message) {
+  if (!ok) throw new Error(message)
+}
+
+async function step(name, fn) {
+  const t0 = Date.now()
+  try {
+    await fn()
+    passed++
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`)
+  } catch (err) {
+    failed++
+    console.log(`FAIL ${name}: ${String(err?.stack ?? err).split('\n').slice(0, 10).join('\n     ')}`)
+  }
+}
+
+const openai = new OpenAI({ baseURL: v1, apiKey: 'sk-local', maxRetries: 0 })
+const Person = z.object({ name: z.string(), age: z.number() })
+const models = ['madspark-direct', 'madspark-debate']
+// A query the debate routes to its full debate, so that the aggregator
+// writes the answer.
+const complex = 'Explain step by step how to design a distributed cache architecture'
+const queryFor = (model, tag) => (model === 'madspark-debate' ? `${tag} ${complex}` : `${tag} What is Rust?`)
+const ownInstructions = { 'madspark-direct': 'precise, helpful assistant', 'madspark-debate': 'aggregator of a structured debate' }
+
+// echoed reads what the provider received, which it answered with.
+function echoed(text) {
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new Error(`the answer is not the provider's echo: ${String(text).slice(0, 200)}`)
+  }
+}
+
+function checkEcho(e, model, want) {
+  check(e.system.includes(want.system), `the provider's system prompt lacks the client's: ${e.system}`)
+  check(e.system.includes(ownInstructions[model]), `the provider's system prompt lacks madspark's own: ${e.system}`)
+  check(e.system.indexOf(ownInstructions[model]) < e.system.indexOf(want.system), `madspark's instructions do not come first: ${e.system}`)
+  check(e.temperature === want.temperature, `temperature ${e.temperature}, want ${want.temperature}`)
+  check(e.top_p === want.top_p, `top_p ${e.top_p}, want ${want.top_p}`)
+  check(e.max_tokens === want.max_tokens, `max_tokens ${e.max_tokens}, want ${want.max_tokens}`)
+  if ('stop' in want) deepStrictEqual(e.stop, want.stop)
+  if ('seed' in want) check(e.seed === want.seed, `seed ${e.seed}, want ${want.seed}`)
+}
+
+const settings = { system: 'You answer like a pirate.', temperature: 1.7, top_p: 0.3, max_tokens: 50, stop: ['END'], seed: 7 }
+let unique = 0
+const tag = (what) => `${what}-${++unique}`
+
+// --- the official openai client: chat completions -------------------------
+
+for (const model of models) {
+  await step(`openai: ${model} chat with a system message and settings`, async () => {
+    const c = await openai.chat.completions.create({
+      model,
+      messages: [
+        { role: 'system', content: settings.system },
+        { role: 'user', content: queryFor(model, tag('ECHO')) },
+      ],
+      temperature: settings.temperature, top_p: settings.top_p, max_tokens: settings.max_tokens, stop: settings.stop, seed: settings.seed,
+    })
+    check(c.choices[0].finish_reason === 'stop', `finish_reason ${c.choices[0].finish_reason}`)
+    checkEcho(echoed(c.choices[0].message.content), model, settings)
+    check(c.usage.prompt_tokens > 0 && c.usage.prompt_tokens_details.cached_tokens === 0, `usage ${JSON.stringify(c.usage)}`)
+  })
+
+  await step(`openai: ${model} streamed chat with a developer message and settings`, async () => {
+    const stream = await openai.chat.completions.create({
+      model,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [
+        { role: 'developer', content: settings.system },
+        { role: 'user', content: queryFor(model, tag('ECHO')) },
+      ],
+      temperature: settings.temperature, top_p: settings.top_p, max_completion_tokens: settings.max_tokens, stop: 'END', seed: settings.seed,
+    })
+    let text = ''
+    let finish = null
+    let usage = null
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? ''
+      finish = chunk.choices[0]?.finish_reason ?? finish
+      usage = chunk.usage ?? usage
+    }
+    check(finish === 'stop' && usage?.total_tokens > 0, `finish ${finish}, usage ${JSON.stringify(usage)}`)
+    checkEcho(echoed(text), model, { ...settings, stop: ['END'] })
+  })
+}
+
+await step('openai: an answer cut off at max_tokens finishes with length', async () => {
+  const c = await openai.chat.completions.create({ model: 'madspark-direct', max_tokens: 5, messages: [{ role: 'user', content: 'What is Rust?' }] })
+  check(c.choices[0].finish_reason === 'length', `finish_reason ${c.choices[0].finish_reason}`)
+  check(c.choices[0].message.content.split(' ').length === 5, `content ${c.choices[0].message.content}`)
+  const stream = await openai.chat.completions.create({ model: 'madspark-direct', stream: true, max_tokens: 5, messages: [{ role: 'user', content: 'What is Rust?' }] })
+  let finish = null
+  for await (const chunk of stream) finish = chunk.choices[0]?.finish_reason ?? finish
+  check(finish === 'length', `streamed finish_reason ${finish}`)
+})
+
+for (const model of models) {
+  await step(`openai: ${model} parse with a strict JSON schema`, async () => {
+    const c = await openai.chat.completions.parse({
+      model,
+      messages: [{ role: 'user', content: queryFor(model, tag('Describe a person')) }],
+      response_format: zodResponseFormat(Person, 'person'),
+    })
+    const p = c.choices[0].message.parsed
+    check(typeof p?.name === 'string' && typeof p?.age === 'number', `parsed ${JSON.stringify(p)}`)
+  })
+
+  await step(`openai: ${model} streamed JSON schema answer`, async () => {
+    const stream = openai.chat.completions.stream({
+      model,
+      messages: [{ role: 'user', content: queryFor(model, tag('Describe a person')) }],
+      response_format: zodResponseFormat(Person, 'person'),
+    })
+    const final = await stream.finalChatCompletion()
+    const p = final.choices[0].message.parsed
+    check(typeof p?.name === 'string' && typeof p?.age === 'number', `parsed ${JSON.stringify(p)}`)
+  })
+
+  await step(`openai: ${model} JSON object answer, plain and streamed`, async () => {
+    const c = await openai.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: queryFor(model, tag('Reply in JSON with a name and an age')) }],
+      response_format: { type: 'json_object' },
+    })
+    deepStrictEqual(JSON.parse(c.choices[0].message.content), { name: 'Ada Lovelace', age: 36 })
+    const stream = await openai.chat.completions.create({
+      model, stream: true,
+      messages: [{ role: 'user', content: queryFor(model, tag('Reply in JSON with a name and an age')) }],
+      response_format: { type: 'json_object' },
+    })
+    let text = ''
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? ''
+    deepStrictEqual(JSON.parse(text), { name: 'Ada Lovelace', age: 36 })
+  })
+}
+
+await step('openai: a fenced, imperfect JSON reply is repaired to the schema', async () => {
+  const c = await openai.chat.completions.parse({
+    model: 'madspark-direct',
+    messages: [{ role: 'user', content: 'Describe Ada Lovelace' }],
+    response_format: zodResponseFormat(Person, 'flawed_person'),
+  })
+  deepStrictEqual(c.choices[0].message.parsed, { name: 'Ada Lovelace', age: 36 })
+})
+
+await step('openai: a reply that cannot be read as the schema fails clearly', async () => {
+  for (const stream of [false, true]) {
+    try {
+      const r = await openai.chat.completions.create({
+        model: 'madspark-direct', stream,
+        messages: [{ role: 'user', content: tag('Describe a person') }],
+        response_format: zodResponseFormat(Person, 'hopeless'),
+      })
+      if (stream) for await (const _ of r) { /* drain */ }
+      throw new Error('an unusable reply was passed on as success')
+    } catch (err) {
+      check(err instanceof OpenAI.APIError && err.status === 502, `stream ${stream}: ${err}`)
+      check(/invalid reply/.test(err.message), `stream ${stream}: the error does not say why: ${err.message}`)
+    }
+  }
+})
+
+await step('openai: a setting a pipeline model cannot apply is a 400 naming it', async () => {
+  try {
+    await openai.chat.completions.create({ model: 'madspark-spark', temperature: 0.5, messages: [{ role: 'user', content: 'urban farming' }] })
+    throw new Error('accepted')
+  } catch (err) {
+    check(err instanceof OpenAI.BadRequestError && err.param === 'temperature', `${err}`)
+  }
+})
+
+await step('openai: a cached answer reports its prompt tokens as cached', async () => {
+  const ask = () => openai.chat.completions.create({ model: 'madspark-direct', messages: [{ role: 'user', content: 'Which language is Rust written in?' }] })
+  const first = await ask()
+  const second = await ask()
+  check(first.usage.prompt_tokens_details.cached_tokens === 0, `first ${JSON.stringify(first.usage)}`)
+  check(second.usage.prompt_tokens_details.cached_tokens === first.usage.prompt_tokens && second.usage.prompt_tokens > 0,
+    `second ${JSON.stringify(second.usage)}`)
+  const rs = await openai.responses.create({ model: 'madspark-direct', input: 'Which language is Rust written in?' })
+  check(rs.usage.input_tokens_details.cached_tokens === rs.usage.input_tokens, `responses ${JSON.stringify(rs.usage)}`)
+})
+
+// --- the official openai client: the Responses API ------------------------
+
+for (const model of models) {
+  await step(`openai: ${model} responses.create with instructions and settings`, async () => {
+    const r = await openai.responses.create({
+      model, instructions: settings.system, input: queryFor(model, tag('ECHO')),
+      temperature: settings.temperature, top_p: settings.top_p, max_output_tokens: settings.max_tokens,
+    })
+    check(r.object === 'response' && r.status === 'completed' && r.id.startsWith('resp_'), `response ${JSON.stringify(r).slice(0, 300)}`)
+    checkEcho(echoed(r.output_text), model, { system: settings.system, temperature: settings.temperature, top_p: settings.top_p, max_tokens: settings.max_tokens })
+    check(r.usage.total_tokens > 0, `usage ${JSON.stringify(r.usage)}`)
+  })
+
+  await step(`openai: ${model} responses.create streamed, with message items`, async () => {
+    const stream = await openai.responses.create({
+      model, stream: true,
+      input: [
+        { role: 'system', content: settings.system },
+        { role: 'user', content: [{ type: 'input_text', text: queryFor(model, tag('ECHO')) }] },
+      ],
+      temperature: settings.temperature, top_p: settings.top_p, max_output_tokens: settings.max_tokens,
+    })
+    const types = []
+    let text = ''
+    let completed = null
+    for await (const ev of stream) {
+      types.push(ev.type)
+      if (ev.type === 'response.output_text.delta') text += ev.delta
+      if (ev.type === 'response.completed') completed = ev.response
+    }
+    check(types[0] === 'response.created' && types.at(-1) === 'response.completed' && types.includes('response.output_text.delta'), `events ${types}`)
+    check(completed?.usage?.total_tokens > 0, `completed ${JSON.stringify(completed).slice(0, 300)}`)
+    checkEcho(echoed(text), model, { system: settings.system, temperature: settings.temperature, top_p: settings.top_p, max_tokens: settings.max_tokens })
+  })
+
+  await step(`openai: ${model} responses.parse with a JSON schema`, async () => {
+    const r = await openai.responses.parse({
+      model, input: queryFor(model, tag('Describe a person')),
+      text: { format: zodTextFormat(Person, 'person') },
+    })
+    check(typeof r.output_parsed?.name === 'string' && typeof r.output_parsed?.age === 'number', `parsed ${JSON.stringify(r.output_parsed)}`)
+  })
+}
+
+await step('openai: previous_response_id is refused clearly', async () => {
+  try {
+    await openai.responses.create({ model: 'madspark-direct', input: 'hi', previous_response_id: 'resp_123' })
+    throw new Error('accepted')
+  } catch (err) {
+    check(err instanceof OpenAI.BadRequestError && err.param === 'previous_response_id' && /does not store responses/.test(err.message), `${err}`)
+  }
+})
+
+await step('openai: an unknown route is a 404 in OpenAI\'s error shape, for any method', async () => {
+  try {
+    await openai.embeddings.create({ model: 'madspark-direct', input: 'hi' })
+    throw new Error('accepted')
+  } catch (err) {
+    check(err instanceof OpenAI.NotFoundError && err.code === 'unknown_url', `${err}`)
+  }
+  for (const method of ['GET', 'POST', 'DELETE']) {
+    const res = await fetch(`${v1}/no-such-endpoint`, { method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined })
+    const body = await res.json()
+    check(res.status === 404 && body.error?.message && body.error?.type && body.error?.code === 'unknown_url', `${method}: ${res.status} ${JSON.stringify(body)}`)
+  }
+})
+
+// --- LangChain's ChatOpenAI --------------------------------------------------
+
+const chat = (model, fields = {}) => new ChatOpenAI({ model, apiKey: 'sk-local', configuration: { baseURL: v1 }, maxRetries: 0, ...fields })
+
+for (const model of models) {
+  await step(`langchain: ${model} invoke and stream with a system message and settings`, async () => {
+    const llm = chat(model, { temperature: settings.temperature, topP: settings.top_p, maxTokens: settings.max_tokens })
+    const msgs = (t) => [new SystemMessage(settings.system), new HumanMessage(queryFor(model, tag(t)))]
+    const m = await llm.invoke(msgs('ECHO'), { stop: settings.stop, seed: settings.seed })
+    checkEcho(echoed(m.content), model, settings)
+    check(m.response_metadata?.finish_reason === 'stop', `finish_reason ${m.response_metadata?.finish_reason}`)
+    let text = ''
+    for await (const chunk of await llm.stream(msgs('ECHO'), { stop: settings.stop, seed: settings.seed })) text += chunk.content
+    checkEcho(echoed(text), model, settings)
+  })
+
+  await step(`langchain: ${model} withStructuredOutput (JSON schema, JSON mode, streamed)`, async () => {
+    const llm = chat(model)
+    const p = await llm.withStructuredOutput(Person, { name: 'person' }).invoke(queryFor(model, tag('Describe a person')))
+    check(typeof p.name === 'string' && typeof p.age === 'number', `json schema: ${JSON.stringify(p)}`)
+    const j = await llm.withStructuredOutput(Person, { method: 'jsonMode' }).invoke(queryFor(model, tag('Describe a person in JSON')))
+    deepStrictEqual(j, { name: 'Ada Lovelace', age: 36 })
+    let last = null
+    for await (const chunk of await llm.withStructuredOutput(Person, { name: 'person' }).stream(queryFor(model, tag('Describe a person')))) last = chunk
+    check(typeof last?.name === 'string' && typeof last?.age === 'number', `streamed: ${JSON.stringify(last)}`)
+  })
+}
+
+await step('langchain: a fenced, imperfect JSON reply is repaired to the schema', async () => {
+  const p = await chat('madspark-direct').withStructuredOutput(Person, { name: 'flawed_person' }).invoke('Describe Ada Lovelace, please')
+  deepStrictEqual(p, { name: 'Ada Lovelace', age: 36 })
+})
+
+// --- the Vercel AI SDK ---------------------------------------------------------
+
+const provider = createOpenAI({ baseURL: v1, apiKey: 'sk-local' })
+
+for (const model of models) {
+  await step(`ai-sdk: ${model} chat model, generateText and streamText with a system message and settings`, async () => {
+    const args = (t) => ({
+      model: provider.chat(model), system: settings.system, prompt: queryFor(model, tag(t)), maxRetries: 0,
+      temperature: settings.temperature, topP: settings.top_p, maxOutputTokens: settings.max_tokens, stopSequences: settings.stop, seed: settings.seed,
+    })
+    const r = await generateText(args('ECHO'))
+    check(r.finishReason === 'stop', `finishReason ${r.finishReason}`)
+    checkEcho(echoed(r.text), model, settings)
+    const s = streamText(args('ECHO'))
+    let text = ''
+    for await (const t of s.textStream) text += t
+    checkEcho(echoed(text), model, settings)
+  })
+
+  await step(`ai-sdk: ${model} chat model, generateObject and streamObject (schema and no schema)`, async () => {
+    const { object } = await generateObject({ model: provider.chat(model), schema: Person, prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
+    check(typeof object.name === 'string' && typeof object.age === 'number', `object ${JSON.stringify(object)}`)
+    const s = streamObject({ model: provider.chat(model), schema: Person, prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
+    let last = null
+    for await (const partial of s.partialObjectStream) last = partial
+    const final = await s.object
+    check(typeof final.name === 'string' && typeof final.age === 'number' && last?.name === final.name, `streamed ${JSON.stringify(final)}`)
+    const free = await generateObject({ model: provider.chat(model), output: 'no-schema', prompt: queryFor(model, tag('A person as JSON')), maxRetries: 0 })
+    deepStrictEqual(free.object, { name: 'Ada Lovelace', age: 36 })
+  })
+
+  await step(`ai-sdk: ${model} default model (the Responses API): text, stream and object`, async () => {
+    const args = (t) => ({
+      model: provider(model), system: settings.system, prompt: queryFor(model, tag(t)), maxRetries: 0,
+      temperature: settings.temperature, topP: settings.top_p, maxOutputTokens: settings.max_tokens,
+    })
+    const want = { system: settings.system, temperature: settings.temperature, top_p: settings.top_p, max_tokens: settings.max_tokens }
+    const r = await generateText(args('ECHO'))
+    check(r.finishReason === 'stop' && r.usage.totalTokens > 0, `finishReason ${r.finishReason}, usage ${JSON.stringify(r.usage)}`)
+    checkEcho(echoed(r.text), model, want)
+    let text = ''
+    for await (const t of streamText(args('ECHO')).textStream) text += t
+    checkEcho(echoed(text), model, want)
+    const { object } = await generateObject({ model: provider(model), schema: Person, prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
+    check(typeof object.name === 'string' && typeof object.age === 'number', `object ${JSON.stringify(object)}`)
+  })
+}
+
+// --- capacity: the provider's one slot and four places in line are full -------
+
+await step('a capacity refusal is a 429 with Retry-After before any byte, and records no run', async () => {
+  // Five streams that the provider holds: one call in flight, four waiting.
+  const held = Array.from({ length: 5 }, (_, i) =>
+    fetch(`${v1}/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'madspark-direct', stream: true, messages: [{ role: 'user', content: `HOLD ${i}` }] }),
+    }))
+  const deadline = Date.now() + 30000
+  for (;;) {
+    const m = await (await fetch(`${base}/metrics`)).text()
+    const n = Number(/^madspark_streams_in_flight (\d+)/m.exec(m)?.[1] ?? 0)
+    if (n >= 5) break
+    check(Date.now() < deadline, `only ${n} streams admitted after 30 s`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  const marker = tag('REFUSED')
+  try {
+    const s = await openai.chat.completions.create({ model: 'madspark-direct', stream: true, messages: [{ role: 'user', content: `${marker} What is Rust?` }] })
+    for await (const _ of s) { /* drain */ }
+    throw new Error('a request beyond the queue was accepted')
+  } catch (err) {
+    check(err instanceof OpenAI.RateLimitError && Number(err.headers.get('retry-after')) >= 1, `${err}`)
+  }
+  const raw = await fetch(`${v1}/responses`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'madspark-direct', stream: true, input: `${marker} What is Rust?` }),
+  })
+  const body = await raw.json()
+  check(raw.status === 429 && raw.headers.get('content-type') === 'application/json' && body.error?.code === 'rate_limit_exceeded', `responses: ${raw.status} ${JSON.stringify(body)}`)
+  const runs = await (await fetch(`${base}/api/runs?q=${marker}`)).json()
+  check(runs.runs.length === 0, `refused requests were recorded as runs: ${JSON.stringify(runs.runs)}`)
+
+  // Let the held calls go: the provider's own endpoint takes the word.
+  await fetch(`${opts.provider.replace(/\/$/, '')}/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content: 'RELEASE' }] }),
+  })
+  for (const res of await Promise.all(held)) {
+    const text = await res.text()
+    check(res.status === 200 && text.includes('held') && text.includes('[DONE]'), `a held stream: ${res.status} ${text.slice(0, 200)}`)
+  }
+})
+
+console.log(`clients: ${passed} passed, ${failed} failed`)
+process.exit(failed > 0 ? 1 : 0)
