@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jonboulle/clockwork"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/madspark/madspark"
@@ -39,8 +40,10 @@ type Engine struct {
 	Client llm.Client
 	// Logger receives one line per step; nil discards.
 	Logger *slog.Logger
-	// Now returns the current time; nil means time.Now.
-	Now func() time.Time
+	// Clock gives the time of the records and events and times the
+	// renewals of the runs' leases; nil means the real clock. Tests give a
+	// fake one and move it on.
+	Clock clockwork.Clock
 	// Events, if set, receives every event of every run: its progress
 	// events and, from Finish, its final result or error event. Package
 	// events stores them and delivers them to subscribers. A failure to
@@ -118,10 +121,7 @@ type Run struct {
 }
 
 func (e *Engine) now() time.Time {
-	if e.Now != nil {
-		return e.Now().UTC()
-	}
-	return time.Now().UTC()
+	return e.clock().Now().UTC()
 }
 
 func (e *Engine) logger() *slog.Logger {

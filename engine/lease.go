@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/proc"
 )
@@ -31,6 +33,13 @@ func (e *Engine) leases() madspark.RunLeaseStore {
 	}
 	l, _ := e.Store.(madspark.RunLeaseStore)
 	return l
+}
+
+func (e *Engine) clock() clockwork.Clock {
+	if e.Clock != nil {
+		return e.Clock
+	}
+	return clockwork.NewRealClock()
 }
 
 func (e *Engine) leaseTTL() time.Duration {
@@ -63,6 +72,7 @@ type lease struct {
 	store madspark.RunLeaseStore
 	l     madspark.RunLease
 	ttl   time.Duration
+	clock clockwork.Clock
 	log   func(msg string, args ...any)
 
 	mu      sync.Mutex
@@ -85,7 +95,7 @@ func (e *Engine) takeLease(ctx context.Context, id string) (*lease, error) {
 	if _, err := rand.Read(tok[:]); err != nil {
 		return nil, fmt.Errorf("engine: lease token: %w", err)
 	}
-	ls := &lease{store: s, ttl: e.leaseTTL(), stop: make(chan struct{}), done: make(chan struct{}),
+	ls := &lease{store: s, ttl: e.leaseTTL(), clock: e.clock(), stop: make(chan struct{}), done: make(chan struct{}),
 		l:   madspark.RunLease{RunID: id, Token: hex.EncodeToString(tok[:]), Holder: e.holder(), Host: proc.HostID(), PID: os.Getpid()},
 		log: e.logger().Warn}
 	if err := s.TakeRunLease(ctx, &ls.l, ls.ttl); err != nil {
@@ -112,7 +122,7 @@ func (ls *lease) start(ctx context.Context) {
 
 func (ls *lease) keep(ctx context.Context) {
 	defer close(ls.done)
-	t := time.NewTicker(ls.ttl / 3)
+	t := ls.clock.NewTicker(ls.ttl / 3)
 	defer t.Stop()
 	for {
 		select {
@@ -120,7 +130,7 @@ func (ls *lease) keep(ctx context.Context) {
 			return
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.Chan():
 		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ls.ttl/3)
 		err := ls.store.KeepRunLease(rctx, &ls.l, ls.ttl)

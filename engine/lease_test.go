@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/proc"
@@ -135,36 +137,48 @@ func TestRunLeaseExpiryInterrupts(t *testing.T) {
 		ctx := t.Context()
 		var events []madspark.Event
 		var mu sync.Mutex
-		a := &Engine{Store: dbs[0], Client: &countingClient{}, LeaseTTL: 150 * time.Millisecond}
 		b := &Engine{Store: dbs[1], Client: &countingClient{}, Events: publisherFunc(func(e *madspark.Event) {
 			mu.Lock()
 			events = append(events, *e)
 			mu.Unlock()
 		})}
+		// A live process renews its run's lease on its clock: each
+		// renewal moves the lease's expiry on, so the run is not
+		// interrupted. (The lease is long: it outlives the test in the
+		// database's real time, renewed or not.)
+		fc := clockwork.NewFakeClockAt(time.Now())
+		live := &Engine{Store: dbs[0], Client: &countingClient{}, LeaseTTL: time.Minute, Clock: fc}
+		lr, err := live.Start(ctx, RunInfo{Pipeline: "test", Params: map[string]int{}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lr.Finish(ctx, "ok", nil)
+		first := runLease(t, dbs[1], lr.ID()).ExpiresAt
+		for deadline := time.Now().Add(10 * time.Second); !runLease(t, dbs[1], lr.ID()).ExpiresAt.After(first); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the lease of a live run was not renewed when its clock moved on")
+			}
+			fc.Advance(time.Minute / 3)
+		}
 		// a's process dies: its run's context ends and nothing
-		// finishes the run.
+		// finishes the run; its short lease expires.
+		a := &Engine{Store: dbs[0], Client: &countingClient{}, LeaseTTL: 50 * time.Millisecond, Clock: clockwork.NewFakeClockAt(time.Now())}
 		actx, die := context.WithCancel(ctx)
 		r, err := a.Start(actx, RunInfo{Pipeline: "test", Params: map[string]int{}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// While it renews its lease, the run is not interrupted,
-		// though the lease is shorter than this wait.
-		time.Sleep(300 * time.Millisecond)
-		if ids, err := b.Interrupt(ctx); err != nil || len(ids) != 0 {
-			t.Fatalf("Interrupt of a live run = %v, %v; want none", ids, err)
-		}
 		die()
 		deadline := time.Now().Add(10 * time.Second)
 		var ids []string
 		for len(ids) == 0 && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond)
 			if ids, err = b.Interrupt(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if len(ids) != 1 || ids[0] != r.ID() {
-			t.Fatalf("Interrupt = %v, want [%s]", ids, r.ID())
+			t.Fatalf("Interrupt = %v, want [%s] (not the live run %s)", ids, r.ID(), lr.ID())
 		}
 		rec, err := dbs[1].Run(ctx, r.ID())
 		if err != nil {
@@ -246,14 +260,18 @@ func TestRunLeaseLostStopsTheRun(t *testing.T) {
 	}
 	defer db.Close()
 	client := &countingClient{}
-	e := &Engine{Store: lostLeases{db}, Client: client, LeaseTTL: 30 * time.Millisecond}
+	fc := clockwork.NewFakeClockAt(time.Now())
+	e := &Engine{Store: lostLeases{db}, Client: client, LeaseTTL: time.Minute, Clock: fc}
 	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Params: map[string]int{}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !r.lease.isLost() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	// Its first renewal finds the lease lost.
+	for deadline := time.Now().Add(10 * time.Second); !r.lease.isLost(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the lost lease was not noticed when the clock moved on")
+		}
+		fc.Advance(time.Minute / 3)
 	}
 	if _, err := Step(ctx, r, "a", "in", ask("A")); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("Step after the lease was lost = %v, want ErrLeaseLost", err)
@@ -267,6 +285,22 @@ func TestRunLeaseLostStopsTheRun(t *testing.T) {
 	if rec, _ := db.Run(ctx, r.ID()); rec.Status != madspark.RunRunning {
 		t.Errorf("status = %s: a run lost to another process must not be recorded here", rec.Status)
 	}
+}
+
+// runLease returns the lease of run id in s.
+func runLease(t *testing.T, s madspark.RunLeaseStore, id string) madspark.RunLease {
+	t.Helper()
+	ls, err := s.RunLeases(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		if l.RunID == id {
+			return l
+		}
+	}
+	t.Fatalf("run %s has no lease: %+v", id, ls)
+	return madspark.RunLease{}
 }
 
 type publisherFunc func(e *madspark.Event)

@@ -51,6 +51,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jonboulle/clockwork"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -154,6 +155,10 @@ type Config struct {
 	RunTimeout time.Duration
 	// Logger receives the queue's and River's logs; nil discards.
 	Logger *slog.Logger
+	// Clock times the lease's renewals and expiry and the looks for lost
+	// workers; nil means the real clock. Tests give a fake one and move
+	// it on, so that no lease lapses because a loaded machine was slow.
+	Clock clockwork.Clock
 }
 
 // riverClient is what the queue uses of a *river.Client, whatever its
@@ -247,6 +252,9 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 	}
 	if cfg.RunTimeout <= 0 {
 		cfg.RunTimeout = DefaultRunTimeout
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
 	}
 	q := &Queue{cfg: cfg, logger: cfg.Logger, host: proc.HostID()}
 	if q.logger == nil {

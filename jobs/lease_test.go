@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/madspark/madspark"
@@ -42,33 +43,50 @@ func leaseTTL(d time.Duration) func(*jobs.Config) {
 	return func(c *jobs.Config) { c.LeaseTTL = d }
 }
 
-// waitWorkerID waits until w works under another ID than old.
-func waitWorkerID(t *testing.T, w *worker, old string) string {
+// testTTL is the lease of the workers on a fake clock: long enough that no
+// lease expires in the database, by its real clock, while a test runs.
+const testTTL = time.Minute
+
+// onClock runs a worker's lease on fc with the lease testTTL: its lease is
+// renewed, and lapses, only when the test moves fc on.
+func onClock(fc *clockwork.FakeClock) func(*jobs.Config) {
+	return func(c *jobs.Config) { c.Clock, c.LeaseTTL = fc, testTTL }
+}
+
+// advanceUntil moves fc on by a third of testTTL (one renewal) at a time
+// until done reports true, waiting a little between moves for the worker
+// to act on them; it fails after 10 s of real time.
+func advanceUntil(t *testing.T, fc *clockwork.FakeClock, what string, done func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if id := w.q.WorkerID(); id != old {
-			return id
-		}
+	for deadline := time.Now().Add(10 * time.Second); !done(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the worker still works as %s", old)
+			t.Fatalf("%s: not after moving the clock on to %s", what, fc.Now().Format(time.TimeOnly))
 		}
+		fc.Advance(testTTL / 3)
 	}
 }
 
-// waitEvent waits until run id has an event whose message contains s.
-func waitEvent(t *testing.T, d *db, id, s string) {
+// movedOn reports whether w works under a lease other than old.
+func movedOn(w *worker, old string) func() bool {
+	return func() bool {
+		id := w.q.WorkerID()
+		return id != old && id != ""
+	}
+}
+
+// hasEvent reports whether run id has an event whose message contains s.
+func hasEvent(t *testing.T, d *db, id, s string) bool {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		evs, _ := d.Events(context.Background(), id, 0, 0)
-		for _, e := range evs {
-			if strings.Contains(e.Message, s) {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s has no event saying %q: %+v", id, s, evs)
+	evs, err := d.Events(context.Background(), id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if strings.Contains(e.Message, s) {
+			return true
 		}
 	}
+	return false
 }
 
 // checkOneOutcome checks that run id succeeded and has one final event,
@@ -101,7 +119,8 @@ func TestLeaseGoneStopsStaleWorker(t *testing.T) {
 			ctx := context.Background()
 			slow := newMock(0)
 			slow.after, slow.gate = 2, make(chan struct{})
-			a := open(t, d, 1, slow, leaseTTL(300*time.Millisecond))
+			fc := clockwork.NewFakeClockAt(time.Now())
+			a := open(t, d, 1, slow, onClock(fc))
 			rec, err := a.q.Enqueue(ctx, sparkReq("stale worker"))
 			if err != nil {
 				t.Fatal(err)
@@ -112,9 +131,8 @@ func TestLeaseGoneStopsStaleWorker(t *testing.T) {
 			if err := d.DropLease(ctx, first); err != nil {
 				t.Fatal(err)
 			}
-			if id := waitWorkerID(t, a, first); id == "" {
-				t.Fatal("no worker ID")
-			}
+			// Its next renewal finds the lease gone.
+			advanceUntil(t, fc, "a new lease after the first was dropped", movedOn(a, first))
 			// The stale attempt is over: its in-flight calls were
 			// cancelled and nothing was recorded for it.
 			if r, _ := d.Run(ctx, rec.ID); r.Status.Final() {
@@ -124,7 +142,7 @@ func TestLeaseGoneStopsStaleWorker(t *testing.T) {
 			if len(js) != 2 || js[0].State != rivertype.JobStateDiscarded {
 				t.Fatalf("jobs of the run: %d, first %s", len(js), js[0].State)
 			}
-			b2 := open(t, d.reopen(t), 1, newMock(0), leaseTTL(300*time.Millisecond))
+			b2 := open(t, d.reopen(t), 1, newMock(0), leaseTTL(testTTL))
 			b2.start(t)
 			close(slow.gate)
 			checkOneOutcome(t, d, rec.ID)
@@ -164,7 +182,8 @@ func TestLeaseLapseStopsRuns(t *testing.T) {
 			slow := newMock(0)
 			slow.after, slow.gate = 2, make(chan struct{})
 			fs := &flaky{Store: d.Store}
-			a := open(t, d, 1, slow, leaseTTL(300*time.Millisecond), func(c *jobs.Config) { c.Store = fs })
+			fc := clockwork.NewFakeClockAt(time.Now())
+			a := open(t, d, 1, slow, onClock(fc), func(c *jobs.Config) { c.Store = fs })
 			rec, err := a.q.Enqueue(ctx, sparkReq("lapsed lease"))
 			if err != nil {
 				t.Fatal(err)
@@ -173,8 +192,9 @@ func TestLeaseLapseStopsRuns(t *testing.T) {
 			waitSteps(t, d, rec.ID, 2)
 			first := a.q.WorkerID()
 			fs.down.Store(true)
-			// Handed back by the worker itself, or by its rescue.
-			waitEvent(t, d, rec.ID, first)
+			// The renewals fail until the lease may have expired; the
+			// run is handed back by the worker itself, or by its rescue.
+			advanceUntil(t, fc, "the run handed back", func() bool { return hasEvent(t, d, rec.ID, first) })
 			if r, _ := d.Run(ctx, rec.ID); r.Status != madspark.RunQueued {
 				t.Fatalf("after the lapse the run is %s (%s), want queued", r.Status, r.Error)
 			}
@@ -200,7 +220,8 @@ func TestLeaseLapseStopsRuns(t *testing.T) {
 			}
 			calls := slow.calls.Load()
 			fs.down.Store(false)
-			second := waitWorkerID(t, a, first)
+			advanceUntil(t, fc, "a new lease once the database is back", movedOn(a, first))
+			second := a.q.WorkerID()
 			close(slow.gate)
 			checkOneOutcome(t, d, rec.ID)
 			if j := jobOf(t, d, rec.ID); len(j.AttemptedBy) == 0 || j.AttemptedBy[len(j.AttemptedBy)-1] != second {
@@ -272,7 +293,7 @@ func TestRescueOnce(t *testing.T) {
 // worker for a dead process of this machine.
 func TestStartKeepsOwnLease(t *testing.T) {
 	d := backends[0].open(t)
-	w := open(t, d, 1, nil, leaseTTL(300*time.Millisecond))
+	w := open(t, d, 1, nil, onClock(clockwork.NewFakeClockAt(time.Now())))
 	w.start(t)
 	id := w.q.WorkerID()
 	found := false

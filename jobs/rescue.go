@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
@@ -63,13 +64,13 @@ func (q *Queue) Start(ctx context.Context) error {
 		// Lost workers are looked for every third of a lease, and at
 		// least every two seconds (a dead process on this machine is
 		// noticed by that, not by its lease).
-		tick := time.NewTicker(min(q.cfg.LeaseTTL/3, 2*time.Second))
+		tick := q.cfg.Clock.NewTicker(min(q.cfg.LeaseTTL/3, 2*time.Second))
 		defer tick.Stop()
 		for {
 			select {
 			case <-loop.Done():
 				return
-			case <-tick.C:
+			case <-tick.Chan():
 			}
 			if err := q.rescue(loop); err != nil && loop.Err() == nil {
 				q.logger.Warn("could not rescue the jobs of lost workers", "err", err)
@@ -96,7 +97,7 @@ func (q *Queue) takeLease(ctx context.Context) (*generation, error) {
 		return nil, err
 	}
 	g.client = c
-	start := time.Now()
+	start := q.cfg.Clock.Now()
 	if err := q.cfg.Store.RenewLease(ctx, &g.lease, q.cfg.LeaseTTL); err != nil {
 		return nil, err
 	}
@@ -141,7 +142,8 @@ func (q *Queue) dropLease(id string) {
 // runs), is lost: see loseLease. Without a lease, a new one is taken on
 // every tick.
 func (q *Queue) keepLease(loop context.Context) {
-	tick := time.NewTicker(q.cfg.LeaseTTL / 3)
+	clock := q.cfg.Clock
+	tick := clock.NewTicker(q.cfg.LeaseTTL / 3)
 	defer tick.Stop()
 	for {
 		q.mu.Lock()
@@ -149,15 +151,15 @@ func (q *Queue) keepLease(loop context.Context) {
 		q.mu.Unlock()
 		var (
 			expiry <-chan time.Time
-			timer  *time.Timer
+			timer  clockwork.Timer
 		)
 		if g != nil {
-			timer = time.NewTimer(time.Until(g.deadline))
-			expiry = timer.C
+			timer = clock.NewTimer(clock.Until(g.deadline))
+			expiry = timer.Chan()
 		}
 		select {
 		case <-loop.Done():
-		case <-tick.C:
+		case <-tick.Chan():
 		case <-expiry:
 		}
 		if timer != nil {
@@ -170,8 +172,10 @@ func (q *Queue) keepLease(loop context.Context) {
 			q.retakeLease(loop)
 			continue
 		}
-		start := time.Now()
-		rctx, cancel := context.WithDeadline(loop, g.deadline)
+		start := clock.Now()
+		// The database call is bounded in real time (a fake clock's
+		// context would reach the driver).
+		rctx, cancel := context.WithTimeout(loop, clock.Until(g.deadline))
 		err := q.cfg.Store.ExtendLease(rctx, &g.lease, q.cfg.LeaseTTL)
 		cancel()
 		switch {
@@ -179,11 +183,11 @@ func (q *Queue) keepLease(loop context.Context) {
 			g.deadline = start.Add(q.cfg.LeaseTTL)
 		case loop.Err() != nil:
 			return
-		case errors.Is(err, madspark.ErrLeaseLost) || !time.Now().Before(g.deadline):
+		case errors.Is(err, madspark.ErrLeaseLost) || !clock.Now().Before(g.deadline):
 			q.loseLease(g, err)
 			q.retakeLease(loop)
 		default:
-			q.logger.Warn("could not renew the worker's lease; will try again", "worker", g.id, "err", err, "expires_in", time.Until(g.deadline).Round(time.Millisecond))
+			q.logger.Warn("could not renew the worker's lease; will try again", "worker", g.id, "err", err, "expires_in", clock.Until(g.deadline).Round(time.Millisecond))
 		}
 	}
 }

@@ -78,18 +78,17 @@ func TestLimitHoldsPerProvider(t *testing.T) {
 // context ends stops waiting.
 func TestLimitRefusesWhenQueueFull(t *testing.T) {
 	p := &inflight{hold: time.Hour}
-	c := llm.Chain(p, Limit(LimitConfig{DefaultProvider: "p", Limit: func(string) int { return 2 }, Queue: 1}))
+	l := NewLimiter(LimitConfig{DefaultProvider: "p", Limit: func(string) int { return 2 }, Queue: 1})
+	c := llm.Chain(p, l.Middleware())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 3)
 	for range 3 { // 2 in flight, 1 waiting
 		go func() { _, err := c.Generate(ctx, &llm.Request{}); done <- err }()
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for p.now.Load() < 2 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond) // the third is waiting
+	waitFor(t, l.slotsOf("p"), "two calls in flight and the third waiting", func() bool {
+		return p.now.Load() == 2 && l.slotsOf("p").waiting == 1
+	})
 	_, err := c.Generate(RefuseWhenBusy(context.Background()), &llm.Request{})
 	le, ok := errors.AsType[*llm.Error](err)
 	if !errors.Is(err, ErrBusy) || !ok || le.Status != 429 || le.RetryAfter < time.Second || le.Provider != "p" {
