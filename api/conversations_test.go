@@ -266,7 +266,23 @@ func TestConversationBadInput(t *testing.T) {
 // its model calls; the run is recorded as cancelled and the question stays,
 // unanswered, to be answered again.
 func TestConversationStop(t *testing.T) {
-	hs := newHarness(t, options{latency: 400 * time.Millisecond})
+	// Until Stop, the model answers nothing until its call is cancelled.
+	calling := make(chan struct{}, 16)
+	var stalled atomic.Bool
+	stalled.Store(true)
+	hs := newHarness(t, options{client: func(next llm.Client) llm.Client {
+		return llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+			if !stalled.Load() {
+				return next.Generate(ctx, req)
+			}
+			select {
+			case calling <- struct{}{}:
+			default:
+			}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	}})
 	var c madspark.Conversation
 	hs.do("POST", "/api/conversations", map[string]any{}).json(t, &c)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -282,13 +298,13 @@ func TestConversationStop(t *testing.T) {
 	if !sc.Scan() || sc.Text() != "event: question" {
 		t.Fatalf("first line %q", sc.Text())
 	}
-	var runs []*madspark.Run
-	for deadline := time.Now().Add(10 * time.Second); len(runs) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if runs, err = hs.db.Runs(context.Background(), madspark.RunFilter{}); err != nil {
-			t.Fatal(err)
-		}
+	select {
+	case <-calling:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no model call was made")
 	}
 	cancel() // Stop, while the proposers are at work
+	var runs []*madspark.Run
 	res.Body.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -312,6 +328,7 @@ func TestConversationStop(t *testing.T) {
 		t.Fatalf("after Stop: %+v", got.Messages)
 	}
 	// Regenerate answers the unanswered question.
+	stalled.Store(false)
 	_, a := hs.ask(t, "/api/conversations/"+c.ID+"/regenerate", map[string]any{})
 	if got := hs.conversation(t, c.ID); len(got.Messages) != 2 || got.Messages[1].Content != a.Content {
 		t.Errorf("after regenerating: %+v", got.Messages)

@@ -56,6 +56,7 @@ func (hs *harness) sse(ctx context.Context, path string, header ...string) ([]ss
 		case line == "":
 			if cur.event != "" {
 				out = append(out, cur)
+				received(ctx)
 			}
 			cur = sseEvent{}
 		case strings.HasPrefix(line, "id: "):
@@ -213,6 +214,21 @@ func (hs *harness) ws(ctx context.Context, path string, origin string) ([]api.Me
 			return out, 0, err
 		}
 		out = append(out, m)
+		received(ctx)
+	}
+}
+
+type onMessageKey struct{}
+
+// onMessage returns ctx with fn, which sse and ws call with each message
+// they receive.
+func onMessage(ctx context.Context, fn func()) context.Context {
+	return context.WithValue(ctx, onMessageKey{}, fn)
+}
+
+func received(ctx context.Context) {
+	if fn, ok := ctx.Value(onMessageKey{}).(func()); ok {
+		fn()
 	}
 }
 
@@ -290,9 +306,20 @@ func TestStreamsEndWhenTheServerStops(t *testing.T) {
 		code websocket.StatusCode
 	}
 	sseDone, wsDone := make(chan int, 1), make(chan result, 1)
-	go func() { evs, _, _ := hs.sse(ctx, "/api/runs/"+id+"/events"); sseDone <- len(evs) }()
-	go func() { msgs, code, _ := hs.ws(ctx, "/ws/runs/"+id, ""); wsDone <- result{len(msgs), code} }()
-	time.Sleep(200 * time.Millisecond)
+	// Each client gets the queued event; then the server stops.
+	first := make(chan struct{}, 2)
+	var sseOnce, wsOnce sync.Once
+	sctx := onMessage(ctx, func() { sseOnce.Do(func() { first <- struct{}{} }) })
+	wctx := onMessage(ctx, func() { wsOnce.Do(func() { first <- struct{}{} }) })
+	go func() { evs, _, _ := hs.sse(sctx, "/api/runs/"+id+"/events"); sseDone <- len(evs) }()
+	go func() { msgs, code, _ := hs.ws(wctx, "/ws/runs/"+id, ""); wsDone <- result{len(msgs), code} }()
+	for range 2 {
+		select {
+		case <-first:
+		case <-ctx.Done():
+			t.Fatal("the clients did not get the queued event")
+		}
+	}
 	hs.h.Close()
 	select {
 	case n := <-sseDone:

@@ -156,6 +156,12 @@ func TellProblems(w io.Writer, err error) error {
 // the store's. concurrency is how many runs this process works at once
 // (0: it only enqueues).
 func (a *App) Queue(ctx context.Context, reg *pipeline.Registry, concurrency int, lease time.Duration) (*jobs.Queue, error) {
+	if lease > 0 && concurrency > 0 {
+		// The runs this process works are leased as long as the process
+		// is: when it dies, other workers wait that long for its runs,
+		// not the engine's default.
+		a.Engine.LeaseTTL = lease
+	}
 	cfg := jobs.Config{
 		Store: a.Store, Registry: reg, Engine: a.Engine,
 		Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model,
