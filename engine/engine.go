@@ -168,7 +168,10 @@ func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Eve
 	if err := e.Store.CreateRun(ctx, rec); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	ls, err := e.takeLease(ctx, rec.ID)
+	// The run is recorded: its lease is taken even if ctx ends meanwhile
+	// (a Ctrl-C at the start), so that it stops as any run does, at its
+	// first step, kept and resumable.
+	ls, err := e.takeLease(context.WithoutCancel(ctx), rec.ID)
 	if err != nil {
 		rec.Status, rec.Error = madspark.RunFailed, err.Error()
 		_ = e.Store.FinishRun(context.WithoutCancel(ctx), rec)
