@@ -42,27 +42,7 @@ func mcpWire(req *openaitest.ChatRequest) openaitest.Reply {
 // them it is skipped, saying what is missing, except in CI (CI set), where
 // it fails.
 func TestMCPEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the MCP end-to-end test is not short")
-	}
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI must run the MCP end-to-end test, but %s", why)
-		}
-		t.Skipf("skipping the MCP end-to-end test: %s", why)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not installed")
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", "mcpserver", "e2e"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		missing("mcpserver/e2e/node_modules has no @modelcontextprotocol/sdk: run `npm ci` in mcpserver/e2e")
-	}
+	node, dir, _ := needNode(t, "MCP end-to-end test", "mcpserver/e2e", "@modelcontextprotocol/sdk")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

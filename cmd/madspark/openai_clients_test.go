@@ -31,29 +31,7 @@ import (
 // Without them it is skipped, saying what is missing, except in CI (CI
 // set), where it fails.
 func TestOpenAIClients(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the OpenAI clients test is not short")
-	}
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI must run the OpenAI clients test, but %s", why)
-		}
-		t.Skipf("skipping the OpenAI clients test: %s", why)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not installed")
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", "test", "openai-clients"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pkg := range []string{"openai", "@langchain/openai", "ai", "@ai-sdk/openai"} {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
-			missing("test/openai-clients/node_modules has no " + pkg + ": run `npm ci` in test/openai-clients")
-		}
-	}
+	node, dir, _ := needNode(t, "OpenAI clients test", "test/openai-clients", "openai", "@langchain/openai", "ai", "@ai-sdk/openai")
 
 	release := make(chan struct{})
 	var once sync.Once

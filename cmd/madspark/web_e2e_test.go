@@ -32,27 +32,7 @@ import (
 // (/usr/bin/chromium, or $MADSPARK_CHROMIUM). Without them it is skipped,
 // saying what is missing, except in CI (CI set), where it fails.
 func TestWebUIEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the browser test is not short")
-	}
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI must run the browser test, but %s", why)
-		}
-		t.Skipf("skipping the browser test: %s", why)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not installed")
-	}
-	webDir, err := filepath.Abs(filepath.Join("..", "..", "web"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(webDir, "node_modules", "playwright-core", "package.json")); err != nil {
-		missing("web/node_modules has no playwright-core: run `npm ci` in web/")
-	}
+	node, webDir, missing := needNode(t, "browser test", "web", "playwright-core")
 	chromium := os.Getenv("MADSPARK_CHROMIUM")
 	if chromium == "" {
 		chromium = "/usr/bin/chromium"

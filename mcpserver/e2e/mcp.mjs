@@ -101,7 +101,10 @@ async function exercise(label, connect) {
     const text = res.content[0].text
     assert(res.content[0].type === 'text' && text.startsWith('# ') && text.includes(`run ${sparkRun}`), `report: ${text.slice(0, 200)}`)
     const msgs = progress.map((p) => p.message)
-    for (const want of ['evaluate: evaluating 4 ideas', 'improve: improving 3 ideas', 'done']) {
+    // Not 'done': the SDK hands a notification to its handler a microtask
+    // later, and drops it when the call's answer, read in the same chunk,
+    // has already ended the call; the Go tests check that 'done' is sent.
+    for (const want of ['evaluate: evaluating 4 ideas', 'improve: improving 3 ideas']) {
       assert(msgs.includes(want), `no progress "${want}" in ${JSON.stringify(msgs)}`)
     }
     for (let i = 1; i < progress.length; i++) {
