@@ -248,6 +248,8 @@ try {
     await page.goto(base + '/')
     await page.getByRole('heading', { name: 'New run' }).waitFor()
     const pipeline = page.getByLabel('Pipeline')
+    // The options come from the API after the page is drawn.
+    await pipeline.locator('option[value="spark"]').waitFor({ state: 'attached' })
     const options = await pipeline.locator('option').evaluateAll((os) => os.map((o) => o.value))
     check(options.includes('spark'), `the pipeline list has no spark: ${options}`)
     await pipeline.selectOption('spark')
@@ -552,6 +554,7 @@ try {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Evals' }).click()
     await page.getByRole('heading', { name: 'Evals', level: 1 }).waitFor()
     const pipeline = page.getByLabel('Pipeline to measure')
+    await pipeline.locator('option[value="spark"]').waitFor({ state: 'attached' })
     const options = await pipeline.locator('option').evaluateAll((os) => os.map((o) => o.value))
     check(options.includes('spark') && !options.includes('eval'), `the pipelines to measure: ${options}`)
     check((await page.locator('main input[type=text][id*=pipeline]').count()) === 0, 'the pipeline is typed, not chosen')
