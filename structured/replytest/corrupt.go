@@ -200,24 +200,7 @@ func renameKey(t *rapid.T, c *corruption) bool {
 		return false
 	}
 	i := rapid.IntRange(0, len(o.keys)-1).Draw(t, "key")
-	parts := splitKey(o.keys[i])
-	if len(parts) == 0 {
-		return false
-	}
-	title := func(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
-	var forms []string
-	var camel, pascal, titled []string
-	for j, p := range parts {
-		pascal = append(pascal, title(p))
-		titled = append(titled, title(p))
-		if j == 0 {
-			camel = append(camel, p)
-		} else {
-			camel = append(camel, title(p))
-		}
-	}
-	forms = append(forms, strings.Join(titled, " "), strings.Join(camel, ""), strings.Join(pascal, ""),
-		strings.Join(parts, "-"), strings.ToUpper(strings.Join(parts, "_")), strings.Join(pascal, "_"))
+	forms := KeyForms(o.keys[i])
 	var fresh []string
 	for _, f := range forms {
 		if f != o.keys[i] && (o.s == nil || o.s.Properties == nil || !declared(o.s, f)) {
@@ -229,6 +212,28 @@ func renameKey(t *rapid.T, c *corruption) bool {
 	}
 	o.keys[i] = rapid.SampledFrom(fresh).Draw(t, "style")
 	return true
+}
+
+// KeyForms is key k written in the other styles models use: Title Case,
+// camelCase, PascalCase, kebab-case, UPPER_SNAKE and Title_Snake, in that
+// order; none when k has no word.
+func KeyForms(k string) []string {
+	parts := splitKey(k)
+	if len(parts) == 0 {
+		return nil
+	}
+	title := func(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+	camel := make([]string, len(parts))
+	pascal := make([]string, len(parts))
+	for j, p := range parts {
+		pascal[j] = title(p)
+		camel[j] = pascal[j]
+		if j == 0 {
+			camel[j] = p
+		}
+	}
+	return []string{strings.Join(pascal, " "), strings.Join(camel, ""), strings.Join(pascal, ""),
+		strings.Join(parts, "-"), strings.ToUpper(strings.Join(parts, "_")), strings.Join(pascal, "_")}
 }
 
 // splitKey splits a key into lower-case words at _, -, spaces and case

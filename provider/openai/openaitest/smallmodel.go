@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/structured/replytest"
 )
 
 // The shapes a SmallModel gives its replies in, by name. Each keeps every
@@ -315,7 +316,7 @@ func (s *shaper) apply(name string) bool {
 			return x, true
 		})
 	case ShapeKeyStyle:
-		style := keyStyles[s.rng.IntN(len(keyStyles))]
+		style := s.rng.IntN(keyStyles)
 		return s.each(func(x any, sc map[string]any) (any, bool) {
 			o, ok := x.(map[string]any)
 			if !ok || s.declaredKeys(x, sc) == 0 {
@@ -327,7 +328,9 @@ func (s *shaper) apply(name string) bool {
 			for _, k := range sortedKeys(o) {
 				v, nk := o[k], k
 				if _, declared := props[k]; declared {
-					nk = style(k)
+					if forms := replytest.KeyForms(k); len(forms) > style {
+						nk = forms[style]
+					}
 					if _, clash := props[nk]; clash || nk == "" {
 						nk = k
 					}
@@ -822,63 +825,8 @@ func (s *shaper) bullets(list []any) string {
 	return strings.Join(lines, "\n")
 }
 
-// keyStyles write a key in another style.
-var keyStyles = []func(string) string{
-	func(k string) string { return joinWords(splitKey(k), " ", title, title) },                     // Title Case
-	func(k string) string { return joinWords(splitKey(k), "", lower, title) },                      // camelCase
-	func(k string) string { return joinWords(splitKey(k), "", title, title) },                      // PascalCase
-	func(k string) string { return joinWords(splitKey(k), "-", lower, lower) },                     // kebab-case
-	func(k string) string { return joinWords(splitKey(k), "_", title, lower) },                     // Title_snake
-	func(k string) string { return joinWords(splitKey(k), "_", strings.ToUpper, strings.ToUpper) }, // UPPER_SNAKE
-}
-
-func title(s string) string {
-	if s == "" {
-		return s
-	}
-	r := []rune(s)
-	return string(unicode.ToUpper(r[0])) + string(r[1:])
-}
-
-func lower(s string) string { return s }
-
-func joinWords(words []string, sep string, first, rest func(string) string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		if i == 0 {
-			out[i] = first(w)
-		} else {
-			out[i] = rest(w)
-		}
-	}
-	return strings.Join(out, sep)
-}
-
-// splitKey splits a key into lower-case words at _, -, spaces and case
-// changes.
-func splitKey(k string) []string {
-	var parts []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			parts = append(parts, strings.ToLower(string(cur)))
-			cur = nil
-		}
-	}
-	for i, r := range k {
-		switch {
-		case r == '_' || r == '-' || r == ' ':
-			flush()
-		case unicode.IsUpper(r) && i > 0:
-			flush()
-			cur = append(cur, r)
-		default:
-			cur = append(cur, r)
-		}
-	}
-	flush()
-	return parts
-}
+// keyStyles is how many styles replytest.KeyForms writes a key in.
+var keyStyles = len(replytest.KeyForms("a_b"))
 
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
