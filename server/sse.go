@@ -8,11 +8,13 @@ import (
 	"time"
 )
 
-// sseWriter sends server-sent events from any goroutine. Events queue in a
-// buffer that one writer goroutine drains: a lone event goes out (and is
-// flushed) at once, and events that arrive while a write is in progress go
-// out together in the next write, so a fast model does not cost one system
-// call per token.
+// sseWriter sends server-sent events from any goroutine. The goroutine
+// that sends an event while no write is in progress writes it (and
+// flushes) at once, itself: a model's tokens go out from the goroutine
+// that reads them, with no hand-over to another goroutine per token.
+// Events sent while a write is in progress queue, and the writing
+// goroutine sends them together in its next write before it returns, so
+// a fast model does not cost one system call per token.
 //
 // Each write has a deadline, timeout: a client that stops reading (without
 // closing its connection) fails the write, after which onErr is called
@@ -27,72 +29,62 @@ type sseWriter struct {
 	mu      sync.Mutex
 	pending []byte
 	spare   []byte
+	writing bool       // a goroutine is writing
+	idle    *sync.Cond // broadcast when it stops
 	closed  bool
 	failed  bool
-	notify  chan struct{}
-	done    chan struct{}
 	err     error
 }
 
 func newSSEWriter(w http.ResponseWriter, timeout time.Duration, onErr func()) *sseWriter {
-	s := &sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, onErr: onErr,
-		notify: make(chan struct{}, 1), done: make(chan struct{})}
-	go s.loop()
+	s := &sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, onErr: onErr}
+	s.idle = sync.NewCond(&s.mu)
 	return s
 }
 
-func (s *sseWriter) loop() {
-	defer close(s.done)
-	for range s.notify {
-		for {
-			// Take pending and give event the spare buffer; while buf is
-			// being written, neither pending nor spare shares its array.
-			s.mu.Lock()
-			buf, closed := s.pending, s.closed
-			if len(buf) == 0 || s.failed {
-				s.mu.Unlock()
-				if closed {
-					return
-				}
-				break
-			}
-			s.pending, s.spare = s.spare[:0], nil
-			s.mu.Unlock()
-			// A writer that cannot take deadlines (ErrNotSupported) is
-			// written without.
-			_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
-			_, err := s.w.Write(buf)
-			if err == nil {
-				err = s.rc.Flush()
-			}
-			s.mu.Lock()
-			s.spare = buf[:0]
-			if err != nil && !s.failed {
-				s.failed, s.err = true, err
-				s.pending = nil
-				if s.onErr != nil {
-					s.onErr()
-				}
-			}
-			s.mu.Unlock()
-		}
-	}
-}
-
-// send queues frames, whole events ("data: ...\n\n").
+// send writes frames, whole events ("data: ...\n\n"), or queues them
+// for the goroutine that is writing.
 func (s *sseWriter) send(frames []byte) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed || s.failed {
-		s.mu.Unlock()
 		return
 	}
 	s.pending = append(s.pending, frames...)
-	// Notify under the lock, so that close cannot close notify in between.
-	select {
-	case s.notify <- struct{}{}:
-	default:
+	if !s.writing {
+		s.drain()
 	}
-	s.mu.Unlock()
+}
+
+// drain writes what is pending until nothing is, or a write fails. It is
+// called with s.mu held, which it releases while it writes.
+func (s *sseWriter) drain() {
+	s.writing = true
+	defer s.idle.Broadcast()
+	for len(s.pending) > 0 && !s.failed {
+		// Take pending and give senders the spare buffer; while buf is
+		// being written, neither pending nor spare shares its array.
+		buf := s.pending
+		s.pending, s.spare = s.spare[:0], nil
+		s.mu.Unlock()
+		// A writer that cannot take deadlines (ErrNotSupported) is
+		// written without.
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+		_, err := s.w.Write(buf)
+		if err == nil {
+			err = s.rc.Flush()
+		}
+		s.mu.Lock()
+		s.spare = buf[:0]
+		if err != nil && !s.failed {
+			s.failed, s.err = true, err
+			s.pending = nil
+			if s.onErr != nil {
+				s.onErr()
+			}
+		}
+	}
+	s.writing = false
 }
 
 // close sends what is queued and stops the writer; nothing is written
@@ -101,20 +93,17 @@ func (s *sseWriter) send(frames []byte) {
 // on a connection that may serve another request.
 func (s *sseWriter) close() {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		<-s.done
-		return
-	}
+	first := !s.closed
 	s.closed = true
-	select {
-	case s.notify <- struct{}{}:
-	default:
+	if first && !s.writing {
+		s.drain()
 	}
-	close(s.notify)
+	for s.writing {
+		s.idle.Wait()
+	}
+	failed := s.failed
 	s.mu.Unlock()
-	<-s.done
-	if !s.failed {
+	if first && !failed {
 		_ = s.rc.SetWriteDeadline(time.Time{})
 	}
 }

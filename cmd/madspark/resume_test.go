@@ -18,6 +18,9 @@ import (
 // TestMain lets the test binary act as the madspark command, so that a test
 // can run it as a subprocess and kill it.
 func TestMain(m *testing.M) {
+	if upstream := os.Getenv("MADSPARK_TEST_AS_PROXY"); upstream != "" {
+		os.Exit(bareProxy(upstream))
+	}
 	if os.Getenv("MADSPARK_TEST_AS_MAIN") == "1" {
 		if path := os.Getenv("MADSPARK_TEST_CPUPROFILE"); path != "" {
 			os.Exit(profiledMain(path))

@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"context"
 	"flag"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -33,6 +37,7 @@ var (
 	v1Rate    = flag.Float64("v1.rate", 50, "the simulated provider's tokens per second")
 	v1Tokens  = flag.Int("v1.tokens", 20, "tokens of each streamed reply")
 	v1Profile = flag.String("v1.cpuprofile", "", "write the server process's CPU profile to this file")
+	v1Repeat  = flag.Int("v1.repeat", 3, "times BenchmarkV1Overhead measures the three ways in turn (straight, the floor, madspark), so that a machine's drift falls on all three alike")
 	v1Idle    = flag.Duration("v1.idle", time.Second, "how long the server's CPU time is measured with no request, to subtract it from the requests'")
 )
 
@@ -99,13 +104,15 @@ func benchV1(b *testing.B, shape string, streams int) {
 	}
 	base, cpu, stop := startServe(b, env)
 	defer stop()
+	floorBase, floorCPU, stopFloor := startFloor(b, fake.URL)
+	defer stopFloor()
 
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams, MaxConnsPerHost: streams}}
 	defer hc.CloseIdleConnections()
 	client := func(url string) sdk.Client {
 		return sdk.NewClient(option.WithBaseURL(url), option.WithAPIKey("sk-test"), option.WithHTTPClient(hc), option.WithMaxRetries(0))
 	}
-	straight, through := client(fake.URL), client(base+"/v1")
+	straight, through, floor := client(fake.URL), client(base+"/v1"), client(floorBase)
 	var mu sync.Mutex
 	errs := 0
 	// one streams a completion from c with model and returns its time to
@@ -164,17 +171,34 @@ func benchV1(b *testing.B, shape string, streams int) {
 	}
 	phase(straight, "gpt-4o-mini", "burst", 1) // open the connections
 	phase(through, "madspark-direct", "burst", 1)
+	phase(floor, "gpt-4o-mini", "burst", 1)
 	errs = 0
 	// What the server spends with no request (its queue worker's polls,
 	// lease renewals) is not the requests' cost.
-	idleStart, idleCPU := time.Now(), cpu()
+	idleStart, idleCPU, idleFloor := time.Now(), cpu(), floorCPU()
 	time.Sleep(*v1Idle)
 	idleRate := float64(cpu()-idleCPU) / float64(time.Since(idleStart))
+	floorIdle := float64(floorCPU()-idleFloor) / float64(time.Since(idleStart))
+	// measure runs a phase through c and adds its times to the first
+	// token to ttft and the CPU time the process whose CPU time is used
+	// spent on it, less what it spends idle at idle, to spent.
+	measure := func(c sdk.Client, model string, used func() time.Duration, idle float64, ttft *[]time.Duration, spent *time.Duration) {
+		before, start := used(), time.Now()
+		*ttft = append(*ttft, phase(c, model, shape, *v1Rounds)...)
+		*spent += used() - before - time.Duration(idle*float64(time.Since(start)))
+	}
+	none := func() time.Duration { return 0 }
+	var (
+		direct, bare, proxied []time.Duration
+		floorSpent, spent     time.Duration
+	)
 	b.ResetTimer()
-	direct := phase(straight, "gpt-4o-mini", shape, *v1Rounds)
-	before, start := cpu(), time.Now()
-	proxied := phase(through, "madspark-direct", shape, *v1Rounds)
-	used, busy := cpu()-before, time.Since(start)
+	for range max(*v1Repeat, 1) {
+		measure(straight, "gpt-4o-mini", none, 0, &direct, new(time.Duration))
+		measure(floor, "gpt-4o-mini", floorCPU, floorIdle, &bare, &floorSpent)
+		measure(through, "madspark-direct", cpu, idleRate, &proxied, &spent)
+	}
+	per, floorPer := spent/time.Duration(len(proxied)), floorSpent/time.Duration(len(bare))
 	b.StopTimer()
 	p := func(d []time.Duration, q float64) time.Duration {
 		slices.Sort(d)
@@ -184,8 +208,10 @@ func benchV1(b *testing.B, shape string, streams int) {
 	b.ReportMetric(ms(p(proxied, 0.99)-p(direct, 0.99)), "p99-ttft-overhead-ms")
 	b.ReportMetric(ms(p(proxied, 0.50)-p(direct, 0.50)), "p50-ttft-overhead-ms")
 	b.ReportMetric(ms(p(direct, 0.99)), "p99-ttft-straight-ms")
-	net := used - time.Duration(idleRate*float64(busy))
-	b.ReportMetric(ms(net)/float64(len(proxied)), "cpu-ms/request")
+	b.ReportMetric(ms(per), "cpu-ms/request")
+	b.ReportMetric(ms(floorPer), "floor-cpu-ms/request")
+	b.ReportMetric(float64(per)/float64(floorPer), "cpu-over-floor")
+	b.ReportMetric(ms(p(bare, 0.99)-p(direct, 0.99)), "floor-p99-ttft-overhead-ms")
 	b.ReportMetric(idleRate*100, "idle-cpu-%")
 	b.ReportMetric(float64(errs), "errors")
 }
@@ -195,23 +221,39 @@ func benchV1(b *testing.B, shape string, streams int) {
 // it has used so far, and a function that stops it.
 func startServe(b *testing.B, env map[string]string) (string, func() time.Duration, func()) {
 	b.Helper()
-	addr := regexp.MustCompile(`serving http://([0-9.:]+)`)
-	self, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(self, "serve", "--addr", "127.0.0.1:0", "--no-cache")
-	cmd.Env = []string{"MADSPARK_TEST_AS_MAIN=1", "HOME=" + b.TempDir(), "PATH=" + os.Getenv("PATH")}
+	vars := []string{"MADSPARK_TEST_AS_MAIN=1", "HOME=" + b.TempDir(), "PATH=" + os.Getenv("PATH")}
 	if *v1Profile != "" {
 		path, err := filepath.Abs(*v1Profile)
 		if err != nil {
 			b.Fatal(err)
 		}
-		cmd.Env = append(cmd.Env, "MADSPARK_TEST_CPUPROFILE="+path)
+		vars = append(vars, "MADSPARK_TEST_CPUPROFILE="+path)
 	}
 	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		vars = append(vars, k+"="+v)
 	}
+	return startChild(b, vars, "serve", "--addr", "127.0.0.1:0", "--no-cache")
+}
+
+// startFloor starts the floor of the measure: this test binary as a bare
+// reverse proxy to upstream (bareProxy), a process of its own like the
+// server. It returns what startServe does.
+func startFloor(b *testing.B, upstream string) (string, func() time.Duration, func()) {
+	b.Helper()
+	return startChild(b, []string{"MADSPARK_TEST_AS_PROXY=" + upstream})
+}
+
+// startChild starts this test binary with env and args, waits until it
+// says where it serves, and returns what startServe does.
+func startChild(b *testing.B, env []string, args ...string) (string, func() time.Duration, func()) {
+	b.Helper()
+	addr := regexp.MustCompile(`serving http://([0-9.:]+)`)
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -234,9 +276,39 @@ func startServe(b *testing.B, env map[string]string) (string, func() time.Durati
 		return base, func() time.Duration { return processCPU(b, cmd.Process.Pid) }, stop
 	case <-time.After(30 * time.Second):
 		stop()
-		b.Fatal("the server did not start")
+		b.Fatal("the process did not start")
 	}
 	return "", nil, nil
+}
+
+// bareProxy serves, until interrupted, a reverse proxy to upstream that
+// flushes every write at once: the least a process between an OpenAI
+// client and its provider can do, the floor BenchmarkV1Overhead measures
+// madspark against. It says where it serves as `madspark serve` does.
+func bareProxy(upstream string) int {
+	target, err := url.Parse(upstream)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1
+	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 256}
+	srv := &http.Server{Handler: rp}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	fmt.Fprintf(os.Stderr, "serving http://%s\n", ln.Addr())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // processCPU is the CPU time process pid has used: the sum of its
