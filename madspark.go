@@ -405,6 +405,19 @@ type RunLeaseStore interface {
 	InterruptRun(ctx context.Context, l *RunLease, msg string) (bool, error)
 }
 
+// RunRecorder records a run's start and its end each in one write, which
+// is most of what a short run costs a store (a /v1 answer is a run of one
+// step): CreateRun with TakeRunLease, and FinishRun with the final event
+// and DropRunLease.
+type RunRecorder interface {
+	// StartRun is CreateRun of run and TakeRunLease of it for l: both or
+	// neither.
+	StartRun(ctx context.Context, run *Run, l *RunLease, ttl time.Duration) error
+	// EndRun is FinishRun of run, AppendEvent of final and DropRunLease
+	// of l: all or none. final and l may be nil.
+	EndRun(ctx context.Context, run *Run, l *RunLease, final *Event) error
+}
+
 // LeaseStore keeps the leases of queue workers.
 type LeaseStore interface {
 	// RenewLease records that worker l.ID is alive for ttl from now, by
@@ -604,6 +617,7 @@ type Store interface {
 	BatchStore
 	LeaseStore
 	RunLeaseStore
+	RunRecorder
 	BookmarkStore
 	ConversationStore
 	Close() error

@@ -165,6 +165,29 @@ func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Eve
 	if err != nil {
 		return nil, err
 	}
+	ls, err := e.record(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	ls.start(ctx)
+	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, rec: *rec, span: e.startRun(ctx, rec), lease: ls}, nil
+}
+
+// record stores the new run rec and takes its lease: in one write when
+// the store is a madspark.RunRecorder that keeps the leases too.
+func (e *Engine) record(ctx context.Context, rec *madspark.Run) (*lease, error) {
+	if rr, ok := e.Store.(madspark.RunRecorder); ok && e.Leases == nil {
+		if s := e.leases(); s != nil {
+			ls, err := e.newLease(s, rec.ID)
+			if err != nil {
+				return nil, err
+			}
+			if err := rr.StartRun(ctx, rec, &ls.l, ls.ttl); err != nil {
+				return nil, fmt.Errorf("engine: %w", err)
+			}
+			return ls, nil
+		}
+	}
 	if err := e.Store.CreateRun(ctx, rec); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -177,8 +200,7 @@ func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Eve
 		_ = e.Store.FinishRun(context.WithoutCancel(ctx), rec)
 		return nil, err
 	}
-	ls.start(ctx)
-	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, rec: *rec, span: e.startRun(ctx, rec), lease: ls}, nil
+	return ls, nil
 }
 
 // ErrNotResumable is wrapped by Resume's error for a run that succeeded.
@@ -338,7 +360,6 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 		endRun(r.span, &r.rec, runErr)
 		return fmt.Errorf("engine: run %s: another process took it over, so its outcome here is not recorded: %w", r.rec.ID, ErrLeaseLost)
 	}
-	defer r.lease.release(ctx)
 	r.mu.Lock()
 	rec, stage := r.rec, r.stage
 	r.mu.Unlock()
@@ -348,6 +369,7 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 	case runErr == nil:
 		b, err := json.Marshal(result)
 		if err != nil {
+			r.lease.release(ctx)
 			return fmt.Errorf("engine: encode result: %w", err)
 		}
 		rec.Status, rec.Result = madspark.RunSucceeded, b
@@ -359,6 +381,7 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 		if result != nil {
 			b, err := json.Marshal(result)
 			if err != nil {
+				r.lease.release(ctx)
 				return fmt.Errorf("engine: encode result: %w", err)
 			}
 			if string(b) != "null" { // a nil pointer of the pipeline's result type
@@ -374,15 +397,60 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := r.e.Store.FinishRun(ctx, &rec); err != nil {
+	if err := r.end(ctx, &rec, final); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	r.mu.Lock()
 	r.rec.Status, r.rec.Result, r.rec.Error, r.rec.FinishedAt = rec.Status, rec.Result, rec.Error, rec.FinishedAt
 	r.mu.Unlock()
 	endRun(r.span, &rec, runErr)
-	r.publish(ctx, final)
 	return nil
+}
+
+// Relayer is implemented by publishers (events.Hub) that let the store
+// write an event in a write of its own: Relay calls store, which stores e
+// (setting e.Seq) with other writes, and then delivers e as Publish does.
+// store must write to the store the publisher reads.
+type Relayer interface {
+	Relay(ctx context.Context, e *madspark.Event, store func(e *madspark.Event) error) error
+}
+
+// end records the run's outcome rec, publishes its final event and drops
+// its lease: in one write when the store is a madspark.RunRecorder (that
+// keeps the leases, when the run has one) and Engine.Events a Relayer (or
+// nil).
+func (r *Run) end(ctx context.Context, rec *madspark.Run, final *madspark.Event) error {
+	rr, ok := r.e.Store.(madspark.RunRecorder)
+	if !ok || r.lease != nil && r.e.Leases != nil {
+		defer r.lease.release(ctx)
+		if err := r.e.Store.FinishRun(ctx, rec); err != nil {
+			return err
+		}
+		r.publish(ctx, final)
+		return nil
+	}
+	var l *madspark.RunLease
+	if r.lease != nil {
+		l = &r.lease.l
+	}
+	if final.Time.IsZero() {
+		final.Time = r.e.now()
+	}
+	var err error
+	switch p := r.e.Events.(type) {
+	case nil:
+		err = rr.EndRun(ctx, rec, l, nil)
+	case Relayer:
+		err = p.Relay(ctx, final, func(e *madspark.Event) error { return rr.EndRun(ctx, rec, l, e) })
+	default:
+		if err = rr.EndRun(ctx, rec, l, nil); err == nil {
+			r.publish(ctx, final)
+		}
+	}
+	if err != nil {
+		r.lease.release(ctx) // the run's outcome is not recorded; its lease ends all the same
+	}
+	return err
 }
 
 // Step runs one stage of r, journaled under key. input is everything the

@@ -8,8 +8,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/events"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/store/sqlite"
 	"github.com/madspark/madspark/structured"
@@ -313,5 +315,55 @@ func TestStepRepairs(t *testing.T) {
 	}
 	if counted["test/t.a/range"] != 1 || counted["test/t.b/count"] != 1 {
 		t.Fatalf("OnRepair counted %v, want each once", counted)
+	}
+}
+
+// TestFinishInOneWrite: with a store that records runs (sqlite) and a
+// Hub, a run is recorded with its lease, and its outcome, final event and
+// the lease's end are recorded together; the final event reaches a
+// subscriber once, after the progress event.
+func TestFinishInOneWrite(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	hub := events.New(db, events.Options{PollInterval: time.Hour})
+	defer hub.Close()
+	e := &Engine{Store: db, Client: &countingClient{}, Events: hub}
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls, err := db.RunLeases(ctx); err != nil || len(ls) != 1 || ls[0].RunID != r.ID() {
+		t.Fatalf("leases of a started run = %+v, %v; want its own", ls, err)
+	}
+	ch, err := hub.Subscribe(ctx, r.ID(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Emit("generate", 10, "generating")
+	if err := r.Finish(ctx, map[string]int{"ideas": 3}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []madspark.Event
+	for ev := range ch {
+		got = append(got, ev)
+	}
+	if len(got) != 2 || got[0].Seq != 1 || got[1].Seq != 2 || got[1].Type != madspark.EventResult || string(got[1].Data) != `{"ideas":3}` {
+		t.Fatalf("events = %+v, want the progress event, then the result", got)
+	}
+	if rec, _ := db.Run(ctx, r.ID()); rec.Status != madspark.RunSucceeded {
+		t.Fatalf("run = %+v", rec)
+	}
+	if last, _ := db.LastEvent(ctx, r.ID()); last == nil || last.Seq != 2 || !last.Final() {
+		t.Fatalf("last stored event = %+v", last)
+	}
+	if ls, _ := db.RunLeases(ctx); len(ls) != 0 {
+		t.Fatalf("leases after Finish = %+v, want none", ls)
+	}
+	if err := db.KeepRunLease(ctx, &r.lease.l, time.Minute); !errors.Is(err, madspark.ErrLeaseLost) {
+		t.Fatalf("the lease after Finish: %v, want it dropped", err)
 	}
 }

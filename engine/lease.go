@@ -91,13 +91,10 @@ func (e *Engine) takeLease(ctx context.Context, id string) (*lease, error) {
 	if s == nil {
 		return nil, nil
 	}
-	var tok [16]byte
-	if _, err := rand.Read(tok[:]); err != nil {
-		return nil, fmt.Errorf("engine: lease token: %w", err)
+	ls, err := e.newLease(s, id)
+	if err != nil {
+		return nil, err
 	}
-	ls := &lease{store: s, ttl: e.leaseTTL(), clock: e.clock(), stop: make(chan struct{}), done: make(chan struct{}),
-		l:   madspark.RunLease{RunID: id, Token: hex.EncodeToString(tok[:]), Holder: e.holder(), Host: proc.HostID(), PID: os.Getpid()},
-		log: e.logger().Warn}
 	if err := s.TakeRunLease(ctx, &ls.l, ls.ttl); err != nil {
 		var held *madspark.RunHeldError
 		if errors.As(err, &held) {
@@ -106,6 +103,18 @@ func (e *Engine) takeLease(ctx context.Context, id string) (*lease, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	return ls, nil
+}
+
+// newLease returns a lease of run id for this process in s, not taken
+// yet.
+func (e *Engine) newLease(s madspark.RunLeaseStore, id string) (*lease, error) {
+	var tok [16]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return nil, fmt.Errorf("engine: lease token: %w", err)
+	}
+	return &lease{store: s, ttl: e.leaseTTL(), clock: e.clock(), stop: make(chan struct{}), done: make(chan struct{}),
+		l:   madspark.RunLease{RunID: id, Token: hex.EncodeToString(tok[:]), Holder: e.holder(), Host: proc.HostID(), PID: os.Getpid()},
+		log: e.logger().Warn}, nil
 }
 
 // start renews the lease every third of its life until halt or release,

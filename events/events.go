@@ -135,11 +135,26 @@ func (h *Hub) Publish(ctx context.Context, e *madspark.Event) error {
 	if e == nil || e.RunID == "" {
 		return errors.New("events: publish: no run ID")
 	}
+	err := h.Relay(ctx, e, func(e *madspark.Event) error { return h.store.AppendEvent(ctx, e) })
+	if err != nil {
+		return fmt.Errorf("events: publish: %w", err)
+	}
+	return nil
+}
+
+// Relay is Publish with the storing done by store, which writes e to the
+// Hub's store (setting e.Seq) together with other writes of its own, in
+// one transaction: the engine records a run's outcome and its final event
+// so (madspark.RunRecorder's EndRun). store's error is returned as it is.
+func (h *Hub) Relay(ctx context.Context, e *madspark.Event, store func(e *madspark.Event) error) error {
+	if e == nil || e.RunID == "" {
+		return errors.New("events: relay: no run ID")
+	}
 	lock := &h.locks[maphash.String(h.seed, e.RunID)%uint64(len(h.locks))]
 	lock.Lock()
 	defer lock.Unlock()
-	if err := h.store.AppendEvent(ctx, e); err != nil {
-		return fmt.Errorf("events: publish: %w", err)
+	if err := store(e); err != nil {
+		return err
 	}
 	h.mu.Lock()
 	for s := range h.subs[e.RunID] {

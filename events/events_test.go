@@ -259,3 +259,35 @@ func TestCrossProcessPostgres(t *testing.T) {
 	// No polling to speak of: the events arrive by LISTEN/NOTIFY.
 	crossProcess(t, openPostgres(t, url), openPostgres(t, url), events.Options{FallbackPoll: time.Hour})
 }
+
+// TestRelay: an event stored by a write of the caller's making is
+// delivered like a published one, and one whose write fails is not.
+func TestRelay(t *testing.T) {
+	s := openSQLite(t, filepath.Join(t.TempDir(), "m.db"))
+	h := events.New(s, events.Options{PollInterval: time.Hour}) // only the in-process path
+	defer h.Close()
+	run := newRun(t, s)
+	ch, err := h.Subscribe(context.Background(), run, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(t, h, progress(run, 10))
+	failed := errors.New("the write failed")
+	err = h.Relay(context.Background(), progress(run, 20), func(*madspark.Event) error { return failed })
+	if err != failed {
+		t.Fatalf("Relay = %v, want the store's error as it is", err)
+	}
+	end := final(run)
+	stored := false
+	if err := h.Relay(context.Background(), end, func(e *madspark.Event) error {
+		stored = true
+		return s.AppendEvent(context.Background(), e)
+	}); err != nil || !stored {
+		t.Fatalf("Relay = %v (stored %v)", err, stored)
+	}
+	got := collect(t, ch, time.Second)
+	checkSeqs(t, got, 1, 2)
+	if got[0].Progress != 10 || !got[1].Final() {
+		t.Fatalf("delivered %+v, want the progress event, then the final one, and not the one whose write failed", got)
+	}
+}

@@ -469,28 +469,23 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, model Mode
 		sse.send(es.open())
 	}
 	// Until the first text, a comment now and then keeps the connection
-	// from looking idle.
-	stopBeat, beatDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(beatDone)
-		t := time.NewTicker(s.cfg.KeepAlive)
-		defer t.Stop()
-		for {
-			select {
-			case <-stopBeat:
-				return
-			case <-t.C:
-			}
-			mu.Lock()
-			if open && !spoken {
-				if sse == nil {
-					start()
-				}
-				sse.send([]byte(": waiting for the model\n\n"))
-			}
-			mu.Unlock()
+	// from looking idle. The timer is set under mu, which its function
+	// takes first.
+	var beat *time.Timer
+	mu.Lock()
+	beat = time.AfterFunc(s.cfg.KeepAlive, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !open || spoken {
+			return
 		}
-	}()
+		if sse == nil {
+			start()
+		}
+		sse.send([]byte(": waiting for the model\n\n"))
+		beat.Reset(s.cfg.KeepAlive)
+	})
+	mu.Unlock()
 	// Deltas are taken until Complete returns, and never after: a model
 	// that calls onDelta late cannot slip text after the end.
 	c, err := s.complete(ctx, model, prompt, func(text string) {
@@ -506,11 +501,10 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, model Mode
 		sse.send(es.text(text))
 	})
 	mu.Lock()
-	open = false
+	open = false // no beat writes after this
 	started := sse != nil
 	mu.Unlock()
-	close(stopBeat)
-	<-beatDone
+	beat.Stop()
 	if !started {
 		if err != nil {
 			s.writeErr(w, r, err)

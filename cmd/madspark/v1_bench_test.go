@@ -3,8 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -45,32 +45,38 @@ var (
 // completion of madspark-direct, the way a client sees it: the official
 // OpenAI Go client streams from a simulated provider on the OpenAI wire
 // (-v1.latency to the first token, then -v1.rate tokens a second,
-// -v1.tokens in all) straight, and then through `madspark serve` (a process
-// of its own, as users run it, cache off, its provider concurrency above
-// the streams), with S clients at once (-v1.streams, 16 and 100), each
-// streaming -v1.rounds completions. In the steady shape each client
-// streams one completion after another and the clients' starts are spread
-// over one completion's length, as independent clients arrive; in the
-// burst shape (-v1.shapes steady,burst) all S start at the same instant,
-// round after round, the worst case. A first burst opens the connections
-// and is not measured. It reports:
+// -v1.tokens in all) straight, through a bare reverse proxy (the floor:
+// net/http/httputil flushing every write, a process of its own), and
+// through `madspark serve` (a process of its own, as users run it, cache
+// off, its provider concurrency above the streams), with S clients at once
+// (-v1.streams, 16 and 100), each streaming -v1.rounds completions; the
+// three are measured in turn, -v1.repeat times, so that a machine's drift
+// falls on all three alike. In the steady shape each client streams one
+// completion after another and the clients' starts are spread over one
+// completion's length, as independent clients arrive; in the burst shape
+// (-v1.shapes steady,burst) all S start at the same instant, round after
+// round, the worst case. A first burst opens the connections and is not
+// measured. It reports:
 //
 //   - p99-ttft-overhead-ms: the 99th percentile time to the first content
 //     token through madspark minus that straight to the provider (the
 //     bound: 10 ms at 16 streams, 25 ms at 100), and p50-ttft-overhead-ms;
+//     floor-p99-ttft-overhead-ms is the bare proxy's;
 //   - cpu-ms/request: the CPU time (user + system) of the madspark process
 //     while it served the measured completions, less what it spends with
 //     no request at all (idle-cpu-%, measured for -v1.idle before: its
 //     queue worker's polls and lease renewals), per request (the bound:
-//     1 ms);
+//     1 ms); floor-cpu-ms/request is the bare proxy's, what any process
+//     between the client and the provider spends on this machine, and
+//     cpu-over-floor the ratio of the two;
 //   - errors: failed streams, which must be 0.
 //
-// One iteration is the whole measurement; about ten seconds by default:
+// One iteration is the whole measurement; about half a minute by default:
 //
 //	go test -run '^$' -bench BenchmarkV1Overhead -benchtime 1x ./cmd/madspark
 //
-// -v1.rounds, -v1.streams, -v1.tokens scale it up; -v1.cpuprofile FILE
-// profiles the server process.
+// -v1.rounds, -v1.repeat, -v1.streams, -v1.tokens scale it up;
+// -v1.cpuprofile FILE profiles the server process.
 func BenchmarkV1Overhead(b *testing.B) {
 	for _, shape := range strings.Split(*v1Shapes, ",") {
 		if shape != "steady" && shape != "burst" {

@@ -29,6 +29,12 @@ const (
 // wrapping madspark.ErrNotFound when the run does not exist.
 func (db *DB) AppendEvent(ctx context.Context, e *madspark.Event) error {
 	const op = "append event"
+	return db.atomically(ctx, op, func(tx pgx.Tx) error { return appendEvent(ctx, tx, op, e) })
+}
+
+// appendEvent stores e in tx, sets e.Seq, and e.Time when it is zero, and
+// notifies EventChannel when tx commits.
+func appendEvent(ctx context.Context, tx pgx.Tx, op string, e *madspark.Event) error {
 	if e == nil || e.RunID == "" || e.Type == "" {
 		return fmt.Errorf("postgres: %s: run ID or type is empty", op)
 	}
@@ -41,28 +47,24 @@ func (db *DB) AppendEvent(ctx context.Context, e *madspark.Event) error {
 		at = time.Now()
 	}
 	at = dbTime(at)
+	// The run's row lock makes the events of one run append one at a
+	// time, so MAX(seq)+1 is unique (as for steps).
+	var one int
+	err = tx.QueryRow(ctx, `SELECT 1 FROM runs WHERE id = $1 FOR NO KEY UPDATE`, e.RunID).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound(e.RunID)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: %s of run %q: %w", op, e.RunID, err)
+	}
 	var seq int64
-	err = db.inTx(ctx, op, func(tx pgx.Tx) error {
-		// The run's row lock makes the events of one run append one at a
-		// time, so MAX(seq)+1 is unique (as for steps).
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM runs WHERE id = $1 FOR NO KEY UPDATE`, e.RunID).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound(e.RunID)
-		}
-		if err != nil {
-			return fmt.Errorf("of run %q: %w", e.RunID, err)
-		}
-		if err := tx.QueryRow(ctx, `INSERT INTO run_events (run_id, seq, type, stage, progress, message, data, created_at)
+	if err := tx.QueryRow(ctx, `INSERT INTO run_events (run_id, seq, type, stage, progress, message, data, created_at)
 VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = $1), $2, $3, $4, $5, $6, $7)
 RETURNING seq`, e.RunID, string(e.Type), e.Stage, e.Progress, e.Message, data, at).Scan(&seq); err != nil {
-			return fmt.Errorf("of run %q: %w", e.RunID, err)
-		}
-		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, EventChannel, e.RunID)
-		return err
-	})
-	if err != nil {
-		return err
+		return fmt.Errorf("postgres: %s of run %q: %w", op, e.RunID, err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, EventChannel, e.RunID); err != nil {
+		return fmt.Errorf("postgres: %s of run %q: %w", op, e.RunID, err)
 	}
 	e.Seq, e.Time = seq, at
 	return nil

@@ -17,12 +17,16 @@ import (
 // database's clock, unless another token holds an unexpired one: that is a
 // *madspark.RunHeldError.
 func (db *DB) TakeRunLease(ctx context.Context, l *madspark.RunLease, ttl time.Duration) error {
-	const op = "take run lease"
+	return takeRunLease(ctx, db.pool, "take run lease", l, ttl)
+}
+
+// takeRunLease gives the lease to l through q.
+func takeRunLease(ctx context.Context, q querier, op string, l *madspark.RunLease, ttl time.Duration) error {
 	if l == nil || l.RunID == "" || l.Token == "" {
 		return fmt.Errorf("postgres: %s: run ID or token is empty", op)
 	}
 	var started, expires pgtype.Timestamptz
-	err := db.pool.QueryRow(ctx, `INSERT INTO run_leases AS cur (run_id, token, holder, host, pid, started_at, expires_at)
+	err := q.QueryRow(ctx, `INSERT INTO run_leases AS cur (run_id, token, holder, host, pid, started_at, expires_at)
 VALUES ($1, $2, $3, $4, $5, now(), now() + $6 * interval '1 microsecond')
 ON CONFLICT (run_id) DO UPDATE SET token = excluded.token, holder = excluded.holder, host = excluded.host, pid = excluded.pid,
   started_at = CASE WHEN cur.token = excluded.token THEN cur.started_at ELSE excluded.started_at END,
@@ -36,7 +40,7 @@ RETURNING started_at, expires_at`, l.RunID, l.Token, l.Holder, l.Host, l.PID, tt
 	case errors.Is(err, pgx.ErrNoRows):
 		held := madspark.RunLease{RunID: l.RunID}
 		var hs, he pgtype.Timestamptz
-		err := db.pool.QueryRow(ctx, `SELECT holder, host, pid, started_at, expires_at FROM run_leases WHERE run_id = $1`, l.RunID).
+		err := q.QueryRow(ctx, `SELECT holder, host, pid, started_at, expires_at FROM run_leases WHERE run_id = $1`, l.RunID).
 			Scan(&held.Holder, &held.Host, &held.PID, &hs, &he)
 		if err != nil {
 			return fmt.Errorf("postgres: %s %q: %w", op, l.RunID, err)
@@ -68,7 +72,12 @@ WHERE run_id = $1 AND token = $2 RETURNING expires_at`, l.RunID, l.Token, ttl.Mi
 
 // DropRunLease removes the lease if l.Token holds it.
 func (db *DB) DropRunLease(ctx context.Context, l *madspark.RunLease) error {
-	if _, err := db.pool.Exec(ctx, `DELETE FROM run_leases WHERE run_id = $1 AND token = $2`, l.RunID, l.Token); err != nil {
+	return dropRunLease(ctx, db.pool, l)
+}
+
+// dropRunLease removes the lease through q if l.Token holds it.
+func dropRunLease(ctx context.Context, q querier, l *madspark.RunLease) error {
+	if _, err := q.Exec(ctx, `DELETE FROM run_leases WHERE run_id = $1 AND token = $2`, l.RunID, l.Token); err != nil {
 		return fmt.Errorf("postgres: drop run lease %q: %w", l.RunID, err)
 	}
 	return nil

@@ -115,6 +115,21 @@ func (db *DB) inTx(ctx context.Context, op string, fn func(tx pgx.Tx) error) err
 	return fmt.Errorf("postgres: %s: %w", op, err)
 }
 
+// atomically runs fn in a transaction. fn's errors are returned as they
+// are (they say what failed); those of the transaction itself are wrapped
+// with op.
+func (db *DB) atomically(ctx context.Context, op string, fn func(tx pgx.Tx) error) error {
+	var fnErr error
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		fnErr = fn(tx)
+		return fnErr
+	})
+	if err == nil || err == fnErr {
+		return err
+	}
+	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
 // Pool returns the store's connection pool, for a component that works on
 // the same database, such as the job queue (River's pgx driver). Do not
 // close it: Close does.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/madspark/madspark"
@@ -75,7 +76,17 @@ func notFound(id string) error {
 // an empty run.Status to madspark.RunRunning, in *run as well as in the
 // store.
 func (db *DB) CreateRun(ctx context.Context, run *madspark.Run) error {
-	const op = "create run"
+	return createRun(ctx, db.pool, "create run", run)
+}
+
+// querier runs statements: the pool, or a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// createRun stores run through q.
+func createRun(ctx context.Context, q querier, op string, run *madspark.Run) error {
 	if run == nil || run.ID == "" {
 		return fmt.Errorf("postgres: %s: run ID is empty", op)
 	}
@@ -97,7 +108,7 @@ func (db *DB) CreateRun(ctx context.Context, run *madspark.Run) error {
 	if err != nil {
 		return fmt.Errorf("postgres: %s %q: %w", op, run.ID, err)
 	}
-	_, err = db.pool.Exec(ctx, `INSERT INTO runs
+	_, err = q.Exec(ctx, `INSERT INTO runs
     (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at, subject)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		run.ID, run.Pipeline, string(run.Status), run.Mode, run.Provider, run.Model,
@@ -108,13 +119,49 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 	return nil
 }
 
+// StartRun is CreateRun of run and TakeRunLease of it for l, in one
+// transaction: both or neither.
+func (db *DB) StartRun(ctx context.Context, run *madspark.Run, l *madspark.RunLease, ttl time.Duration) error {
+	const op = "start run"
+	return db.atomically(ctx, op, func(tx pgx.Tx) error {
+		if err := createRun(ctx, tx, op, run); err != nil {
+			return err
+		}
+		return takeRunLease(ctx, tx, op, l, ttl)
+	})
+}
+
+// EndRun is FinishRun of run, AppendEvent of final and DropRunLease of l,
+// in one transaction: all or none. final and l may be nil.
+func (db *DB) EndRun(ctx context.Context, run *madspark.Run, l *madspark.RunLease, final *madspark.Event) error {
+	const op = "end run"
+	return db.atomically(ctx, op, func(tx pgx.Tx) error {
+		if err := finishRun(ctx, tx, op, run); err != nil {
+			return err
+		}
+		if final != nil {
+			if err := appendEvent(ctx, tx, op, final); err != nil {
+				return err
+			}
+		}
+		if l != nil {
+			return dropRunLease(ctx, tx, l)
+		}
+		return nil
+	})
+}
+
 // FinishRun records run's final Status, Result, Error, Usage and FinishedAt;
 // the other fields are left as they were stored. A zero run.FinishedAt is
 // set to the current time (truncated to microseconds), in *run as well as in
 // the store. It returns an error wrapping madspark.ErrNotFound if there is
 // no run with run.ID.
 func (db *DB) FinishRun(ctx context.Context, run *madspark.Run) error {
-	const op = "finish run"
+	return finishRun(ctx, db.pool, "finish run", run)
+}
+
+// finishRun records run's outcome through q.
+func finishRun(ctx context.Context, q querier, op string, run *madspark.Run) error {
 	if run == nil || run.ID == "" {
 		return fmt.Errorf("postgres: %s: run ID is empty", op)
 	}
@@ -125,7 +172,7 @@ func (db *DB) FinishRun(ctx context.Context, run *madspark.Run) error {
 	if run.FinishedAt.IsZero() {
 		run.FinishedAt = dbTime(time.Now())
 	}
-	tag, err := db.pool.Exec(ctx, `UPDATE runs
+	tag, err := q.Exec(ctx, `UPDATE runs
 SET status = $1, result = $2, error = $3, usage = $4, finished_at = $5
 WHERE id = $6`,
 		string(run.Status), result, run.Error, run.Usage, nullTime(run.FinishedAt), run.ID)

@@ -13,12 +13,15 @@ import (
 const maxGroup = 64
 
 // committer commits the store's writes in groups. A write is a function
-// of a transaction; the writes waiting when the committer is free run one
-// after another in one transaction, committed once. Committing is most of
-// a small write's cost on SQLite (the WAL frames of every page it touched,
-// the file locks), so many runs writing their journals at once (a server
-// answering many requests) cost little more than one does, and a lone
-// write costs what it did.
+// of a transaction. A write made while no other is being committed is
+// committed at once by the goroutine that makes it, alone: no other
+// goroutine is woken for it. Writes made while one is being committed
+// queue; when it is done, its writer hands the turn to the first of them,
+// which commits the whole queue (up to maxGroup) in one transaction.
+// Committing is most of a small write's cost on SQLite (the WAL frames of
+// every page it touched, the file locks), so many runs writing their
+// journals at once (a server answering many requests) cost little more
+// than one does, and a lone write costs what it did.
 //
 // A group commits all its writes or none: when one of them fails, the
 // group is rolled back and each of its writes run again in a transaction
@@ -26,92 +29,89 @@ const maxGroup = 64
 // may therefore run twice; it must only write through tx and set its
 // results anew each time.
 type committer struct {
-	w    *sql.DB
-	reqs chan *commitReq
-	stop chan struct{} // closed by close
-	done chan struct{} // closed when the loop has ended
-	once sync.Once
+	w *sql.DB
+
+	mu      sync.Mutex
+	queue   []*commitReq // waiting for their turn
+	leading bool         // a writer is committing
+	closed  bool
+	idle    *sync.Cond // broadcast when leading ends
 }
 
 type commitReq struct {
 	ctx  context.Context
 	op   string
 	fn   func(tx *sql.Tx) error
-	errc chan error
+	errc chan error    // the outcome, once committed
+	turn chan struct{} // closed when this writer is to commit the queue
 }
 
 func newCommitter(w *sql.DB) *committer {
-	c := &committer{w: w, reqs: make(chan *commitReq, maxGroup), stop: make(chan struct{}), done: make(chan struct{})}
-	go c.loop()
+	c := &committer{w: w}
+	c.idle = sync.NewCond(&c.mu)
 	return c
 }
 
 // errClosed is the error of a write after Close.
 var errClosed = errors.New("the database is closed")
 
-// do runs fn, in a group, and returns its outcome.
+// do runs fn, alone or in a group, and returns its outcome.
 func (c *committer) do(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
 	req := &commitReq{ctx: ctx, op: op, fn: fn, errc: make(chan error, 1)}
-	select {
-	case c.reqs <- req:
-	case <-ctx.Done():
-		return fmt.Errorf("sqlite: %s: %w", op, ctx.Err())
-	case <-c.stop:
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
 		return fmt.Errorf("sqlite: %s: %w", op, errClosed)
 	}
+	if !c.leading {
+		c.leading = true
+		c.mu.Unlock()
+		// Let writers that are about to write join the group.
+		runtime.Gosched()
+		c.lead(req)
+		return <-req.errc
+	}
+	req.turn = make(chan struct{})
+	c.queue = append(c.queue, req)
+	c.mu.Unlock()
 	select {
 	case err := <-req.errc:
 		return err
-	case <-c.done:
-		// Closed with the write queued: it ran, or never will.
-		select {
-		case err := <-req.errc:
-			return err
-		default:
-			return fmt.Errorf("sqlite: %s: %w", op, errClosed)
-		}
+	case <-req.turn:
+		c.lead(req)
+		return <-req.errc
 	}
 }
 
-// close stops the committer once the writes queued are done.
-func (c *committer) close() {
-	c.once.Do(func() { close(c.stop) })
-	<-c.done
+// lead commits first and the writes queued (up to maxGroup in all), then
+// hands the turn to the first writer queued meanwhile, or ends the turn.
+func (c *committer) lead(first *commitReq) {
+	c.mu.Lock()
+	n := min(len(c.queue), maxGroup-1)
+	group := append([]*commitReq{first}, c.queue[:n]...)
+	c.queue = c.queue[n:]
+	c.mu.Unlock()
+	c.commit(group)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) > 0 {
+		next := c.queue[0]
+		c.queue = c.queue[1:]
+		close(next.turn)
+		return
+	}
+	c.leading = false
+	c.idle.Broadcast()
 }
 
-func (c *committer) loop() {
-	defer close(c.done)
-	group := make([]*commitReq, 0, maxGroup)
-	for {
-		var first *commitReq
-		select {
-		case first = <-c.reqs:
-		case <-c.stop:
-			// Finish what is queued.
-			for {
-				select {
-				case req := <-c.reqs:
-					c.commit([]*commitReq{req})
-				default:
-					return
-				}
-			}
-		}
-		group = append(group[:0], first)
-		if len(c.reqs) == 0 {
-			// Let writers that are about to write join the group.
-			runtime.Gosched()
-		}
-	more:
-		for len(group) < maxGroup {
-			select {
-			case req := <-c.reqs:
-				group = append(group, req)
-			default:
-				break more
-			}
-		}
-		c.commit(group)
+// close waits for the writes queued to be committed; writes made after it
+// fail.
+func (c *committer) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for c.leading {
+		c.idle.Wait()
 	}
 }
 

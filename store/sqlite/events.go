@@ -22,19 +22,28 @@ const (
 // when the run does not exist.
 func (db *DB) AppendEvent(ctx context.Context, e *madspark.Event) error {
 	const op = "append event"
+	add, err := appendEvent(ctx, op, e)
+	if err != nil {
+		return err
+	}
+	return db.write(ctx, op, add)
+}
+
+// appendEvent checks and encodes e, and returns the write that stores it
+// and sets e.Seq and e.Time.
+func appendEvent(ctx context.Context, op string, e *madspark.Event) (func(tx *sql.Tx) error, error) {
 	if e == nil || e.RunID == "" || e.Type == "" {
-		return fmt.Errorf("sqlite: %s: run ID or type is empty", op)
+		return nil, fmt.Errorf("sqlite: %s: run ID or type is empty", op)
 	}
 	data, err := nullJSON("data", e.Data)
 	if err != nil {
-		return fmt.Errorf("sqlite: %s of run %q: %w", op, e.RunID, err)
+		return nil, fmt.Errorf("sqlite: %s of run %q: %w", op, e.RunID, err)
 	}
 	at := e.Time
 	if at.IsZero() {
 		at = time.Now().UTC()
 	}
-	var seq int64
-	err = db.write(ctx, op, func(tx *sql.Tx) error {
+	return func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs WHERE id = ?`, e.RunID).Scan(&n); err != nil {
 			return fmt.Errorf("of run %q: %w", e.RunID, err)
@@ -44,6 +53,7 @@ func (db *DB) AppendEvent(ctx context.Context, e *madspark.Event) error {
 		}
 		// MAX+1 is race-free: the transaction holds the write lock from
 		// its start (BEGIN IMMEDIATE).
+		var seq int64
 		if err := tx.QueryRowContext(ctx, `INSERT INTO run_events
     (run_id, seq, type, stage, progress, message, data, created_at)
 VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = ?), ?, ?, ?, ?, ?, ?)
@@ -51,13 +61,9 @@ RETURNING seq`,
 			e.RunID, e.RunID, string(e.Type), e.Stage, e.Progress, e.Message, data, formatTime(at)).Scan(&seq); err != nil {
 			return fmt.Errorf("of run %q: %w", e.RunID, err)
 		}
+		e.Seq, e.Time = seq, at.UTC()
 		return nil
-	})
-	if err != nil {
-		return err
-	}
-	e.Seq, e.Time = seq, at.UTC()
-	return nil
+	}, nil
 }
 
 // Events returns the events of run runID after sequence number afterSeq, in

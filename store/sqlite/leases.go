@@ -14,11 +14,20 @@ import (
 // another token holds an unexpired one: that is a *madspark.RunHeldError.
 func (db *DB) TakeRunLease(ctx context.Context, l *madspark.RunLease, ttl time.Duration) error {
 	const op = "take run lease"
+	take, err := takeRunLease(ctx, op, l, ttl)
+	if err != nil {
+		return err
+	}
+	return db.write(ctx, op, take)
+}
+
+// takeRunLease checks l and returns the write that gives it the lease.
+func takeRunLease(ctx context.Context, op string, l *madspark.RunLease, ttl time.Duration) (func(tx *sql.Tx) error, error) {
 	if l == nil || l.RunID == "" || l.Token == "" {
-		return fmt.Errorf("sqlite: %s: run ID or token is empty", op)
+		return nil, fmt.Errorf("sqlite: %s: run ID or token is empty", op)
 	}
 	now := time.Now().UTC()
-	return db.write(ctx, op, func(tx *sql.Tx) error {
+	return func(tx *sql.Tx) error {
 		var cur madspark.RunLease
 		var started, expires sql.NullString
 		err := tx.QueryRowContext(ctx, `SELECT token, holder, host, pid, started_at, expires_at FROM run_leases WHERE run_id = ?`, l.RunID).
@@ -56,7 +65,7 @@ ON CONFLICT (run_id) DO UPDATE SET token = excluded.token, holder = excluded.hol
 			return fmt.Errorf("%q: %w", l.RunID, err)
 		}
 		return nil
-	})
+	}, nil
 }
 
 // KeepRunLease renews the lease l.Token holds for ttl from now.
@@ -88,10 +97,13 @@ func (db *DB) KeepRunLease(ctx context.Context, l *madspark.RunLease, ttl time.D
 
 // DropRunLease removes the lease if l.Token holds it.
 func (db *DB) DropRunLease(ctx context.Context, l *madspark.RunLease) error {
-	return db.write(ctx, "drop run lease", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM run_leases WHERE run_id = ? AND token = ?`, l.RunID, l.Token)
-		return err
-	})
+	return db.write(ctx, "drop run lease", func(tx *sql.Tx) error { return dropRunLease(ctx, tx, l) })
+}
+
+// dropRunLease removes the lease in tx if l.Token holds it.
+func dropRunLease(ctx context.Context, tx *sql.Tx, l *madspark.RunLease) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM run_leases WHERE run_id = ? AND token = ?`, l.RunID, l.Token)
+	return err
 }
 
 // RunLeases returns the leases of the runs recorded as running, oldest

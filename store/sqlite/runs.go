@@ -128,20 +128,29 @@ func notFound(id string) error {
 // madspark.RunRunning, in *run as well as in the store.
 func (db *DB) CreateRun(ctx context.Context, run *madspark.Run) error {
 	const op = "create run"
+	create, err := createRun(ctx, op, run)
+	if err != nil {
+		return err
+	}
+	return db.write(ctx, op, create)
+}
+
+// createRun checks and encodes run, and returns the write that stores it.
+func createRun(ctx context.Context, op string, run *madspark.Run) (func(tx *sql.Tx) error, error) {
 	if run == nil || run.ID == "" {
-		return fmt.Errorf("sqlite: %s: run ID is empty", op)
+		return nil, fmt.Errorf("sqlite: %s: run ID is empty", op)
 	}
 	params, err := nullJSON("params", run.Params)
 	if err != nil {
-		return fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
+		return nil, fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
 	}
 	result, err := nullJSON("result", run.Result)
 	if err != nil {
-		return fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
+		return nil, fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
 	}
 	usage, err := usageJSON(run.Usage)
 	if err != nil {
-		return fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
+		return nil, fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
 	}
 	if run.CreatedAt.IsZero() {
 		run.CreatedAt = time.Now().UTC()
@@ -151,9 +160,9 @@ func (db *DB) CreateRun(ctx context.Context, run *madspark.Run) error {
 	}
 	tags, err := tagsJSON(run.Tags)
 	if err != nil {
-		return fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
+		return nil, fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
 	}
-	return db.write(ctx, op, func(tx *sql.Tx) error {
+	return func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs
     (id, pipeline, status, mode, provider, model, params, result, error, usage, tags, created_at, finished_at, subject)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -161,6 +170,54 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			params, result, run.Error, usage, tags, formatTime(run.CreatedAt), nullTime(run.FinishedAt), run.Subject)
 		if err != nil {
 			return fmt.Errorf("%q: %w", run.ID, err)
+		}
+		return nil
+	}, nil
+}
+
+// StartRun is CreateRun of run and TakeRunLease of it for l, in one
+// write: both or neither.
+func (db *DB) StartRun(ctx context.Context, run *madspark.Run, l *madspark.RunLease, ttl time.Duration) error {
+	const op = "start run"
+	create, err := createRun(ctx, op, run)
+	if err != nil {
+		return err
+	}
+	take, err := takeRunLease(ctx, op, l, ttl)
+	if err != nil {
+		return err
+	}
+	return db.write(ctx, op, func(tx *sql.Tx) error {
+		if err := create(tx); err != nil {
+			return err
+		}
+		return take(tx)
+	})
+}
+
+// EndRun is FinishRun of run, AppendEvent of final and DropRunLease of l,
+// in one write: all or none. final and l may be nil.
+func (db *DB) EndRun(ctx context.Context, run *madspark.Run, l *madspark.RunLease, final *madspark.Event) error {
+	const op = "end run"
+	finish, err := finishRun(ctx, op, run)
+	if err != nil {
+		return err
+	}
+	appendFinal := func(*sql.Tx) error { return nil }
+	if final != nil {
+		if appendFinal, err = appendEvent(ctx, op, final); err != nil {
+			return err
+		}
+	}
+	return db.write(ctx, op, func(tx *sql.Tx) error {
+		if err := finish(tx); err != nil {
+			return err
+		}
+		if err := appendFinal(tx); err != nil {
+			return err
+		}
+		if l != nil {
+			return dropRunLease(ctx, tx, l)
 		}
 		return nil
 	})
@@ -172,21 +229,31 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 // error wrapping madspark.ErrNotFound if there is no run with run.ID.
 func (db *DB) FinishRun(ctx context.Context, run *madspark.Run) error {
 	const op = "finish run"
+	finish, err := finishRun(ctx, op, run)
+	if err != nil {
+		return err
+	}
+	return db.write(ctx, op, finish)
+}
+
+// finishRun checks and encodes run's outcome, and returns the write that
+// records it.
+func finishRun(ctx context.Context, op string, run *madspark.Run) (func(tx *sql.Tx) error, error) {
 	if run == nil || run.ID == "" {
-		return fmt.Errorf("sqlite: %s: run ID is empty", op)
+		return nil, fmt.Errorf("sqlite: %s: run ID is empty", op)
 	}
 	result, err := nullJSON("result", run.Result)
 	if err != nil {
-		return fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
+		return nil, fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
 	}
 	usage, err := usageJSON(run.Usage)
 	if err != nil {
-		return fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
+		return nil, fmt.Errorf("sqlite: %s %q: %w", op, run.ID, err)
 	}
 	if run.FinishedAt.IsZero() {
 		run.FinishedAt = time.Now().UTC()
 	}
-	return db.write(ctx, op, func(tx *sql.Tx) error {
+	return func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs
 SET status = ?, result = ?, error = ?, usage = ?, finished_at = ?
 WHERE id = ?`,
@@ -202,7 +269,7 @@ WHERE id = ?`,
 			return notFound(run.ID)
 		}
 		return nil
-	})
+	}, nil
 }
 
 // runColumns are the columns scanRun reads, in order.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/llm"
 )
 
 // testRunLeases checks taking, keeping, dropping and expiring a run's lease.
@@ -168,4 +169,97 @@ func testRunLeaseContention(t *testing.T, s Store) {
 			t.Errorf("a refused taker was told %q holds the run, want %q", h, won[0])
 		}
 	}
+}
+
+// testStartRun checks that StartRun records the run and its lease
+// together, and neither when the run exists already.
+func testStartRun(t *testing.T, s Store) {
+	c := ctx(t)
+	run := newRun("r-start", "debate", time.Now().UTC())
+	l := &madspark.RunLease{RunID: run.ID, Token: "tok-a", Holder: "madspark serve (pid 7 on host h)", Host: "h", PID: 7}
+	if err := s.StartRun(c, run, l, time.Hour); err != nil {
+		t.Fatalf("StartRun: %v", err)
+	}
+	checkRun(t, mustRun(t, s, run.ID), run)
+	if l.StartedAt.IsZero() || l.ExpiresAt.Sub(l.StartedAt) < 59*time.Minute {
+		t.Fatalf("lease = %+v, want ExpiresAt an hour after StartedAt", l)
+	}
+	if ls, err := s.RunLeases(c); err != nil || len(ls) != 1 || ls[0].RunID != run.ID || ls[0].Token != "tok-a" || ls[0].Holder != l.Holder {
+		t.Fatalf("RunLeases after StartRun = %+v, %v; want the run held by tok-a", ls, err)
+	}
+	// The run exists: a second start changes nothing, its lease included.
+	again := newRun(run.ID, "spark", time.Now().UTC())
+	other := &madspark.RunLease{RunID: run.ID, Token: "tok-b", Holder: "other", Host: "h2", PID: 8}
+	if err := s.StartRun(c, again, other, time.Hour); err == nil {
+		t.Fatal("StartRun of an existing run succeeded")
+	}
+	if got := mustRun(t, s, run.ID); got.Pipeline != "debate" {
+		t.Fatalf("the existing run changed: %+v", got)
+	}
+	if ls, _ := s.RunLeases(c); len(ls) != 1 || ls[0].Token != "tok-a" {
+		t.Fatalf("RunLeases after a refused start = %+v, want tok-a's lease alone", ls)
+	}
+	// A run the store refuses takes no lease.
+	bad := newRun("r-bad", "debate", time.Now().UTC())
+	bad.Params = []byte(`{not json`)
+	if err := s.StartRun(c, bad, &madspark.RunLease{RunID: bad.ID, Token: "tok-c"}, time.Hour); err == nil {
+		t.Fatal("StartRun of a run with invalid params succeeded")
+	}
+	checkNotStored(t, s, bad.ID)
+}
+
+// testEndRun checks that EndRun records the outcome, the final event and
+// the lease's end together, and none of them when one fails.
+func testEndRun(t *testing.T, s Store) {
+	c := ctx(t)
+	run := newRun("r-end", "debate", time.Now().UTC())
+	l := &madspark.RunLease{RunID: run.ID, Token: "tok-a", Holder: "h", Host: "h", PID: 7}
+	if err := s.StartRun(c, run, l, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, &madspark.Event{RunID: run.ID, Type: madspark.EventProgress, Stage: "route", Progress: 5})
+	// A final event of another run, missing: nothing is recorded.
+	run.Status, run.Result, run.Usage = madspark.RunSucceeded, []byte(`{"answer":"42"}`), llm.Usage{InputTokens: 3, OutputTokens: 4, LLMCalls: 1}
+	stray := &madspark.Event{RunID: "r-missing", Type: madspark.EventResult, Stage: "done", Progress: 100}
+	err := s.EndRun(c, run, l, stray)
+	checkNotFound(t, "EndRun with an event of a missing run", err, "r-missing")
+	if got := mustRun(t, s, run.ID); got.Status != madspark.RunRunning || !got.FinishedAt.IsZero() {
+		t.Fatalf("a failed EndRun recorded the outcome: %+v", got)
+	}
+	if ls, _ := s.RunLeases(c); len(ls) != 1 {
+		t.Fatalf("a failed EndRun dropped the lease: %+v", ls)
+	}
+	run.FinishedAt = time.Time{}
+	final := &madspark.Event{RunID: run.ID, Type: madspark.EventResult, Stage: "done", Progress: 100, Message: "succeeded", Data: run.Result}
+	if err := s.EndRun(c, run, l, final); err != nil {
+		t.Fatalf("EndRun: %v", err)
+	}
+	got := mustRun(t, s, run.ID)
+	if got.Status != madspark.RunSucceeded || got.Usage != run.Usage || got.FinishedAt.IsZero() {
+		t.Fatalf("run after EndRun = %+v", got)
+	}
+	checkJSON(t, "result", got.Result, run.Result)
+	if final.Seq != 2 || final.Time.IsZero() {
+		t.Fatalf("final event = %+v, want seq 2 with a time", final)
+	}
+	if last, err := s.LastEvent(c, run.ID); err != nil || last == nil || last.Seq != 2 || last.Type != madspark.EventResult {
+		t.Fatalf("LastEvent = %+v, %v; want the final event", last, err)
+	}
+	if err := s.KeepRunLease(c, l, time.Hour); !errors.Is(err, madspark.ErrLeaseLost) {
+		t.Fatalf("the lease after EndRun: %v, want it dropped", err)
+	}
+	// Without an event or a lease, EndRun is FinishRun.
+	plain := newRun("r-plain", "spark", time.Now().UTC())
+	mustCreate(t, s, plain)
+	plain.Status, plain.Error = madspark.RunFailed, "boom"
+	if err := s.EndRun(c, plain, nil, nil); err != nil {
+		t.Fatalf("EndRun without event or lease: %v", err)
+	}
+	if got := mustRun(t, s, plain.ID); got.Status != madspark.RunFailed || got.Error != "boom" {
+		t.Fatalf("run = %+v", got)
+	}
+	if evs := mustEvents(t, s, plain.ID, 0, 10); len(evs) != 0 {
+		t.Fatalf("events = %+v, want none", evs)
+	}
+	checkNotFound(t, "EndRun of a missing run", s.EndRun(c, newRun("r-none", "spark", time.Now()), nil, nil), "r-none")
 }

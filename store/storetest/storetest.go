@@ -51,6 +51,7 @@ type Store interface {
 	madspark.BatchStore
 	madspark.LeaseStore
 	madspark.RunLeaseStore
+	madspark.RunRecorder
 	madspark.BookmarkStore
 	madspark.ConversationStore
 }
@@ -100,6 +101,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"RunLeases", testRunLeases},
 		{"InterruptRun", testInterruptRun},
 		{"RunLeaseContention", testRunLeaseContention},
+		{"StartRun", testStartRun},
+		{"EndRun", testEndRun},
 		{"RunTags", testRunTags},
 		{"RunsQuery", testRunsQuery},
 		{"LastEvent", testLastEvent},
