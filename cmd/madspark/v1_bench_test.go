@@ -193,14 +193,13 @@ func benchV1(b *testing.B, shape string, streams int) {
 		*ttft = append(*ttft, phase(c, model, shape, *v1Rounds)...)
 		*spent += used() - before - time.Duration(idle*float64(time.Since(start)))
 	}
-	none := func() time.Duration { return 0 }
 	var (
 		direct, bare, proxied []time.Duration
 		floorSpent, spent     time.Duration
 	)
 	b.ResetTimer()
 	for range max(*v1Repeat, 1) {
-		measure(straight, "gpt-4o-mini", none, 0, &direct, new(time.Duration))
+		direct = append(direct, phase(straight, "gpt-4o-mini", shape, *v1Rounds)...)
 		measure(floor, "gpt-4o-mini", floorCPU, floorIdle, &bare, &floorSpent)
 		measure(through, "madspark-direct", cpu, idleRate, &proxied, &spent)
 	}
