@@ -200,7 +200,7 @@ func (al *aligner) alternatives(n *node, v any, path string) []alternative {
 		if (n.is("object") || n.is("array")) && !n.allows("string") {
 			t := strings.TrimSpace(x)
 			if t != "" && (t[0] == '{' || t[0] == '[') {
-				if c := readSpan(t, 0, len(t)); c.err == nil && !c.truncated {
+				if c := readSpan(t, 0); c.err == nil && !c.truncated && c.end == len(t) {
 					out = append(out, alternative{c.v, fixed{rule: "type", path: path, action: "a value sent as a string of JSON decoded"}})
 				}
 			}
@@ -244,10 +244,15 @@ func (al *aligner) direct(n *node, v any, path string) aligned {
 		r.fix("type", path, "text %q read as no value", s)
 		return r
 	}
+	if x, ok := v.(nonFinite); ok {
+		var r aligned
+		r.problem("type", path, "%s is not a finite number", string(x))
+		return r
+	}
 	var r aligned
 	switch t := jsonType(v); {
 	case len(n.types) == 0:
-		r = aligned{v: plain(v)}
+		r = untyped(v, path)
 	case n.allows(t):
 		r = al.as(n, t, v, path)
 	default:
@@ -347,9 +352,40 @@ func (al *aligner) object(n *node, v any, path string) aligned {
 			}
 			continue
 		}
-		out[k] = plain(o.vals[i])
+		m := untyped(o.vals[i], path+"/"+escape(k))
+		r.absorb(&m)
+		out[k] = m.v
 	}
 	r.v = out
+	return r
+}
+
+// untyped reads v for a schema that allows any value: as it is, unless it
+// holds a number that is not finite, which JSON cannot carry.
+func untyped(v any, path string) aligned {
+	var r aligned
+	bad := ""
+	var visit func(x any)
+	visit = func(x any) {
+		switch y := x.(type) {
+		case nonFinite:
+			bad = string(y)
+		case *object:
+			for _, e := range y.vals {
+				visit(e)
+			}
+		case []any:
+			for _, e := range y {
+				visit(e)
+			}
+		}
+	}
+	visit(v)
+	if bad != "" {
+		r.problem("type", path, "%s is not a finite number", bad)
+		return r
+	}
+	r.v = plain(v)
 	return r
 }
 
@@ -507,11 +543,12 @@ func (al *aligner) array(n *node, v any, path string) aligned {
 	out := make([]any, 0, len(list))
 	for i, e := range list {
 		at := path + "/" + strconv.Itoa(i)
+		var m aligned
 		if n.items == nil {
-			out = append(out, plain(e))
-			continue
+			m = untyped(e, at)
+		} else {
+			m = al.align(n.items, e, at)
 		}
-		m := al.align(n.items, e, at)
 		switch {
 		case len(m.hard) > 0:
 			// An item the reply gives but unreadably: asked again, then

@@ -360,6 +360,8 @@ func jsonType(v any) string {
 			return "integer"
 		}
 		return "number"
+	case nonFinite:
+		return "number"
 	case string:
 		return "string"
 	case []any:

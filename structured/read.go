@@ -2,6 +2,7 @@ package structured
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,16 +27,21 @@ type parsed struct {
 	// jsonShaped: the reply is JSON, or mostly JSON, even if unreadable;
 	// it is never taken as prose.
 	jsonShaped bool
+	// stopped is the context's error when reading was stopped.
+	stopped error
 }
 
 // parse reads text against n in two stages: the syntax (findCandidates:
 // the JSON values of the reply, repaired) and the alignment of each to
 // the schema; the candidate with the fewest problems, then the fewest
 // repairs, wins, the latest on a tie.
-func parse(al *aligner, n *node, text string) parsed {
-	cands := findCandidates(text)
+func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
+	cands := findCandidates(ctx, text)
 	var best *parsed
 	for _, c := range cands {
+		if ctx.Err() != nil {
+			break
+		}
 		p := parsed{truncated: c.truncated}
 		p.fixes = append(p.fixes, c.fixes...)
 		if c.err != nil {
@@ -58,6 +64,9 @@ func parse(al *aligner, n *node, text string) parsed {
 		if best == nil || !worseParse(&p, best) {
 			best = &p
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return parsed{hard: []fixed{{rule: "syntax", action: "reading stopped: " + err.Error()}}, stopped: err}
 	}
 	if best == nil {
 		best = &parsed{noJSON: true}
@@ -110,6 +119,8 @@ func (p *parsed) hardErr() error {
 	}
 	msg := strings.Join(msgs, "; ")
 	switch {
+	case p.stopped != nil:
+		return p.stopped
 	case p.noJSON:
 		if msg == ErrNoJSON.Error() {
 			return ErrNoJSON
@@ -123,10 +134,13 @@ func (p *parsed) hardErr() error {
 
 // read reads text into a T: the syntax, the alignment to the schema, the
 // hard schema as a last check, then T's rules and check.
-func (s *Spec[T]) read(text string, check func(*T, *Problems)) *reading[T] {
+func (s *Spec[T]) read(ctx context.Context, text string, check func(*T, *Problems)) *reading[T] {
 	rd := &reading[T]{}
-	p := parse(s.al, s.node, text)
+	p := parse(ctx, s.al, s.node, text)
 	switch {
+	case p.stopped != nil:
+		rd.decodeErr = p.stopped
+		return rd
 	case s.prose != nil && len(p.hard) > 0 && !p.jsonShaped && strings.TrimSpace(text) != "":
 		rd.val = s.prose(strings.TrimSpace(text))
 		rd.fixes = append(rd.fixes, fixed{rule: "prose", action: "a reply in prose, not JSON, taken as the answer"})
@@ -195,9 +209,10 @@ type Parsed struct {
 
 // Parse reads text as Generate reads a reply, without a call's rules and
 // without asking again: the value with the repairs it took, or why there
-// is none.
-func (s *Spec[T]) Parse(text string) Parsed {
-	rd := s.read(text, nil)
+// is none. Reading stops when ctx is done, with ctx's error as the
+// problem.
+func (s *Spec[T]) Parse(ctx context.Context, text string) Parsed {
+	rd := s.read(ctx, text, nil)
 	out := Parsed{Repairs: []Repair{}}
 	if err := rd.hardErr(); err != nil {
 		out.Problem = oneLine(err.Error())
@@ -242,7 +257,7 @@ type Reader interface {
 	// Name is the name of the schema.
 	Name() string
 	Schema() *llm.Schema
-	Parse(text string) Parsed
+	Parse(ctx context.Context, text string) Parsed
 }
 
 // Agent is an agent whose replies are JSON: its name, as requests,

@@ -1,6 +1,7 @@
 package structured_test
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -48,7 +49,7 @@ func TestWordsPeopleRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := spec.Parse(tc.reply)
+			got := spec.Parse(context.Background(), tc.reply)
 			if !got.Usable && tc.refusable {
 				return
 			}

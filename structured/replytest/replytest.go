@@ -12,6 +12,7 @@
 package replytest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -80,7 +81,7 @@ func Either(t *rapid.T, r Reader) {
 func usable(t *rapid.T, r Reader, root *jsonschema.Schema) {
 	v := generate(t, root, "value")
 	clean := render(v, style{})
-	want := r.Parse(clean)
+	want := r.Parse(context.Background(), clean)
 	if !want.Usable {
 		// A value of the schema that the type's own rules refuse.
 		t.Skipf("the clean rendering is refused: %s", want.Problem)
@@ -91,7 +92,7 @@ func usable(t *rapid.T, r Reader, root *jsonschema.Schema) {
 		}
 	}
 	text, applied := corrupt(t, v, root)
-	got := r.Parse(text)
+	got := r.Parse(context.Background(), text)
 	if !got.Usable {
 		t.Fatalf("corrupted by %v, the reply is refused: %s\nreply: %s\nclean: %s", applied, got.Problem, text, clean)
 	}
@@ -106,12 +107,12 @@ func usable(t *rapid.T, r Reader, root *jsonschema.Schema) {
 func unusable(t *rapid.T, r Reader, root *jsonschema.Schema) {
 	v := generate(t, root, "value")
 	clean := render(v, style{})
-	want := r.Parse(clean)
+	want := r.Parse(context.Background(), clean)
 	if !want.Usable {
 		t.Skipf("the clean rendering is refused: %s", want.Problem)
 	}
 	text, what, lenient := spoil(t, v)
-	got := r.Parse(text)
+	got := r.Parse(context.Background(), text)
 	if !got.Usable {
 		return
 	}
