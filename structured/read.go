@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
@@ -33,40 +34,26 @@ type parsed struct {
 
 // parse reads text against n in two stages: the syntax (findCandidates:
 // the JSON values of the reply, repaired) and the alignment of each to
-// the schema; the candidate with the fewest problems, then the fewest
-// repairs, wins, the latest on a tie.
+// the schema; choose picks the reading among them. When no JSON value
+// of the reply is a reading without hard problems, the reply is read in
+// the other formats models write (formatCandidates: YAML, label-value
+// text, tables).
 func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 	cands := findCandidates(ctx, text)
-	var best *parsed
-	for _, c := range cands {
-		if ctx.Err() != nil {
-			break
-		}
-		p := parsed{truncated: c.truncated}
-		p.fixes = append(p.fixes, c.fixes...)
-		if c.err != nil {
-			p.hard = append(p.hard, fixed{rule: "syntax", action: c.err.Error()})
-		} else {
-			r := al.align(n, c.v, "")
-			if r.absent && len(r.hard) == 0 {
-				r.problem("missing", "", "the reply holds no value")
-			}
-			p.value = r.v
-			p.fixes = append(p.fixes, r.fixes...)
-			p.asks, p.hard = r.asks, r.hard
-		}
-		if c.truncated && len(p.hard) == 0 {
-			p.asks = append(p.asks, fixed{rule: "length", action: "the reply was cut off before its end",
-				then: "kept what was complete of a reply cut off before its end"})
-		}
-		// On a tie the later one wins: a reply that drafts, or shows an
-		// example, gives its answer last.
-		if best == nil || !worseParse(&p, best) {
-			best = &p
+	best, fallback := choose(ctx, al, n, text, cands)
+	if best == nil && ctx.Err() == nil {
+		more := formatCandidates(ctx, text)
+		if b, fb := choose(ctx, al, n, text, more); b != nil {
+			best = b
+		} else if fallback == nil {
+			fallback = fb
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return parsed{hard: []fixed{{rule: "syntax", action: "reading stopped: " + err.Error()}}, stopped: err}
+	}
+	if best == nil {
+		best = fallback
 	}
 	if best == nil {
 		best = &parsed{noJSON: true}
@@ -79,6 +66,143 @@ func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 	best.jsonShaped = jsonShaped(text, cands)
 	return *best
 }
+
+// choose aligns each candidate to n and returns the reading to take: among
+// the readings without hard problems (complete), the one the reply
+// presents as its final or corrected answer, else the last one not
+// introduced as an example, else the last one; of candidates that overlap
+// (two readings of one part of the reply), the one with the fewest asks,
+// then the fewest repairs. best is nil when no reading is complete;
+// fallback is then the one with the fewest hard problems, the later on a
+// tie, whose problems a re-ask names.
+func choose(ctx context.Context, al *aligner, n *node, text string, cands []candidate) (best, fallback *parsed) {
+	type reading struct {
+		p          *parsed
+		start, end int
+	}
+	var complete []reading
+	var errCand *candidate // the fallback, when it is a candidate that could not be read
+	for i := range cands {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		c := &cands[i]
+		if c.err != nil {
+			// One hard problem, its message made only if shown.
+			if fallback == nil || len(fallback.hard) >= 1 {
+				fallback, errCand = nil, c
+			}
+			continue
+		}
+		p := &parsed{truncated: c.truncated}
+		p.fixes = append(p.fixes, c.fixes...)
+		r := al.align(n, c.v, "")
+		if r.absent && len(r.hard) == 0 {
+			r.problem("missing", "", "the reply holds no value")
+		}
+		p.value = r.v
+		p.fixes = append(p.fixes, r.fixes...)
+		p.asks, p.hard = r.asks, r.hard
+		if c.truncated && len(p.hard) == 0 {
+			p.asks = append(p.asks, fixed{rule: "length", action: "the reply was cut off before its end",
+				then: "kept what was complete of a reply cut off before its end"})
+		}
+		if len(p.hard) == 0 {
+			complete = append(complete, reading{p, c.start, c.end})
+			continue
+		}
+		hard := 1
+		if fallback != nil {
+			hard = len(fallback.hard)
+		}
+		if (fallback == nil && errCand == nil) || len(p.hard) <= hard {
+			fallback, errCand = p, nil
+		}
+	}
+	if errCand != nil {
+		fallback = &parsed{truncated: errCand.truncated, fixes: errCand.fixes,
+			hard: []fixed{{rule: "syntax", action: errCand.err.Error()}}}
+	}
+	if len(complete) == 0 {
+		return nil, fallback
+	}
+	// Readings that overlap are one part of the reply read two ways: a
+	// cluster, whose best reading stands for it.
+	type cluster struct {
+		best       *parsed
+		start, end int
+		size       int
+	}
+	var clusters []cluster
+	for _, r := range complete {
+		if k := len(clusters) - 1; k >= 0 && r.start < clusters[k].end {
+			c := &clusters[k]
+			c.size++
+			c.end = max(c.end, r.end)
+			if !worseParse(r.p, c.best) {
+				c.best = r.p
+			}
+			continue
+		}
+		clusters = append(clusters, cluster{best: r.p, start: r.start, end: r.end, size: 1})
+	}
+	pick, why := len(clusters)-1, "the last"
+	final, examples := -1, 0
+	for k := range clusters {
+		from := 0
+		if k > 0 {
+			from = clusters[k-1].end
+		}
+		lead := text[max(from, clusters[k].start-leadIn):clusters[k].start]
+		switch {
+		case finalRE.MatchString(lead):
+			final = k
+		case exampleRE.MatchString(lead):
+			examples++
+			if k == pick {
+				// The last is an example: the last before it that is not.
+				for j := k - 1; j >= 0; j-- {
+					jfrom := 0
+					if j > 0 {
+						jfrom = clusters[j-1].end
+					}
+					if !exampleRE.MatchString(text[max(jfrom, clusters[j].start-leadIn):clusters[j].start]) {
+						pick, why = j, "the last not given as an example"
+						break
+					}
+				}
+			}
+		}
+	}
+	if final >= 0 {
+		pick, why = final, "the one the reply gives as its final or corrected answer"
+	}
+	best = clusters[pick].best
+	var record []fixed
+	if len(clusters) > 1 {
+		record = append(record, fixed{rule: "candidate", action: fmt.Sprintf("%s of %d values in the reply taken (value %d)", why, len(clusters), pick+1)})
+	}
+	if clusters[pick].size > 1 {
+		record = append(record, fixed{rule: "candidate", action: fmt.Sprintf("of %d readings of one part of the reply, the one with the fewest repairs taken", clusters[pick].size)})
+	}
+	if len(record) > 0 {
+		cp := *best
+		cp.fixes = append(record, best.fixes...)
+		best = &cp
+	}
+	return best, nil
+}
+
+// leadIn is how far before a value choose looks for the words that
+// present it.
+const leadIn = 200
+
+// finalRE and exampleRE are the words that present a value as the
+// reply's final answer, or as an example.
+var (
+	finalRE   = regexp.MustCompile(`(?i)\b(final|corrected|revised|updated|amended|fixed version|instead)\b`)
+	exampleRE = regexp.MustCompile(`(?i)\b(?:example|for instance|e\.g\.|template|such as)`)
+)
 
 func worseParse(a, b *parsed) bool {
 	x := aligned{fixes: a.fixes, asks: a.asks, hard: a.hard}

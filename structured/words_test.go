@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/madspark/madspark/structured"
@@ -58,6 +59,40 @@ func TestWordsPeopleRead(t *testing.T) {
 			_ = json.Unmarshal([]byte(tc.want), &w)
 			if !got.Usable || !reflect.DeepEqual(g, w) {
 				t.Fatalf("read as %s (usable %v: %s), want %s\nreply: %s\nrepairs: %+v", got.Value, got.Usable, got.Problem, tc.want, tc.reply, got.Repairs)
+			}
+		})
+	}
+}
+
+// TestLastWordWins: among complete values, the one the reply gives as
+// its final or corrected answer is taken, else the last one not given as
+// an example, whatever repairs each needs; which one, and why, is
+// recorded.
+func TestLastWordWins(t *testing.T) {
+	schema := `{"type":"object","properties":{"title":{"type":"string"},"score":{"type":"number"}},"required":["title","score"],"additionalProperties":false}`
+	spec, err := structured.NewSpecFromSchema("last", []byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, reply, want, why string }{
+		{"a draft, then the revision needing a repair", `Draft: {"title": "draft", "score": 5}. Let me revise it: {"title": "final", "score": 7,}`, "final", "last"},
+		{"the final answer first, then a note", `Final answer: {"title": "final", "score": 7,} (an earlier try was {"title": "draft", "score": 5})`, "final", "final or corrected"},
+		{"an example after the answer", `{"title": "final", "score": 7} For example, {"title": "example", "score": 1}`, "final", "not given as an example"},
+		{"the corrected one between", `{"title": "draft", "score": 5} Corrected: {'title': 'final', 'score': 7} Note {"title": "aside", "score": 2}`, "final", "final or corrected"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := spec.Parse(context.Background(), tc.reply)
+			var v struct{ Title string }
+			_ = json.Unmarshal(got.Value, &v)
+			if !got.Usable || v.Title != tc.want {
+				t.Fatalf("read as %s (%s), want title %q", got.Value, got.Problem, tc.want)
+			}
+			found := false
+			for _, r := range got.Repairs {
+				found = found || r.Rule == "candidate" && strings.Contains(r.Action, tc.why)
+			}
+			if !found {
+				t.Fatalf("no candidate repair saying %q: %+v", tc.why, got.Repairs)
 			}
 		})
 	}
