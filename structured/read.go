@@ -39,6 +39,7 @@ type parsed struct {
 // the other formats models write (formatCandidates: YAML, label-value
 // text, tables).
 func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
+	al = al.withFuel(len(text))
 	cands := findCandidates(ctx, text)
 	best, fallback := choose(ctx, al, n, text, cands)
 	if best == nil && ctx.Err() == nil {
