@@ -550,7 +550,8 @@ func (al *aligner) matchKeys(n *node, o *object, path string, r *aligned) source
 	// same reports whether the value of member i is of a JSON type p
 	// takes as it is, and reads as p's type.
 	same := func(p *prop, i int) bool {
-		return o.vals[i] != nil && p.n.allows(jsonType(o.vals[i])) && fits(p, i)
+		// A name of a few words, not a sentence written as a label.
+		return len(words(o.keys[i])) <= 4 && o.vals[i] != nil && p.n.allows(jsonType(o.vals[i])) && fits(p, i)
 	}
 	// Names that hold one another, paired one to one.
 	for _, p := range missing() {
@@ -666,6 +667,15 @@ func (al *aligner) array(n *node, v any, path string) aligned {
 	case []any:
 		list = x
 	case string:
+		t := strings.TrimSpace(x)
+		if l, ok := listInText(t, n.items == nil || n.items.allows("string")); ok {
+			list = l
+			r.fix("type", path, "a list written as a text read")
+			break
+		} else if strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") && !(n.items == nil || n.items.allows("string")) {
+			r.problem("type", path, "%q is not a list that can be read", clip(t))
+			return r
+		}
 		switch items, heading, ok := splitBullets(x); {
 		case strings.TrimSpace(x) == "":
 			list = []any{}
@@ -729,6 +739,28 @@ func (al *aligner) array(n *node, v any, path string) aligned {
 	}
 	r.v = out
 	return r
+}
+
+// listInText reads a list written as the text of JSON ("[1, 2]", "[]").
+// For a list of texts, "[1]" may be one text or a list of one number: it
+// is read as a list only when each item is a text in quotes.
+func listInText(t string, ofTexts bool) ([]any, bool) {
+	if !strings.HasPrefix(t, "[") || !strings.HasSuffix(t, "]") {
+		return nil, false
+	}
+	c := readSpan(t, 0)
+	l, ok := c.v.([]any)
+	if c.err != nil || c.truncated || c.end != len(t) || !ok {
+		return nil, false
+	}
+	if ofTexts {
+		for _, e := range l {
+			if _, ok := e.(string); !ok {
+				return nil, false
+			}
+		}
+	}
+	return l, true
 }
 
 // numbered returns the values of an object whose keys are all numbers

@@ -42,7 +42,7 @@ func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 	al = al.withFuel(len(text))
 	cands := findCandidates(ctx, text)
 	best, fallback := choose(ctx, al, n, text, cands)
-	if best == nil && ctx.Err() == nil {
+	if best == nil && ctx.Err() == nil && !jsonShaped(text, cands) {
 		more := formatCandidates(ctx, text)
 		if b, fb := choose(ctx, al, n, text, more); b != nil {
 			best = b
@@ -107,6 +107,10 @@ func choose(ctx context.Context, al *aligner, n *node, text string, cands []cand
 		if c.truncated && len(p.hard) == 0 {
 			p.asks = append(p.asks, fixed{rule: "length", action: "the reply was cut off before its end",
 				then: "kept what was complete of a reply cut off before its end"})
+		}
+		if m, ok := p.value.(map[string]any); ok && c.format && len(m) == 0 && len(p.hard) == 0 {
+			// Text read as fields of which none is the schema's: prose.
+			p.hard = append(p.hard, fixed{rule: "missing", action: "the reply holds no field of the schema"})
 		}
 		if len(p.hard) == 0 {
 			complete = append(complete, reading{p, c.start, c.end})
