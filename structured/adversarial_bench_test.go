@@ -39,7 +39,9 @@ var adversarial = []struct {
 	{"missing-commas", func(n int) string { return "{\"notes\": [\n" + strings.Repeat("\"a\"\n", n/4) + "]}" }},
 	{"think-tags", func(n int) string { return strings.Repeat("<think>", n/7) }},
 	{"quotes-in-prose", func(n int) string { return strings.Repeat(`He said "no" [`, n/14) }},
-	{"label-lines", func(n int) string { return "Notes:\n" + strings.Repeat("- a note on solar farms\n", n/24) + "Score: 7\nDecision: approve\n" }},
+	{"label-lines", func(n int) string {
+		return "Notes:\n" + strings.Repeat("- a note on solar farms\n", n/24) + "Score: 7\nDecision: approve\n"
+	}},
 	{"yaml-flow-deep", func(n int) string { return "notes: " + strings.Repeat("[", n/2) + strings.Repeat("]", n/2) }},
 	{"table-rows", func(n int) string { return "| a | b |\n|---|---|\n" + strings.Repeat("| x | y |\n", n/10) }},
 	{"bullets-deep", func(n int) string {
