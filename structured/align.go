@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -369,22 +370,6 @@ func (al *aligner) object(n *node, v any, path string) aligned {
 	al.burn(len(o.keys))
 	src := al.matchKeys(n, o, path, &r)
 	out := make(map[string]any, len(n.props))
-	// given counts the members the reply gives, and empty those that
-	// hold no value (null, a placeholder).
-	given, empty := 0, 0
-	for _, p := range n.props {
-		if i, ok := src[p]; ok {
-			given++
-			if m := al.direct(p.n, o.vals[i], ""); m.absent && len(m.hard) == 0 {
-				empty++
-			}
-		}
-	}
-	if given > 0 && given == empty && len(o.keys) == given {
-		// {"title": "", "description": "N/A"}: an empty object, which a
-		// list leaves out and a required member is missing.
-		return aligned{absent: true}
-	}
 	for _, p := range n.props {
 		at := path + "/" + escape(p.name)
 		var m aligned
@@ -551,7 +536,7 @@ func (al *aligner) matchKeys(n *node, o *object, path string, r *aligned) source
 	// takes as it is, and reads as p's type.
 	same := func(p *prop, i int) bool {
 		// A name of a few words, not a sentence written as a label.
-		return len(words(o.keys[i])) <= 4 && o.vals[i] != nil && p.n.allows(jsonType(o.vals[i])) && fits(p, i)
+		return len(words(o.keys[i])) <= 4 && nameRE.MatchString(o.keys[i]) && o.vals[i] != nil && p.n.allows(jsonType(o.vals[i])) && fits(p, i)
 	}
 	// Names that hold one another, paired one to one.
 	for _, p := range missing() {
@@ -641,6 +626,9 @@ func (al *aligner) matchKeys(n *node, o *object, path string, r *aligned) source
 	return src
 }
 
+// nameRE is a key that is a name: words of letters and digits.
+var nameRE = regexp.MustCompile(`^\p{L}[\p{L}\p{N} _-]*$`)
+
 // describes reports whether a field's description names key: every word
 // of the key is a word of the description.
 func describes(description, key string) bool {
@@ -672,7 +660,8 @@ func (al *aligner) array(n *node, v any, path string) aligned {
 			list = l
 			r.fix("type", path, "a list written as a text read")
 			break
-		} else if strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") && !(n.items == nil || n.items.allows("string")) {
+		} else if strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") {
+			// "[a, b]": a list, or one text? Not said plainly.
 			r.problem("type", path, "%q is not a list that can be read", clip(t))
 			return r
 		}
@@ -708,9 +697,13 @@ func (al *aligner) array(n *node, v any, path string) aligned {
 	for i, e := range list {
 		at := path + "/" + strconv.Itoa(i)
 		var m aligned
-		if n.items == nil {
+		switch {
+		case n.items == nil:
 			m = untyped(e, at)
-		} else {
+		case al.emptyObject(n.items, e):
+			// {"title": "", "description": "N/A"}: an empty item.
+			m = aligned{absent: true}
+		default:
 			m = al.align(n.items, e, at)
 		}
 		switch {
@@ -739,6 +732,25 @@ func (al *aligner) array(n *node, v any, path string) aligned {
 	}
 	r.v = out
 	return r
+}
+
+// emptyObject reports whether v is an object for n whose every member is
+// one of n's and holds no value (null, a placeholder).
+func (al *aligner) emptyObject(n *node, v any) bool {
+	o, ok := v.(*object)
+	if !ok || len(o.keys) == 0 || !n.is("object") {
+		return false
+	}
+	for i, k := range o.keys {
+		p := n.prop(k)
+		if p == nil {
+			return false
+		}
+		if m := al.direct(p.n, o.vals[i], ""); !m.absent || len(m.hard) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // listInText reads a list written as the text of JSON ("[1, 2]", "[]").

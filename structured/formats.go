@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 
 	yaml "go.yaml.in/yaml/v4"
 	"go.yaml.in/yaml/v4/plugin/loaderlimits"
@@ -20,9 +21,9 @@ import (
 // holds, recorded. Each reading records the format as a repair. Every
 // reader is linear in the reply's length.
 
-// formatCandidates reads a reply in the formats beyond JSON: YAML (a
-// ```yaml fence's body, else the whole reply), label-value text, a
-// markdown table.
+// formatCandidates reads a reply in the formats beyond JSON: label-value
+// text or a markdown table, and YAML (a ```yaml fence's body, else the
+// whole reply).
 func formatCandidates(ctx context.Context, text string) []candidate {
 	masked := []byte(text)
 	for _, loc := range thinkRE.FindAllStringIndex(text, -1) {
@@ -32,10 +33,21 @@ func formatCandidates(ctx context.Context, text string) []candidate {
 	}
 	src := string(masked)
 	var out []candidate
-	body, start, fenced := yamlSource(src)
+	body, _, fenced := yamlSource(src)
+	// Label-value text is often YAML too, and the two may read it apart
+	// ("1. title: x" is a key in YAML, an item in label-value text; a
+	// quoted text is a text in YAML): both are readings of one part of
+	// the reply, the one that sets less aside taken, YAML's on a tie.
+	if v, fixes, ok := readLabels(src); ok {
+		out = append(out, candidate{v: v, start: 0, end: len(src), fixes: fixes, format: true, labels: true})
+	}
 	if v, err := readYAML(body); err == nil {
-		// Label-value text that is YAML too is read as YAML, once.
-		c := candidate{v: v, start: start, end: start + len(body), format: true}
+		// The fence's marks, and text around them, are around the
+		// reading, as for label-value text: the two read one part.
+		c := candidate{v: v, start: 0, end: len(src), format: true}
+		if n := nonSpace(src) - nonSpace(body) - nonSpace(strings.Join(fenceRE.FindAllString(src, 2), "")); fenced && n > 0 {
+			c.fixes = append(c.fixes, fixed{rule: "syntax", action: fmt.Sprintf("text around the YAML set aside (%d characters)", n)})
+		}
 		if fenced {
 			c.fixes = append(c.fixes, fixed{rule: "format", action: "YAML taken from a code fence"})
 		}
@@ -44,12 +56,6 @@ func formatCandidates(ctx context.Context, text string) []candidate {
 	}
 	if ctx.Err() != nil {
 		return nil
-	}
-	if len(out) > 0 {
-		return out
-	}
-	if v, fixes, ok := readLabels(src); ok {
-		out = append(out, candidate{v: v, start: 0, end: len(src), fixes: fixes, format: true})
 	}
 	return out
 }
@@ -164,7 +170,9 @@ func splitLines(text string) []lvLine {
 	for _, l := range raw {
 		t := strings.TrimLeft(l, " \t")
 		ln := lvLine{indent: len(l) - len(t), text: strings.TrimRight(t, " \t")}
-		if ln.text == "" {
+		if ln.text == "" || strings.HasPrefix(ln.text, "```") {
+			// A code fence's marks are no text of a value.
+			ln.text = ""
 			ln.blank = true
 			out = append(out, ln)
 			continue
@@ -297,8 +305,12 @@ func (r *lvReader) itemIndent(marker int) int {
 }
 
 // text reads a label's value on its line, with the lines that continue
-// it: lines right after it, neither labels nor items nor blank.
+// it: lines right after it, neither labels nor items nor blank. A value
+// wholly in quotes is the text inside them, as YAML reads it.
 func (r *lvReader) text(first string, indent int) any {
+	if q, ok := unquote(first); ok {
+		return q
+	}
 	parts := []string{first}
 	for r.i < len(r.lines) {
 		l := r.lines[r.i]
@@ -448,4 +460,31 @@ func setPath(o *object, key string, v any) {
 	}
 	o.keys = append(o.keys, parts[len(parts)-1])
 	o.vals = append(o.vals, v)
+}
+
+// nonSpace counts the runes of s that are not white space.
+func nonSpace(s string) int {
+	n := 0
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// unquote reads a text wholly in double or single quotes as YAML does.
+func unquote(s string) (string, bool) {
+	if len(s) < 2 || s[0] != s[len(s)-1] || (s[0] != '"' && s[0] != '\'') {
+		return "", false
+	}
+	var n yaml.Node
+	if err := yaml.Load([]byte("v: "+s), &n); err != nil || len(n.Content) != 1 || len(n.Content[0].Content) != 2 {
+		return "", false
+	}
+	v := n.Content[0].Content[1]
+	if v.Kind != yaml.ScalarNode || v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
+		return "", false
+	}
+	return v.Value, true
 }

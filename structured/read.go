@@ -41,13 +41,31 @@ type parsed struct {
 func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 	al = al.withFuel(len(text))
 	cands := findCandidates(ctx, text)
-	best, fallback := choose(ctx, al, n, text, cands)
-	if best == nil && ctx.Err() == nil && !jsonShaped(text, cands) {
-		more := formatCandidates(ctx, text)
-		if b, fb := choose(ctx, al, n, text, more); b != nil {
-			best = b
-		} else if fallback == nil {
-			fallback = fb
+	var best, fallback *parsed
+	shaped := jsonShaped(text, cands)
+	if shaped {
+		best, fallback = choose(ctx, al, n, text, cands)
+	}
+	if best == nil && ctx.Err() == nil && !shaped {
+		// Text that is not JSON: its JSON fragments and its readings in
+		// the other formats are candidates together.
+		// Text that is not JSON: read by a JSON value on lines of its
+		// own (prose around it), else in the other formats, when it is
+		// in one, never by a fragment of it; else by its JSON.
+		alone := standalone(text, cands)
+		if alone {
+			best, fallback = choose(ctx, al, n, text, cands)
+		}
+		if best == nil {
+			if more := formatCandidates(ctx, text); len(more) > 0 {
+				var fb *parsed
+				best, fb = choose(ctx, al, n, text, more)
+				if fallback == nil {
+					fallback = fb
+				}
+			} else if !alone {
+				best, fallback = choose(ctx, al, n, text, cands)
+			}
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -77,11 +95,10 @@ func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 // fallback is then the one with the fewest hard problems, the later on a
 // tie, whose problems a re-ask names.
 func choose(ctx context.Context, al *aligner, n *node, text string, cands []candidate) (best, fallback *parsed) {
-	type reading struct {
-		p          *parsed
-		start, end int
-	}
-	var complete []reading
+	var complete []spanReading
+	// revisions are readings with hard problems that may revise an
+	// earlier complete one: objects with a field of the schema.
+	var revisions []spanReading
 	var errCand *candidate // the fallback, when it is a candidate that could not be read
 	for i := range cands {
 		if ctx.Err() != nil {
@@ -108,13 +125,16 @@ func choose(ctx context.Context, al *aligner, n *node, text string, cands []cand
 			p.asks = append(p.asks, fixed{rule: "length", action: "the reply was cut off before its end",
 				then: "kept what was complete of a reply cut off before its end"})
 		}
-		if m, ok := p.value.(map[string]any); ok && c.format && len(m) == 0 && len(p.hard) == 0 {
+		if m, ok := p.value.(map[string]any); ok && c.format && len(m) == 0 && len(p.hard) == 0 && !declaresAny(n, c.v) {
 			// Text read as fields of which none is the schema's: prose.
 			p.hard = append(p.hard, fixed{rule: "missing", action: "the reply holds no field of the schema"})
 		}
 		if len(p.hard) == 0 {
-			complete = append(complete, reading{p, c.start, c.end})
+			complete = append(complete, spanReading{p, c.start, c.end, c.labels})
 			continue
+		}
+		if declaresAny(n, c.v) {
+			revisions = append(revisions, spanReading{p, c.start, c.end, c.labels})
 		}
 		hard := 1
 		if fallback != nil {
@@ -134,9 +154,11 @@ func choose(ctx context.Context, al *aligner, n *node, text string, cands []cand
 	// Readings that overlap are one part of the reply read two ways: a
 	// cluster, whose best reading stands for it.
 	type cluster struct {
-		best       *parsed
-		start, end int
-		size       int
+		best               *parsed
+		bestStart, bestEnd int
+		bestLabels         bool
+		start, end         int
+		size               int
 	}
 	var clusters []cluster
 	for _, r := range complete {
@@ -144,12 +166,29 @@ func choose(ctx context.Context, al *aligner, n *node, text string, cands []cand
 			c := &clusters[k]
 			c.size++
 			c.end = max(c.end, r.end)
-			if !worseParse(r.p, c.best) {
-				c.best = r.p
+			// Of two readings of one part, the one that reads more of it
+			// (a whole text of fields, not a fragment of it), then the
+			// one with fewer asks, fewer of the reply set aside, fewer
+			// repairs.
+			take := false
+			switch span, best := r.end-r.start, c.bestEnd-c.bestStart; {
+			case len(r.p.asks) != len(c.best.asks):
+				take = len(r.p.asks) < len(c.best.asks)
+			case span != best:
+				take = span > best
+			case drops(r.p.fixes) != drops(c.best.fixes):
+				take = drops(r.p.fixes) < drops(c.best.fixes)
+			case r.labels != c.bestLabels:
+				take = !r.labels
+			default:
+				take = !worseParse(r.p, c.best)
+			}
+			if take {
+				c.best, c.bestStart, c.bestEnd, c.bestLabels = r.p, r.start, r.end, r.labels
 			}
 			continue
 		}
-		clusters = append(clusters, cluster{best: r.p, start: r.start, end: r.end, size: 1})
+		clusters = append(clusters, cluster{best: r.p, bestStart: r.start, bestEnd: r.end, bestLabels: r.labels, start: r.start, end: r.end, size: 1})
 	}
 	pick, why := len(clusters)-1, "the last"
 	final, examples := -1, 0
@@ -182,7 +221,17 @@ func choose(ctx context.Context, al *aligner, n *node, text string, cands []cand
 	if final >= 0 {
 		pick, why = final, "the one the reply gives as its final or corrected answer"
 	}
+	// A later value with a field of the schema that cannot be read may
+	// be the reply's revision of the one picked: never read around it.
+	for _, r := range revisions {
+		if r.start >= clusters[pick].end && !exampleRE.MatchString(text[max(clusters[pick].end, r.start-leadIn):r.start]) {
+			return nil, r.p
+		}
+	}
 	best = clusters[pick].best
+	if clusters[pick].size > 1 && readsApart(complete, clusters[pick].start, clusters[pick].end) {
+		return nil, &parsed{hard: []fixed{{rule: "format", action: "the reply reads as two different values, as YAML and as label-value text"}}}
+	}
 	var record []fixed
 	if len(clusters) > 1 {
 		record = append(record, fixed{rule: "candidate", action: fmt.Sprintf("%s of %d values in the reply taken (value %d)", why, len(clusters), pick+1)})
@@ -196,6 +245,67 @@ func choose(ctx context.Context, al *aligner, n *node, text string, cands []cand
 		best = &cp
 	}
 	return best, nil
+}
+
+// standalone reports whether a JSON value of the reply stands on lines
+// of its own, or in a code fence, rather than inside a line of other text.
+func standalone(text string, cands []candidate) bool {
+	for _, c := range cands {
+		if c.err != nil {
+			continue
+		}
+		if c.fenced {
+			return true
+		}
+		before := strings.TrimRight(text[:c.start], " \t")
+		after := strings.TrimLeft(text[c.end:], " \t\r")
+		if (before == "" || strings.HasSuffix(before, "\n")) && (after == "" || strings.HasPrefix(after, "\n")) {
+			return true
+		}
+	}
+	return false
+}
+
+// spanReading is a candidate's reading and where it stands in the reply.
+type spanReading struct {
+	p          *parsed
+	start, end int
+	// labels: read as label-value text, which a YAML reading of the
+	// same text beats on a tie.
+	labels bool
+}
+
+// readsApart reports whether the complete readings within [start, end)
+// give different values: a text that YAML and label-value text read
+// apart ("Note: solar #1" is "solar" in YAML) states no one value.
+func readsApart(complete []spanReading, start, end int) bool {
+	var first []byte
+	for _, r := range complete {
+		if r.start < start || r.end > end {
+			continue
+		}
+		b, _ := json.Marshal(r.p.value)
+		if first == nil {
+			first = b
+		} else if string(b) != string(first) {
+			return true
+		}
+	}
+	return false
+}
+
+// declaresAny reports whether v is an object with a key of n's.
+func declaresAny(n *node, v any) bool {
+	o, ok := v.(*object)
+	if !ok {
+		return false
+	}
+	for _, k := range o.keys {
+		if n.declares(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // leadIn is how far before a value choose looks for the words that

@@ -35,8 +35,9 @@ type candidate struct {
 	start, end int
 	// fenced: the span is the body of a code fence.
 	fenced bool
-	// format: the value was read from a format other than JSON.
-	format bool
+	// format: the value was read from a format other than JSON; labels:
+	// from label-value text.
+	format, labels bool
 }
 
 var fenceRE = regexp.MustCompile("```[A-Za-z0-9_+-]*[ \t]*")
