@@ -173,3 +173,48 @@ func waitDrained(t *testing.T, w *os.File) {
 	}
 	t.Fatal("the process never read its standard input")
 }
+
+// TestParseFormats: madspark parse reads a reply in each of the five
+// formats — JSON, JSON5, YAML, label-value text, a markdown table — as
+// the same value, the format named in its repairs.
+func TestParseFormats(t *testing.T) {
+	schema := filepath.Join(t.TempDir(), "schema.json")
+	if err := os.WriteFile(schema, []byte(`{"type":"object","properties":{"ideas":{"type":"array","items":{"type":"object",
+		"properties":{"title":{"type":"string"},"score":{"type":"number"}},"required":["title","score"]}}},"required":["ideas"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"ideas":[{"score":0.5,"title":"Seed swap"},{"score":7,"title":"Tool library"}]}`
+	for _, tc := range []struct{ format, reply, says string }{
+		{"JSON", `{"ideas": [{"title": "Seed swap", "score": 0.5}, {"title": "Tool library", "score": 7}]}`, ""},
+		{"JSON5", `{ideas: [{title: 'Seed swap', score: .5}, {title: 'Tool library', score: +7,},],}`, "JSON5 numbers"},
+		{"YAML", "ideas:\n  - title: Seed swap\n    score: 0.5\n  - title: Tool library\n    score: 7\n", "read as YAML"},
+		{"label-value", "Here are my ideas.\n\n**Ideas:**\n1. Title: Seed swap\n   Score: 0.5\n2. Title: Tool library\n   Score: 7 points\n", "read as label-value text"},
+		{"table", "| Title | Score |\n|---|---|\n| Seed swap | 0.5 |\n| Tool library | 7 |\n", "read as a markdown table"},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			r := invokeIn(t, tc.reply, "parse", "--schema", schema, "--output-format", "json", "-")
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			var out struct {
+				Value   json.RawMessage
+				Repairs []struct{ Rule, Action string }
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+				t.Fatal(err)
+			}
+			var got any
+			_ = json.Unmarshal(out.Value, &got)
+			if g, _ := json.Marshal(got); string(g) != want {
+				t.Fatalf("read as %s, want %s", g, want)
+			}
+			found := tc.says == ""
+			for _, rep := range out.Repairs {
+				found = found || strings.Contains(rep.Action, tc.says)
+			}
+			if !found {
+				t.Fatalf("no repair says %q: %+v", tc.says, out.Repairs)
+			}
+		})
+	}
+}
