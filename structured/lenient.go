@@ -87,7 +87,6 @@ func (f syntaxFlags) words() []string {
 	return out
 }
 
-func (f syntaxFlags) any() bool { return len(f.words()) > 0 }
 
 // readLenient reads the value that starts at text[start], a bracket.
 func readLenient(text string, start int) lenientResult {
@@ -161,13 +160,6 @@ func readStringified(text string, start int) lenientResult {
 // are escaped: {\" or [\".
 func stringifiedAt(text string, i int) bool {
 	return i+2 < len(text) && (text[i] == '{' || text[i] == '[') && text[i+1] == '\\' && text[i+2] == '"'
-}
-
-// stringified reports whether s is JSON whose quotes are escaped, as it
-// is inside a string: {\"a\": 1}.
-func stringified(s string) bool {
-	s = strings.TrimSpace(s)
-	return stringifiedAt(s, 0)
 }
 
 type lenient struct {
