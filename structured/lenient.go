@@ -87,7 +87,6 @@ func (f syntaxFlags) words() []string {
 	return out
 }
 
-
 // readLenient reads the value that starts at text[start], a bracket.
 func readLenient(text string, start int) lenientResult {
 	if stringifiedAt(text, start) {
