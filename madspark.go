@@ -522,6 +522,10 @@ type BookmarkStore interface {
 	// DeleteBookmark removes a bookmark, or returns an error wrapping
 	// ErrNotFound.
 	DeleteBookmark(ctx context.Context, id string) error
+	// UpdateBookmark sets a bookmark's tags (without repeats, in their
+	// order; nil is none) and notes, and returns it as stored; a missing
+	// bookmark gives an error wrapping ErrNotFound.
+	UpdateBookmark(ctx context.Context, id string, tags []string, notes string) (*Bookmark, error)
 }
 
 // ChatRole is who wrote a message of a conversation.
