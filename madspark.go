@@ -539,6 +539,11 @@ const (
 	// its content is the error's one line. A question whose last reply is
 	// an error is unanswered, and is carried into no history.
 	ChatError ChatRole = "error"
+	// ChatStopped is an answer stopped before it was finished (its asker
+	// stopped it or went away): its content is what had been written. Like
+	// a failure, it leaves its question unanswered and goes into no
+	// history.
+	ChatStopped ChatRole = "stopped"
 )
 
 // ChatMessage is one message of a conversation.
@@ -546,7 +551,7 @@ type ChatMessage struct {
 	// Seq numbers the messages of a conversation from 1, in order; the
 	// store assigns it.
 	Seq     int64    `json:"seq"`
-	Role    ChatRole `json:"role" jsonschema:"enum=user,enum=assistant,enum=error"`
+	Role    ChatRole `json:"role" jsonschema:"enum=user,enum=assistant,enum=error,enum=stopped"`
 	Content string   `json:"content"`
 	// RunID is the run that wrote an assistant's answer: its record says
 	// how the answer was made. Empty for a user's message.
