@@ -9,6 +9,7 @@ import { FieldError } from '../components/FieldError'
 import { ProblemView } from '../components/ProblemView'
 import { StartWarning } from '../api/status'
 import { StatusWithOutcome } from '../components/Outcome'
+import { stageLabel } from '../progress/words'
 import { score, shortId, when } from '../components/format'
 
 /** sampleCSV is the seed's batch format: a header row, then one topic per row. */
@@ -329,7 +330,7 @@ export function BatchView() {
                   </td>
                   <td data-label="Progress">
                     {it.run_id ? (
-                      <progress max={100} value={it.progress ?? 0} aria-label={`Line ${it.line} progress`} title={it.stage}>
+                      <progress max={100} value={it.progress ?? 0} aria-label={`Line ${it.line} progress`} title={it.stage && stageLabel(it.stage)}>
                         {it.progress ?? 0}%
                       </progress>
                     ) : (
