@@ -263,6 +263,8 @@ async function sixTurns(page, width) {
   await page.goto(base + '/chat')
   const input = page.getByLabel('Your message')
   await input.waitFor()
+  // The page is laid out once the server has said it is in mock mode (its banner above the chat).
+  await page.getByTestId('mock-banner').waitFor()
   await page.getByLabel('Model').selectOption('madspark-direct')
   const where = () =>
     page.evaluate(() => {
