@@ -187,3 +187,39 @@ func (db *DB) DeleteBookmark(ctx context.Context, id string) error {
 		return nil
 	})
 }
+
+// UpdateBookmark sets the tags (repeats dropped) and notes of the bookmark
+// with the given ID and returns it as stored, or returns an error wrapping
+// madspark.ErrNotFound.
+func (db *DB) UpdateBookmark(ctx context.Context, id string, tags []string, notes string) (*madspark.Bookmark, error) {
+	const op = "update bookmark"
+	tags = uniqueTags(tags)
+	enc, err := json.Marshal(tags)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %s %q: %w", op, id, err)
+	}
+	err = db.write(ctx, op, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE bookmarks SET tags = ?, notes = ? WHERE id = ?`, string(enc), notes, id)
+		if err != nil {
+			return fmt.Errorf("%q: %w", id, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("%q: %w", id, err)
+		} else if n == 0 {
+			return fmt.Errorf("bookmark %q: %w", id, madspark.ErrNotFound)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM bookmark_tags WHERE bookmark_id = ?`, id); err != nil {
+			return fmt.Errorf("%q: %w", id, err)
+		}
+		for _, t := range tags {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO bookmark_tags (bookmark_id, tag) VALUES (?, ?)`, id, t); err != nil {
+				return fmt.Errorf("%q: tag %q: %w", id, t, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.Bookmark(ctx, id)
+}
