@@ -36,6 +36,7 @@ import (
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/input"
+	"github.com/madspark/madspark/structured"
 )
 
 // Params are a pipeline's parameters: a pointer to the pipeline's Params
@@ -471,7 +472,7 @@ func compileParams(raw json.RawMessage) (json.RawMessage, *validator.Schema, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("parameters schema: %w", err)
 	}
-	c := validator.NewCompiler()
+	c := structured.NewCompiler()
 	if err := c.AddResource("mem:///params.json", doc); err != nil {
 		return nil, nil, fmt.Errorf("parameters schema: %w", err)
 	}
