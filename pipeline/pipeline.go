@@ -166,6 +166,24 @@ type entry struct {
 type Registry struct {
 	mu   sync.RWMutex
 	defs map[string]*entry
+	// maxPrompt bounds the text of one run's parameters; 0 means
+	// input.DefaultMaxPromptBytes.
+	maxPrompt int
+}
+
+// LimitPrompt sets the most text, in bytes, that Decode accepts in one
+// run's parameters (input.TextBytes: the query, instructions, history and
+// every other text together); 0 means input.DefaultMaxPromptBytes.
+func (r *Registry) LimitPrompt(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.maxPrompt = n
+}
+
+func (r *Registry) promptLimit() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.maxPrompt
 }
 
 // NewRegistry returns an empty registry.
@@ -272,7 +290,10 @@ func (r *Registry) List() []Definition {
 // input.Check refuses (a control character, a number that is not finite),
 // an unknown field, a value of the wrong type (a whole number its field's
 // type cannot hold included), or a value Validate rejects is a
-// *ParamsError naming the field; an unknown pipeline wraps ErrUnknown.
+// *ParamsError naming the field; parameters whose text is more than the
+// registry's limit (LimitPrompt) are a malformed *ParamsError wrapping an
+// *input.PromptError, before Validate; an unknown pipeline wraps
+// ErrUnknown.
 func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 	e, err := r.get(name)
 	if err != nil {
@@ -320,6 +341,10 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 				pe.Field = ie.Field
 			}
 			return nil, pe
+		}
+		// Before Validate, which may compile a schema.
+		if err := input.CheckPrompt(input.TextBytes(p), r.promptLimit()); err != nil {
+			return nil, &ParamsError{Pipeline: name, Malformed: true, Err: err}
 		}
 		if e.def.Prepare != nil {
 			e.def.Prepare(p, func(field string) bool { _, ok := obj[field]; return ok })

@@ -40,6 +40,11 @@ type Config struct {
 	// MaxBodyBytes bounds the size of a request body; larger bodies are
 	// answered with 413. Zero means 1 MiB.
 	MaxBodyBytes int64
+	// MaxPromptBytes bounds the text of an OpenAI-compatible request that
+	// reaches the model, its instructions and every message together;
+	// more is refused with 400 (context_length_exceeded) before the
+	// request is admitted. Zero means input.DefaultMaxPromptBytes.
+	MaxPromptBytes int
 	// Version is reported by GET /health.
 	Version string
 	// WriteTimeout bounds each write of a streamed chat completion: a
