@@ -59,6 +59,11 @@ func (s RunStatus) Final() bool {
 // request; such a run ends with status RunCancelled.
 var ErrCancelled = errors.New("cancelled")
 
+// ErrInterrupted is wrapped by the error of a run stopped because the
+// process working it was stopped (a signal, a server shutting down), not
+// on request; such a run ends with status RunInterrupted, resumable.
+var ErrInterrupted = errors.New("interrupted")
+
 // Run is one execution of a pipeline.
 type Run struct {
 	ID       string    `json:"run_id"`

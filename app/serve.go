@@ -118,10 +118,12 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 		AllowedHosts:   splitList(cmp.Or(sc.AllowedHosts, a.getenv("MADSPARK_ALLOWED_HOSTS"))),
 		Middleware:     rest.RateLimited,
 		FileRoutes:     rest.FileRoutes(),
-		StreamRoutes:   rest.StreamRoutes(),
-		Registry:       metrics,
-		Public:         func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
-		Wrap:           a.Tracing.Handler,
+		// GET /mcp is a stream a page could follow: its origin is checked
+		// as every POST's is.
+		StreamRoutes: append(rest.StreamRoutes(), "GET "+MCPPath),
+		Registry:     metrics,
+		Public:       func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
+		Wrap:         a.Tracing.Handler,
 		// A request refused for capacity is refused before its run is
 		// recorded; an admitted one's calls wait their turn.
 		Admit: a.limiter.Admit,
@@ -142,7 +144,9 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 	}
 	srv.Mux().Handle(uiPattern, web.Handler()) // the web UI; every other route is more specific
 	// Progress streams end when the server stops; their clients
-	// reconnect to the next one and resume.
+	// reconnect to the next one and resume. MCP tool calls stop at once,
+	// recorded interrupted, so that their streams end too; /v1 requests
+	// drain (server.Config.DrainTimeout), then are interrupted.
 	stopStreams := context.AfterFunc(ctx, func() { rest.Close(); mcp.Close() })
 	defer stopStreams()
 	// Runs whose process is gone (this server's own /v1 runs, if it was
@@ -162,7 +166,11 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 		}
 		sc.Ready(ln.Addr(), ids)
 	}
-	return srv.Serve(ctx, ln)
+	err = srv.Serve(ctx, ln)
+	// The tool calls the stop interrupted are recorded before Serve
+	// returns (Close waits for them).
+	mcp.Close()
+	return err
 }
 
 // debateModel serves the debate pipeline as an OpenAI model.
@@ -196,7 +204,10 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta fun
 		return nil, err
 	}
 	res, err := m.d.pipe.Run(ctx, run, params, onDelta)
-	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+	if cause := server.StopCause(ctx); err != nil && cause != nil {
+		// The server stopped: the run is interrupted, resumable.
+		err = fmt.Errorf("%w: %w", cause, err)
+	} else if err != nil && errors.Is(ctx.Err(), context.Canceled) {
 		// The client went away: nobody will read the answer.
 		err = fmt.Errorf("%w: the client closed the connection", madspark.ErrCancelled)
 	}

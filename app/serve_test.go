@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/provider/openai/openaitest"
 	"github.com/madspark/madspark/server"
+	"github.com/madspark/madspark/store/postgres/pgtest"
 )
 
 // TestDebateModelTakesTheClientsSettings: the /v1 debate models give a
@@ -137,5 +139,58 @@ func TestPromptLimit(t *testing.T) {
 		if _, err := promptLimit(getenv); err == nil || !strings.Contains(err.Error(), "MADSPARK_MAX_PROMPT_BYTES") {
 			t.Errorf("MADSPARK_MAX_PROMPT_BYTES=%s: %v", bad, err)
 		}
+	}
+}
+
+// TestDebateModelInterruptedByStop: a /v1 debate whose request the server
+// stops (its context cancelled with server.ErrStopped) is recorded
+// interrupted and resumable, not cancelled by its client, on both stores.
+func TestDebateModelInterruptedByStop(t *testing.T) {
+	for _, store := range []string{"sqlite", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			env := map[string]string{"MADSPARK_MODE": "mock", "MADSPARK_MOCK_LATENCY": "1m", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+			if store == "postgres" {
+				env["DATABASE_URL"] = pgtest.URL(t)
+			}
+			ctx := context.Background()
+			a, err := Open(ctx, Config{Getenv: func(k string) string { return env[k] }, NoCache: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			d, err := a.Debater()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &debateModel{id: "madspark-direct", mode: "simple", d: d, settings: debate.Settings{Rounds: 1}}
+			rctx, stop := context.WithCancelCause(ctx)
+			done := make(chan error, 1)
+			go func() {
+				_, err := m.Complete(rctx, server.Prompt{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Is tea better than coffee?"}}}, nil)
+				done <- err
+			}()
+			var runs []*madspark.Run
+			for deadline := time.Now().Add(20 * time.Second); len(runs) == 0; time.Sleep(10 * time.Millisecond) {
+				if runs, err = a.Store.Runs(ctx, madspark.RunFilter{}); err != nil || time.Now().After(deadline) {
+					t.Fatalf("no run started: %v", err)
+				}
+			}
+			stop(server.ErrStopped)
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("the stopped debate answered")
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the debate did not stop")
+			}
+			r, err := a.Store.Run(ctx, runs[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != madspark.RunInterrupted || !r.Status.Resumable() || !strings.Contains(r.Error, "the server stopped") {
+				t.Errorf("the stopped debate's run is %s %q, want interrupted", r.Status, r.Error)
+			}
+		})
 	}
 }
