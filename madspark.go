@@ -33,8 +33,9 @@ const (
 	RunFailed    RunStatus = "failed"
 	RunCancelled RunStatus = "cancelled"
 	// RunInterrupted is a run whose process stopped without finishing it
-	// (killed, crashed, its machine gone): its lease expired. It is not
-	// final: `madspark resume` or POST /api/runs/{id}/resume finishes it.
+	// (killed, crashed, its machine gone: its lease expired; or stopped,
+	// recording it so: its error wraps ErrInterrupted). It is not final:
+	// `madspark resume` or POST /api/runs/{id}/resume finishes it.
 	RunInterrupted RunStatus = "interrupted"
 )
 
