@@ -5,19 +5,15 @@ import (
 	"testing"
 
 	"github.com/madspark/madspark"
-	"github.com/madspark/madspark/store/postgres/pgtest"
 )
 
 // TestPromptLimitOnRuns: a run's text — a debate's query, instructions and
 // history together, a spark's topic and context — over the registry's
-// limit is a 400 naming the limit, on both stores, and no run is recorded.
+// limit is a 400 naming the limit, and no run is recorded (the refusal
+// comes before any write: mcpserver's TestPromptLimitOnCalls checks both
+// stores).
 func TestPromptLimitOnRuns(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { promptLimitOnRuns(t, options{}) })
-	t.Run("postgres", func(t *testing.T) { promptLimitOnRuns(t, options{postgres: pgtest.URL(t)}) })
-}
-
-func promptLimitOnRuns(t *testing.T, o options) {
-	hs := newHarness(t, o)
+	hs := newHarness(t, options{})
 	hs.reg.LimitPrompt(4000)
 	turn := func(role string) map[string]string {
 		return map[string]string{"role": role, "content": strings.Repeat("x", 1500)}

@@ -434,3 +434,29 @@ func TestCloseInterruptsCalls(t *testing.T) {
 		}
 	})
 }
+
+// TestPromptLimitOnCalls: a tool call whose text — a debate's query and
+// history together — is over the limit is the tool's error naming it,
+// before any run is recorded or model called, on both stores.
+func TestPromptLimitOnCalls(t *testing.T) {
+	eachStore(t, harnessOptions{}, func(t *testing.T, h *harness) {
+		h.reg.LimitPrompt(2000)
+		turn := func(role string) map[string]string {
+			return map[string]string{"role": role, "content": strings.Repeat("x", 900)}
+		}
+		res, err := h.call(context.Background(), "debate", map[string]any{"query": "and now?", "history": []any{turn("user"), turn("assistant"), turn("user")}}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := text(t, res); !res.IsError || !strings.Contains(msg, "limit is 2000 bytes") {
+			t.Errorf("a call over the limit: %v %q", res.IsError, msg)
+		}
+		if runs, _ := h.db.Runs(context.Background(), madspark.RunFilter{}); len(runs) != 0 || h.model.count() != 0 {
+			t.Errorf("%d runs recorded, %d model calls", len(runs), h.model.count())
+		}
+		res, err = h.call(context.Background(), "debate", map[string]any{"query": "and now?", "history": []any{turn("user"), turn("assistant")}}, "")
+		if err != nil || res.IsError {
+			t.Errorf("a call within the limit: %v %+v", err, res)
+		}
+	})
+}
