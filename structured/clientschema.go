@@ -179,7 +179,7 @@ func CheckSchema(ctx context.Context, schema []byte) error {
 	if err := d.Decode(&doc); err != nil {
 		return &SchemaError{Problem: "the schema is not valid JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
 	}
-	w := &schemaWalk{ctx: ctx, root: doc, anchors: map[string]bool{}}
+	w := &schemaWalk{ctx: ctx, root: doc, anchors: map[string]bool{}, anchorAt: map[string]string{}, dynamicAt: map[string][]string{}}
 	if root, ok := doc.(map[string]any); ok {
 		if s, ok := root["$schema"].(string); ok && strings.Contains(s, "draft-04") {
 			w.draft4 = true
@@ -191,7 +191,10 @@ func CheckSchema(ctx context.Context, schema []byte) error {
 		return err
 	}
 	w.collect = false
-	return w.schema(doc, "", true)
+	if err := w.schema(doc, "", true); err != nil {
+		return err
+	}
+	return w.checkCost()
 }
 
 // checkShape reads the schema's tokens without building it: its depth
@@ -248,7 +251,12 @@ type schemaWalk struct {
 	// references.
 	collect bool
 	anchors map[string]bool
-	visited int
+	// anchorAt, dynamicAt and recursiveAt are where the anchors are
+	// (JSON Pointers), for the cost of the schema.
+	anchorAt    map[string]string
+	dynamicAt   map[string][]string
+	recursiveAt []string
+	visited     int
 }
 
 // Keywords whose value is an object of subschemas by name.
@@ -306,7 +314,17 @@ func (w *schemaWalk) schema(v any, at string, root bool) error {
 			if !ok {
 				return &SchemaError{At: kat, Problem: k + " must be a string"}
 			}
-			w.anchors[name] = true
+			if w.collect {
+				w.anchors[name] = true
+				w.anchorAt[name] = at
+				if k == "$dynamicAnchor" {
+					w.dynamicAt[name] = append(w.dynamicAt[name], at)
+				}
+			}
+		case k == "$recursiveAnchor":
+			if b, _ := val.(bool); b && w.collect {
+				w.recursiveAt = append(w.recursiveAt, at)
+			}
 		case schemaMaps[k]:
 			if m, ok := val.(map[string]any); ok {
 				for _, name := range slices.Sorted(maps.Keys(m)) {
@@ -333,7 +351,10 @@ func (w *schemaWalk) id(k string, val any, at string, root bool) error {
 		return &SchemaError{At: at, Problem: k + " must be a string"}
 	}
 	if name, ok := strings.CutPrefix(s, "#"); ok && name != "" && !strings.HasPrefix(name, "/") {
-		w.anchors[name] = true
+		if w.collect {
+			w.anchors[name] = true
+			w.anchorAt[name] = strings.TrimSuffix(at, "/"+escape(k))
+		}
 		return nil
 	}
 	if !root {

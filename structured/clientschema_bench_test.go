@@ -123,7 +123,8 @@ func decodeTime(schema []byte) time.Duration {
 }
 
 // FuzzClientSchema reads any JSON as a client's schema: it is accepted or
-// refused with one line, within a second, never opening a file, and an
+// refused with one line, within a second — replies 30 levels deep checked
+// against an accepted one included — never opening a file, and an
 // accepted one's description for a model stays within its bound.
 //
 //	go test -run '^$' -fuzz FuzzClientSchema ./structured
@@ -134,6 +135,8 @@ func FuzzClientSchema(f *testing.F) {
 		[]byte(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"$ref":"#i"}},"definitions":{"i":{"$id":"#i"}}}`),
 		[]byte(`{"$schema":"file:///etc/passwd"}`),
 		[]byte(`{"anyOf":[{"$ref":"#"},{"type":"array","items":{"$ref":"#"}}]}`),
+		[]byte(`{"anyOf":[{"type":"array","items":{"$ref":"#"}},{"type":"array","items":{"$ref":"#"}},{"type":"number"}]}`),
+		[]byte(`{"anyOf":[{"type":"string"},{"type":"array","items":{"$ref":"#"}},{"type":"object","additionalProperties":{"$ref":"#"}}]}`),
 		[]byte(`{"type":"object","allOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/a"}],"$defs":{"a":{"allOf":[{"$ref":"#/$defs/b"},{"$ref":"#/$defs/b"}]},"b":{"properties":{"x":{"type":"string"}}}}}`),
 		deepSchema(70),
 		wideSchema(50),
@@ -154,6 +157,16 @@ func FuzzClientSchema(f *testing.F) {
 			if err != nil {
 				done <- outcome{err: err}
 				return
+			}
+			// Replies nested deeper than the schema, through its own
+			// property names, are checked against it as given.
+			v, err := structured.CompileSchema(context.Background(), schema)
+			if err != nil {
+				done <- outcome{err: err}
+				return
+			}
+			for _, reply := range probes(schema) {
+				_ = v.Validate(reply)
 			}
 			done <- outcome{hint: s.Hint()}
 		}()
@@ -179,4 +192,40 @@ func FuzzClientSchema(f *testing.F) {
 			t.Fatalf("accepted by NewSpecFromAnySchema, refused by CheckSchema: %v", err)
 		}
 	})
+}
+
+// probes are replies 30 levels deep: lists of lists, and objects whose
+// members are named as the schema's properties are, in turn.
+func probes(schema []byte) []any {
+	var names []string
+	var collect func(v any)
+	collect = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if props, ok := x["properties"].(map[string]any); ok {
+				for name := range props {
+					if len(names) < 8 {
+						names = append(names, name)
+					}
+				}
+			}
+			for _, c := range x {
+				collect(c)
+			}
+		case []any:
+			for _, c := range x {
+				collect(c)
+			}
+		}
+	}
+	var doc any
+	_ = json.Unmarshal(schema, &doc)
+	collect(doc)
+	names = append(names, "x")
+	var list, obj any = "leaf", 1.5
+	for i := range 30 {
+		list = []any{list, 2.0}
+		obj = map[string]any{names[i%len(names)]: obj, "n": "s"}
+	}
+	return []any{list, obj}
 }
