@@ -33,8 +33,9 @@ const (
 	RunFailed    RunStatus = "failed"
 	RunCancelled RunStatus = "cancelled"
 	// RunInterrupted is a run whose process stopped without finishing it
-	// (killed, crashed, its machine gone): its lease expired. It is not
-	// final: `madspark resume` or POST /api/runs/{id}/resume finishes it.
+	// (killed, crashed, its machine gone: its lease expired; or stopped,
+	// recording it so: its error wraps ErrInterrupted). It is not final:
+	// `madspark resume` or POST /api/runs/{id}/resume finishes it.
 	RunInterrupted RunStatus = "interrupted"
 )
 
@@ -58,6 +59,11 @@ func (s RunStatus) Final() bool {
 // ErrCancelled is wrapped by the error of a run that was cancelled on
 // request; such a run ends with status RunCancelled.
 var ErrCancelled = errors.New("cancelled")
+
+// ErrInterrupted is wrapped by the error of a run stopped because the
+// process working it was stopped (a signal, a server shutting down), not
+// on request; such a run ends with status RunInterrupted, resumable.
+var ErrInterrupted = errors.New("interrupted")
 
 // Run is one execution of a pipeline.
 type Run struct {

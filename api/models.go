@@ -63,7 +63,10 @@ func (m *PipelineModel) Complete(ctx context.Context, p server.Prompt, onDelta f
 		return nil, err
 	}
 	res, runErr := m.def.Run(ctx, run, params)
-	if runErr != nil && errors.Is(ctx.Err(), context.Canceled) {
+	if cause := server.StopCause(ctx); runErr != nil && cause != nil {
+		// The server stopped: the run is interrupted, resumable.
+		runErr = fmt.Errorf("%w: %w", cause, runErr)
+	} else if runErr != nil && errors.Is(ctx.Err(), context.Canceled) {
 		// The client went away: nobody will read the answer.
 		runErr = fmt.Errorf("%w: the client closed the connection", madspark.ErrCancelled)
 	}

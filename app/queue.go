@@ -85,6 +85,11 @@ func (a *App) ServeRegistry(dir string) (*pipeline.Registry, []api.BrokenPipelin
 // builtins registers every built-in pipeline and the eval.
 func (a *App) builtins() (*pipeline.Registry, error) {
 	reg := pipeline.NewRegistry()
+	limit, err := promptLimit(a.getenv)
+	if err != nil {
+		return nil, err
+	}
+	reg.LimitPrompt(limit)
 	count, err := debate.NewTokenCounter()
 	if err != nil {
 		return nil, err

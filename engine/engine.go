@@ -364,8 +364,9 @@ func (r *Run) publish(ctx context.Context, e *madspark.Event) {
 }
 
 // Finish records the run's outcome: succeeded with result when err is nil,
-// cancelled when err wraps madspark.ErrCancelled (with result, when not
-// nil: what the run had finished), failed with err's message otherwise; then it publishes the run's final event (a result event whose
+// interrupted when err wraps madspark.ErrInterrupted and cancelled when it
+// wraps madspark.ErrCancelled (both with result, when not nil: what the
+// run had finished), failed with err's message otherwise; then it publishes the run's final event (a result event whose
 // data is the result, or an error event whose data is the status). It uses
 // a context that is not cancelled with ctx, so that an interrupted run is
 // still recorded.
@@ -389,8 +390,11 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 		}
 		rec.Status, rec.Result = madspark.RunSucceeded, b
 		final.Type, final.Stage, final.Message, final.Data = madspark.EventResult, "done", "succeeded", b
-	case errors.Is(runErr, madspark.ErrCancelled):
+	case errors.Is(runErr, madspark.ErrInterrupted), errors.Is(runErr, madspark.ErrCancelled):
 		rec.Status, rec.Error = madspark.RunCancelled, runErr.Error()
+		if errors.Is(runErr, madspark.ErrInterrupted) {
+			rec.Status = madspark.RunInterrupted
+		}
 		// What the run had finished, when its pipeline kept it (chaos's
 		// finished iterations), stays with it.
 		if result != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/madspark/madspark"
@@ -70,7 +71,7 @@ func (s *Server) listRuns(ctx context.Context, req *mcp.ListResourcesRequest) (*
 	if req.Params != nil && req.Params.Cursor != "" {
 		n, err := strconv.Atoi(req.Params.Cursor)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("invalid cursor %q", req.Params.Cursor)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q: give the nextCursor of an earlier page", clip(req.Params.Cursor, 40))}
 		}
 		offset = n
 	}

@@ -380,7 +380,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 // answer runs model for prompt, once the request is admitted, and returns
 // its completion; on failure it has answered the request with the error.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, model Model, prompt Prompt) (*Completion, bool) {
-	ctx, release, err := s.admit(r.Context())
+	ctx, release, err := s.admit(r, model, prompt)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return nil, false
@@ -441,7 +441,7 @@ type eventStream interface {
 // then the request can still be refused with its own status, such as a
 // 429 for capacity or a 400 a model found, as a JSON error.
 func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, model Model, prompt Prompt, es eventStream) {
-	ctx, release, err := s.admit(r.Context())
+	ctx, release, err := s.admit(r, model, prompt)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

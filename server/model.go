@@ -41,6 +41,8 @@ type Format struct {
 	Schema json.RawMessage
 	// Strict is the client's strict flag.
 	Strict bool
+	// param is where the schema is in the request, for its errors.
+	param string
 }
 
 // Setting is a kind of request field beside the messages that a Model may

@@ -162,7 +162,7 @@ func formatOf(f *wireFormat, param string, nested bool) (*Format, error) {
 	if !schemaName.MatchString(s.Name) {
 		return nil, badRequest(where+".name", "%s.name must be 1 to 64 letters, digits, _ or -, got %q", where, clip(s.Name, 80))
 	}
-	out := &Format{Name: s.Name, Strict: s.Strict != nil && *s.Strict}
+	out := &Format{Name: s.Name, Strict: s.Strict != nil && *s.Strict, param: where + ".schema"}
 	schema := bytes.TrimSpace(s.Schema)
 	if len(schema) == 0 || string(schema) == "null" {
 		return out, nil
@@ -181,12 +181,16 @@ func formatOf(f *wireFormat, param string, nested bool) (*Format, error) {
 	return out, nil
 }
 
-// admit asks Config.Admit, if set, whether a request for m may go on, and
+// admit checks the request (prepare), then asks Config.Admit, if set,
+// whether a request for m may go on, and
 // returns the context the model runs in (calls that wait for the provider
 // rather than be refused once admitted) and the function that ends the
 // admission. A refusal is an error answered 429 with Retry-After.
-func (s *Server) admit(ctx context.Context) (context.Context, func(), error) {
-	ctx = middleware.RefuseWhenBusy(ctx)
+func (s *Server) admit(r *http.Request, m Model, p Prompt) (context.Context, func(), error) {
+	if err := s.prepare(r, m, p); err != nil {
+		return nil, nil, err
+	}
+	ctx := middleware.RefuseWhenBusy(r.Context())
 	if s.cfg.Admit == nil {
 		return ctx, func() {}, nil
 	}
