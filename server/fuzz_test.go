@@ -37,7 +37,7 @@ func FuzzDecodeChat(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		w := &captureWriter{header: map[string][]string{}}
 		r := newRequest(body)
-		_, p, m, err := s.decode(w, r)
+		x, m, err := s.read(w, r, s.decodeChat)
 		if err != nil {
 			status, we := classify(err)
 			if status < 400 || status >= 500 || strings.Contains(we.Message, "\n") {
@@ -48,6 +48,7 @@ func FuzzDecodeChat(f *testing.F) {
 		if m == nil || m.ID() != "m" {
 			t.Fatalf("body %q: no model", body)
 		}
+		p := x.prompt
 		for _, msg := range p.Messages {
 			if !utf8.ValidString(msg.Content) || input.Text("content", msg.Content) != nil {
 				t.Fatalf("body %q: accepted content %q", body, msg.Content)
@@ -82,7 +83,7 @@ func FuzzDecodeResponses(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		w := &captureWriter{header: map[string][]string{}}
 		r := httptest.NewRequest(http.MethodPost, "http://localhost/v1/responses", bytes.NewReader(body))
-		_, p, m, err := s.decodeResponses(w, r)
+		x, m, err := s.read(w, r, s.decodeResponses)
 		if err != nil {
 			status, we := classify(err)
 			if status < 400 || status >= 500 || strings.Contains(we.Message, "\n") {
@@ -90,6 +91,7 @@ func FuzzDecodeResponses(f *testing.F) {
 			}
 			return
 		}
+		p := x.prompt
 		if m == nil || m.ID() != "m" || strings.IndexByte(p.System, 0) >= 0 {
 			t.Fatalf("body %q: model %v, system %q", body, m, p.System)
 		}

@@ -108,9 +108,3 @@ type Model interface {
 	// when ctx is done (the client went away).
 	Complete(ctx context.Context, p Prompt, onDelta func(string)) (*Completion, error)
 }
-
-// InvalidRequest marks err, returned by Model.Complete, as the client's
-// fault: it is reported as a 400 invalid_request_error.
-func InvalidRequest(err error) error {
-	return &requestError{status: 400, msg: err.Error()}
-}

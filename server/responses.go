@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,17 +75,13 @@ type inputPart struct {
 }
 
 // decodeResponses reads and validates a Responses request.
-func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request) (*responsesRequest, Prompt, Model, error) {
-	var p Prompt
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return nil, p, nil, err
-	}
+func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 	var req responsesRequest
 	if err := decodeStrict(body, &req); err != nil {
-		return nil, p, nil, err
+		return nil, err
 	}
-	fail := func(err error) (*responsesRequest, Prompt, Model, error) { return &req, p, nil, err }
+	x := &exchange{name: req.Model, stream: req.Stream}
+	fail := func(err error) (*exchange, error) { return x, err }
 	switch {
 	case req.Model == "":
 		return fail(badRequest("model", "model is required"))
@@ -107,21 +102,18 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request) (*respo
 	case nonEmptyList(req.Tools) && forcesCall(req.ToolChoice):
 		return fail(badRequest("tool_choice", "tool_choice requires a tool call, but this server answers without calling tools; leave tool_choice unset, \"auto\" or \"none\""))
 	}
-	var g given
-	if err := (sampling{temperature: req.Temperature, topP: req.TopP, maxTokens: req.MaxOutputTokens, maxTokensParam: "max_output_tokens"}).apply(&p, &g); err != nil {
+	p, g := &x.prompt, &x.given
+	if err := (sampling{temperature: req.Temperature, topP: req.TopP, maxTokens: req.MaxOutputTokens, maxTokensParam: "max_output_tokens"}).apply(p, g); err != nil {
 		return fail(err)
 	}
 	if req.Text != nil {
+		var err error
 		if p.Format, err = formatOf(req.Text.Format, "text.format", false); err != nil {
 			return fail(err)
 		}
 		if p.Format != nil {
 			g.add(SettingFormat, "text.format")
 		}
-	}
-	m, ok := s.models[req.Model]
-	if !ok {
-		return fail(modelNotFound(req.Model, s.order))
 	}
 	var system []string
 	if req.Instructions != nil && *req.Instructions != "" {
@@ -190,15 +182,8 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request) (*respo
 	if strings.TrimSpace(p.Query()) == "" {
 		return fail(badRequest("input", "input must include a user message with content"))
 	}
-	if err := g.check(m); err != nil {
-		return fail(err)
-	}
-	return &req, p, m, nil
-}
-
-func isNull(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || string(raw) == "null"
+	x.wire = &responsesWire{resp: newResponse(&req, *p), msgID: "msg_" + randomID()}
+	return x, nil
 }
 
 // itemText accepts a message's content as a string or a list of text
@@ -340,30 +325,18 @@ func (r *response) complete(c *Completion, msgID string) {
 	r.Madspark = extensionOf(c)
 }
 
-// responses serves POST /v1/responses.
-func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
-	info := infoOf(r.Context())
-	req, prompt, model, err := s.decodeResponses(w, r)
-	if req != nil {
-		info.model, info.stream = req.Model, req.Stream
-	}
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	resp := newResponse(req, prompt)
-	msgID := "msg_" + randomID()
-	if req.Stream {
-		s.answerStream(w, r, model, prompt, newResponseEvents(resp, msgID))
-		return
-	}
-	c, ok := s.answer(w, r, model, prompt)
-	if !ok {
-		return
-	}
-	resp.complete(c, msgID)
-	writeJSON(w, http.StatusOK, resp)
+// responsesWire writes a response: the response object, or its events.
+type responsesWire struct {
+	resp  *response
+	msgID string
 }
+
+func (rw *responsesWire) body(c *Completion) any {
+	rw.resp.complete(c, rw.msgID)
+	return rw.resp
+}
+
+func (rw *responsesWire) events() eventStream { return newResponseEvents(rw.resp, rw.msgID) }
 
 // responseEvents are the events of a streamed response: created and
 // in_progress, the message and its text part added, a delta per piece of
