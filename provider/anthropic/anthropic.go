@@ -107,6 +107,9 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 // build translates req into the SDK's parameters. tool is the structured
 // output tool when req has a schema, or nil.
 func (c *Client) build(req *llm.Request) (sdk.MessageNewParams, *outputTool, error) {
+	if llm.UsesTools(req) {
+		return sdk.MessageNewParams{}, nil, llm.NoTools(Name)
+	}
 	model := req.Model
 	if model == "" {
 		model = c.model

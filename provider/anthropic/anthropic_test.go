@@ -543,3 +543,22 @@ func TestSamplingSettings(t *testing.T) {
 		t.Errorf("a seed: %v, %d requests", err, len(f.requests()))
 	}
 }
+
+// TestToolsRefused: a request that uses tools is refused before anything
+// is sent, naming tools.
+func TestToolsRefused(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) { t.Error("request sent") })
+	for _, change := range []func(*llm.Request){
+		func(r *llm.Request) { r.Tools = []llm.Tool{{Name: "weather"}} },
+		func(r *llm.Request) {
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "weather", Arguments: "{}"}}})
+		},
+	} {
+		req := baseRequest()
+		change(req)
+		_, err := f.client().Generate(context.Background(), req)
+		if e := asLLMError(t, err); e.Param != "tools" {
+			t.Errorf("%+v", e)
+		}
+	}
+}

@@ -150,6 +150,9 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 
 // build translates req into genai's contents and config.
 func (c *Client) build(req *llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
+	if llm.UsesTools(req) {
+		return nil, nil, llm.NoTools(Name)
+	}
 	contents := make([]*genai.Content, 0, len(req.Messages))
 	for i, m := range req.Messages {
 		var role genai.Role

@@ -591,3 +591,22 @@ func TestSamplingSettings(t *testing.T) {
 		t.Errorf("a 40-bit seed: %v", err)
 	}
 }
+
+// TestToolsRefused: a request that uses tools is refused before anything
+// is sent, naming tools.
+func TestToolsRefused(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { t.Error("request sent") })
+	for _, change := range []func(*llm.Request){
+		func(r *llm.Request) { r.Tools = []llm.Tool{{Name: "weather"}} },
+		func(r *llm.Request) {
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: "c1", Content: "x"})
+		},
+	} {
+		req := baseRequest()
+		change(req)
+		_, err := f.client(t).Generate(context.Background(), req)
+		if e := asLLMError(t, err); e.Param != "tools" {
+			t.Errorf("%+v", e)
+		}
+	}
+}
