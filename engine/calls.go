@@ -172,11 +172,12 @@ func (o *attempts) Attempted(_ context.Context, a *llm.Attempt) {
 
 // attemptOf numbers req within its conversation: a request that sends
 // earlier replies back (to have them fixed) is attempt 1 + the number of
-// replies it carries after the conversation it passes on (req.History).
+// replies it carries after the conversation it passes on (req.History),
+// the tool calls it passes on after its prompt aside.
 func attemptOf(req *llm.Request) int {
 	n := 1
 	for _, m := range req.Messages[min(req.History, len(req.Messages)):] {
-		if m.Role == llm.RoleAssistant {
+		if m.Role == llm.RoleAssistant && len(m.ToolCalls) == 0 {
 			n++
 		}
 	}

@@ -79,7 +79,7 @@ type Request struct {
 	// conversation the request passes on (a chat's turns, its tool calls
 	// and results) rather than the request's own prompt and re-asks. They
 	// are sent like the others; a journal numbers re-asks from the
-	// messages after them.
+	// assistant messages after them that call no tools.
 	History int
 	// Temperature is the sampling temperature.
 	Temperature float64

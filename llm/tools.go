@@ -53,9 +53,9 @@ const (
 // ToolChoice says whether the model may, must or must not call a tool.
 type ToolChoice struct {
 	// Mode is ToolAuto, ToolNone or ToolRequired.
-	Mode string `json:"mode"`
+	Mode string `json:"mode" jsonschema:"required,enum=auto,enum=none,enum=required,title=Mode,description=auto: the model may call tools; none: it may not; required: it must"`
 	// Name, with ToolRequired, is the one tool the model must call.
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" jsonschema:"title=Tool,description=With required: the one tool the model must call"`
 }
 
 // FinishToolCalls is the finish reason of a reply that calls tools.
