@@ -173,20 +173,19 @@ func (m *debateModel) Settings() server.Setting { return server.AllSettings }
 
 // Complete runs one debate for the prompt's last user message, with the
 // earlier messages as history, and records it as a run. The client's
-// instructions and settings go to the call that writes the answer (the
-// direct answerer's or the aggregator's; see debate.Params).
+// instructions, settings and tools go to the call that writes the answer
+// (the direct answerer's or the aggregator's; see debate.Params), with the
+// tool calls and results after the last user message.
 func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta func(string)) (*server.Completion, error) {
 	s := m.settings
 	s.Mode = m.mode
-	params, err := s.Params(p.Query())
+	history, query, turns := p.Split()
+	params, err := s.Params(query)
 	if err != nil {
 		return nil, server.InvalidRequest(err)
 	}
-	for i, msg := range p.Messages {
-		if i < len(p.Messages)-1 {
-			params.History = append(params.History, msg)
-		}
-	}
+	params.History, params.Turns = history, turns
+	params.Tools, params.ToolChoice, params.ParallelToolCalls = p.Tools, p.ToolChoice, p.ParallelToolCalls
 	answerSettings(&params, p)
 	if err := params.Validate(); err != nil {
 		return nil, server.InvalidRequest(err)
@@ -210,7 +209,7 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta fun
 	if err != nil {
 		return nil, err
 	}
-	return &server.Completion{Text: res.Answer, FinishReason: res.FinishReason, Usage: run.Usage(), RunID: run.ID()}, nil
+	return &server.Completion{Text: res.Answer, ToolCalls: res.ToolCalls, FinishReason: res.FinishReason, Usage: run.Usage(), RunID: run.ID()}, nil
 }
 
 // answerSettings puts a client's instructions and settings on the roles

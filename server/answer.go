@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
 )
 
@@ -275,13 +276,16 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, model Mode
 	sse.send(es.done(c))
 }
 
-// finishReason is why the model that wrote c stopped, "stop" when it did
-// not say.
+// finishReason is why the model that wrote c stopped: when it did not
+// say, "tool_calls" for an answer that calls tools, else "stop".
 func finishReason(c *Completion) string {
-	if c.FinishReason == "" {
-		return "stop"
+	switch {
+	case c.FinishReason != "":
+		return c.FinishReason
+	case len(c.ToolCalls) > 0:
+		return llm.FinishToolCalls
 	}
-	return c.FinishReason
+	return "stop"
 }
 
 // extension is madspark's own addition to a completion, in both APIs.

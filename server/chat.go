@@ -35,27 +35,30 @@ type chatRequest struct {
 	FrequencyPenalty    *float64        `json:"frequency_penalty"`
 	ResponseFormat      *wireFormat     `json:"response_format"`
 
-	// Fields that OpenAI clients and frameworks send by default and that
-	// do not change the answer madspark gives: accepted and ignored.
-	// Values that would change it (a required tool call, log
-	// probabilities, penalties) are refused by name.
+	// Function tools, applied (see tools.go); the deprecated functions
+	// are refused.
 	Tools             json.RawMessage `json:"tools"`
 	ToolChoice        json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
 	Functions         json.RawMessage `json:"functions"`
 	FunctionCall      json.RawMessage `json:"function_call"`
-	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
-	Logprobs          *bool           `json:"logprobs"`
-	TopLogprobs       *int            `json:"top_logprobs"`
-	LogitBias         json.RawMessage `json:"logit_bias"`
-	Store             *bool           `json:"store"`
-	Metadata          json.RawMessage `json:"metadata"`
-	ServiceTier       string          `json:"service_tier"`
-	ReasoningEffort   string          `json:"reasoning_effort"`
-	Modalities        json.RawMessage `json:"modalities"`
-	Prediction        json.RawMessage `json:"prediction"`
-	SafetyIdentifier  string          `json:"safety_identifier"`
-	PromptCacheKey    string          `json:"prompt_cache_key"`
-	Verbosity         string          `json:"verbosity"`
+
+	// Fields that OpenAI clients and frameworks send by default and that
+	// do not change the answer madspark gives: accepted and ignored.
+	// Values that would change it (log probabilities, penalties) are
+	// refused by name.
+	Logprobs         *bool           `json:"logprobs"`
+	TopLogprobs      *int            `json:"top_logprobs"`
+	LogitBias        json.RawMessage `json:"logit_bias"`
+	Store            *bool           `json:"store"`
+	Metadata         json.RawMessage `json:"metadata"`
+	ServiceTier      string          `json:"service_tier"`
+	ReasoningEffort  string          `json:"reasoning_effort"`
+	Modalities       json.RawMessage `json:"modalities"`
+	Prediction       json.RawMessage `json:"prediction"`
+	SafetyIdentifier string          `json:"safety_identifier"`
+	PromptCacheKey   string          `json:"prompt_cache_key"`
+	Verbosity        string          `json:"verbosity"`
 }
 
 type streamOptions struct {
@@ -67,6 +70,37 @@ type chatMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
 	Name    string          `json:"name"`
+	// An assistant message's tool calls; a tool message's call.
+	ToolCalls  []chatToolCall `json:"tool_calls"`
+	ToolCallID string         `json:"tool_call_id"`
+	// What an assistant message sent back from an answer also carries:
+	// its refusal (null), and a pipeline's account of its work, which
+	// the next answer does not need (see Completion.Reasoning).
+	Refusal          *string         `json:"refusal"`
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
+	FunctionCall     json.RawMessage `json:"function_call"`
+}
+
+// chatToolCall is a tool call in Chat Completions' shape.
+type chatToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+func chatToolCalls(calls []llm.ToolCall) []chatToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]chatToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = chatToolCall{ID: c.ID, Type: "function"}
+		out[i].Function.Name, out[i].Function.Arguments = c.Name, c.Arguments
+	}
+	return out
 }
 
 // decodeChat reads a chat completions request.
@@ -86,10 +120,10 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 		return fail(badRequest("n", "only n=1 is supported, got n=%d", *req.N))
 	case req.StreamOptions != nil && !req.Stream:
 		return fail(badRequest("stream_options", "stream_options is only allowed with stream true"))
-	case nonEmptyList(req.Tools) && forcesCall(req.ToolChoice):
-		return fail(badRequest("tool_choice", "tool_choice requires a tool call, but this server answers without calling tools; leave tool_choice unset, \"auto\" or \"none\""))
-	case nonEmptyList(req.Functions) && forcesCall(req.FunctionCall):
-		return fail(badRequest("function_call", "function_call requires a function call, but this server answers without calling functions"))
+	case !isNull(req.Functions):
+		return fail(badRequest("functions", "functions (deprecated by OpenAI) is not supported; send the functions as tools"))
+	case !isNull(req.FunctionCall):
+		return fail(badRequest("function_call", "function_call (deprecated by OpenAI) is not supported; use tool_choice"))
 	case req.Logprobs != nil && *req.Logprobs:
 		return fail(badRequest("logprobs", "logprobs is not supported; leave it unset or false"))
 	case req.PresencePenalty != nil && *req.PresencePenalty != 0:
@@ -124,7 +158,17 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 	if p.Format != nil {
 		g.add(SettingFormat, "response_format")
 	}
+	tools, err := toolsOf(req.Tools, true)
+	if err != nil {
+		return fail(err)
+	}
+	choice, err := toolChoiceOf(req.ToolChoice, tools)
+	if err != nil {
+		return fail(err)
+	}
+	applyTools(p, g, tools, choice, req.ParallelToolCalls)
 	var system []string
+	made := calls{}
 	for i, msg := range req.Messages {
 		field := fmt.Sprintf("messages[%d].content", i)
 		text, err := messageText(msg.Content)
@@ -133,6 +177,17 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 		}
 		if err := input.Text(field, text); err != nil {
 			return fail(badRequest(field, "%v", err))
+		}
+		at := func(f string) string { return fmt.Sprintf("messages[%d].%s", i, f) }
+		switch {
+		case !isNull(msg.FunctionCall):
+			return fail(badRequest(at("function_call"), "%s (deprecated by OpenAI) is not supported; send tool_calls", at("function_call")))
+		case len(msg.ToolCalls) > 0 && msg.Role != "assistant":
+			return fail(badRequest(at("tool_calls"), "%s: only an assistant message calls tools", at("tool_calls")))
+		case msg.ToolCallID != "" && msg.Role != "tool":
+			return fail(badRequest(at("tool_call_id"), "%s: only a tool message answers a tool call", at("tool_call_id")))
+		case !isNull(msg.ReasoningContent) && msg.Role != "assistant":
+			return fail(badRequest(at("reasoning_content"), "%s: only an assistant message has reasoning", at("reasoning_content")))
 		}
 		switch msg.Role {
 		case "system", "developer":
@@ -143,10 +198,24 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 		case "user":
 			p.Messages = append(p.Messages, llm.Message{Role: llm.RoleUser, Content: text})
 		case "assistant":
-			p.Messages = append(p.Messages, llm.Message{Role: llm.RoleAssistant, Content: text})
+			m := llm.Message{Role: llm.RoleAssistant, Content: text}
+			for j, tc := range msg.ToolCalls {
+				if tc.Type != "function" {
+					return fail(badRequest(fmt.Sprintf("messages[%d].tool_calls[%d].type", i, j), "messages[%d].tool_calls[%d].type %q is not supported: function calls only", i, j, tc.Type))
+				}
+				m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			}
+			if err := made.add(m.ToolCalls, at("tool_calls")); err != nil {
+				return fail(err)
+			}
+			p.Messages = append(p.Messages, m)
+		case "tool":
+			if err := made.answers(msg.ToolCallID, at("tool_call_id")); err != nil {
+				return fail(err)
+			}
+			p.Messages = append(p.Messages, llm.Message{Role: llm.RoleTool, Content: text, ToolCallID: msg.ToolCallID})
 		default:
-			return fail(badRequest(fmt.Sprintf("messages[%d].role", i),
-				"messages[%d].role %q is not supported (want system, developer, user or assistant)", i, msg.Role))
+			return fail(badRequest(at("role"), "%s %q is not supported (want system, developer, user, assistant or tool)", at("role"), msg.Role))
 		}
 	}
 	p.System = systemText(system)
@@ -210,8 +279,10 @@ type (
 		FinishReason *string  `json:"finish_reason"` // null in chunks until the last
 	}
 	message struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
+		Role string `json:"role"`
+		// Content is null for an answer that only calls tools.
+		Content   *string        `json:"content"`
+		ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
 	}
 	wireUsage struct {
 		PromptTokens     int `json:"prompt_tokens"`
@@ -239,7 +310,7 @@ func (cw *chatWire) body(c *Completion) any {
 	finish := finishReason(c)
 	return &chatCompletion{
 		ID: cw.id, Object: "chat.completion", Created: cw.created, Model: cw.model,
-		Choices:  []choice{{Message: &message{Role: "assistant", Content: c.Text}, FinishReason: &finish}},
+		Choices:  []choice{{Message: messageOf(c), FinishReason: &finish}},
 		Usage:    usageOf(c.Usage),
 		Madspark: extensionOf(c),
 	}
@@ -259,8 +330,23 @@ func (e *chatEvents) open() []byte { return e.delta(`{"role":"assistant","conten
 
 func (e *chatEvents) text(delta string) []byte { return e.content(delta) }
 
+// messageOf is the message of an answer.
+func messageOf(c *Completion) *message {
+	m := &message{Role: "assistant", ToolCalls: chatToolCalls(c.ToolCalls)}
+	if c.Text != "" || len(c.ToolCalls) == 0 {
+		m.Content = &c.Text
+	}
+	return m
+}
+
 func (e *chatEvents) done(c *Completion) []byte {
-	b := e.delta(`{}`, finishReason(c))
+	var b []byte
+	// The calls come whole, one chunk each, once the answer is known.
+	for i, tc := range chatToolCalls(c.ToolCalls) {
+		b = append(b, e.delta(string(mustJSON(map[string]any{"tool_calls": []any{map[string]any{
+			"index": i, "id": tc.ID, "type": tc.Type, "function": tc.Function}}})), "")...)
+	}
+	b = append(b, e.delta(`{}`, finishReason(c))...)
 	if e.usage {
 		b = appendData(b, mustJSON(&chatCompletion{ID: e.id, Object: "chat.completion.chunk", Created: e.created, Model: e.model,
 			Choices: []choice{}, Usage: usageOf(c.Usage), Madspark: extensionOf(c)}))

@@ -82,6 +82,10 @@ func classify(err error) (int, wireError) {
 		return e(http.StatusInternalServerError, "server_error", "internal_error", "", "the model failed unexpectedly; see the server log")
 	}
 	msg := oneLine(err.Error())
+	if le, ok := errors.AsType[*llm.Error](err); ok && le.Param != "" {
+		// The provider cannot take a field of the request, such as tools.
+		return e(http.StatusBadRequest, "invalid_request_error", "", le.Param, msg)
+	}
 	if isBusy(err) {
 		return e(http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded", "", msg)
 	}

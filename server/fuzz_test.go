@@ -25,6 +25,7 @@ func FuzzDecodeChat(f *testing.F) {
 		`{"model":"m","messages":[{"role":"user","content":"title\u001b]0;pwned\u0007 \u001b[2J"}]}`,
 		`{"model":"m","messages":[{"role":"system","content":"fake\rline"},{"role":"user","content":"x"}]}`,
 		`{"model":"m","messages":[],"temperature":3}`,
+		`{"model":"m","messages":[{"role":"user","content":"w?"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},{"role":"tool","tool_call_id":"c1","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"auto"}`,
 		`{"model":"m"} {}`,
 		`[`,
 	} {
@@ -53,6 +54,11 @@ func FuzzDecodeChat(f *testing.F) {
 			if !utf8.ValidString(msg.Content) || input.Text("content", msg.Content) != nil {
 				t.Fatalf("body %q: accepted content %q", body, msg.Content)
 			}
+			for _, c := range msg.ToolCalls {
+				if input.Text("arguments", c.Arguments) != nil || input.Text("id", c.ID) != nil {
+					t.Fatalf("body %q: accepted call %+v", body, c)
+				}
+			}
 		}
 		if err := input.Text("system", p.System); err != nil {
 			t.Fatalf("body %q: accepted %v", body, err)
@@ -72,6 +78,7 @@ func FuzzDecodeResponses(f *testing.F) {
 		`{"model":"m","input":"hi","text":{"format":{"type":"json_schema","name":"x","schema":{"type":"object"},"strict":true}},"max_output_tokens":5}`,
 		`{"model":"m","input":[{"role":"assistant","content":[{"type":"output_text","text":"a","annotations":[]}],"id":"msg_1","status":"completed"}]}`,
 		`{"model":"m","input":[1]}`,
+		`{"model":"m","input":[{"role":"user","content":"w?"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"x"}],"tools":[{"type":"function","name":"f"}]}`,
 		`{"model":"m","input":"a\u0000b"}`,
 	} {
 		f.Add([]byte(s))

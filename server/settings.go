@@ -39,11 +39,13 @@ func (g given) check(m Model) error {
 	takes := c.Settings()
 	for _, x := range g {
 		if takes&x.setting == 0 {
-			what := x.param
-			if x.setting == SettingSystem {
-				what = "system and developer messages (and instructions)"
+			switch x.setting {
+			case SettingSystem:
+				return badRequest(x.param, "%s: model %s does not apply system and developer messages (and instructions); leave it out", x.param, m.ID())
+			case SettingTools:
+				return badRequest(x.param, "tools: model %s has no step that calls tools; leave tools out, set tool_choice to \"none\", or use a model that calls them (madspark-direct)", m.ID())
 			}
-			return badRequest(x.param, "%s: model %s does not apply %s; leave it out", x.param, m.ID(), what)
+			return badRequest(x.param, "%s: model %s does not apply %s; leave it out", x.param, m.ID(), x.param)
 		}
 	}
 	return nil
