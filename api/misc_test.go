@@ -286,3 +286,78 @@ func TestPostgres(t *testing.T) {
 		t.Errorf("import on PostgreSQL: %d %s", r.status, r.body)
 	}
 }
+
+// TestPipelineModelSettings: the settings clients send by default each
+// have their effect on a pipeline model: promptfoo's temperature 0 and
+// max_tokens 1024 are taken; temperature, top_p and seed replace every
+// agent's own and the instructions join every system prompt; max_tokens
+// cuts the answer with finish_reason length; stop ends it before the
+// sequence. A JSON format and tools are refused naming them.
+func TestPipelineModelSettings(t *testing.T) {
+	hs := newHarness(t, options{})
+	type completion struct {
+		Choices []struct {
+			Message      struct{ Content string } `json:"message"`
+			FinishReason string                   `json:"finish_reason"`
+		} `json:"choices"`
+		Madspark struct {
+			RunID string `json:"run_id"`
+		} `json:"madspark"`
+	}
+	ask := func(body string) (completion, resp) {
+		r := hs.do("POST", "/v1/chat/completions", body)
+		var c completion
+		if r.status == 200 {
+			r.json(t, &c)
+		}
+		return c, r
+	}
+	for _, model := range []string{"madspark-spark", "madspark-chaos", "madspark-assess"} {
+		// promptfoo's defaults.
+		c, r := ask(fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"urban farming"}],"temperature":0,"max_tokens":1024}`, model))
+		if r.status != 200 || c.Choices[0].FinishReason == "" {
+			t.Fatalf("%s with promptfoo's defaults: %d %s", model, r.status, clip(r.body))
+		}
+		full, r := ask(fmt.Sprintf(`{"model":%q,"messages":[{"role":"system","content":"Answer in French."},{"role":"user","content":"urban farming"}],"temperature":0.1,"top_p":0.4,"seed":3}`, model))
+		if r.status != 200 || full.Choices[0].FinishReason != "stop" {
+			t.Fatalf("%s: %d %s", model, r.status, clip(r.body))
+		}
+		steps, err := hs.db.Steps(t.Context(), full.Madspark.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		for _, s := range steps {
+			for _, call := range s.Calls {
+				calls++
+				if call.Temperature != 0.1 || !strings.HasSuffix(call.System, "Answer in French.") {
+					t.Errorf("%s: step %s: temperature %v, system …%q", model, s.Key, call.Temperature, clip([]byte(call.System[max(0, len(call.System)-60):])))
+				}
+			}
+		}
+		if calls == 0 {
+			t.Errorf("%s: no call journaled", model)
+		}
+
+		cut, r := ask(fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"urban farming"}],"max_completion_tokens":20}`, model))
+		text := cut.Choices[0].Message.Content
+		if r.status != 200 || cut.Choices[0].FinishReason != "length" || !strings.HasPrefix(full.Choices[0].Message.Content, text[:min(len(text), 10)]) || len(text) > 200 {
+			t.Errorf("%s max_tokens 20: %d %q %s", model, r.status, text, cut.Choices[0].FinishReason)
+		}
+		// A stop sequence that the document holds: its first line ends.
+		stopped, r := ask(fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"urban farming"}],"stop":["\n"]}`, model))
+		if r.status != 200 || strings.Contains(stopped.Choices[0].Message.Content, "\n") || stopped.Choices[0].FinishReason != "stop" ||
+			!strings.HasPrefix(full.Choices[0].Message.Content, stopped.Choices[0].Message.Content) {
+			t.Errorf("%s stop: %d %q", model, r.status, stopped.Choices[0].Message.Content)
+		}
+		for _, bad := range []struct{ extra, param string }{
+			{`"response_format":{"type":"json_object"}`, "response_format"},
+			{`"tools":[{"type":"function","function":{"name":"f"}}]`, "tools"},
+		} {
+			_, r := ask(fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"urban farming"}],%s}`, model, bad.extra))
+			if r.status != 400 || !strings.Contains(string(r.body), `"param":"`+bad.param+`"`) {
+				t.Errorf("%s %s: %d %s", model, bad.param, r.status, clip(r.body))
+			}
+		}
+	}
+}

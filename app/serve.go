@@ -19,6 +19,7 @@ import (
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/server"
 	"github.com/madspark/madspark/store/postgres"
+	"github.com/madspark/madspark/tokens"
 	"github.com/madspark/madspark/web"
 )
 
@@ -99,7 +100,11 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 	if err != nil {
 		return err
 	}
-	models := append(chat, api.PipelineModels(reg, a.Engine, a.apiInfo(), "debate")...)
+	counter, err := tokens.New()
+	if err != nil {
+		return err
+	}
+	models := append(chat, api.PipelineModels(reg, a.Engine, a.apiInfo(), counter, "debate")...)
 	var srv *server.Server
 	srv, err = server.New(server.Config{
 		Addr:         sc.Addr,
