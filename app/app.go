@@ -96,6 +96,8 @@ type App struct {
 	// limiter bounds the calls in flight to each provider, and admits the
 	// server's requests before they start.
 	limiter *middleware.Limiter
+	// breaker is the provider's circuit breaker.
+	breaker *middleware.CircuitBreaker
 	stop    func()
 }
 
@@ -229,6 +231,9 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		db.Close()
 		return nil, InputError{err}
 	}
+	// One circuit for every provider; the server asks it before it
+	// starts answering (App.Admit).
+	breaker := middleware.NewBreaker(middleware.BreakerConfig{Logger: cfg.Logger})
 	var mws []llm.Middleware
 	if !cfg.NoCache {
 		mws = append(mws, middleware.Cache(middleware.CacheConfig{Provider: info.Name, DefaultModel: info.Model, Store: cache, Logger: cfg.Logger}))
@@ -236,7 +241,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	mws = append(mws,
 		limiter.Middleware(),
 		middleware.Retry(middleware.RetryConfig{Logger: cfg.Logger}),
-		middleware.Breaker(middleware.BreakerConfig{Logger: cfg.Logger}),
+		breaker.Middleware(),
 		middleware.Timeout(0),
 		// Innermost: every request sent is priced, recorded and measured.
 		middleware.Meter(prices, middleware.MeterLogger(cfg.Logger), middleware.MeterLocal(settings.Local), middleware.MeterLocalPrices(own),
@@ -253,6 +258,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Tracing: tracing,
 		Metrics: metrics,
 		limiter: limiter,
+		breaker: breaker,
 		stop:    stop,
 		Engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: cfg.Logger, Events: hub,
 			Tracer: tracing.Tracer(), CaptureContent: tracing.CaptureContent(), Holder: cfg.Command},

@@ -120,9 +120,10 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 		Registry:     metrics,
 		Public:       func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
 		Wrap:         a.Tracing.Handler,
-		// A request refused for capacity is refused before its run is
-		// recorded; an admitted one's calls wait their turn.
-		Admit: a.limiter.Admit,
+		// A request refused for capacity, or while the provider is
+		// paused, is refused before its run is recorded; an admitted
+		// one's calls wait their turn.
+		Admit: a.admit,
 	})
 	if err != nil {
 		return InputError{err}
@@ -161,6 +162,16 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 		sc.Ready(ln.Addr(), ids)
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// admit admits an OpenAI-compatible request: refused, before anything
+// starts, while the provider's circuit breaker is open (503 with
+// Retry-After) or when its calls fill the limit and the queue (429).
+func (a *App) admit(ctx context.Context) (context.Context, func(), error) {
+	if err := a.breaker.Check(); err != nil {
+		return nil, nil, err
+	}
+	return a.limiter.Admit(ctx)
 }
 
 // debateModel serves the debate pipeline as an OpenAI model.

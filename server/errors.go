@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -89,8 +90,16 @@ func classify(err error) (int, wireError) {
 	if isBusy(err) {
 		return e(http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded", "", msg)
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return e(http.StatusGatewayTimeout, "timeout_error", "timeout", "", msg)
+	// What passes: an open circuit breaker, the provider's rate limit, a
+	// provider that did not answer in time.
+	if errors.Is(err, middleware.ErrCircuitOpen) {
+		return e(http.StatusServiceUnavailable, "server_error", "provider_paused", "", msg)
+	}
+	if le, ok := errors.AsType[*llm.Error](err); ok && le.Status == http.StatusTooManyRequests {
+		return e(http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded", "", msg)
+	}
+	if timedOut(err) {
+		return e(http.StatusServiceUnavailable, "timeout_error", "timeout", "", msg)
 	}
 	if _, ok := errors.AsType[*llm.Error](err); ok {
 		return e(http.StatusBadGateway, "upstream_error", "upstream_error", "", msg)
@@ -98,14 +107,39 @@ func classify(err error) (int, wireError) {
 	return e(http.StatusBadGateway, "server_error", "pipeline_error", "", msg)
 }
 
+// timedOut reports whether err is a call that got no answer in time.
+func timedOut(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	ne, ok := errors.AsType[net.Error](err)
+	return ok && ne.Timeout()
+}
+
+// defaultRetryAfter is the Retry-After of a failure that passes whose
+// cause named no delay (a provider's 429 without Retry-After, a timeout).
+const defaultRetryAfter = 5 * time.Second
+
 // writeErr answers with err as an OpenAI error. For failures of the model
 // it also tells OpenAI SDKs (x-should-retry, Retry-After) whether retrying
 // can help, so that a deterministic failure is not run again.
 func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	status, we := classify(err)
 	info := infoOf(r.Context())
-	if status == http.StatusTooManyRequests {
-		retryAfterHeader(w.Header(), err)
+	switch status {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		// It passes: the client is told when to try again.
+		if status != http.StatusTooManyRequests || !isBusy(err) {
+			info.err = err
+		}
+		d := llm.RetryAfterOf(err)
+		if d <= 0 {
+			d = defaultRetryAfter
+		}
+		w.Header().Set("Retry-After", fmt.Sprint(int((d+time.Second-1)/time.Second)))
+		w.Header().Set("X-Should-Retry", "true")
+		writeJSON(w, status, &errorBody{Error: we})
+		return
 	}
 	if status >= 500 {
 		info.err = err

@@ -23,6 +23,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/middleware"
 )
 
 // fakeModel streams chunks, with delay before each, and can fail, block or
@@ -724,6 +725,9 @@ func TestModelErrors(t *testing.T) {
 		"invalid":   InvalidRequest(errors.New("query must not be empty")),
 		"pipeline":  errors.New("judge returned no verdict"),
 		"panicking": nil,
+		"paused": &llm.Error{Message: "circuit breaker open after 5 consecutive failures (last: x); next trial call at 2026-01-01T00:00:00Z (in 42s)",
+			RetryAfter: 41200 * time.Millisecond, Err: middleware.ErrCircuitOpen},
+		"limited": &llm.Error{Provider: "openai", Status: 429, Message: "Rate limit reached"},
 	}
 	var ms []Model
 	for id, err := range models {
@@ -738,9 +742,11 @@ func TestModelErrors(t *testing.T) {
 		retry, retryAfter     string
 	}{
 		{"upstream", "upstream_error", "upstream_error", "openai: HTTP 400: context length exceeded", 502, "false", ""},
-		{"retry", "upstream_error", "upstream_error", "slow down", 502, "", "2"},
-		{"timeout", "timeout_error", "timeout", "no reply within 30s", 504, "", ""},
-		{"deadline", "timeout_error", "timeout", "debate: context deadline exceeded", 504, "", ""},
+		{"retry", "rate_limit_error", "rate_limit_exceeded", "slow down", 429, "true", "2"},
+		{"limited", "rate_limit_error", "rate_limit_exceeded", "Rate limit reached", 429, "true", "5"},
+		{"paused", "server_error", "provider_paused", "circuit breaker open", 503, "true", "42"},
+		{"timeout", "timeout_error", "timeout", "no reply within 30s", 503, "true", "5"},
+		{"deadline", "timeout_error", "timeout", "debate: context deadline exceeded", 503, "true", "5"},
 		{"invalid", "invalid_request_error", "", "query must not be empty", 400, "", ""},
 		{"pipeline", "server_error", "pipeline_error", "judge returned no verdict", 502, "false", ""},
 		{"panicking", "server_error", "internal_error", "failed unexpectedly", 500, "false", ""},
