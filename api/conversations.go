@@ -404,11 +404,11 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m se
 	}()
 
 	msgs := append(slices.Clip(history), llm.Message{Role: llm.RoleUser, Content: q.Content})
-	comp, err := m.Complete(ctx, server.Prompt{Messages: msgs}, func(s string) {
+	comp, err := m.Complete(ctx, server.Prompt{Messages: msgs}, &server.Stream{Text: func(s string) {
 		if s != "" {
 			send("delta", ChatDelta{Text: s})
 		}
-	})
+	}})
 	if err == nil && comp == nil {
 		err = fmt.Errorf("model %s returned no answer", m.ID())
 	}

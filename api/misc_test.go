@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,11 +9,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/api"
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/store/postgres/pgtest"
 )
 
@@ -359,5 +362,81 @@ func TestPipelineModelSettings(t *testing.T) {
 				t.Errorf("%s %s: %d %s", model, bad.param, r.status, clip(r.body))
 			}
 		}
+	}
+}
+
+// TestPipelineModelShowsItsWork: a streamed pipeline model sends each
+// stage as reasoning when it starts, before any call of it has answered,
+// and its answer after; a client that reads only the content gets only
+// the answer, and a plain answer carries the same stages in
+// reasoning_content.
+func TestPipelineModelShowsItsWork(t *testing.T) {
+	gate := make(chan struct{})
+	var once sync.Once
+	hs := newHarness(t, options{client: func(c llm.Client) llm.Client {
+		return llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+			select { // no call answers before the test saw the first stage
+			case <-gate:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return c.Generate(ctx, req)
+		})
+	}})
+	req, _ := http.NewRequest("POST", hs.url+"/v1/chat/completions",
+		strings.NewReader(`{"model":"madspark-spark","stream":true,"messages":[{"role":"user","content":"urban farming"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	defer once.Do(func() { close(gate) })
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	var reasoning, content strings.Builder
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var ch struct {
+			Choices []struct {
+				Delta struct {
+					Content          string `json:"content"`
+					ReasoningContent string `json:"reasoning_content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal([]byte(data), &ch) != nil || len(ch.Choices) == 0 {
+			continue
+		}
+		d := ch.Choices[0].Delta
+		if d.ReasoningContent != "" {
+			if content.Len() > 0 {
+				t.Errorf("reasoning after the answer began: %q", d.ReasoningContent)
+			}
+			reasoning.WriteString(d.ReasoningContent)
+			once.Do(func() { close(gate) }) // the first stage came before any call answered
+		}
+		content.WriteString(d.Content)
+	}
+	if !strings.HasPrefix(reasoning.String(), "generate: ") || !strings.Contains(reasoning.String(), "\nevaluate: ") ||
+		!strings.Contains(content.String(), "Ideas: urban farming") || strings.Contains(content.String(), "generate: ") {
+		t.Fatalf("reasoning %q, content %.80q", reasoning.String(), content.String())
+	}
+
+	r := hs.do("POST", "/v1/chat/completions", `{"model":"madspark-spark","messages":[{"role":"user","content":"urban farming"}]}`)
+	var c struct {
+		Choices []struct {
+			Message struct {
+				Content          string `json:"content"`
+				ReasoningContent string `json:"reasoning_content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	r.json(t, &c)
+	if c.Choices[0].Message.ReasoningContent != reasoning.String() || !strings.Contains(c.Choices[0].Message.Content, "Ideas: urban farming") {
+		t.Errorf("plain: reasoning %q, want %q", c.Choices[0].Message.ReasoningContent, reasoning.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/document"
@@ -64,9 +65,11 @@ func (m *PipelineModel) Settings() server.Setting {
 	return server.SettingSystem | server.SettingTemperature | server.SettingTopP | server.SettingSeed | server.SettingMaxTokens | server.SettingStop
 }
 
-// Complete runs the pipeline for p's last user message. A streaming client
-// receives the Markdown in one piece when the run is done.
-func (m *PipelineModel) Complete(ctx context.Context, p server.Prompt, onDelta func(string)) (*server.Completion, error) {
+// Complete runs the pipeline for p's last user message. The run's
+// progress is the answer's reasoning, a stage a line, which a streaming
+// client receives as each stage starts; the answer, the Markdown, comes in
+// one piece when the run is done.
+func (m *PipelineModel) Complete(ctx context.Context, p server.Prompt, out *server.Stream) (*server.Completion, error) {
 	raw, err := json.Marshal(map[string]string{m.def.QueryParam: p.Query()})
 	if err != nil {
 		return nil, err
@@ -76,8 +79,9 @@ func (m *PipelineModel) Complete(ctx context.Context, p server.Prompt, onDelta f
 		return nil, server.InvalidRequest(fmt.Errorf("the last user message: %w", err))
 	}
 	i := m.info
+	thoughts := NewThoughts(out)
 	run, err := m.engine.Start(ctx, engine.RunInfo{Pipeline: m.def.Name, Mode: i.Mode, Provider: i.Provider, Model: i.Model, Params: params,
-		Subject: m.reg.Subject(m.def.Name, params), Sampling: samplingOf(p)}, nil)
+		Subject: m.reg.Subject(m.def.Name, params), Sampling: samplingOf(p)}, thoughts.Sink)
 	if err != nil {
 		return nil, err
 	}
@@ -98,10 +102,47 @@ func (m *PipelineModel) Complete(ctx context.Context, p server.Prompt, onDelta f
 		return nil, fmt.Errorf("run %s: %w", run.ID(), err)
 	}
 	text, finish := m.bound(string(document.Markdown(doc)), p)
-	if onDelta != nil {
-		onDelta(text)
+	if out != nil {
+		out.Text(text)
 	}
-	return &server.Completion{Text: text, FinishReason: finish, Usage: run.Usage(), RunID: run.ID()}, nil
+	return &server.Completion{Text: text, Reasoning: thoughts.String(), FinishReason: finish, Usage: run.Usage(), RunID: run.ID()}, nil
+}
+
+// Thoughts gather a run's progress as a model's reasoning: a line per
+// stage as it starts ("generate: generating 5 ideas"), sent on as it
+// happens to a stream's Reasoning. It is safe for concurrent use.
+type Thoughts struct {
+	out *server.Stream
+	mu  sync.Mutex
+	b   strings.Builder
+}
+
+// NewThoughts returns Thoughts that stream to out, when it is not nil.
+func NewThoughts(out *server.Stream) *Thoughts { return &Thoughts{out: out} }
+
+// Sink takes a run's event (engine.Engine.Start's sink).
+func (t *Thoughts) Sink(e madspark.Event) {
+	if e.Type != madspark.EventProgress || e.Stage == "" || e.Stage == "done" {
+		return
+	}
+	line := e.Stage
+	if e.Message != "" {
+		line += ": " + e.Message
+	}
+	line += "\n"
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b.WriteString(line)
+	if t.out != nil && t.out.Reasoning != nil {
+		t.out.Reasoning(line)
+	}
+}
+
+// String returns the reasoning so far.
+func (t *Thoughts) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.b.String()
 }
 
 // samplingOf is what p sets for every call of a run; nil for nothing.

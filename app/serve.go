@@ -192,7 +192,7 @@ func (m *debateModel) Settings() server.Setting { return server.AllSettings }
 // instructions, settings and tools go to the call that writes the answer
 // (the direct answerer's or the aggregator's; see debate.Params), with the
 // tool calls and results after the last user message.
-func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta func(string)) (*server.Completion, error) {
+func (m *debateModel) Complete(ctx context.Context, p server.Prompt, out *server.Stream) (*server.Completion, error) {
 	s := m.settings
 	s.Mode = m.mode
 	history, query, turns := p.Split()
@@ -210,9 +210,20 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta fun
 		return nil, server.InvalidRequest(err)
 	}
 	a := m.d.app
-	run, err := a.Engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: params}, nil)
+	// A debate's stages are its reasoning; the direct answer has none.
+	var thoughts *api.Thoughts
+	var sink func(madspark.Event)
+	if m.mode != "simple" {
+		thoughts = api.NewThoughts(out)
+		sink = thoughts.Sink
+	}
+	run, err := a.Engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: params}, sink)
 	if err != nil {
 		return nil, err
+	}
+	var onDelta func(string)
+	if out != nil {
+		onDelta = out.Text
 	}
 	res, err := m.d.pipe.Run(ctx, run, params, onDelta)
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
@@ -225,7 +236,11 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta fun
 	if err != nil {
 		return nil, err
 	}
-	return &server.Completion{Text: res.Answer, ToolCalls: res.ToolCalls, FinishReason: res.FinishReason, Usage: run.Usage(), RunID: run.ID()}, nil
+	c := &server.Completion{Text: res.Answer, ToolCalls: res.ToolCalls, FinishReason: res.FinishReason, Usage: run.Usage(), RunID: run.ID()}
+	if thoughts != nil {
+		c.Reasoning = thoughts.String()
+	}
+	return c, nil
 }
 
 // answerSettings puts a client's instructions and settings on the roles

@@ -115,11 +115,11 @@ func TestDirectModelCallsTools(t *testing.T) {
 	p := server.Prompt{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Weather in Oslo?"}}, Tools: tools, ToolChoice: &llm.ToolChoice{Mode: llm.ToolAuto}}
 	for _, stream := range []bool{false, true} {
 		var text strings.Builder
-		var onDelta func(string)
+		var out *server.Stream
 		if stream {
-			onDelta = func(s string) { text.WriteString(s) }
+			out = &server.Stream{Text: func(s string) { text.WriteString(s) }}
 		}
-		c, err := m.Complete(ctx, p, onDelta)
+		c, err := m.Complete(ctx, p, out)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,8 +57,11 @@ type wire interface {
 // API's format; each method returns whole frames ("data: ...\n\n").
 type eventStream interface {
 	// open returns the frames that start the stream, sent with its first
-	// text.
+	// text or reasoning.
 	open() []byte
+	// reasoning returns the frame of a piece of the model's account of
+	// its work, which comes before the answer.
+	reasoning(delta string) []byte
 	// text returns the frame of a piece of the answer.
 	text(delta string) []byte
 	// done returns the frames that end the stream of a completed answer.
@@ -169,7 +172,7 @@ func (s *Server) done(r *http.Request, model Model, c *Completion) {
 
 // complete calls m.Complete and turns a panic or a nil Completion into an
 // error.
-func (s *Server) complete(ctx context.Context, m Model, p Prompt, onDelta func(string)) (c *Completion, err error) {
+func (s *Server) complete(ctx context.Context, m Model, p Prompt, out *Stream) (c *Completion, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -179,7 +182,7 @@ func (s *Server) complete(ctx context.Context, m Model, p Prompt, onDelta func(s
 			c, err = nil, &panicError{val: v}
 		}
 	}()
-	c, err = m.Complete(ctx, p, onDelta)
+	c, err = m.Complete(ctx, p, out)
 	if err == nil && c == nil {
 		err = fmt.Errorf("model %s returned no completion", m.ID())
 	}
@@ -187,10 +190,11 @@ func (s *Server) complete(ctx context.Context, m Model, p Prompt, onDelta func(s
 }
 
 // answerStream answers with server-sent events as the model writes. The
-// stream starts (status 200, its first frames) with the first text, or
-// with a keep-alive comment after Config.KeepAlive without one: until
-// then the request can still be refused with its own status, such as a
-// 429 for capacity or a 400 a model found, as a JSON error.
+// stream starts (status 200, its first frames) with the first text or
+// reasoning, or with a keep-alive comment after Config.KeepAlive without
+// one: until then the request can still be refused with its own status,
+// such as a 429 for capacity or a 400 a model found, as a JSON error.
+// Reasoning that comes once the text has begun is not sent.
 func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, model Model, x *exchange) {
 	ctx, release, err := s.admit(r.Context())
 	if err != nil {
@@ -239,18 +243,31 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, model Mode
 	})
 	mu.Unlock()
 	// Deltas are taken until Complete returns, and never after: a model
-	// that calls onDelta late cannot slip text after the end.
-	c, err := s.complete(ctx, model, x.prompt, func(text string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !open || text == "" {
-			return
-		}
-		if sse == nil {
-			start()
-		}
-		spoken = true
-		sse.send(es.text(text))
+	// that sends them late cannot slip text after the end.
+	c, err := s.complete(ctx, model, x.prompt, &Stream{
+		Text: func(text string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !open || text == "" {
+				return
+			}
+			if sse == nil {
+				start()
+			}
+			spoken = true
+			sse.send(es.text(text))
+		},
+		Reasoning: func(text string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !open || spoken || text == "" {
+				return
+			}
+			if sse == nil {
+				start()
+			}
+			sse.send(es.reasoning(text))
+		},
 	})
 	mu.Lock()
 	open = false // no beat writes after this

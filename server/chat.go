@@ -281,8 +281,11 @@ type (
 	message struct {
 		Role string `json:"role"`
 		// Content is null for an answer that only calls tools.
-		Content   *string        `json:"content"`
-		ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+		Content *string `json:"content"`
+		// ReasoningContent is a pipeline's account of its work, where
+		// vLLM's reasoning parsers and DeepSeek put a model's thinking.
+		ReasoningContent string         `json:"reasoning_content,omitempty"`
+		ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
 	}
 	wireUsage struct {
 		PromptTokens     int `json:"prompt_tokens"`
@@ -330,9 +333,11 @@ func (e *chatEvents) open() []byte { return e.delta(`{"role":"assistant","conten
 
 func (e *chatEvents) text(delta string) []byte { return e.content(delta) }
 
+func (e *chatEvents) reasoning(delta string) []byte { return e.reasoningContent(delta) }
+
 // messageOf is the message of an answer.
 func messageOf(c *Completion) *message {
-	m := &message{Role: "assistant", ToolCalls: chatToolCalls(c.ToolCalls)}
+	m := &message{Role: "assistant", ReasoningContent: c.Reasoning, ToolCalls: chatToolCalls(c.ToolCalls)}
 	if c.Text != "" || len(c.ToolCalls) == 0 {
 		m.Content = &c.Text
 	}

@@ -109,6 +109,10 @@ func (p Prompt) Split() (history []llm.Message, query string, turns []llm.Messag
 // Completion is a model's answer.
 type Completion struct {
 	Text string
+	// Reasoning is the model's account of its work, such as a pipeline's
+	// stages one a line, which a stream sends before the answer's text;
+	// empty for a model that gives none.
+	Reasoning string
 	// ToolCalls are the client's tools the answer calls.
 	ToolCalls []llm.ToolCall
 	// FinishReason is why the model that wrote the answer stopped, as its
@@ -121,15 +125,26 @@ type Completion struct {
 	RunID string
 }
 
+// Stream receives an answer as a model makes it.
+type Stream struct {
+	// Text receives the answer's text, in order, from one goroutine.
+	Text func(string)
+	// Reasoning receives the model's account of its work as it goes (a
+	// pipeline's stages), before the answer's text; it may be called from
+	// any goroutine, and what comes once the text has begun is not
+	// streamed.
+	Reasoning func(string)
+}
+
 // Model is a pipeline exposed as a model, such as "madspark-debate".
 type Model interface {
 	// ID is the model name clients ask for.
 	ID() string
-	// Complete answers p. When onDelta is not nil the answer is streamed:
-	// onDelta receives the text as it is produced, in order, from one
-	// goroutine, and the Completion still carries the whole text; the
-	// stream starts with the first text, so an error returned before it
-	// is answered with its own HTTP status. Complete must stop promptly
-	// when ctx is done (the client went away).
-	Complete(ctx context.Context, p Prompt, onDelta func(string)) (*Completion, error)
+	// Complete answers p. When s is not nil the answer is streamed: s
+	// receives the text and the reasoning as they are produced, and the
+	// Completion still carries them whole; the stream starts with the
+	// first of them, so an error returned before it is answered with its
+	// own HTTP status. Complete must stop promptly when ctx is done (the
+	// client went away).
+	Complete(ctx context.Context, p Prompt, s *Stream) (*Completion, error)
 }

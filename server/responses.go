@@ -91,9 +91,9 @@ type outputItem struct {
 	Status string          `json:"status"`
 }
 
-// reasoningItem is a reasoning item sent back from an earlier output: a
+// reasoningInput is a reasoning item sent back from an earlier output: a
 // pipeline's account of its work, which the next answer does not need.
-type reasoningItem struct {
+type reasoningInput struct {
 	Type             string          `json:"type"`
 	ID               string          `json:"id"`
 	Summary          json.RawMessage `json:"summary"`
@@ -233,7 +233,7 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 				p.Messages = append(p.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: it.CallID, Content: text})
 				continue
 			case "reasoning":
-				var it reasoningItem
+				var it reasoningInput
 				if err := decodeAt(raw, &it, param); err != nil {
 					return fail(err)
 				}
@@ -273,7 +273,7 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 	if strings.TrimSpace(p.Query()) == "" {
 		return fail(badRequest("input", "input must include a user message with content"))
 	}
-	x.wire = &responsesWire{resp: newResponse(&req, *p), msgID: "msg_" + randomID()}
+	x.wire = newResponsesWire(newResponse(&req, *p))
 	return x, nil
 }
 
@@ -369,6 +369,17 @@ type (
 		Annotations []any  `json:"annotations"`
 		Logprobs    []any  `json:"logprobs"`
 	}
+	// reasoningOutput is a pipeline's account of its work, as a
+	// reasoning model's summary.
+	reasoningOutput struct {
+		ID      string        `json:"id"`
+		Type    string        `json:"type"`
+		Summary []summaryPart `json:"summary"`
+	}
+	summaryPart struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
 	functionCall struct {
 		ID        string `json:"id"`
 		Type      string `json:"type"`
@@ -439,15 +450,19 @@ func status(c *Completion) string {
 	return "completed"
 }
 
-// complete fills r with the completion c: its output items (the message,
-// whose text is in message msgID, when it has text or calls no tools;
-// a function_call item per call) and usage.
-func (r *response) complete(c *Completion, msgID string) {
+// complete fills r with the completion c: its output items (the
+// reasoning item rsID with thought, when there is any; the message msgID,
+// when it has text or calls no tools; a function_call item per call) and
+// usage.
+func (r *response) complete(c *Completion, rsID, thought, msgID string) {
 	r.Status = status(c)
 	if r.Status == "incomplete" {
 		r.IncompleteDetails = &incompleteDetails{Reason: "max_output_tokens"}
 	}
 	r.Output = []any{}
+	if thought != "" {
+		r.Output = append(r.Output, reasoningItem(rsID, thought))
+	}
 	if c.Text != "" || len(c.ToolCalls) == 0 {
 		r.Output = append(r.Output, messageItem(msgID, r.Status, c.Text))
 	}
@@ -458,6 +473,14 @@ func (r *response) complete(c *Completion, msgID string) {
 	r.Usage = &responsesUsage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
 	r.Usage.InputTokensDetails.CachedTokens = c.Usage.CachedInputTokens
 	r.Madspark = extensionOf(c)
+}
+
+func reasoningItem(id, text string) reasoningOutput {
+	r := reasoningOutput{ID: id, Type: "reasoning", Summary: []summaryPart{}}
+	if text != "" {
+		r.Summary = append(r.Summary, summaryPart{Type: "summary_text", Text: text})
+	}
+	return r
 }
 
 func messageItem(id, status, text string) outputMessage {
@@ -481,37 +504,44 @@ func callOf(tc llm.ToolCall, status string) functionCall {
 
 // responsesWire writes a response: the response object, or its events.
 type responsesWire struct {
-	resp  *response
-	msgID string
+	resp        *response
+	rsID, msgID string
+}
+
+func newResponsesWire(resp *response) *responsesWire {
+	return &responsesWire{resp: resp, rsID: "rs_" + randomID(), msgID: "msg_" + randomID()}
 }
 
 func (rw *responsesWire) body(c *Completion) any {
-	rw.resp.complete(c, rw.msgID)
+	rw.resp.complete(c, rw.rsID, c.Reasoning, rw.msgID)
 	return rw.resp
 }
 
-func (rw *responsesWire) events() eventStream { return newResponseEvents(rw.resp, rw.msgID) }
-
-// responseEvents are the events of a streamed response: created and
-// in_progress; with the first text, the message added and its text part;
-// a delta per piece of text; then the text, part and message done, each
-// function call added, its arguments and the call done; then completed
-// (or incomplete, when cut off at the token limit). A failure ends it
-// with failed.
-type responseEvents struct {
-	resp  *response
-	msgID string
-	seq   int
-	// next is the output index of the next item added.
-	next int
-	// msg is the message's output index, -1 until it is added.
-	msg int
-	// delta is the frame of a delta up to its text.
-	delta []byte
+func (rw *responsesWire) events() eventStream {
+	return &responseEvents{resp: rw.resp, rsID: rw.rsID, msgID: rw.msgID, rs: -1, msg: -1}
 }
 
-func newResponseEvents(resp *response, msgID string) *responseEvents {
-	return &responseEvents{resp: resp, msgID: msgID, msg: -1}
+// responseEvents are the events of a streamed response: created and
+// in_progress; with the first reasoning, the reasoning item added and its
+// summary part, a delta per piece, and all done with the first text; with
+// the first text, the message added and its text part; a delta per piece
+// of text; then the text, part and message done, each function call
+// added, its arguments and the call done; then completed (or incomplete,
+// when cut off at the token limit). A failure ends it with failed.
+type responseEvents struct {
+	resp        *response
+	rsID, msgID string
+	seq         int
+	// next is the output index of the next item added.
+	next int
+	// rs and msg are the reasoning's and the message's output indexes, -1
+	// until they are added.
+	rs, msg int
+	// thought is the reasoning sent; thinking that it is not done.
+	thought  strings.Builder
+	thinking bool
+	// delta is the frame of a delta up to its text.
+	delta []byte
 }
 
 // frame appends the event of type typ, with v's fields after type and
@@ -548,11 +578,36 @@ func (e *responseEvents) openMessage(b []byte) []byte {
 	return b
 }
 
+func (e *responseEvents) reasoning(delta string) []byte {
+	var b []byte
+	if e.rs < 0 {
+		e.rs, e.next, e.thinking = e.next, e.next+1, true
+		b = e.frame(b, "response.output_item.added", map[string]any{"output_index": e.rs, "item": reasoningItem(e.rsID, "")})
+		b = e.frame(b, "response.reasoning_summary_part.added", map[string]any{"item_id": e.rsID, "output_index": e.rs, "summary_index": 0,
+			"part": summaryPart{Type: "summary_text", Text: ""}})
+	}
+	e.thought.WriteString(delta)
+	return e.frame(b, "response.reasoning_summary_text.delta", map[string]any{"item_id": e.rsID, "output_index": e.rs, "summary_index": 0, "delta": delta})
+}
+
+// endReasoning appends the events that end the reasoning, if it goes on.
+func (e *responseEvents) endReasoning(b []byte) []byte {
+	if !e.thinking {
+		return b
+	}
+	e.thinking = false
+	text := e.thought.String()
+	b = e.frame(b, "response.reasoning_summary_text.done", map[string]any{"item_id": e.rsID, "output_index": e.rs, "summary_index": 0, "text": text})
+	b = e.frame(b, "response.reasoning_summary_part.done", map[string]any{"item_id": e.rsID, "output_index": e.rs, "summary_index": 0,
+		"part": summaryPart{Type: "summary_text", Text: text}})
+	return e.frame(b, "response.output_item.done", map[string]any{"output_index": e.rs, "item": reasoningItem(e.rsID, text)})
+}
+
 func (e *responseEvents) text(delta string) []byte {
 	const typ = "response.output_text.delta"
-	var b []byte
+	b := e.endReasoning(nil)
 	if e.msg < 0 {
-		b = e.openMessage(nil)
+		b = e.openMessage(b)
 	}
 	b = slices.Grow(b, 128+len(e.delta)+len(delta))
 	b = append(b, "event: "+typ+"\ndata: {\"type\":\""+typ+"\",\"sequence_number\":"...)
@@ -564,8 +619,9 @@ func (e *responseEvents) text(delta string) []byte {
 }
 
 func (e *responseEvents) done(c *Completion) []byte {
-	e.resp.complete(c, e.msgID)
-	var b []byte
+	// The response's reasoning is what the stream sent.
+	e.resp.complete(c, e.rsID, e.thought.String(), e.msgID)
+	b := e.endReasoning(nil)
 	if e.msg < 0 && (c.Text != "" || len(c.ToolCalls) == 0) {
 		// A model that wrote its text without streaming it.
 		b = e.openMessage(b)

@@ -58,7 +58,7 @@ var fakeUsage = llm.Usage{LLMCalls: 4, CachedCalls: 2, InputTokens: 30, OutputTo
 
 func (f *fakeModel) ID() string { return f.id }
 
-func (f *fakeModel) Complete(ctx context.Context, p Prompt, onDelta func(string)) (*Completion, error) {
+func (f *fakeModel) Complete(ctx context.Context, p Prompt, out *Stream) (*Completion, error) {
 	f.mu.Lock()
 	f.prompts = append(f.prompts, p)
 	f.calls++
@@ -94,8 +94,8 @@ func (f *fakeModel) Complete(ctx context.Context, p Prompt, onDelta func(string)
 			}
 		}
 		b.WriteString(f.chunks[i])
-		if onDelta != nil {
-			onDelta(f.chunks[i])
+		if out != nil {
+			out.Text(f.chunks[i])
 		}
 	}
 	return &Completion{Text: b.String(), FinishReason: f.finish, Usage: fakeUsage, RunID: "run-1"}, nil
@@ -1070,18 +1070,18 @@ func TestMuxRoutes(t *testing.T) {
 	})
 }
 
-// lateModel calls onDelta from another goroutine that outlives Complete,
+// lateModel sends text from another goroutine that outlives Complete,
 // as a buggy pipeline might.
 type lateModel struct{ done chan struct{} }
 
 func (lateModel) ID() string { return "late" }
 
-func (m lateModel) Complete(ctx context.Context, p Prompt, onDelta func(string)) (*Completion, error) {
-	onDelta("on time")
+func (m lateModel) Complete(ctx context.Context, p Prompt, out *Stream) (*Completion, error) {
+	out.Text("on time")
 	go func() {
 		defer close(m.done)
 		for range 1000 {
-			onDelta("late")
+			out.Text("late")
 		}
 	}()
 	return &Completion{Text: "on time"}, nil

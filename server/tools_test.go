@@ -24,13 +24,13 @@ type toolModel struct {
 
 func (m *toolModel) ID() string { return m.id }
 
-func (m *toolModel) Complete(_ context.Context, p Prompt, onDelta func(string)) (*Completion, error) {
+func (m *toolModel) Complete(_ context.Context, p Prompt, out *Stream) (*Completion, error) {
 	m.mu.Lock()
 	m.ps = append(m.ps, p)
 	m.mu.Unlock()
 	say := func(s string) {
-		if onDelta != nil {
-			onDelta(s)
+		if out != nil {
+			out.Text(s)
 		}
 	}
 	if last := p.Messages[len(p.Messages)-1]; last.Role == llm.RoleTool {

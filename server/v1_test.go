@@ -359,7 +359,7 @@ type heldModel struct {
 
 func (m *heldModel) ID() string { return m.id }
 
-func (m *heldModel) Complete(ctx context.Context, _ Prompt, onDelta func(string)) (*Completion, error) {
+func (m *heldModel) Complete(ctx context.Context, _ Prompt, out *Stream) (*Completion, error) {
 	select {
 	case <-m.release:
 	case <-ctx.Done():
@@ -369,7 +369,7 @@ func (m *heldModel) Complete(ctx context.Context, _ Prompt, onDelta func(string)
 		return nil, m.err
 	}
 	for _, c := range m.chunks {
-		onDelta(c)
+		out.Text(c)
 	}
 	return &Completion{Text: strings.Join(m.chunks, "")}, nil
 }
