@@ -73,10 +73,16 @@ type chatMessage struct {
 	// An assistant message's tool calls; a tool message's call.
 	ToolCalls  []chatToolCall `json:"tool_calls"`
 	ToolCallID string         `json:"tool_call_id"`
-	// What an assistant message sent back from an answer also carries:
-	// its refusal (null), and a pipeline's account of its work, which
-	// the next answer does not need (see Completion.Reasoning).
+	// What an assistant message sent back as a client got it also
+	// carries, derived from its content or empty in madspark's answers,
+	// so that ignoring it cannot change the next: its refusal (null),
+	// annotations ([]), audio (null), the official clients' parse of its
+	// content, and a pipeline's account of its work, which the next
+	// answer does not need (see Completion.Reasoning).
 	Refusal          *string         `json:"refusal"`
+	Annotations      json.RawMessage `json:"annotations"`
+	Audio            json.RawMessage `json:"audio"`
+	Parsed           json.RawMessage `json:"parsed"`
 	ReasoningContent json.RawMessage `json:"reasoning_content"`
 	FunctionCall     json.RawMessage `json:"function_call"`
 }
@@ -88,6 +94,8 @@ type chatToolCall struct {
 	Function struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
+		// The official clients' parse of the arguments, sent back.
+		ParsedArguments json.RawMessage `json:"parsed_arguments,omitempty"`
 	} `json:"function"`
 }
 
@@ -188,6 +196,12 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 			return fail(badRequest(at("tool_call_id"), "%s: only a tool message answers a tool call", at("tool_call_id")))
 		case !isNull(msg.ReasoningContent) && msg.Role != "assistant":
 			return fail(badRequest(at("reasoning_content"), "%s: only an assistant message has reasoning", at("reasoning_content")))
+		case !isNull(msg.Audio):
+			return fail(badRequest(at("audio"), "%s: audio is not supported", at("audio")))
+		case nonEmptyList(msg.Annotations):
+			return fail(badRequest(at("annotations"), "%s: annotations (citations) are not supported", at("annotations")))
+		case msg.Refusal != nil && *msg.Refusal != "":
+			return fail(badRequest(at("refusal"), "%s: a refusal sent back is not supported; send it as the content", at("refusal")))
 		}
 		switch msg.Role {
 		case "system", "developer":

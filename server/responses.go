@@ -79,6 +79,8 @@ type callItem struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 	Status    string `json:"status"`
+	// The official clients' parse of the arguments, sent back.
+	ParsedArguments json.RawMessage `json:"parsed_arguments"`
 }
 
 // outputItem is a function_call_output item: the result of a call, as

@@ -497,7 +497,9 @@ func TestBadRequests(t *testing.T) {
 	}{
 		{`{"model":"madspark-debate",` + user + `,"temperture":1}`, 400, "temperture", `unknown field "temperture"`},
 		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, 400, "messages[0].tool_calls", "only an assistant message calls tools"},
-		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi","audio":{}}]}`, 400, "audio", `unknown field "audio"`},
+		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi","audio":{}}]}`, 400, "messages[0].audio", `audio is not supported`},
+		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi","voice":{}}]}`, 400, "voice", `unknown field "voice"`},
+		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"x","refusal":"no"}]}`, 400, "messages[1].refusal", `refusal sent back`},
 		{`{` + user + `}`, 400, "model", "model is required"},
 		{`{"model":"madspark-debate"}`, 400, "messages", "messages must not be empty"},
 		{`{"model":"madspark-debate","messages":[]}`, 400, "messages", "messages must not be empty"},
