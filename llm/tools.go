@@ -68,7 +68,10 @@ var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // are not a JSON object, a choice of an unknown mode or tool. A choice
 // without tools is a problem unless it is ToolNone.
 func CheckTools(tools []Tool, choice *ToolChoice) error {
-	seen := map[string]bool{}
+	if len(tools) == 0 && choice == nil {
+		return nil
+	}
+	seen := make(map[string]bool, len(tools))
 	for i, t := range tools {
 		switch {
 		case !toolName.MatchString(t.Name):

@@ -176,7 +176,7 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 	}
 	applyTools(p, g, tools, choice, req.ParallelToolCalls)
 	var system []string
-	made := calls{}
+	var made calls
 	for i, msg := range req.Messages {
 		field := fmt.Sprintf("messages[%d].content", i)
 		text, err := messageText(msg.Content)

@@ -186,7 +186,7 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 		if err := json.Unmarshal(input, &items); err != nil {
 			return fail(badRequest("input", "input must be a string or a list of messages"))
 		}
-		made := calls{}
+		var made calls
 		for i, raw := range items {
 			param := fmt.Sprintf("input[%d]", i)
 			if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {

@@ -138,7 +138,7 @@ func (c *chunker) reasoningContent(text string) []byte { return c.field(`{"reaso
 // field encodes a delta of one member, opened by key, with text as its
 // value.
 func (c *chunker) field(key, text string) []byte {
-	b := make([]byte, 0, len(c.prefix)+len(text)+64)
+	b := make([]byte, 0, len(c.prefix)+len(key)+len(text)+37)
 	b = append(b, c.prefix...)
 	b = append(b, key...)
 	b = appendJSONString(b, text)

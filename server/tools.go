@@ -160,17 +160,20 @@ func applyTools(p *Prompt, g *given, tools []llm.Tool, choice *llm.ToolChoice, p
 }
 
 // calls tracks the tool calls of a conversation as it is read, so that
-// each result answers a call made before it.
-type calls map[string]bool
+// each result answers a call made before it. The zero value has none.
+type calls struct{ ids map[string]bool }
 
 // add records the calls of an assistant message; param names it.
-func (c calls) add(tcs []llm.ToolCall, param string) error {
+func (c *calls) add(tcs []llm.ToolCall, param string) error {
+	if len(tcs) > 0 && c.ids == nil {
+		c.ids = map[string]bool{}
+	}
 	for j, tc := range tcs {
 		at := fmt.Sprintf("%s[%d]", param, j)
 		switch {
 		case tc.ID == "" || tc.Name == "":
 			return badRequest(at, "%s: a tool call needs an ID and a name", at)
-		case c[tc.ID]:
+		case c.ids[tc.ID]:
 			return badRequest(at, "%s: the call ID %q is used twice", at, tc.ID)
 		}
 		for _, f := range []struct{ name, v string }{{"id", tc.ID}, {"name", tc.Name}, {"arguments", tc.Arguments}} {
@@ -178,17 +181,17 @@ func (c calls) add(tcs []llm.ToolCall, param string) error {
 				return badRequest(at, "%v", err)
 			}
 		}
-		c[tc.ID] = true
+		c.ids[tc.ID] = true
 	}
 	return nil
 }
 
 // answers checks that id names a call made before; param names the field.
-func (c calls) answers(id, param string) error {
+func (c *calls) answers(id, param string) error {
 	if id == "" {
 		return badRequest(param, "%s is required: the ID of the tool call this result answers", param)
 	}
-	if !c[id] {
+	if !c.ids[id] {
 		return badRequest(param, "%s %q answers no tool call made before it", param, id)
 	}
 	return nil
