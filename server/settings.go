@@ -225,17 +225,3 @@ func nonEmptyObject(raw json.RawMessage) bool {
 	var obj map[string]json.RawMessage
 	return json.Unmarshal(raw, &obj) == nil && len(obj) > 0
 }
-
-// forcesCall reports whether a tool_choice (or function_call) value asks
-// for a call: "required", or an object naming a tool.
-func forcesCall(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s == "required"
-	}
-	return raw[0] == '{'
-}
