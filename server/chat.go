@@ -166,15 +166,9 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 	if p.Format != nil {
 		g.add(SettingFormat, "response_format")
 	}
-	tools, err := toolsOf(req.Tools, true)
-	if err != nil {
+	if err := readTools(p, g, req.Tools, req.ToolChoice, req.ParallelToolCalls, true); err != nil {
 		return fail(err)
 	}
-	choice, err := toolChoiceOf(req.ToolChoice, tools)
-	if err != nil {
-		return fail(err)
-	}
-	applyTools(p, g, tools, choice, req.ParallelToolCalls)
 	var system []string
 	var made calls
 	for i, msg := range req.Messages {

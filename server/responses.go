@@ -151,15 +151,9 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 			g.add(SettingFormat, "text.format")
 		}
 	}
-	tools, err := toolsOf(req.Tools, false)
-	if err != nil {
+	if err := readTools(p, g, req.Tools, req.ToolChoice, req.ParallelToolCalls, false); err != nil {
 		return fail(err)
 	}
-	choice, err := toolChoiceOf(req.ToolChoice, tools)
-	if err != nil {
-		return fail(err)
-	}
-	applyTools(p, g, tools, choice, req.ParallelToolCalls)
 	var system []string
 	if req.Instructions != nil && *req.Instructions != "" {
 		if strings.IndexByte(*req.Instructions, 0) >= 0 {

@@ -146,17 +146,28 @@ func toolChoiceOf(raw json.RawMessage, tools []llm.Tool) (*llm.ToolChoice, error
 	return c, nil
 }
 
-// applyTools puts tools and a tool choice on p, recording them in g
-// unless the choice asks for no call, which any model honours.
-func applyTools(p *Prompt, g *given, tools []llm.Tool, choice *llm.ToolChoice, parallel *bool) {
+// readTools reads a request's tools, tool choice and parallel_tool_calls
+// onto p, recording them in g unless the choice asks for no call, which
+// any model honours; nested tells Chat Completions' shapes from
+// Responses'.
+func readTools(p *Prompt, g *given, rawTools, rawChoice json.RawMessage, parallel *bool, nested bool) error {
+	tools, err := toolsOf(rawTools, nested)
+	if err != nil {
+		return err
+	}
+	choice, err := toolChoiceOf(rawChoice, tools)
+	if err != nil {
+		return err
+	}
 	p.Tools, p.ToolChoice = tools, choice
 	if len(tools) == 0 {
-		return
+		return nil
 	}
 	p.ParallelToolCalls = parallel
 	if choice == nil || choice.Mode != llm.ToolNone {
 		g.add(SettingTools, "tools")
 	}
+	return nil
 }
 
 // calls tracks the tool calls of a conversation as it is read, so that
