@@ -100,7 +100,8 @@ type Request struct {
 	// may, must or must not; nil leaves it to the provider (auto, when
 	// there are tools). ParallelToolCalls, when not nil, allows or
 	// forbids more than one call in a reply. A provider that cannot send
-	// tools fails with an *Error whose Param is "tools".
+	// them as asked fails with an *Error whose Param names the field
+	// ("tools", "parallel_tool_calls").
 	Tools             []Tool
 	ToolChoice        *ToolChoice
 	ParallelToolCalls *bool

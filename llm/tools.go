@@ -105,24 +105,3 @@ func CheckTools(tools []Tool, choice *ToolChoice) error {
 	}
 	return nil
 }
-
-// UsesTools reports whether req offers tools or a tool choice, or passes
-// on tool calls or their results.
-func UsesTools(req *Request) bool {
-	if len(req.Tools) > 0 || req.ToolChoice != nil {
-		return true
-	}
-	for _, m := range req.Messages {
-		if len(m.ToolCalls) > 0 || m.ToolCallID != "" || m.Role == RoleTool {
-			return true
-		}
-	}
-	return false
-}
-
-// NoTools is the error of a provider that cannot send a request that
-// uses tools (UsesTools): the request, naming tools, is at fault.
-func NoTools(provider string) *Error {
-	return &Error{Provider: provider, Param: "tools",
-		Message: "this provider does not take tools: leave tools, tool_choice, tool calls and tool results out, or use an OpenAI-compatible provider"}
-}

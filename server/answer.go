@@ -293,16 +293,27 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, model Mode
 	sse.send(es.done(c))
 }
 
-// finishReason is why the model that wrote c stopped: when it did not
-// say, "tool_calls" for an answer that calls tools, else "stop".
+// finishReason is why the model that wrote c stopped, in OpenAI's words:
+// a provider's own reason ("end_turn", "max_tokens", "tool_use",
+// "safety"…) as the OpenAI one that means the same; when the model did
+// not say, "tool_calls" for an answer that calls tools, else "stop".
 func finishReason(c *Completion) string {
-	switch {
-	case c.FinishReason != "":
-		return c.FinishReason
-	case len(c.ToolCalls) > 0:
+	switch c.FinishReason {
+	case "":
+		if len(c.ToolCalls) > 0 {
+			return llm.FinishToolCalls
+		}
+		return "stop"
+	case "end_turn", "stop_sequence", "pause_turn":
+		return "stop"
+	case "max_tokens":
+		return "length"
+	case "tool_use":
 		return llm.FinishToolCalls
+	case "safety", "recitation", "blocklist", "prohibited_content", "spii", "refusal":
+		return "content_filter"
 	}
-	return "stop"
+	return c.FinishReason
 }
 
 // extension is madspark's own addition to a completion, in both APIs.

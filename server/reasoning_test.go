@@ -11,6 +11,8 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/madspark/madspark/llm"
 )
 
 // thinkingModel reports its stages as reasoning, then answers; a stage
@@ -167,4 +169,21 @@ func (m *gatedThinker) Complete(ctx context.Context, _ Prompt, out *Stream) (*Co
 	}
 	out.Text("done")
 	return &Completion{Text: "done", Reasoning: "thinking\n"}, nil
+}
+
+// TestFinishReasonsInOpenAIsWords: a provider's own finish reasons reach
+// a client as the OpenAI ones that mean the same.
+func TestFinishReasonsInOpenAIsWords(t *testing.T) {
+	for given, want := range map[string]string{"": "stop", "end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "length": "length",
+		"tool_use": "tool_calls", "safety": "content_filter", "stop": "stop", "tool_calls": "tool_calls"} {
+		if got := finishReason(&Completion{FinishReason: given}); got != want {
+			t.Errorf("%q → %q, want %q", given, got, want)
+		}
+	}
+	if got := finishReason(&Completion{ToolCalls: []llm.ToolCall{{ID: "c", Name: "f"}}}); got != "tool_calls" {
+		t.Errorf("calls → %q", got)
+	}
+	if status(&Completion{FinishReason: "max_tokens"}) != "incomplete" {
+		t.Error("an answer cut off at Anthropic's max_tokens is not incomplete")
+	}
 }
