@@ -2,11 +2,14 @@ package debate
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/provider/mock"
 )
@@ -134,5 +137,19 @@ func TestToolParamsChecked(t *testing.T) {
 	}
 	if got := textHistory(p.History); got[1].Content != "[called weather({}), call c1]" || got[2].Content != "[result of call c1] sunny" || !got[3].Equal(p.History[3]) {
 		t.Errorf("text history %+v", got)
+	}
+}
+
+// TestToolCallsInTheDocument: a debate whose answer calls tools shows the
+// calls where its answer would be.
+func TestToolCallsInTheDocument(t *testing.T) {
+	res := Result{Query: "weather?", Path: Simple, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "weather", Arguments: `{"city":"Oslo"}`}}, Repairs: []llm.Repair{}}
+	b, _ := json.Marshal(res)
+	doc, err := Document(&madspark.Run{ID: "r1", Result: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := string(document.Markdown(doc)); !strings.Contains(md, `weather({"city":"Oslo"}) — call call\_1`) {
+		t.Errorf("document:\n%s", md)
 	}
 }
