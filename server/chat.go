@@ -128,9 +128,9 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 		return fail(badRequest("n", "only n=1 is supported, got n=%d", *req.N))
 	case req.StreamOptions != nil && !req.Stream:
 		return fail(badRequest("stream_options", "stream_options is only allowed with stream true"))
-	case !isNull(req.Functions):
+	case nonEmptyList(req.Functions):
 		return fail(badRequest("functions", "functions (deprecated by OpenAI) is not supported; send the functions as tools"))
-	case !isNull(req.FunctionCall):
+	case !isNull(req.FunctionCall) && !isString(req.FunctionCall, "none", "auto"):
 		return fail(badRequest("function_call", "function_call (deprecated by OpenAI) is not supported; use tool_choice"))
 	case req.Logprobs != nil && *req.Logprobs:
 		return fail(badRequest("logprobs", "logprobs is not supported; leave it unset or false"))

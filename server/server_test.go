@@ -532,6 +532,7 @@ func TestBadRequests(t *testing.T) {
 		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"allowed_tools","allowed_tools":{}}}`, 400, "tool_choice.type", `"allowed_tools" is not supported`},
 		{`{"model":"madspark-debate",` + user + `,"tool_choice":"required"}`, 400, "tool_choice", "without tools"},
 		{`{"model":"madspark-debate",` + user + `,"functions":[{"name":"f"}]}`, 400, "functions", "send the functions as tools"},
+		{`{"model":"madspark-debate",` + user + `,"function_call":{"name":"f"}}`, 400, "function_call", "use tool_choice"},
 		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, 400, "messages[1].tool_calls[0]", "needs an ID"},
 		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"c9","content":"x"}]}`, 400, "messages[1].tool_call_id", `"c9" answers no tool call`},
 		{`{"model":"madspark-debate","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "messages[0].content", `type "image_url"`},
@@ -583,7 +584,9 @@ func TestBadRequests(t *testing.T) {
 }
 
 // TestClientDefaults: the fields OpenAI clients and frameworks send by
-// default are accepted and ignored.
+// default are accepted; those that cannot change the answer (no tools,
+// tool_choice auto or none without tools, an empty functions list) are
+// ignored.
 func TestClientDefaults(t *testing.T) {
 	m := newFake("madspark-debate", "x")
 	srv := newTestServer(t, "", m)
@@ -591,6 +594,7 @@ func TestClientDefaults(t *testing.T) {
 		`"tools":[],"tool_choice":"none","logprobs":false,"top_logprobs":0,"store":false,"metadata":{"app":"x"},` +
 			`"parallel_tool_calls":true,"service_tier":"auto","presence_penalty":0,"frequency_penalty":0,"logit_bias":{}`,
 		`"tools":[{"type":"function","function":{"name":"lookup"}}],"tool_choice":"auto"`,
+		`"tool_choice":"auto","functions":[],"function_call":"none"`,
 	} {
 		body := `{"model":"madspark-debate","messages":[{"role":"user","content":"hi"}],` + extra + `}`
 		resp, b := post(t, srv.URL, "", body)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/madspark/madspark/structured"
@@ -224,4 +225,10 @@ func nonEmptyList(raw json.RawMessage) bool {
 func nonEmptyObject(raw json.RawMessage) bool {
 	var obj map[string]json.RawMessage
 	return json.Unmarshal(raw, &obj) == nil && len(obj) > 0
+}
+
+// isString reports whether raw is a JSON string, one of values.
+func isString(raw json.RawMessage, values ...string) bool {
+	var s string
+	return json.Unmarshal(raw, &s) == nil && slices.Contains(values, s)
 }

@@ -112,7 +112,13 @@ func toolChoiceOf(raw json.RawMessage, tools []llm.Tool) (*llm.ToolChoice, error
 	var mode string
 	if json.Unmarshal(raw, &mode) == nil {
 		switch mode {
-		case llm.ToolAuto, llm.ToolNone, llm.ToolRequired:
+		case llm.ToolAuto, llm.ToolNone:
+			if len(tools) == 0 {
+				// No tool to call: the model answers in text, as asked.
+				return nil, nil
+			}
+			c = &llm.ToolChoice{Mode: mode}
+		case llm.ToolRequired:
 			c = &llm.ToolChoice{Mode: mode}
 		default:
 			return nil, badRequest("tool_choice", "tool_choice %q is not one of none, auto and required", mode)
