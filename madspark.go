@@ -164,10 +164,16 @@ type Call struct {
 	// Temperature and MaxTokens are the request's settings.
 	Temperature float64 `json:"temperature"`
 	MaxTokens   int     `json:"max_tokens,omitempty"`
+	// Tools are the functions the request offered the model, and
+	// ToolChoice whether it might call them; nil for none.
+	Tools      []llm.Tool      `json:"tools,omitempty"`
+	ToolChoice *llm.ToolChoice `json:"tool_choice,omitempty"`
 	// Response is the raw reply text; FinishReason the provider's reason
 	// for stopping.
 	Response     string `json:"response"`
 	FinishReason string `json:"finish_reason,omitempty"`
+	// ToolCalls are the tools the reply called.
+	ToolCalls []llm.ToolCall `json:"tool_calls,omitempty"`
 	// Attempt numbers the call within its conversation: 1 for a first
 	// request, 2 for the request that sends a bad reply back to be fixed,
 	// and so on.

@@ -426,13 +426,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m se
 		send("retry", ChatRetry{Attempt: attempt + 1, DelayMS: delay.Milliseconds(), Failure: failure.Of(oneLine(err.Error()))})
 	})
 	msgs := append(slices.Clip(history), llm.Message{Role: llm.RoleUser, Content: q.Content})
-	var written strings.Builder // onDelta is called from one goroutine
-	comp, err := m.Complete(ctx, server.Prompt{Messages: msgs}, func(s string) {
+	var written strings.Builder // Text is called from one goroutine
+	comp, err := m.Complete(ctx, server.Prompt{Messages: msgs}, &server.Stream{Text: func(s string) {
 		if s != "" {
 			written.WriteString(s)
 			send("delta", ChatDelta{Text: s})
 		}
-	})
+	}})
 	if err == nil && comp == nil {
 		err = fmt.Errorf("model %s returned no answer", m.ID())
 	}

@@ -31,13 +31,17 @@ type debateModel struct {
 
 func (m *debateModel) ID() string { return m.id }
 
-func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta func(string)) (*server.Completion, error) {
+func (m *debateModel) Complete(ctx context.Context, p server.Prompt, out *server.Stream) (*server.Completion, error) {
 	params := debate.DefaultParams()
 	params.Query, params.Mode = p.Query(), m.mode
 	params.History = p.Messages[:len(p.Messages)-1]
 	run, err := m.engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: "mock", Provider: mock.Name, Model: mock.Model, Params: params}, nil)
 	if err != nil {
 		return nil, err
+	}
+	var onDelta func(string)
+	if out != nil {
+		onDelta = out.Text
 	}
 	res, err := m.pipe.Run(ctx, run, params, onDelta)
 	if err != nil && ctx.Err() != nil {

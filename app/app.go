@@ -96,10 +96,13 @@ type App struct {
 	// limiter bounds the calls in flight to each provider, and admits the
 	// server's requests before they start.
 	limiter *middleware.Limiter
-	// breaker says whether the circuit breaker holds the provider's calls
-	// back, for the API's provider status.
-	breaker *middleware.BreakerWatch
-	stop    func()
+	// breaker is the provider's circuit breaker; the server asks it before
+	// it starts answering (App.Admit).
+	breaker *middleware.CircuitBreaker
+	// breakerWatch says whether the circuit breaker holds the provider's
+	// calls back, for the API's provider status.
+	breakerWatch *middleware.BreakerWatch
+	stop         func()
 }
 
 // Close stops what Open started and closes the store.
@@ -237,7 +240,10 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		db.Close()
 		return nil, err
 	}
-	breaker := &middleware.BreakerWatch{}
+	// One circuit for every provider; the server asks it before it
+	// starts answering (App.Admit), the API shows its watch.
+	breakerWatch := &middleware.BreakerWatch{}
+	breaker := middleware.NewBreaker(middleware.BreakerConfig{Logger: cfg.Logger, Cooldown: cooldown, Watch: breakerWatch})
 	var mws []llm.Middleware
 	if !cfg.NoCache {
 		mws = append(mws, middleware.Cache(middleware.CacheConfig{Provider: info.Name, DefaultModel: info.Model, Store: cache, Logger: cfg.Logger}))
@@ -245,7 +251,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	mws = append(mws,
 		limiter.Middleware(),
 		middleware.Retry(middleware.RetryConfig{Logger: cfg.Logger}),
-		middleware.Breaker(middleware.BreakerConfig{Logger: cfg.Logger, Cooldown: cooldown, Watch: breaker}),
+		breaker.Middleware(),
 		middleware.Timeout(0),
 		// Innermost: every request sent is priced, recorded and measured.
 		middleware.Meter(prices, middleware.MeterLogger(cfg.Logger), middleware.MeterLocal(settings.Local), middleware.MeterLocalPrices(own),
@@ -262,8 +268,8 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Tracing: tracing,
 		Metrics: metrics,
 		limiter: limiter,
-		breaker: breaker,
-		stop:    stop,
+		breaker: breaker, breakerWatch: breakerWatch,
+		stop: stop,
 		Engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: cfg.Logger, Events: hub,
 			Tracer: tracing.Tracer(), CaptureContent: tracing.CaptureContent(), Holder: cfg.Command},
 	}, nil

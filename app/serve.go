@@ -21,6 +21,7 @@ import (
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/server"
 	"github.com/madspark/madspark/store/postgres"
+	"github.com/madspark/madspark/tokens"
 	"github.com/madspark/madspark/web"
 )
 
@@ -106,7 +107,11 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 	if err != nil {
 		return err
 	}
-	models := append(chat, api.PipelineModels(reg, a.Engine, a.apiInfo(), "debate")...)
+	counter, err := tokens.New()
+	if err != nil {
+		return err
+	}
+	models := append(chat, api.PipelineModels(reg, a.Engine, a.apiInfo(), counter, "debate")...)
 	var srv *server.Server
 	srv, err = server.New(server.Config{
 		Addr:           sc.Addr,
@@ -125,9 +130,10 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 		Registry:     metrics,
 		Public:       func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
 		Wrap:         a.Tracing.Handler,
-		// A request refused for capacity is refused before its run is
-		// recorded; an admitted one's calls wait their turn.
-		Admit: a.limiter.Admit,
+		// A request refused for capacity, or while the provider is
+		// paused, is refused before its run is recorded; an admitted
+		// one's calls wait their turn.
+		Admit: a.admit,
 	})
 	if err != nil {
 		return InputError{err}
@@ -174,6 +180,16 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 	return err
 }
 
+// admit admits an OpenAI-compatible request: refused, before anything
+// starts, while the provider's circuit breaker is open (503 with
+// Retry-After) or when its calls fill the limit and the queue (429).
+func (a *App) admit(ctx context.Context) (context.Context, func(), error) {
+	if err := a.breaker.Check(); err != nil {
+		return nil, nil, err
+	}
+	return a.limiter.Admit(ctx)
+}
+
 // debateModel serves the debate pipeline as an OpenAI model.
 type debateModel struct {
 	id       string
@@ -192,17 +208,29 @@ func (m *debateModel) Settings() server.Setting { return server.AllSettings }
 
 // Complete runs one debate for the prompt's last user message, with the
 // earlier messages as history, and records it as a run. The client's
-// instructions and settings go to the call that writes the answer (the
-// direct answerer's or the aggregator's; see debate.Params).
-func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta func(string)) (*server.Completion, error) {
+// instructions, settings and tools go to the call that writes the answer
+// (the direct answerer's or the aggregator's; see debate.Params), with the
+// tool calls and results after the last user message.
+func (m *debateModel) Complete(ctx context.Context, p server.Prompt, out *server.Stream) (*server.Completion, error) {
 	params, err := m.params(p)
 	if err != nil {
 		return nil, err
 	}
 	a := m.d.app
-	run, err := a.Engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: params}, nil)
+	// A debate's stages are its reasoning; the direct answer has none.
+	var thoughts *api.Thoughts
+	var sink func(madspark.Event)
+	if m.mode != "simple" {
+		thoughts = api.NewThoughts(out)
+		sink = thoughts.Sink
+	}
+	run, err := a.Engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: params}, sink)
 	if err != nil {
 		return nil, err
+	}
+	var onDelta func(string)
+	if out != nil {
+		onDelta = out.Text
 	}
 	res, err := m.d.pipe.Run(ctx, run, params, onDelta)
 	if cause := server.StopCause(ctx); err != nil && cause != nil {
@@ -218,7 +246,11 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta fun
 	if err != nil {
 		return nil, err
 	}
-	return &server.Completion{Text: res.Answer, FinishReason: res.FinishReason, Usage: run.Usage(), RunID: run.ID()}, nil
+	c := &server.Completion{Text: res.Answer, ToolCalls: res.ToolCalls, FinishReason: res.FinishReason, Usage: run.Usage(), RunID: run.ID()}
+	if thoughts != nil {
+		c.Reasoning = thoughts.String()
+	}
+	return c, nil
 }
 
 // Check checks p as Complete will, before the server admits the request:
@@ -235,15 +267,13 @@ func (m *debateModel) Check(_ context.Context, p server.Prompt) error {
 func (m *debateModel) params(p server.Prompt) (debate.Params, error) {
 	s := m.settings
 	s.Mode = m.mode
-	params, err := s.Params(p.Query())
+	history, query, turns := p.Split()
+	params, err := s.Params(query)
 	if err != nil {
 		return params, server.InvalidRequest(err)
 	}
-	for i, msg := range p.Messages {
-		if i < len(p.Messages)-1 {
-			params.History = append(params.History, msg)
-		}
-	}
+	params.History, params.Turns = history, turns
+	params.Tools, params.ToolChoice, params.ParallelToolCalls = p.Tools, p.ToolChoice, p.ParallelToolCalls
 	answerSettings(&params, p)
 	if err := input.CheckPrompt(p.Bytes(), m.maxPrompt); err != nil {
 		return params, server.InvalidRequest(err)
@@ -289,7 +319,7 @@ func answerSettings(params *debate.Params, p server.Prompt) {
 // apiInfo describes the app to the REST API.
 func (a *App) apiInfo() api.Info {
 	i := api.Info{Version: Version, Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model,
-		ProviderConfigured: !a.Info.Mock, ProviderLocal: a.Info.Local, Breaker: a.breaker, Database: "sqlite", Cache: "database"}
+		ProviderConfigured: !a.Info.Mock, ProviderLocal: a.Info.Local, Breaker: a.breakerWatch, Database: "sqlite", Cache: "database"}
 	if u, err := url.Parse(a.Info.BaseURL); err == nil && a.Info.Local && u.Host != "" {
 		i.ProviderAddress = u.Host
 	}

@@ -194,3 +194,65 @@ func TestDebateModelInterruptedByStop(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectModelCallsTools: madspark-direct sends a client's tools and
+// its conversation with tool calls and results to the provider turn by
+// turn, returns the provider's calls, and its run records them (the
+// inspector's steps).
+func TestDirectModelCallsTools(t *testing.T) {
+	fake := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == "tool" {
+			return openaitest.Reply{Content: "It is " + last.Content + " in Oslo.", PromptTokens: 40, CompletionTokens: 8}
+		}
+		return openaitest.Reply{ToolCalls: []openaitest.ToolCall{openaitest.Call("call_9", "weather", `{"city":"Oslo"}`)}, PromptTokens: 30, CompletionTokens: 6}
+	})
+	env := map[string]string{"MADSPARK_PROVIDER": "openai", "OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "sk-test",
+		"MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
+	ctx := context.Background()
+	a, err := Open(ctx, Config{Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	d, err := a.Debater()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &debateModel{id: "madspark-direct", mode: "simple", d: d, settings: debate.Settings{Rounds: 1}}
+	tools := []llm.Tool{{Name: "weather", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)}}
+	p := server.Prompt{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Weather in Oslo?"}}, Tools: tools, ToolChoice: &llm.ToolChoice{Mode: llm.ToolAuto}}
+	for _, stream := range []bool{false, true} {
+		var text strings.Builder
+		var out *server.Stream
+		if stream {
+			out = &server.Stream{Text: func(s string) { text.WriteString(s) }}
+		}
+		c, err := m.Complete(ctx, p, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.ToolCalls) != 1 || c.ToolCalls[0] != (llm.ToolCall{ID: "call_9", Name: "weather", Arguments: `{"city":"Oslo"}`}) || c.FinishReason != llm.FinishToolCalls || c.Text != "" {
+			t.Fatalf("stream %v: completion %+v", stream, c)
+		}
+		steps, err := a.Store.Steps(ctx, c.RunID)
+		if err != nil || len(steps) != 1 || len(steps[0].Calls) != 1 || len(steps[0].Calls[0].ToolCalls) != 1 || len(steps[0].Calls[0].Tools) != 1 {
+			t.Fatalf("stream %v: the run's steps %+v, %v", stream, steps, err)
+		}
+	}
+	sent := fake.Requests()[0]
+	if len(sent.Tools) != 1 || sent.Tools[0].Function.Name != "weather" || string(sent.ToolChoice) != `"auto"` || len(sent.Messages) != 2 {
+		t.Fatalf("sent %s", sent.Body)
+	}
+
+	p.Messages = append(p.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_9", Name: "weather", Arguments: `{"city":"Oslo"}`}}},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "call_9", Content: "12 °C"})
+	c, err := m.Complete(ctx, p, nil)
+	if err != nil || c.Text != "It is 12 °C in Oslo." || c.ToolCalls != nil {
+		t.Fatalf("answer %+v, %v", c, err)
+	}
+	reqs := fake.Requests()
+	last := reqs[len(reqs)-1]
+	if len(last.Messages) != 4 || last.Messages[2].ToolCalls[0].ID != "call_9" || last.Messages[3].ToolCallID != "call_9" || !strings.Contains(last.Messages[1].Content, "Weather in Oslo?") {
+		t.Fatalf("the conversation sent %s", last.Body)
+	}
+}

@@ -93,6 +93,10 @@ type RunInfo struct {
 	Tags []string
 	// Subject is what the run is about (madspark.Run.Subject).
 	Subject string
+	// Sampling, when not nil, replaces settings of every call the run
+	// makes; it is journaled with the run (SamplingKey), so that a resumed
+	// run keeps it.
+	Sampling *Sampling
 }
 
 // tagsKey is the context key of the tags WithTags adds.
@@ -130,6 +134,8 @@ type Run struct {
 	// lease is the run's lease, held while the run goes; nil when the
 	// store keeps no leases.
 	lease *lease
+	// sampling replaces settings of the run's calls; nil for none.
+	sampling *Sampling
 }
 
 func (e *Engine) now() time.Time {
@@ -184,8 +190,16 @@ func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Eve
 	if err != nil {
 		return nil, err
 	}
+	r := &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, rec: *rec, lease: ls, sampling: info.Sampling}
+	if err := r.keepSampling(ctx); err != nil {
+		rec.Status, rec.Error = madspark.RunFailed, err.Error()
+		ls.release(ctx)
+		_ = e.Store.FinishRun(context.WithoutCancel(ctx), rec)
+		return nil, err
+	}
 	ls.start(ctx)
-	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, rec: *rec, span: e.startRun(ctx, rec), lease: ls}, nil
+	r.span = e.startRun(ctx, rec)
+	return r, nil
 }
 
 // record stores the new run rec and takes its lease: in one write when
@@ -242,6 +256,14 @@ func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	var sampling *Sampling
+	for _, s := range steps {
+		if s.Key == SamplingKey {
+			if sampling, err = samplingOf(s); err != nil {
+				return nil, err
+			}
+		}
+	}
 	ls, err := e.takeLease(ctx, id)
 	var held *madspark.RunHeldError
 	if errors.As(err, &held) && e.goneHere(held.Lease) {
@@ -265,9 +287,12 @@ func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	ls.start(ctx)
-	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, span: e.startRun(ctx, rec), lease: ls}
+	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, span: e.startRun(ctx, rec), lease: ls, sampling: sampling}
 	r.rec.Status, r.rec.Error, r.rec.Usage, r.rec.FinishedAt = madspark.RunRunning, "", llm.Usage{}, time.Time{}
 	for _, s := range steps {
+		if s.Key == SamplingKey {
+			continue
+		}
 		r.saved[s.Key] = s
 		r.rec.Usage.Add(s.Usage)
 		if s.Status == madspark.StepDone {
@@ -517,7 +542,7 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 	ctx, span := r.startStep(ctx, key)
 	rec := &callLog{step: step, agent: span}
 	metered := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-		return r.generate(ctx, rec, key, req)
+		return r.generate(ctx, rec, key, r.sampling.apply(req))
 	})
 	ctx = llm.WithRepairSink(ctx, func(rep llm.Repair) {
 		rep.Step = key

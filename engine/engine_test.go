@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -365,6 +366,79 @@ func TestFinishInOneWrite(t *testing.T) {
 	}
 	if err := db.KeepRunLease(ctx, &r.lease.l, time.Minute); !errors.Is(err, madspark.ErrLeaseLost) {
 		t.Fatalf("the lease after Finish: %v, want it dropped", err)
+	}
+}
+
+// TestSamplingReplacesEveryCallsSettings: a run's Sampling replaces the
+// temperature, top_p and seed of every call and adds the instructions to
+// every system prompt; it is journaled, so that a resumed run keeps it.
+func TestSamplingReplacesEveryCallsSettings(t *testing.T) {
+	ctx := t.Context()
+	var mu sync.Mutex
+	var got []llm.Request
+	client := llm.ClientFunc(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		mu.Lock()
+		got = append(got, *req)
+		mu.Unlock()
+		return &llm.Response{Text: "ok", FinishReason: "stop", Usage: llm.Usage{LLMCalls: 1}}, nil
+	})
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e := &Engine{Store: db, Client: client}
+	temp, topP, seed := 0.0, 0.5, int64(9)
+	s := &Sampling{Temperature: &temp, TopP: &topP, Seed: &seed, Instructions: "Answer in French."}
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Sampling: s}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(r *Run, key string) error {
+		_, err := Step(ctx, r, key, key, func(ctx context.Context, c llm.Client) (string, error) {
+			resp, err := c.Generate(ctx, &llm.Request{Agent: "a", System: "Be an agent.", Temperature: 0.9, Messages: []llm.Message{{Role: llm.RoleUser, Content: key}}})
+			if err != nil {
+				return "", err
+			}
+			return resp.Text, nil
+		})
+		return err
+	}
+	if err := call(r, "one"); err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Finish(ctx, nil, errors.New("stopped"))
+	r, err = e.Resume(ctx, r.ID(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := call(r, "one"); err != nil { // replayed
+		t.Fatal(err)
+	}
+	if err := call(r, "two"); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d calls, want 2 (one replayed)", len(got))
+	}
+	for _, req := range got {
+		if req.Temperature != 0 || *req.TopP != 0.5 || *req.Seed != 9 || !strings.HasPrefix(req.System, "Be an agent.\n\nInstructions from the person") ||
+			!strings.HasSuffix(req.System, "Answer in French.") {
+			t.Errorf("request %+v", req)
+		}
+	}
+	steps, _ := db.Steps(ctx, r.ID())
+	var calls int
+	for _, st := range steps {
+		calls += len(st.Calls)
+		for _, c := range st.Calls {
+			if c.Temperature != 0 || !strings.Contains(c.System, "Answer in French.") {
+				t.Errorf("journaled call %+v", c)
+			}
+		}
+	}
+	if calls != 2 || len(steps) != 3 || steps[0].Key != SamplingKey {
+		t.Errorf("%d steps, %d calls", len(steps), calls)
 	}
 }
 

@@ -47,11 +47,18 @@ func (s *Server) prepare(r *http.Request, m Model, p Prompt) error {
 	return ctx.Err()
 }
 
-// Bytes is the size of p's text: its instructions and every message.
+// Bytes is the size of p's text: its instructions, every message with
+// its tool calls' arguments, and the tools offered.
 func (p Prompt) Bytes() int {
 	n := len(p.System)
 	for _, m := range p.Messages {
 		n += len(m.Content)
+		for _, c := range m.ToolCalls {
+			n += len(c.Name) + len(c.Arguments)
+		}
+	}
+	for _, t := range p.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Parameters)
 	}
 	return n
 }

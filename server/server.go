@@ -192,8 +192,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.HandleFunc("GET /v1/models", s.listModels)
 	s.mux.HandleFunc("GET /v1/models/{model}", s.getModel)
-	s.mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
-	s.mux.HandleFunc("POST /v1/responses", s.responses)
+	s.mux.HandleFunc("POST /v1/chat/completions", s.api(s.decodeChat))
+	s.mux.HandleFunc("POST /v1/responses", s.api(s.decodeResponses))
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
 	if s.origins, err = NewOrigins(cfg.CORSOrigins); err != nil {
 		return nil, fmt.Errorf("server: CORS %w", err)

@@ -23,7 +23,7 @@ type recordingModel struct {
 
 func (m *recordingModel) ID() string { return "madspark-direct" }
 
-func (m *recordingModel) Complete(ctx context.Context, _ Prompt, _ func(string)) (*Completion, error) {
+func (m *recordingModel) Complete(ctx context.Context, _ Prompt, _ *Stream) (*Completion, error) {
 	close(m.started)
 	<-ctx.Done()
 	if c := StopCause(ctx); c != nil {

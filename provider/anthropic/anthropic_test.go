@@ -513,7 +513,7 @@ func TestEmptyOrRefused(t *testing.T) {
 func TestUnknownRole(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) { t.Error("request sent") })
 	req := baseRequest()
-	req.Messages = append(req.Messages, llm.Message{Role: "tool", Content: "x"})
+	req.Messages = append(req.Messages, llm.Message{Role: "narrator", Content: "x"})
 	_, err := f.client().Generate(context.Background(), req)
 	asLLMError(t, err)
 }
@@ -541,5 +541,125 @@ func TestSamplingSettings(t *testing.T) {
 	var le *llm.Error
 	if !errors.As(err, &le) || le.Retryable || !strings.Contains(err.Error(), "seed") || len(f.requests()) != 1 {
 		t.Errorf("a seed: %v, %d requests", err, len(f.requests()))
+	}
+}
+
+// TestToolCalls: a request's tools go out as Anthropic's tools (their
+// input schemas as given), its tool choice as auto, any, tool or none with
+// disable_parallel_tool_use for parallel_tool_calls false; the reply's
+// tool_use blocks are its tool calls, plain and streamed; calls and their
+// results in the conversation go back as tool_use blocks and one user
+// message of tool_result blocks.
+func TestToolCalls(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
+			call := map[string]any{"type": "tool_use", "id": "toolu_1", "name": "weather", "input": map[string]any{"city": "Oslo"}}
+			if !stream {
+				writeJSON(w, http.StatusOK, message("tool_use", 20, 9, textBlock("Looking."), call))
+				return
+			}
+			send := sse(w)
+			streamStart(send, 20)
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": textBlock("")})
+			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": "Looking."}})
+			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+			call["input"] = map[string]any{}
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": 1, "content_block": call})
+			for _, p := range []string{`{"city"`, `: "Oslo"}`} {
+				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 1, "delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
+			}
+			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 1})
+			streamEnd(send, "tool_use", 9)
+		})
+		no := false
+		req := baseRequest()
+		req.Tools = []llm.Tool{{Name: "weather", Description: "The weather", Parameters: json.RawMessage(ideaSchema)}, {Name: "clock"}}
+		req.ToolChoice, req.ParallelToolCalls = &llm.ToolChoice{Mode: llm.ToolRequired}, &no
+		var deltas strings.Builder
+		if stream {
+			req.OnDelta = func(s string) { deltas.WriteString(s) }
+		}
+		resp, err := f.client().Generate(context.Background(), req)
+		if err != nil {
+			t.Fatalf("stream %v: %v", stream, err)
+		}
+		if len(resp.ToolCalls) != 1 || resp.ToolCalls[0].ID != "toolu_1" || resp.ToolCalls[0].Name != "weather" || resp.ToolCalls[0].Arguments != `{"city":"Oslo"}` && resp.ToolCalls[0].Arguments != `{"city": "Oslo"}` ||
+			resp.FinishReason != llm.FinishToolCalls || resp.Text != "Looking." || (stream && deltas.String() != "Looking.") {
+			t.Errorf("stream %v: %+v (deltas %q)", stream, resp, deltas.String())
+		}
+		body := f.requests()[0].JSON(t)
+		tools, _ := body["tools"].([]any)
+		var wantSchema any
+		_ = json.Unmarshal([]byte(ideaSchema), &wantSchema)
+		if len(tools) != 2 || !reflect.DeepEqual(tools[0].(map[string]any)["input_schema"], wantSchema) || tools[0].(map[string]any)["description"] != "The weather" ||
+			!reflect.DeepEqual(tools[1].(map[string]any)["input_schema"], map[string]any{"type": "object", "properties": map[string]any{}}) {
+			t.Errorf("tools %#v", body["tools"])
+		}
+		if want := map[string]any{"type": "any", "disable_parallel_tool_use": true}; !reflect.DeepEqual(body["tool_choice"], want) {
+			t.Errorf("tool_choice %#v", body["tool_choice"])
+		}
+	}
+
+	// The choices, and a conversation with calls and results.
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
+		writeJSON(w, http.StatusOK, message("end_turn", 5, 2, textBlock("It is sunny.")))
+	})
+	for _, tc := range []struct {
+		choice *llm.ToolChoice
+		want   map[string]any
+	}{
+		{&llm.ToolChoice{Mode: llm.ToolAuto}, map[string]any{"type": "auto"}},
+		{&llm.ToolChoice{Mode: llm.ToolNone}, map[string]any{"type": "none"}},
+		{&llm.ToolChoice{Mode: llm.ToolRequired, Name: "clock"}, map[string]any{"type": "tool", "name": "clock"}},
+	} {
+		req := baseRequest()
+		req.Tools, req.ToolChoice = []llm.Tool{{Name: "weather"}, {Name: "clock"}}, tc.choice
+		req.Messages = append(req.Messages,
+			llm.Message{Role: llm.RoleUser, Content: "weather and time?"},
+			llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "t1", Name: "weather", Arguments: `{"city":"Oslo"}`}, {ID: "t2", Name: "clock", Arguments: "{}"}}},
+			llm.Message{Role: llm.RoleTool, ToolCallID: "t1", Content: "sunny"}, llm.Message{Role: llm.RoleTool, ToolCallID: "t2", Content: "noon"})
+		resp, err := f.client().Generate(context.Background(), req)
+		if err != nil || resp.Text != "It is sunny." || resp.FinishReason != "end_turn" {
+			t.Fatalf("%+v, %v", resp, err)
+		}
+		reqs := f.requests()
+		body := reqs[len(reqs)-1].JSON(t)
+		if !reflect.DeepEqual(body["tool_choice"], tc.want) {
+			t.Errorf("tool_choice %#v, want %#v", body["tool_choice"], tc.want)
+		}
+		msgs := body["messages"].([]any)
+		assistant, results := msgs[len(msgs)-2].(map[string]any), msgs[len(msgs)-1].(map[string]any)
+		blocks, rblocks := assistant["content"].([]any), results["content"].([]any)
+		if len(msgs) != 6 || len(blocks) != 2 || blocks[0].(map[string]any)["type"] != "tool_use" || blocks[0].(map[string]any)["id"] != "t1" ||
+			!reflect.DeepEqual(blocks[0].(map[string]any)["input"], map[string]any{"city": "Oslo"}) || results["role"] != "user" || len(rblocks) != 2 ||
+			rblocks[1].(map[string]any)["tool_use_id"] != "t2" {
+			t.Errorf("messages %s", reqs[len(reqs)-1].Body)
+		}
+	}
+}
+
+// TestToolsRefused: tools with a JSON schema, which Anthropic's structured
+// output (a forced tool) cannot take with them, or a tool call whose
+// arguments are not an object, are refused before anything is sent,
+// naming tools.
+func TestToolsRefused(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) { t.Error("request sent") })
+	for _, change := range []func(*llm.Request){
+		func(r *llm.Request) {
+			r.Tools, r.Schema = []llm.Tool{{Name: "weather"}}, &llm.Schema{Name: "idea", JSON: []byte(ideaSchema)}
+		},
+		func(r *llm.Request) {
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "weather", Arguments: "[1]"}}})
+		},
+		func(r *llm.Request) {
+			r.Tools = []llm.Tool{{Name: "weather", Parameters: json.RawMessage(`{"type":"string"}`)}}
+		},
+	} {
+		req := baseRequest()
+		change(req)
+		_, err := f.client().Generate(context.Background(), req)
+		if e := asLLMError(t, err); e.Param != "tools" {
+			t.Errorf("%+v", e)
+		}
 	}
 }

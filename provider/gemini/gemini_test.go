@@ -488,7 +488,7 @@ func TestMaxTokensWithText(t *testing.T) {
 func TestUnknownRole(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { t.Error("request sent") })
 	req := baseRequest()
-	req.Messages = append(req.Messages, llm.Message{Role: "tool", Content: "x"})
+	req.Messages = append(req.Messages, llm.Message{Role: "narrator", Content: "x"})
 	_, err := f.client(t).Generate(context.Background(), req)
 	asLLMError(t, err)
 }
@@ -589,5 +589,110 @@ func TestSamplingSettings(t *testing.T) {
 	req.Seed = &big
 	if _, err := c.Generate(context.Background(), req); err == nil || !strings.Contains(err.Error(), "32-bit") || len(f.requests()) != 1 {
 		t.Errorf("a 40-bit seed: %v", err)
+	}
+}
+
+// callResponse is a response whose parts are text and function calls.
+func callResponse(text string, calls ...map[string]any) map[string]any {
+	parts := []any{}
+	if text != "" {
+		parts = append(parts, map[string]any{"text": text})
+	}
+	for _, c := range calls {
+		parts = append(parts, map[string]any{"functionCall": c})
+	}
+	return map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}},
+		"modelVersion": "gemini-2.5-flash-001"}
+}
+
+// TestToolCalls: a request's tools go out as function declarations (their
+// parameters' JSON Schema as given), its tool choice as the function
+// calling mode; the reply's functionCall parts are its calls (an ID made
+// for one that has none), plain and streamed; calls and their results in
+// the conversation go back as functionCall and functionResponse parts,
+// each result named after its call.
+func TestToolCalls(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+			resp := callResponse("Looking.", map[string]any{"id": "fc1", "name": "weather", "args": map[string]any{"city": "Oslo"}},
+				map[string]any{"name": "clock", "args": map[string]any{}})
+			if stream {
+				sse(w)(resp)
+				return
+			}
+			writeJSON(w, http.StatusOK, resp)
+		})
+		req := baseRequest()
+		req.Tools = []llm.Tool{{Name: "weather", Description: "The weather", Parameters: json.RawMessage(ideaSchema)}, {Name: "clock"}}
+		req.ToolChoice = &llm.ToolChoice{Mode: llm.ToolRequired, Name: "weather"}
+		if stream {
+			req.OnDelta = func(string) {}
+		}
+		resp, err := f.client(t).Generate(context.Background(), req)
+		if err != nil {
+			t.Fatalf("stream %v: %v", stream, err)
+		}
+		if len(resp.ToolCalls) != 2 || resp.ToolCalls[0] != (llm.ToolCall{ID: "fc1", Name: "weather", Arguments: `{"city":"Oslo"}`}) ||
+			!strings.HasPrefix(resp.ToolCalls[1].ID, "call_") || resp.ToolCalls[1].Arguments != "{}" || resp.FinishReason != llm.FinishToolCalls || resp.Text != "Looking." {
+			t.Errorf("stream %v: %+v", stream, resp)
+		}
+		body := f.requests()[0].JSON(t)
+		var want any
+		_ = json.Unmarshal([]byte(ideaSchema), &want)
+		tools, _ := body["tools"].([]any)
+		decls, _ := tools[0].(map[string]any)["functionDeclarations"].([]any)
+		if len(tools) != 1 || len(decls) != 2 || !reflect.DeepEqual(decls[0].(map[string]any)["parametersJsonSchema"], want) || decls[1].(map[string]any)["name"] != "clock" {
+			t.Errorf("tools %#v", body["tools"])
+		}
+		if fc := body["toolConfig"].(map[string]any)["functionCallingConfig"]; !reflect.DeepEqual(fc, map[string]any{"mode": "ANY", "allowedFunctionNames": []any{"weather"}}) {
+			t.Errorf("toolConfig %#v", fc)
+		}
+	}
+
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, textResponse("It is sunny.", "STOP", nil))
+	})
+	req := baseRequest()
+	req.Tools = []llm.Tool{{Name: "weather"}, {Name: "clock"}}
+	req.Messages = append(req.Messages,
+		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "t1", Name: "weather", Arguments: `{"city":"Oslo"}`}, {ID: "t2", Name: "clock", Arguments: "{}"}}},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "t1", Content: "sunny"}, llm.Message{Role: llm.RoleTool, ToolCallID: "t2", Content: "noon"})
+	resp, err := f.client(t).Generate(context.Background(), req)
+	if err != nil || resp.Text != "It is sunny." || resp.FinishReason != "stop" {
+		t.Fatalf("%+v, %v", resp, err)
+	}
+	contents := f.requests()[0].JSON(t)["contents"].([]any)
+	calls := contents[3].(map[string]any)["parts"].([]any)
+	results := contents[4].(map[string]any)["parts"].([]any)
+	if len(contents) != 5 || len(calls) != 2 || !reflect.DeepEqual(calls[0], map[string]any{"functionCall": map[string]any{"id": "t1", "name": "weather", "args": map[string]any{"city": "Oslo"}}}) ||
+		len(results) != 2 || !reflect.DeepEqual(results[1], map[string]any{"functionResponse": map[string]any{"id": "t2", "name": "clock", "response": map[string]any{"output": "noon"}}}) {
+		t.Errorf("contents %s", f.requests()[0].Body)
+	}
+}
+
+// TestToolsRefused: what Gemini cannot take is refused before anything is
+// sent, naming it: one tool call at a time, a result of no call, a call
+// whose arguments are not an object.
+func TestToolsRefused(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { t.Error("request sent") })
+	no := false
+	for _, tc := range []struct {
+		change func(*llm.Request)
+		param  string
+	}{
+		{func(r *llm.Request) { r.Tools, r.ParallelToolCalls = []llm.Tool{{Name: "weather"}}, &no }, "parallel_tool_calls"},
+		{func(r *llm.Request) {
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: "c1", Content: "x"})
+		}, "tools"},
+		{func(r *llm.Request) {
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "weather", Arguments: "[]"}}})
+		}, "tools"},
+	} {
+		req := baseRequest()
+		tc.change(req)
+		_, err := f.client(t).Generate(context.Background(), req)
+		if e := asLLMError(t, err); e.Param != tc.param {
+			t.Errorf("%+v, want param %s", e, tc.param)
+		}
 	}
 }

@@ -309,7 +309,7 @@ func TestEmptyReplies(t *testing.T) {
 func TestUnknownRole(t *testing.T) {
 	srv := openaitest.NewServer(t, nil)
 	c := newClient(t, srv, openai.Config{})
-	req := &llm.Request{Messages: []llm.Message{{Role: "tool", Content: "x"}}}
+	req := &llm.Request{Messages: []llm.Message{{Role: "narrator", Content: "x"}}}
 	_, err := c.Generate(context.Background(), req)
 	if e := llmError(t, err); e.Retryable || len(srv.Requests()) != 0 {
 		t.Errorf("error %v, %d requests", e, len(srv.Requests()))
