@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/store/migration"
 	"github.com/madspark/madspark/store/postgres/pgtest"
 	"github.com/madspark/madspark/store/storetest"
 )
@@ -63,7 +64,7 @@ func TestConcurrentOpen(t *testing.T) {
 	// And once more, later.
 	db := openURL(t, url)
 
-	ms, err := migrations()
+	ms, err := migration.Load(migrationFS, "migrations/*.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestErrorsArePrefixed(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := db.CreateRun(ctx, &madspark.Run{ID: "r", Pipeline: "p"})
-	if err == nil || !strings.HasPrefix(err.Error(), `postgres: create run "r": `) {
+	if err == nil || !strings.HasPrefix(err.Error(), `postgres: create run: "r": `) {
 		t.Errorf("duplicate: err = %v", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)

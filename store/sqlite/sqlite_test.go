@@ -17,6 +17,7 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/store/migration"
 	"github.com/madspark/madspark/store/storetest"
 )
 
@@ -426,7 +427,7 @@ func TestReopen(t *testing.T) {
 		if v, ok, err := db.GetCache(ctx, "c"); err != nil || !ok || string(v) != "v" {
 			t.Errorf("reopen %d: cache = %q, %v, %v", i, v, ok, err)
 		}
-		ms, _ := migrations()
+		ms, _ := migration.Load(migrationFS, "migrations/*.sql")
 		var n, maxV int
 		if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &maxV); err != nil {
 			t.Fatal(err)
