@@ -36,7 +36,7 @@ func (s *Store) takeRunLease(ctx context.Context, op string, l *madspark.RunLeas
     l.started_at, l.expires_at, `+s.clockSQL()+` FROM runs r LEFT JOIN run_leases l ON l.run_id = r.id WHERE r.id = $1`, l.RunID).
 			Scan(&cur.Token, &cur.Holder, &cur.Host, &cur.PID, at{&cur.StartedAt}, at{&cur.ExpiresAt}, at{&now})
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(l.RunID)
+			return missing("run", l.RunID)
 		}
 		if now.IsZero() {
 			now = s.now()

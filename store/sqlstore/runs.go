@@ -169,7 +169,7 @@ func scanRun(row scanner) (*madspark.Run, error) {
 func (s *Store) Run(ctx context.Context, id string) (*madspark.Run, error) {
 	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound(id)
+		return nil, missing("run", id)
 	}
 	return r, s.fail(err, "run %q", id)
 }
@@ -325,7 +325,7 @@ func (s *Store) SetRunStatus(ctx context.Context, id string, status madspark.Run
 		var cur madspark.RunStatus
 		err := tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = $1`+s.d.RowLock, id).Scan(&cur)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(id)
+			return missing("run", id)
 		}
 		if err != nil || (len(from) > 0 && !slices.Contains(from, cur)) {
 			return err

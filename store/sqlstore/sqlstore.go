@@ -191,12 +191,8 @@ func (s *Store) insertRows(ctx context.Context, tx *Tx, table string, cols []str
 	return nil
 }
 
-// notFound is the error for a missing run.
-func notFound(id string) error {
-	return fmt.Errorf("run %q: %w", id, madspark.ErrNotFound)
-}
-
-// missing is the error for a missing thing of another kind.
+// missing is the error for a missing run, or a thing of another kind:
+// `run "id": not found`.
 func missing(what, id string) error {
 	return fmt.Errorf("%s %q: %w", what, id, madspark.ErrNotFound)
 }
@@ -224,13 +220,13 @@ func affected(res sql.Result, err error) (int64, error) {
 	return res.RowsAffected()
 }
 
-// lockRun returns notFound(id) unless run id exists, and holds its row
+// lockRun returns missing("run", id) unless run id exists, and holds its row
 // (RowLock) until tx ends.
 func (s *Store) lockRun(ctx context.Context, tx *Tx, id string) error {
 	var x int
 	err := tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = $1`+s.d.RowLock, id).Scan(&x)
 	if errors.Is(err, sql.ErrNoRows) {
-		return notFound(id)
+		return missing("run", id)
 	}
 	return err
 }
