@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -83,11 +82,7 @@ func scanBookmark(row scanner) (*madspark.Bookmark, error) {
 // Bookmark returns the bookmark with the given ID, or an error wrapping
 // madspark.ErrNotFound.
 func (s *Store) Bookmark(ctx context.Context, id string) (*madspark.Bookmark, error) {
-	b, err := scanBookmark(s.read.QueryRowContext(ctx, `SELECT `+bookmarkColumns+` FROM bookmarks WHERE id = $1`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, missing("bookmark", id)
-	}
-	return b, s.fail(err, "bookmark %q", id)
+	return byID(ctx, s, scanBookmark, "bookmark", `SELECT `+bookmarkColumns+` FROM bookmarks WHERE id = $1`, id)
 }
 
 // Bookmarks lists the bookmarks that match f, newest first, and how many

@@ -167,11 +167,7 @@ func scanRun(row scanner) (*madspark.Run, error) {
 // Run returns the run with the given ID, or an error wrapping
 // madspark.ErrNotFound if there is none.
 func (s *Store) Run(ctx context.Context, id string) (*madspark.Run, error) {
-	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, missing("run", id)
-	}
-	return r, s.fail(err, "run %q", id)
+	return byID(ctx, s, scanRun, "run", `SELECT `+runColumns+` FROM runs WHERE id = $1`, id)
 }
 
 // Runs lists the runs that match f, newest first (runs created at the same

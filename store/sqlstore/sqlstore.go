@@ -255,6 +255,16 @@ func all[T any](ctx context.Context, q interface {
 	return out, rows.Err()
 }
 
+// byID reads with scan the row that query selects by its $1, id: an error
+// wrapping madspark.ErrNotFound when there is none.
+func byID[T any](ctx context.Context, s *Store, scan func(scanner) (*T, error), what, query, id string) (*T, error) {
+	v, err := scan(s.read.QueryRowContext(ctx, query, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, missing(what, id)
+	}
+	return v, s.fail(err, "%s %q", what, id)
+}
+
 // limit returns n, 0 or less meaning def, at most maxLimit.
 func limit(n, def int) int {
 	if n <= 0 {
