@@ -116,10 +116,6 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	// Even the creation of schema_migrations runs in an (IMMEDIATE)
-	// transaction: on its own it would take a read lock and then upgrade
-	// it, and when two processes do that at once on a new file SQLite
-	// fails one of them at once instead of letting it wait.
 	db := &DB{w: w, writes: newCommitter(w)}
 	d := db.dialect()
 	if err := sqlstore.Migrate(ctx, w, d); err != nil {
@@ -163,7 +159,11 @@ func (db *DB) dialect() sqlstore.Dialect {
 		Time:  func(t time.Time) any { return t.UTC().Format(timeFormat) },
 		// Migrations run on the write pool, whose transactions begin
 		// IMMEDIATE: the check of schema_migrations and the migration
-		// happen under the write lock.
+		// happen under the write lock. Even its creation is in such a
+		// transaction: on its own it would take a read lock and then
+		// upgrade it, and when two processes do that at once on a new
+		// file SQLite fails one of them at once instead of letting it
+		// wait.
 		Migrations: migrationFS,
 		CreateMigrations: `CREATE TABLE IF NOT EXISTS schema_migrations (
     version    INTEGER NOT NULL PRIMARY KEY,
