@@ -522,6 +522,10 @@ type BookmarkStore interface {
 	// DeleteBookmark removes a bookmark, or returns an error wrapping
 	// ErrNotFound.
 	DeleteBookmark(ctx context.Context, id string) error
+	// UpdateBookmark sets a bookmark's tags (without repeats, in their
+	// order; nil is none) and notes, and returns it as stored; a missing
+	// bookmark gives an error wrapping ErrNotFound.
+	UpdateBookmark(ctx context.Context, id string, tags []string, notes string) (*Bookmark, error)
 }
 
 // ChatRole is who wrote a message of a conversation.
@@ -535,6 +539,11 @@ const (
 	// its content is the error's one line. A question whose last reply is
 	// an error is unanswered, and is carried into no history.
 	ChatError ChatRole = "error"
+	// ChatStopped is an answer stopped before it was finished (its asker
+	// stopped it or went away): its content is what had been written. Like
+	// a failure, it leaves its question unanswered and goes into no
+	// history.
+	ChatStopped ChatRole = "stopped"
 )
 
 // ChatMessage is one message of a conversation.
@@ -542,7 +551,7 @@ type ChatMessage struct {
 	// Seq numbers the messages of a conversation from 1, in order; the
 	// store assigns it.
 	Seq     int64    `json:"seq"`
-	Role    ChatRole `json:"role" jsonschema:"enum=user,enum=assistant,enum=error"`
+	Role    ChatRole `json:"role" jsonschema:"enum=user,enum=assistant,enum=error,enum=stopped"`
 	Content string   `json:"content"`
 	// RunID is the run that wrote an assistant's answer: its record says
 	// how the answer was made. Empty for a user's message.

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
@@ -117,6 +118,18 @@ func messageOf(m madspark.ChatMessage) ChatMessage {
 // piece of the answer's text.
 type ChatDelta struct {
 	Text string `json:"text"`
+}
+
+// ChatRetry is the data of a "retry" event of an answer's stream: a call
+// the answer needs failed with an error that may pass (a server error, a
+// rate limit, a broken connection), and is sent again after a pause.
+type ChatRetry struct {
+	// Attempt is the attempt about to be made: 2 for the first retry.
+	Attempt int `json:"attempt"`
+	// DelayMS is the pause before it.
+	DelayMS int64 `json:"delay_ms"`
+	// Failure is what failed.
+	Failure *failure.Failure `json:"failure"`
 }
 
 // chatModel returns the chat model named id; the first one when id is
@@ -344,15 +357,19 @@ func orDefault(a, def string) string {
 
 // answer streams model m's answer to question q of conversation id as
 // server-sent events: "question" (the stored question), "delta"s (pieces
-// of the answer, in order), then "answer" (the stored answer, with the
-// run that made it) or "error" (an ErrorBody with the failure's kind). A
-// failed answer is kept as a message of role error, so that the question
-// shows its failure and can be asked again after a reload. A client that
-// goes away, or stops reading, stops the run and its model calls; the
-// question stays, unanswered.
+// of the answer, in order) and "retry"s (a call failed and is sent again:
+// ChatRetry), then "answer" (the stored answer, with the run that made it)
+// or "error" (an ErrorBody with the failure's kind). A failed answer is
+// kept as a message of role error, so that the question shows its failure
+// and can be asked again after a reload. A client that goes away, or stops
+// reading, stops the run and its model calls; the question stays
+// unanswered, and what was written of the answer is kept as a message of
+// role stopped. The run is tagged with the conversation
+// (madspark.ParentTag), so that lists group it there.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m server.Model, history []llm.Message, q *madspark.ChatMessage) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.SyncTimeout)
 	defer cancel()
+	ctx = engine.WithTags(ctx, madspark.ParentTag(madspark.ParentConversation, id))
 	rc := http.NewResponseController(w)
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	var mu sync.Mutex
@@ -403,9 +420,16 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m se
 		}
 	}()
 
+	// Retries are told as they happen: a provider that is down takes
+	// several seconds to give up on.
+	ctx = middleware.WithRetryObserver(ctx, func(attempt int, delay time.Duration, err error) {
+		send("retry", ChatRetry{Attempt: attempt + 1, DelayMS: delay.Milliseconds(), Failure: failure.Of(oneLine(err.Error()))})
+	})
 	msgs := append(slices.Clip(history), llm.Message{Role: llm.RoleUser, Content: q.Content})
+	var written strings.Builder // onDelta is called from one goroutine
 	comp, err := m.Complete(ctx, server.Prompt{Messages: msgs}, func(s string) {
 		if s != "" {
+			written.WriteString(s)
 			send("delta", ChatDelta{Text: s})
 		}
 	})
@@ -417,7 +441,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m se
 		gone := !open
 		mu.Unlock()
 		if gone || r.Context().Err() != nil {
-			return // nobody reads the answer
+			// Nobody reads the answer: what was written of it is kept,
+			// marked stopped, and answers nothing.
+			sm := &madspark.ChatMessage{Role: madspark.ChatStopped, Content: written.String(), Model: m.ID()}
+			if err := h.cfg.Store.AppendMessage(context.WithoutCancel(ctx), id, sm); err != nil {
+				h.log.Warn("could not keep a conversation's stopped answer", "conversation", id, "err", err)
+			}
+			return
 		}
 		msg := oneLine(err.Error())
 		h.log.Warn("a conversation's answer failed", "conversation", id, "model", m.ID(), "err", msg)

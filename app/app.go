@@ -96,6 +96,9 @@ type App struct {
 	// limiter bounds the calls in flight to each provider, and admits the
 	// server's requests before they start.
 	limiter *middleware.Limiter
+	// breaker says whether the circuit breaker holds the provider's calls
+	// back, for the API's provider status.
+	breaker *middleware.BreakerWatch
 	stop    func()
 }
 
@@ -229,6 +232,12 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		db.Close()
 		return nil, InputError{err}
 	}
+	cooldown, err := breakerCooldown(cfg.Getenv)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	breaker := &middleware.BreakerWatch{}
 	var mws []llm.Middleware
 	if !cfg.NoCache {
 		mws = append(mws, middleware.Cache(middleware.CacheConfig{Provider: info.Name, DefaultModel: info.Model, Store: cache, Logger: cfg.Logger}))
@@ -236,7 +245,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	mws = append(mws,
 		limiter.Middleware(),
 		middleware.Retry(middleware.RetryConfig{Logger: cfg.Logger}),
-		middleware.Breaker(middleware.BreakerConfig{Logger: cfg.Logger}),
+		middleware.Breaker(middleware.BreakerConfig{Logger: cfg.Logger, Cooldown: cooldown, Watch: breaker}),
 		middleware.Timeout(0),
 		// Innermost: every request sent is priced, recorded and measured.
 		middleware.Meter(prices, middleware.MeterLogger(cfg.Logger), middleware.MeterLocal(settings.Local), middleware.MeterLocalPrices(own),
@@ -253,10 +262,26 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Tracing: tracing,
 		Metrics: metrics,
 		limiter: limiter,
+		breaker: breaker,
 		stop:    stop,
 		Engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: cfg.Logger, Events: hub,
 			Tracer: tracing.Tracer(), CaptureContent: tracing.CaptureContent(), Holder: cfg.Command},
 	}, nil
+}
+
+// breakerCooldown is how long the circuit breaker holds a failing
+// provider's calls back: MADSPARK_BREAKER_COOLDOWN (a duration from 1s to
+// 1h), else the breaker's default of 60s.
+func breakerCooldown(getenv func(string) string) (time.Duration, error) {
+	v := strings.TrimSpace(getenv("MADSPARK_BREAKER_COOLDOWN"))
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second || d > time.Hour {
+		return 0, Inputf("MADSPARK_BREAKER_COOLDOWN must be a duration from 1s to 1h, such as 30s, got %q", v)
+	}
+	return d, nil
 }
 
 // startLlamaServer starts llama-server for cfg's model (or

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -245,7 +246,10 @@ func answerSettings(params *debate.Params, p server.Prompt) {
 // apiInfo describes the app to the REST API.
 func (a *App) apiInfo() api.Info {
 	i := api.Info{Version: Version, Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model,
-		ProviderConfigured: !a.Info.Mock, Database: "sqlite", Cache: "database"}
+		ProviderConfigured: !a.Info.Mock, ProviderLocal: a.Info.Local, Breaker: a.breaker, Database: "sqlite", Cache: "database"}
+	if u, err := url.Parse(a.Info.BaseURL); err == nil && a.Info.Local && u.Host != "" {
+		i.ProviderAddress = u.Host
+	}
 	if _, ok := a.Store.(*postgres.DB); ok {
 		i.Database = "postgres"
 	}

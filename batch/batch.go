@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -68,15 +69,17 @@ func (s *Service) Parse(pipe, name string, data []byte, opts Options) (*Input, e
 // timeout (0: the queue's default), and records the batch with every row,
 // rejected ones included, in order. source names the file.
 func (s *Service) Submit(ctx context.Context, pipe, source string, in *Input, timeout time.Duration) (*madspark.Batch, error) {
-	reqs := make([]jobs.Request, 0, len(in.Rows))
-	for _, r := range in.Rows {
-		if r.Err == nil {
-			reqs = append(reqs, jobs.Request{Pipeline: pipe, Params: r.Params, Timeout: timeout, Tags: r.Tags})
-		}
-	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, fmt.Errorf("batch: %w", err)
+	}
+	// Each row's run carries the batch as its parent, beside the row's tags.
+	parent := madspark.ParentTag(madspark.ParentBatch, id.String())
+	reqs := make([]jobs.Request, 0, len(in.Rows))
+	for _, r := range in.Rows {
+		if r.Err == nil {
+			reqs = append(reqs, jobs.Request{Pipeline: pipe, Params: r.Params, Timeout: timeout, Tags: append(slices.Clip(r.Tags), parent)})
+		}
 	}
 	runs, err := s.queue.EnqueueMany(ctx, reqs)
 	if err != nil {

@@ -95,6 +95,18 @@ type RunInfo struct {
 	Subject string
 }
 
+// tagsKey is the context key of the tags WithTags adds.
+type tagsKey struct{}
+
+// WithTags returns a context under which Start adds tags to the run it
+// records, after RunInfo.Tags: how a caller that does not make the run
+// itself (a conversation asking a chat model) marks the run as its own
+// (madspark.ParentTag).
+func WithTags(ctx context.Context, tags ...string) context.Context {
+	had, _ := ctx.Value(tagsKey{}).([]string)
+	return context.WithValue(ctx, tagsKey{}, append(slices.Clip(had), tags...))
+}
+
 // Run is a run in progress. Its methods are safe for concurrent use by the
 // stages of one pipeline.
 type Run struct {
@@ -161,6 +173,9 @@ func (e *Engine) NewRecord(info RunInfo, status madspark.RunStatus) (*madspark.R
 // Start records a new run as running and returns it. sink, if not nil,
 // receives the run's progress events.
 func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Event)) (*Run, error) {
+	if tags, _ := ctx.Value(tagsKey{}).([]string); len(tags) > 0 {
+		info.Tags = append(slices.Clip(info.Tags), tags...)
+	}
 	rec, err := e.NewRecord(info, madspark.RunRunning)
 	if err != nil {
 		return nil, err

@@ -367,3 +367,40 @@ func TestFinishInOneWrite(t *testing.T) {
 		t.Fatalf("the lease after Finish: %v, want it dropped", err)
 	}
 }
+
+// TestWithTags: the tags of the context follow the run's own, in the
+// stored record; a context without them adds none.
+func TestWithTags(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e := &Engine{Store: db, Client: &countingClient{}}
+	tagged := WithTags(WithTags(ctx, "chat:c1"), "second")
+	for _, tc := range []struct {
+		ctx  context.Context
+		own  []string
+		want []string
+	}{
+		{tagged, []string{"mine"}, []string{"mine", "chat:c1", "second"}},
+		{tagged, nil, []string{"chat:c1", "second"}},
+		{ctx, []string{"mine"}, []string{"mine"}},
+	} {
+		r, err := e.Start(tc.ctx, RunInfo{Pipeline: "test", Tags: tc.own}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Finish(ctx, "ok", nil); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := db.Run(ctx, r.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(rec.Tags) != fmt.Sprint(tc.want) {
+			t.Errorf("tags %q, want %q", rec.Tags, tc.want)
+		}
+	}
+}

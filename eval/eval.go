@@ -429,7 +429,7 @@ func (e *Evaluator) startRun(ctx context.Context, r *engine.Run, rec *madspark.R
 			return id, nil
 		}
 	}
-	info := engine.RunInfo{Pipeline: def.Name, Mode: rec.Mode, Provider: rec.Provider, Model: rec.Model, Params: params, Tags: []string{"eval:" + r.ID()},
+	info := engine.RunInfo{Pipeline: def.Name, Mode: rec.Mode, Provider: rec.Provider, Model: rec.Model, Params: params, Tags: []string{madspark.ParentTag(madspark.ParentEval, r.ID())},
 		Subject: e.deps.Registry.Subject(def.Name, params)}
 	child, err := e.deps.Engine.NewRecord(info, madspark.RunRunning)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +30,62 @@ type BreakerConfig struct {
 	// Logger receives a message whenever the circuit changes state. Nil
 	// discards.
 	Logger *slog.Logger
+	// Watch, when not nil, is told where the circuit stands whenever that
+	// changes, for those who show it (the API's provider status).
+	Watch *BreakerWatch
+}
+
+// The states of a circuit, as BreakerStatus names them.
+const (
+	CircuitClosed   = "closed"
+	CircuitOpen     = "open"
+	CircuitHalfOpen = "half_open"
+)
+
+// BreakerStatus is where a Breaker's circuit stands.
+type BreakerStatus struct {
+	// State is CircuitClosed (calls go through), CircuitOpen (calls fail
+	// at once until RetryAt) or CircuitHalfOpen (the next call is a trial
+	// that decides).
+	State string
+	// Failures counts the consecutive failures that counted.
+	Failures int
+	// RetryAt is when an open circuit lets a trial call through; zero
+	// when closed.
+	RetryAt time.Time
+	// LastError is the failure that last counted, in one line; empty when
+	// closed.
+	LastError string
+}
+
+// BreakerWatch holds the status of the circuit of a Breaker configured
+// with it (BreakerConfig.Watch). The zero value is ready to use and safe
+// for concurrent use; it reports a closed circuit until told otherwise.
+type BreakerWatch struct {
+	mu  sync.Mutex
+	st  BreakerStatus
+	now func() time.Time
+}
+
+// Status returns where the circuit stands: an open circuit whose cooldown
+// has passed is half-open, its next call a trial.
+func (w *BreakerWatch) Status() BreakerStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.st
+	if st.State == "" {
+		st.State = CircuitClosed
+	}
+	if st.State == CircuitOpen && w.now != nil && !w.now().Before(st.RetryAt) {
+		st.State = CircuitHalfOpen
+	}
+	return st
+}
+
+func (w *BreakerWatch) set(st BreakerStatus, now func() time.Time) {
+	w.mu.Lock()
+	w.st, w.now = st, now
+	w.mu.Unlock()
 }
 
 // Breaker returns a Middleware that stops calling a provider that keeps
@@ -111,6 +168,7 @@ func (b *breaker) admit(req *llm.Request) (trial bool, err error) {
 				until.Format(time.RFC3339), until.Sub(now).Round(time.Second))
 		}
 		b.state = stateHalfOpen
+		b.report()
 		b.cfg.Logger.Info("circuit half-open, sending trial call", callAttrs(req, b.lastErr)...)
 	}
 	// Half-open.
@@ -152,6 +210,25 @@ func (b *breaker) record(ctx context.Context, req *llm.Request, trial bool, err 
 	default:
 		b.failures = 0
 	}
+	b.report()
+}
+
+// report tells the watch, if any, where the circuit stands; b.mu is held.
+func (b *breaker) report() {
+	if b.cfg.Watch == nil {
+		return
+	}
+	st := BreakerStatus{State: CircuitClosed, Failures: b.failures}
+	switch b.state {
+	case stateOpen:
+		st.State, st.RetryAt = CircuitOpen, b.openedAt.Add(b.cfg.Cooldown)
+	case stateHalfOpen:
+		st.State = CircuitHalfOpen
+	}
+	if b.state != stateClosed && b.lastErr != nil {
+		st.LastError = strings.Join(strings.Fields(b.lastErr.Error()), " ")
+	}
+	b.cfg.Watch.set(st, b.cfg.Now)
 }
 
 func (b *breaker) open(req *llm.Request, err error) {

@@ -249,3 +249,40 @@ func TestBreakerPerClient(t *testing.T) {
 		t.Errorf("b shares a's circuit: %v", err)
 	}
 }
+
+// TestBreakerWatch: the watch follows the circuit: closed with the
+// failures counted, open with when it lets a trial through and the last
+// error, half-open once that time has passed, closed again after a trial
+// that succeeds.
+func TestBreakerWatch(t *testing.T) {
+	var w BreakerWatch
+	if st := w.Status(); st.State != CircuitClosed || st.Failures != 0 {
+		t.Fatalf("a fresh watch: %+v", st)
+	}
+	c, next, clock := newBreaker(BreakerConfig{Watch: &w, Cooldown: 30 * time.Second})
+	next.set(status(503))
+	for range 2 {
+		call(c)
+	}
+	if st := w.Status(); st.State != CircuitClosed || st.Failures != 2 || !st.RetryAt.IsZero() || st.LastError != "" {
+		t.Errorf("after 2 failures: %+v", st)
+	}
+	for range 3 {
+		call(c)
+	}
+	st := w.Status()
+	if st.State != CircuitOpen || st.Failures != 5 || !st.RetryAt.Equal(clock.Now().Add(30*time.Second)) || !strings.Contains(st.LastError, "503") {
+		t.Errorf("open: %+v", st)
+	}
+	clock.Advance(30 * time.Second)
+	if st := w.Status(); st.State != CircuitHalfOpen {
+		t.Errorf("after the cooldown: %+v", st)
+	}
+	next.set(nil)
+	if err := call(c); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Status(); st.State != CircuitClosed || st.Failures != 0 || st.LastError != "" {
+		t.Errorf("after a good trial: %+v", st)
+	}
+}

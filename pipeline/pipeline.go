@@ -107,6 +107,24 @@ type Definition struct {
 	// file's agents); when set, it is used as it is instead of being
 	// derived from Result.
 	ResultSchema json.RawMessage
+	// Verdict, optional, says whether a succeeded run's result passed the
+	// pipeline's own check (a proposal's quality control), from its record
+	// alone, for the run's page and listings; nil when it has nothing to
+	// judge.
+	Verdict func(run *madspark.Run) (*Verdict, error)
+}
+
+// Verdict is a pipeline's own judgement of a run's result, beside the
+// run's status: a proposal succeeds whether or not it passed its quality
+// control, and says which.
+type Verdict struct {
+	// Check names what judged the result, in words ("quality control").
+	Check string `json:"check"`
+	// Passed says whether the result passed it.
+	Passed bool `json:"passed"`
+	// Note says why, in one line ("not passed after 3 refinements:
+	// feasibility 0.42 is below 0.70").
+	Note string `json:"note"`
 }
 
 // Idea is an idea of a run, as a bookmark keeps it.

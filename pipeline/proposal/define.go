@@ -56,6 +56,13 @@ func Definition(sources []search.Provider, logger *slog.Logger, font []byte) (pi
 		// No QueryParam: a proposal needs a whole profile, not one line.
 		Document: RunDocument,
 		Table:    Table,
+		Verdict: func(run *madspark.Run) (*pipeline.Verdict, error) {
+			res, err := pipeline.StoredResult[Result](run)
+			if err != nil {
+				return nil, err
+			}
+			return res.Verdict(), nil
+		},
 	}, nil
 }
 

@@ -45,13 +45,18 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id)
 		if n == 0 {
 			return fmt.Errorf("bookmark %q: %w", b.ID, madspark.ErrExists)
 		}
-		for _, t := range b.Tags {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO bookmark_tags (bookmark_id, tag) VALUES ($1, $2)`, b.ID, t); err != nil {
-				return fmt.Errorf("%q: tag %q: %w", b.ID, t, err)
-			}
-		}
-		return nil
+		return tagBookmark(ctx, tx, b.ID, b.Tags)
 	})
+}
+
+// tagBookmark indexes the tags of bookmark id, in tx.
+func tagBookmark(ctx context.Context, tx *Tx, id string, tags []string) error {
+	for _, t := range tags {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO bookmark_tags (bookmark_id, tag) VALUES ($1, $2)`, id, t); err != nil {
+			return fmt.Errorf("%q: tag %q: %w", id, t, err)
+		}
+	}
+	return nil
 }
 
 // uniqueTags returns tags without repeats, in their first order; empty, not
@@ -124,4 +129,28 @@ func (s *Store) DeleteBookmark(ctx context.Context, id string) error {
 	return s.write(ctx, "delete bookmark", func(tx *Tx) error {
 		return one(tx.ExecContext(ctx, `DELETE FROM bookmarks WHERE id = $1`, id))("bookmark", id)
 	})
+}
+
+// UpdateBookmark sets the tags (repeats dropped) and notes of the bookmark
+// with the given ID and returns it as stored, or returns an error wrapping
+// madspark.ErrNotFound.
+func (s *Store) UpdateBookmark(ctx context.Context, id string, tags []string, notes string) (*madspark.Bookmark, error) {
+	const op = "update bookmark"
+	tags = uniqueTags(tags)
+	enc, err := encode("tags", tags)
+	if err != nil {
+		return nil, s.fail(err, "%s %q", op, id)
+	}
+	if err := s.write(ctx, op, func(tx *Tx) error {
+		if err := one(tx.ExecContext(ctx, `UPDATE bookmarks SET tags = $1, notes = $2 WHERE id = $3`, enc, notes, id))("bookmark", id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM bookmark_tags WHERE bookmark_id = $1`, id); err != nil {
+			return fmt.Errorf("%q: %w", id, err)
+		}
+		return tagBookmark(ctx, tx, id, tags)
+	}); err != nil {
+		return nil, err
+	}
+	return s.Bookmark(ctx, id)
 }

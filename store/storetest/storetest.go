@@ -110,6 +110,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"BookmarkRejects", testBookmarkRejects},
 		{"BookmarksFilter", testBookmarksFilter},
 		{"BookmarksOrder", testBookmarksOrder},
+		{"BookmarkUpdate", testBookmarkUpdate},
 		{"ConversationRoundTrip", testConversationRoundTrip},
 		{"ConversationRejects", testConversationRejects},
 		{"ConversationsOrder", testConversationsOrder},
