@@ -161,9 +161,12 @@ type Call struct {
 	// ResponseFormat is the structured-output setting the provider sent
 	// (llm.Wire.ResponseFormat), if any.
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
-	// Temperature and MaxTokens are the request's settings.
-	Temperature float64 `json:"temperature"`
-	MaxTokens   int     `json:"max_tokens,omitempty"`
+	// Temperature and MaxTokens are the request's settings, and
+	// ReasoningEffort and Verbosity when it set them.
+	Temperature     float64 `json:"temperature"`
+	MaxTokens       int     `json:"max_tokens,omitempty"`
+	ReasoningEffort string  `json:"reasoning_effort,omitempty"`
+	Verbosity       string  `json:"verbosity,omitempty"`
 	// Tools are the functions the request offered the model, and
 	// ToolChoice whether it might call them; nil for none.
 	Tools      []llm.Tool      `json:"tools,omitempty"`

@@ -49,6 +49,7 @@ func (r *Run) generate(ctx context.Context, rec *callLog, key string, req *llm.R
 		ToolChoice:  req.ToolChoice,
 		Attempt:     attemptOf(req),
 	}
+	base.ReasoningEffort, base.Verbosity = req.ReasoningEffort, req.Verbosity
 	owner := ctx.Value(ownerKey{}) == nil
 	o := &attempts{r: r, rec: rec, key: key, req: req, base: base, spanCtx: ctx}
 	if owner {

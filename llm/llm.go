@@ -93,6 +93,15 @@ type Request struct {
 	// Seed, when not nil, asks for the same reply to the same request, as
 	// far as the provider can tell.
 	Seed *int64
+	// ReasoningEffort, when not empty, is how hard the model should think
+	// before it answers, in OpenAI's words (one of ReasoningEfforts); each
+	// provider sends it in its own form, and one that has none for the
+	// value fails with an *Error whose Param is "reasoning_effort".
+	ReasoningEffort string
+	// Verbosity, when not empty, is how long the answer should be (one of
+	// Verbosities); a provider without such a setting fails with an
+	// *Error whose Param is "verbosity".
+	Verbosity string
 	// Schema, when not nil, asks for a JSON reply conforming to it.
 	Schema *Schema
 	// Tools are the functions the model may call (see Tool); the reply's
@@ -120,6 +129,13 @@ type Request struct {
 	// fit the request. It is never sent over the network.
 	Input any
 }
+
+// ReasoningEfforts are the values of Request.ReasoningEffort, least
+// first: OpenAI's reasoning_effort.
+var ReasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
+
+// Verbosities are the values of Request.Verbosity: OpenAI's verbosity.
+var Verbosities = []string{"low", "medium", "high"}
 
 // Prompt returns the text of the last message, or "" when there is none.
 func (r *Request) Prompt() string {

@@ -55,7 +55,8 @@ const cacheKeyVersion = "madspark/cache/v1"
 // schema's name and JSON (compacted, so that whitespace does not matter)
 // and strictness, and top_p, the stop sequences, the seed, the tools (name,
 // description, parameters, strictness), the tool choice, parallel tool
-// calls and the messages' tool calls and results when set.
+// calls, the messages' tool calls and results, the reasoning effort and
+// the verbosity when set.
 //
 // Agent, Timeout, OnDelta and Input are not part of the key: two requests
 // that differ only in them get the same reply.
@@ -138,6 +139,14 @@ func CacheKey(provider, defaultModel string, req *llm.Request) string {
 	if req.ParallelToolCalls != nil {
 		field("parallel_tool_calls")
 		field(strconv.FormatBool(*req.ParallelToolCalls))
+	}
+	if req.ReasoningEffort != "" {
+		field("reasoning_effort")
+		field(req.ReasoningEffort)
+	}
+	if req.Verbosity != "" {
+		field("verbosity")
+		field(req.Verbosity)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

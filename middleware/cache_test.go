@@ -178,6 +178,8 @@ func TestCacheKeyDifferences(t *testing.T) {
 		"tool result": func(r *llm.Request) {
 			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: "c1", Content: "sunny"})
 		},
+		"reasoning effort": func(r *llm.Request) { r.ReasoningEffort = "low" },
+		"verbosity":        func(r *llm.Request) { r.Verbosity = "low" },
 	}
 	c, next := newCache(CacheConfig{}, okResp("r"))
 	c.Generate(context.Background(), base())

@@ -256,6 +256,23 @@ func Open(ctx context.Context, s Settings, responders map[string]mock.Responder)
 	}
 }
 
+// Check reports the first setting of req that the provider called name
+// (one of Names but auto) has no place for, as its client would refuse it
+// before any call: an *llm.Error whose Param names the field (seed and
+// verbosity on Anthropic, a reasoning effort without a counterpart, ...).
+// It does no I/O, so that a request can be refused before its run starts.
+// OpenAI-compatible servers are sent every setting, and the mock takes
+// them all.
+func Check(name string, req *llm.Request) error {
+	switch name {
+	case "gemini":
+		return gemini.Check(req)
+	case "anthropic":
+		return anthropic.Check(req)
+	}
+	return nil
+}
+
 // fallback is the OnFallback of an OpenAI-compatible client called name.
 func (s Settings) fallback(name string) func(string) {
 	if s.OnStructuredFallback == nil {

@@ -126,3 +126,20 @@ func TestLocal(t *testing.T) {
 		}
 	}
 }
+
+// TestCheck: each provider's refusals come before any call, by name; an
+// OpenAI-compatible server and the mock take every setting.
+func TestCheck(t *testing.T) {
+	seed := int64(1)
+	req := &llm.Request{Seed: &seed, ReasoningEffort: "xhigh", Verbosity: "low"}
+	for name, param := range map[string]string{"anthropic": "seed", "gemini": "verbosity", "openai": "", "ollama": "", "mock": ""} {
+		err := Check(name, req)
+		le, _ := err.(*llm.Error)
+		if (param == "" && err != nil) || (param != "" && (le == nil || le.Param != param)) {
+			t.Errorf("%s: %v, want param %q", name, err, param)
+		}
+	}
+	if err := Check("gemini", &llm.Request{ReasoningEffort: "max"}); err == nil || err.(*llm.Error).Param != "reasoning_effort" {
+		t.Errorf("gemini, max: %v", err)
+	}
+}

@@ -105,17 +105,51 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 	return finish(msg, tool)
 }
 
+// Check reports the first setting of req that the Messages API has no
+// place for, as Generate would refuse it before any call: an *llm.Error
+// whose Param names the field. It does no I/O.
+func Check(req *llm.Request) error {
+	if err := llm.CheckTools(req.Tools, req.ToolChoice); err != nil {
+		return &llm.Error{Provider: Name, Message: err.Error(), Param: "tools"}
+	}
+	switch {
+	case req.Schema != nil && len(req.Tools) > 0:
+		// Structured output is a forced tool here: the two cannot share
+		// the tool choice.
+		return &llm.Error{Provider: Name, Param: "tools",
+			Message: "Anthropic's structured output is a forced tool call, so a request cannot ask for JSON of a schema and offer tools at once"}
+	case req.Seed != nil:
+		// Sent nowhere, it would be a setting silently dropped.
+		return &llm.Error{Provider: Name, Param: "seed", Message: "Anthropic's API takes no seed; leave seed unset"}
+	case req.Verbosity != "":
+		return &llm.Error{Provider: Name, Param: "verbosity", Message: "Anthropic's API has no verbosity setting; leave verbosity unset"}
+	}
+	return setEffort(&sdk.MessageNewParams{}, req.ReasoningEffort)
+}
+
+// setEffort puts a reasoning effort on p: none turns extended thinking
+// off; low, medium, high, xhigh and max are output_config's effort of the
+// same name; empty sends nothing. minimal, which has no counterpart, is
+// refused.
+func setEffort(p *sdk.MessageNewParams, effort string) error {
+	switch effort {
+	case "":
+	case "none":
+		p.Thinking = sdk.ThinkingConfigParamUnion{OfDisabled: &sdk.ThinkingConfigDisabledParam{}}
+	case "low", "medium", "high", "xhigh", "max":
+		p.OutputConfig.Effort = sdk.OutputConfigEffort(effort)
+	default:
+		return &llm.Error{Provider: Name, Param: "reasoning_effort",
+			Message: fmt.Sprintf("Anthropic has no reasoning effort %q; use none (thinking off), low, medium, high, xhigh or max", effort)}
+	}
+	return nil
+}
+
 // build translates req into the SDK's parameters. tool is the structured
 // output tool when req has a schema, or nil.
 func (c *Client) build(req *llm.Request) (sdk.MessageNewParams, *outputTool, error) {
-	if err := llm.CheckTools(req.Tools, req.ToolChoice); err != nil {
-		return sdk.MessageNewParams{}, nil, &llm.Error{Provider: Name, Message: err.Error(), Param: "tools"}
-	}
-	if req.Schema != nil && len(req.Tools) > 0 {
-		// Structured output is a forced tool here: the two cannot share
-		// the tool choice.
-		return sdk.MessageNewParams{}, nil, &llm.Error{Provider: Name, Param: "tools",
-			Message: "Anthropic's structured output is a forced tool call, so a request cannot ask for JSON of a schema and offer tools at once"}
+	if err := Check(req); err != nil {
+		return sdk.MessageNewParams{}, nil, err
 	}
 	model := req.Model
 	if model == "" {
@@ -138,10 +172,7 @@ func (c *Client) build(req *llm.Request) (sdk.MessageNewParams, *outputTool, err
 		params.TopP = sdk.Float(*req.TopP)
 	}
 	params.StopSequences = req.Stop
-	if req.Seed != nil {
-		// Sent nowhere, it would be a setting silently dropped.
-		return params, nil, &llm.Error{Provider: Name, Message: "Anthropic's API takes no seed; leave seed unset"}
-	}
+	_ = setEffort(&params, req.ReasoningEffort) // checked above
 	msgs, err := messagesOf(req.Messages)
 	if err != nil {
 		return params, nil, err

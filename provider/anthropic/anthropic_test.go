@@ -528,3 +528,62 @@ func TestToolsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestReasoningEffort: none turns extended thinking off; low to max are
+// output_config's effort of the same name; unset sends neither. minimal,
+// which has no counterpart, a verbosity and a seed are errors naming the
+// field before any call, as Check says without one.
+func TestReasoningEffort(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
+		writeJSON(w, http.StatusOK, message("end_turn", 12, 5, textBlock("Hello")))
+	})
+	for _, tc := range []struct{ effort, thinking, output string }{
+		{"", "", ""},
+		{"none", `{"type":"disabled"}`, ""},
+		{"low", "", `{"effort":"low"}`},
+		{"medium", "", `{"effort":"medium"}`},
+		{"high", "", `{"effort":"high"}`},
+		{"xhigh", "", `{"effort":"xhigh"}`},
+		{"max", "", `{"effort":"max"}`},
+	} {
+		req := providertest.BaseRequest()
+		req.ReasoningEffort = tc.effort
+		if err := Check(req); err != nil {
+			t.Errorf("%q: Check: %v", tc.effort, err)
+		}
+		n := len(f.Requests())
+		if _, err := f.client().Generate(context.Background(), req); err != nil {
+			t.Fatalf("%q: %v", tc.effort, err)
+		}
+		var body struct {
+			Thinking     json.RawMessage `json:"thinking"`
+			OutputConfig json.RawMessage `json:"output_config"`
+		}
+		if err := json.Unmarshal(f.Requests()[n].Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if string(body.Thinking) != tc.thinking || string(body.OutputConfig) != tc.output {
+			t.Errorf("%q: thinking %s, output_config %s; want %s, %s", tc.effort, body.Thinking, body.OutputConfig, tc.thinking, tc.output)
+		}
+	}
+	seed := int64(1)
+	for _, tc := range []struct {
+		set   func(*llm.Request)
+		param string
+	}{
+		{func(r *llm.Request) { r.ReasoningEffort = "minimal" }, "reasoning_effort"},
+		{func(r *llm.Request) { r.Verbosity = "low" }, "verbosity"},
+		{func(r *llm.Request) { r.Seed = &seed }, "seed"},
+	} {
+		req := providertest.BaseRequest()
+		tc.set(req)
+		n := len(f.Requests())
+		_, err := f.client().Generate(context.Background(), req)
+		if le := asLLMError(t, err); le.Param != tc.param || le.Retryable || len(f.Requests()) != n {
+			t.Errorf("%s: %v (param %q), %d requests sent", tc.param, err, le.Param, len(f.Requests())-n)
+		}
+		if le, ok := Check(req).(*llm.Error); !ok || le.Param != tc.param {
+			t.Errorf("%s: Check: %v", tc.param, Check(req))
+		}
+	}
+}

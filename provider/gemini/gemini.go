@@ -175,12 +175,13 @@ func (c *Client) build(req *llm.Request) ([]*genai.Content, *genai.GenerateConte
 		cfg.TopP = genai.Ptr(float32(*req.TopP))
 	}
 	cfg.StopSequences = req.Stop
+	if err := Check(req); err != nil {
+		return nil, nil, err
+	}
 	if req.Seed != nil {
-		if *req.Seed < math.MinInt32 || *req.Seed > math.MaxInt32 {
-			return nil, nil, &llm.Error{Provider: Name, Message: fmt.Sprintf("seed %d: Gemini takes a 32-bit seed", *req.Seed)}
-		}
 		cfg.Seed = genai.Ptr(int32(*req.Seed))
 	}
+	cfg.ThinkingConfig, _ = thinkingOf(req.ReasoningEffort) // checked above
 	if req.Schema != nil {
 		var doc any
 		if err := json.Unmarshal(req.Schema.JSON, &doc); err != nil {
@@ -195,6 +196,44 @@ func (c *Client) build(req *llm.Request) ([]*genai.Content, *genai.GenerateConte
 		return nil, nil, err
 	}
 	return contents, cfg, nil
+}
+
+// Check reports the first setting of req that Gemini has no place for,
+// as Generate would refuse it before any call: an *llm.Error whose Param
+// names the field. It does no I/O.
+func Check(req *llm.Request) error {
+	if err := llm.CheckTools(req.Tools, req.ToolChoice); err != nil {
+		return &llm.Error{Provider: Name, Message: err.Error(), Param: "tools"}
+	}
+	switch {
+	case req.Seed != nil && (*req.Seed < math.MinInt32 || *req.Seed > math.MaxInt32):
+		return &llm.Error{Provider: Name, Param: "seed", Message: fmt.Sprintf("seed %d: Gemini takes a 32-bit seed", *req.Seed)}
+	case req.Verbosity != "":
+		return &llm.Error{Provider: Name, Param: "verbosity", Message: "Gemini has no verbosity setting; leave verbosity unset"}
+	case len(req.Tools) > 0 && req.ParallelToolCalls != nil && !*req.ParallelToolCalls:
+		return &llm.Error{Provider: Name, Param: "parallel_tool_calls",
+			Message: "Gemini cannot be held to one tool call at a time; leave parallel_tool_calls unset or true"}
+	}
+	_, err := thinkingOf(req.ReasoningEffort)
+	return err
+}
+
+// thinkingOf is the thinking config of a reasoning effort: minimal, low,
+// medium and high are the thinking levels of those names; none is a
+// thinking budget of 0 (thinking off, on the models that allow it); empty
+// is nil, the model's own. xhigh and max, above Gemini's highest level,
+// are refused.
+func thinkingOf(effort string) (*genai.ThinkingConfig, error) {
+	switch effort {
+	case "":
+		return nil, nil
+	case "none":
+		return &genai.ThinkingConfig{ThinkingBudget: genai.Ptr(int32(0))}, nil
+	case "minimal", "low", "medium", "high":
+		return &genai.ThinkingConfig{ThinkingLevel: genai.ThinkingLevel(strings.ToUpper(effort))}, nil
+	}
+	return nil, &llm.Error{Provider: Name, Param: "reasoning_effort",
+		Message: fmt.Sprintf("Gemini has no reasoning effort %q: its thinking levels are minimal, low, medium and high (none turns thinking off)", effort)}
 }
 
 // contentsOf translates a conversation: an assistant's tool calls are
@@ -245,17 +284,10 @@ func contentsOf(msgs []llm.Message) ([]*genai.Content, error) {
 // parameters' JSON Schema as given) and its tool choice as the function
 // calling mode: AUTO, NONE, or ANY (with the one function named, when a
 // choice names one). Gemini has no setting for parallel_tool_calls false,
-// which is refused rather than ignored.
+// which Check refuses rather than ignore.
 func tools(cfg *genai.GenerateContentConfig, req *llm.Request) error {
-	if err := llm.CheckTools(req.Tools, req.ToolChoice); err != nil {
-		return &llm.Error{Provider: Name, Message: err.Error(), Param: "tools"}
-	}
 	if len(req.Tools) == 0 {
 		return nil
-	}
-	if req.ParallelToolCalls != nil && !*req.ParallelToolCalls {
-		return &llm.Error{Provider: Name, Param: "parallel_tool_calls",
-			Message: "Gemini cannot be held to one tool call at a time; leave parallel_tool_calls unset or true"}
 	}
 	decls := make([]*genai.FunctionDeclaration, 0, len(req.Tools))
 	for _, tool := range req.Tools {

@@ -3,6 +3,7 @@ package gemini
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -556,6 +557,60 @@ func TestToolsRefused(t *testing.T) {
 		_, err := f.client(t).Generate(context.Background(), req)
 		if e := asLLMError(t, err); e.Param != tc.param {
 			t.Errorf("%+v, want param %s", e, tc.param)
+		}
+	}
+}
+
+// TestReasoningEffort: minimal to high are Gemini's thinking levels, none
+// a thinking budget of 0, unset no thinking config; xhigh and max, a
+// verbosity and a 40-bit seed are errors naming the field before any
+// call, as Check says without one.
+func TestReasoningEffort(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, textResponse("Hello", "STOP", map[string]any{"promptTokenCount": 1, "candidatesTokenCount": 1}))
+	})
+	c := f.client(t)
+	for _, tc := range []struct{ effort, want string }{
+		{"", "<nil>"},
+		{"none", `map[thinkingBudget:0]`},
+		{"minimal", `map[thinkingLevel:MINIMAL]`},
+		{"low", `map[thinkingLevel:LOW]`},
+		{"medium", `map[thinkingLevel:MEDIUM]`},
+		{"high", `map[thinkingLevel:HIGH]`},
+	} {
+		req := providertest.BaseRequest()
+		req.ReasoningEffort = tc.effort
+		if err := Check(req); err != nil {
+			t.Errorf("%q: Check: %v", tc.effort, err)
+		}
+		n := len(f.Requests())
+		if _, err := c.Generate(context.Background(), req); err != nil {
+			t.Fatalf("%q: %v", tc.effort, err)
+		}
+		cfg, _ := f.Requests()[n].JSON(t)["generationConfig"].(map[string]any)
+		if got := fmt.Sprint(cfg["thinkingConfig"]); got != tc.want {
+			t.Errorf("%q: thinkingConfig %s, want %s", tc.effort, got, tc.want)
+		}
+	}
+	big := int64(1) << 40
+	for _, tc := range []struct {
+		set   func(*llm.Request)
+		param string
+	}{
+		{func(r *llm.Request) { r.ReasoningEffort = "xhigh" }, "reasoning_effort"},
+		{func(r *llm.Request) { r.ReasoningEffort = "max" }, "reasoning_effort"},
+		{func(r *llm.Request) { r.Verbosity = "high" }, "verbosity"},
+		{func(r *llm.Request) { r.Seed = &big }, "seed"},
+	} {
+		req := providertest.BaseRequest()
+		tc.set(req)
+		n := len(f.Requests())
+		_, err := c.Generate(context.Background(), req)
+		if le, ok := errors.AsType[*llm.Error](err); !ok || le.Param != tc.param || le.Retryable || len(f.Requests()) != n {
+			t.Errorf("%s: %v, %d requests sent", tc.param, err, len(f.Requests())-n)
+		}
+		if le, ok := Check(req).(*llm.Error); !ok || le.Param != tc.param {
+			t.Errorf("%s: Check: %v", tc.param, Check(req))
 		}
 	}
 }

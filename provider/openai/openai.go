@@ -318,6 +318,14 @@ func (c *Client) build(req *llm.Request, mode string) (sdk.ChatCompletionNewPara
 	if req.Seed != nil {
 		p.Seed = sdk.Int(*req.Seed)
 	}
+	// Both are OpenAI's own fields, sent as they are: a server that does
+	// not take them says so.
+	if req.ReasoningEffort != "" {
+		p.ReasoningEffort = shared.ReasoningEffort(req.ReasoningEffort)
+	}
+	if req.Verbosity != "" {
+		p.Verbosity = sdk.ChatCompletionNewParamsVerbosity(req.Verbosity)
+	}
 	if err := c.tools(&p, req); err != nil {
 		return p, err
 	}

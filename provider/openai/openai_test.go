@@ -725,3 +725,37 @@ func TestSamplingSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestReasoningEffortAndVerbosity: a reasoning effort and a verbosity
+// reach the wire as OpenAI's reasoning_effort and verbosity, streamed or
+// not; left unset, neither is sent.
+func TestReasoningEffortAndVerbosity(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			srv := openaitest.NewServer(t, nil)
+			c := newClient(t, srv, openai.Config{})
+			for i, effort := range llm.ReasoningEfforts {
+				req := userReq("hi")
+				req.ReasoningEffort, req.Verbosity = effort, llm.Verbosities[i%len(llm.Verbosities)]
+				if stream {
+					req.OnDelta = func(string) {}
+				}
+				if _, err := c.Generate(context.Background(), req); err != nil {
+					t.Fatal(err)
+				}
+				if got := srv.Requests()[i]; got.ReasoningEffort != effort || got.Verbosity != req.Verbosity {
+					t.Errorf("reasoning_effort %q, verbosity %q; want %q, %q", got.ReasoningEffort, got.Verbosity, effort, req.Verbosity)
+				}
+			}
+			if _, err := c.Generate(context.Background(), userReq("hi")); err != nil {
+				t.Fatal(err)
+			}
+			last := srv.Requests()[len(llm.ReasoningEfforts)].Body
+			for _, field := range []string{`"reasoning_effort"`, `"verbosity"`} {
+				if bytes.Contains(last, []byte(field)) {
+					t.Errorf("%s sent when unset: %s", field, last)
+				}
+			}
+		})
+	}
+}

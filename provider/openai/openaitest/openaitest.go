@@ -56,6 +56,10 @@ type ChatRequest struct {
 	Tools             []Tool          `json:"tools,omitempty"`
 	ToolChoice        json.RawMessage `json:"tool_choice,omitempty"`
 	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
+	// ReasoningEffort and Verbosity are the request's reasoning_effort and
+	// verbosity; empty when not sent.
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	Verbosity       string `json:"verbosity,omitempty"`
 
 	// Header holds the HTTP request headers, Authorization included.
 	Header http.Header `json:"-"`
