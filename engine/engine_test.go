@@ -370,8 +370,9 @@ func TestFinishInOneWrite(t *testing.T) {
 }
 
 // TestSamplingReplacesEveryCallsSettings: a run's Sampling replaces the
-// temperature, top_p and seed of every call and adds the instructions to
-// every system prompt; it is journaled, so that a resumed run keeps it.
+// temperature, top_p, seed, reasoning effort and verbosity of every call
+// and adds the instructions, then the conversation in words, to every
+// system prompt; it is journaled, so that a resumed run keeps it.
 func TestSamplingReplacesEveryCallsSettings(t *testing.T) {
 	ctx := t.Context()
 	var mu sync.Mutex
@@ -389,7 +390,12 @@ func TestSamplingReplacesEveryCallsSettings(t *testing.T) {
 	defer db.Close()
 	e := &Engine{Store: db, Client: client}
 	temp, topP, seed := 0.0, 0.5, int64(9)
-	s := &Sampling{Temperature: &temp, TopP: &topP, Seed: &seed, Instructions: "Answer in French."}
+	s := &Sampling{Temperature: &temp, TopP: &topP, Seed: &seed, ReasoningEffort: "low", Verbosity: "high", Instructions: "Answer in French.",
+		Conversation: []llm.Message{{Role: llm.RoleUser, Content: "Ideas for tea?"}, {Role: llm.RoleAssistant, Content: "1. Iced matcha"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "shop", Arguments: `{"q":"matcha"}`}}},
+			{Role: llm.RoleTool, ToolCallID: "c1", Content: "in stock"}}}
+	const conversation = "--- user ---\nIdeas for tea?\n--- assistant ---\n1. Iced matcha\n" +
+		"--- assistant calls tool shop with {\"q\":\"matcha\"} (call c1) ---\n--- the result of tool call c1 ---\nin stock"
 	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Sampling: s}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -422,8 +428,10 @@ func TestSamplingReplacesEveryCallsSettings(t *testing.T) {
 		t.Fatalf("%d calls, want 2 (one replayed)", len(got))
 	}
 	for _, req := range got {
-		if req.Temperature != 0 || *req.TopP != 0.5 || *req.Seed != 9 || !strings.HasPrefix(req.System, "Be an agent.\n\nInstructions from the person") ||
-			!strings.HasSuffix(req.System, "Answer in French.") {
+		if req.Temperature != 0 || *req.TopP != 0.5 || *req.Seed != 9 || req.ReasoningEffort != "low" || req.Verbosity != "high" ||
+			!strings.HasPrefix(req.System, "Be an agent.\n\nInstructions from the person") ||
+			!strings.Contains(req.System, "Answer in French.\n\nThe conversation the person had before") ||
+			!strings.HasSuffix(req.System, "still holds):\n"+conversation) {
 			t.Errorf("request %+v", req)
 		}
 	}
@@ -432,7 +440,8 @@ func TestSamplingReplacesEveryCallsSettings(t *testing.T) {
 	for _, st := range steps {
 		calls += len(st.Calls)
 		for _, c := range st.Calls {
-			if c.Temperature != 0 || !strings.Contains(c.System, "Answer in French.") {
+			if c.Temperature != 0 || c.ReasoningEffort != "low" || c.Verbosity != "high" || !strings.Contains(c.System, "Answer in French.") ||
+				!strings.Contains(c.System, conversation) {
 				t.Errorf("journaled call %+v", c)
 			}
 		}

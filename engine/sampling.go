@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/madspark/madspark"
@@ -11,15 +12,23 @@ import (
 )
 
 // Sampling replaces settings of every call a run makes: a chat client's
-// settings for a whole pipeline (RunInfo.Sampling). Nil fields leave the
-// agents' own.
+// settings for a whole pipeline (RunInfo.Sampling). Nil and empty fields
+// leave the agents' own.
 type Sampling struct {
 	Temperature *float64 `json:"temperature,omitempty"`
 	TopP        *float64 `json:"top_p,omitempty"`
 	Seed        *int64   `json:"seed,omitempty"`
+	// ReasoningEffort and Verbosity are llm.Request's, for every call.
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	Verbosity       string `json:"verbosity,omitempty"`
 	// Instructions are the asker's, added to every call's system prompt
 	// after the agent's own.
 	Instructions string `json:"instructions,omitempty"`
+	// Conversation is what came before the run's request in the asker's
+	// conversation, oldest first: a chat's earlier messages, the request
+	// being its last user message. It is added to every call's system
+	// prompt, after the instructions, in words (ConversationText).
+	Conversation []llm.Message `json:"conversation,omitempty"`
 }
 
 // SamplingKey is the journal key under which a run keeps its Sampling, so
@@ -30,6 +39,34 @@ const SamplingKey = "run:sampling"
 // instructionsHeading introduces the asker's instructions in an agent's
 // system prompt: they apply to the agent's part, within its reply format.
 const instructionsHeading = "Instructions from the person who asked for this work (follow them where they bear on your part; the reply format above still holds):\n"
+
+// conversationHeading introduces the conversation before the request in
+// an agent's system prompt.
+const conversationHeading = "The conversation the person had before asking for this work, oldest first (the work answers their next message; use it for what that message refers to; the reply format above still holds):\n"
+
+// ConversationText is a conversation in words, as an agent's system
+// prompt carries it: each message under a line naming its author, an
+// assistant's tool calls and the results of calls each under a line of
+// their own.
+func ConversationText(msgs []llm.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			switch m.Role {
+			case llm.RoleTool:
+				fmt.Fprintf(&b, "--- the result of tool call %s ---\n", m.ToolCallID)
+			default:
+				fmt.Fprintf(&b, "--- %s ---\n", m.Role)
+			}
+			b.WriteString(m.Content)
+			b.WriteString("\n")
+		}
+		for _, c := range m.ToolCalls {
+			fmt.Fprintf(&b, "--- %s calls tool %s with %s (call %s) ---\n", m.Role, c.Name, c.Arguments, c.ID)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
 
 // apply returns req with s's settings, or req itself when s changes
 // nothing.
@@ -47,11 +84,23 @@ func (s *Sampling) apply(req *llm.Request) *llm.Request {
 	if s.Seed != nil {
 		cp.Seed = s.Seed
 	}
+	if s.ReasoningEffort != "" {
+		cp.ReasoningEffort = s.ReasoningEffort
+	}
+	if s.Verbosity != "" {
+		cp.Verbosity = s.Verbosity
+	}
 	if s.Instructions != "" {
 		if cp.System != "" {
 			cp.System += "\n\n"
 		}
 		cp.System += instructionsHeading + s.Instructions
+	}
+	if len(s.Conversation) > 0 {
+		if cp.System != "" {
+			cp.System += "\n\n"
+		}
+		cp.System += conversationHeading + ConversationText(s.Conversation)
 	}
 	return &cp
 }
