@@ -204,7 +204,10 @@ type debateModel struct {
 func (m *debateModel) ID() string { return m.id }
 
 // Settings are all of them: they apply to the call that writes the answer.
-func (m *debateModel) Settings() server.Setting { return server.AllSettings }
+func (m *debateModel) Settings() server.Setting {
+	return server.SettingSystem | server.SettingTemperature | server.SettingTopP | server.SettingMaxTokens | server.SettingStop |
+		server.SettingSeed | server.SettingFormat | server.SettingTools | server.SettingTurns
+}
 
 // Complete runs one debate for the prompt's last user message, with the
 // earlier messages as history, and records it as a run. The client's

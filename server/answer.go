@@ -102,7 +102,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, decode decoder) (*
 	x, err := decode(body)
 	if x != nil {
 		info := infoOf(r.Context())
-		info.model, info.stream = x.name, x.stream
+		info.model, info.stream, info.given = x.name, x.stream, x.given
 	}
 	if err != nil {
 		return nil, nil, err

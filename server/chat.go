@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,8 +17,9 @@ import (
 // exchange, the answer written as a chat.completion object or its chunks.
 
 // chatRequest is the body of POST /v1/chat/completions as OpenAI defines
-// it. Fields madspark does not use are accepted when ignoring them cannot
-// change the answer; any other field is refused, or applied.
+// it. Every field is applied, or accepted only with the value that asks
+// for nothing madspark does not do, or refused naming it; a field OpenAI
+// does not define is refused too.
 type chatRequest struct {
 	Model               string          `json:"model"`
 	Messages            []chatMessage   `json:"messages"`
@@ -29,11 +31,10 @@ type chatRequest struct {
 	N                   *int            `json:"n"`
 	TopP                *float64        `json:"top_p"`
 	Stop                json.RawMessage `json:"stop"`
-	User                string          `json:"user"`
 	Seed                *int64          `json:"seed"`
-	PresencePenalty     *float64        `json:"presence_penalty"`
-	FrequencyPenalty    *float64        `json:"frequency_penalty"`
 	ResponseFormat      *wireFormat     `json:"response_format"`
+	ReasoningEffort     string          `json:"reasoning_effort"`
+	Verbosity           string          `json:"verbosity"`
 
 	// Function tools, applied (see tools.go); the deprecated functions
 	// are refused.
@@ -43,27 +44,25 @@ type chatRequest struct {
 	Functions         json.RawMessage `json:"functions"`
 	FunctionCall      json.RawMessage `json:"function_call"`
 
-	// Fields that OpenAI clients and frameworks send by default and that
-	// do not change the answer madspark gives: accepted and ignored.
-	// Values that would change it (log probabilities, penalties) are
-	// refused by name.
+	// user, safety_identifier and metadata (the run's tags), store,
+	// service_tier and the prompt cache's (see common).
+	common
+
+	// Accepted only with the value that asks for nothing madspark does
+	// not do (no log probabilities, no penalties, text only, no predicted
+	// output); any other is refused by name.
 	Logprobs         *bool           `json:"logprobs"`
 	TopLogprobs      *int            `json:"top_logprobs"`
+	PresencePenalty  *float64        `json:"presence_penalty"`
+	FrequencyPenalty *float64        `json:"frequency_penalty"`
 	LogitBias        json.RawMessage `json:"logit_bias"`
-	Store            *bool           `json:"store"`
-	Metadata         json.RawMessage `json:"metadata"`
-	ServiceTier      string          `json:"service_tier"`
-	ReasoningEffort  string          `json:"reasoning_effort"`
-	Modalities       json.RawMessage `json:"modalities"`
+	Modalities       []string        `json:"modalities"`
 	Prediction       json.RawMessage `json:"prediction"`
-	SafetyIdentifier string          `json:"safety_identifier"`
-	PromptCacheKey   string          `json:"prompt_cache_key"`
-	Verbosity        string          `json:"verbosity"`
 }
 
 type streamOptions struct {
-	IncludeUsage       bool `json:"include_usage"`
-	IncludeObfuscation bool `json:"include_obfuscation"` // ignored
+	IncludeUsage       bool  `json:"include_usage"`
+	IncludeObfuscation *bool `json:"include_obfuscation"`
 }
 
 type chatMessage struct {
@@ -140,6 +139,17 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 		return fail(badRequest("frequency_penalty", "frequency_penalty is not supported; leave it unset or 0"))
 	case nonEmptyObject(req.LogitBias):
 		return fail(badRequest("logit_bias", "logit_bias is not supported; leave it unset or empty"))
+	case req.TopLogprobs != nil && *req.TopLogprobs != 0:
+		return fail(badRequest("top_logprobs", "top_logprobs is not supported (madspark gives no log probabilities); leave it unset or 0"))
+	case len(req.Modalities) > 0 && !slices.Equal(req.Modalities, []string{"text"}):
+		return fail(badRequest("modalities", "modalities: madspark answers in text only; leave it unset or [\"text\"]"))
+	case !isNull(req.Prediction):
+		return fail(badRequest("prediction", "prediction (a predicted output) is not supported; leave it unset"))
+	}
+	if req.StreamOptions != nil {
+		if err := obfuscation(req.StreamOptions.IncludeObfuscation); err != nil {
+			return fail(err)
+		}
 	}
 	p, g := &x.prompt, &x.given
 	smp := sampling{temperature: req.Temperature, topP: req.TopP, maxTokens: req.MaxTokens, maxTokensParam: "max_tokens"}
@@ -169,8 +179,16 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 	if err := readTools(p, g, req.Tools, req.ToolChoice, req.ParallelToolCalls, true); err != nil {
 		return fail(err)
 	}
+	if err := effort(p, g, req.ReasoningEffort, "reasoning_effort", req.Verbosity, "verbosity"); err != nil {
+		return fail(err)
+	}
+	if err := req.common.apply(p, g); err != nil {
+		return fail(err)
+	}
 	var system []string
 	var made calls
+	var pos positions
+	var names participants
 	for i, msg := range req.Messages {
 		field := fmt.Sprintf("messages[%d].content", i)
 		text, err := messageText(msg.Content)
@@ -197,6 +215,9 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 		case msg.Refusal != nil && *msg.Refusal != "":
 			return fail(badRequest(at("refusal"), "%s: a refusal sent back is not supported; send it as the content", at("refusal")))
 		}
+		if err := names.check(msg, made, at("name")); err != nil {
+			return fail(err)
+		}
 		switch msg.Role {
 		case "system", "developer":
 			if len(system) == 0 {
@@ -205,6 +226,7 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 			system = append(system, text)
 		case "user":
 			p.Messages = append(p.Messages, llm.Message{Role: llm.RoleUser, Content: text})
+			pos = append(pos, fmt.Sprintf("messages[%d]", i))
 		case "assistant":
 			m := llm.Message{Role: llm.RoleAssistant, Content: text}
 			for j, tc := range msg.ToolCalls {
@@ -217,11 +239,13 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 				return fail(err)
 			}
 			p.Messages = append(p.Messages, m)
+			pos = append(pos, fmt.Sprintf("messages[%d]", i))
 		case "tool":
 			if err := made.answers(msg.ToolCallID, at("tool_call_id")); err != nil {
 				return fail(err)
 			}
 			p.Messages = append(p.Messages, llm.Message{Role: llm.RoleTool, Content: text, ToolCallID: msg.ToolCallID})
+			pos = append(pos, fmt.Sprintf("messages[%d]", i))
 		default:
 			return fail(badRequest(at("role"), "%s %q is not supported (want system, developer, user, assistant or tool)", at("role"), msg.Role))
 		}
@@ -230,6 +254,7 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 	if strings.TrimSpace(p.Query()) == "" {
 		return fail(badRequest("messages", "messages must include a user message with content"))
 	}
+	pos.turns(p, g)
 	id := "chatcmpl-" + randomID()
 	x.wire = &chatWire{id: id, created: time.Now().Unix(), model: req.Model,
 		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}

@@ -124,8 +124,8 @@ const defaultRetryAfter = 5 * time.Second
 // it also tells OpenAI SDKs (x-should-retry, Retry-After) whether retrying
 // can help, so that a deterministic failure is not run again.
 func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
-	status, we := classify(err)
 	info := infoOf(r.Context())
+	status, we := classify(info.given.rename(err))
 	switch status {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		// It passes: the client is told when to try again.

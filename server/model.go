@@ -40,7 +40,24 @@ type Prompt struct {
 	Tools             []llm.Tool
 	ToolChoice        *llm.ToolChoice
 	ParallelToolCalls *bool
+	// ReasoningEffort and Verbosity are the client's reasoning_effort
+	// (Responses: reasoning.effort) and verbosity (text.verbosity), one of
+	// llm.ReasoningEfforts and llm.Verbosities; empty when not set.
+	ReasoningEffort string
+	Verbosity       string
+	// MaxToolCalls, when not nil, bounds the calls of built-in tools (a
+	// web search) the answer may make: Responses' max_tool_calls.
+	MaxToolCalls *int
+	// Tags label the run that answers: "user=…" and
+	// "safety_identifier=…" for the client's identifiers of its end user,
+	// then "key=value" for each pair of its metadata, by key; nil for
+	// none. Each is at most MaxTagLen characters.
+	Tags []string
 }
+
+// MaxTagLen is the length of a tag of Prompt.Tags at most: that of a
+// run's tags, which bookmarks of the run take (bookmark.MaxTagLen).
+const MaxTagLen = 50
 
 // Format is a client's request for a JSON answer: response_format in Chat
 // Completions, text.format in Responses.
@@ -74,9 +91,24 @@ const (
 	// SettingTools: tools the model may call (not tools with tool_choice
 	// "none", which ask for no call).
 	SettingTools
+	// SettingReasoningEffort and SettingVerbosity: Prompt.ReasoningEffort
+	// and Prompt.Verbosity.
+	SettingReasoningEffort
+	SettingVerbosity
+	// SettingMaxToolCalls: a bound on the answer's calls of built-in
+	// tools (Prompt.MaxToolCalls).
+	SettingMaxToolCalls
+	// SettingTags: the client's user, safety_identifier and metadata,
+	// which the model records as its run's tags (Prompt.Tags).
+	SettingTags
+	// SettingTurns: messages after the last user message — the answer's
+	// tool calls so far and their results, or an answer begun — which the
+	// model must continue from.
+	SettingTurns
 
 	// AllSettings are every setting.
-	AllSettings = SettingSystem | SettingTemperature | SettingTopP | SettingMaxTokens | SettingStop | SettingSeed | SettingFormat | SettingTools
+	AllSettings = SettingSystem | SettingTemperature | SettingTopP | SettingMaxTokens | SettingStop | SettingSeed | SettingFormat | SettingTools |
+		SettingReasoningEffort | SettingVerbosity | SettingMaxToolCalls | SettingTags | SettingTurns
 )
 
 // Configurable is implemented by a Model that applies only some settings,

@@ -14,14 +14,15 @@ import (
 )
 
 // responsesRequest is the body of POST /v1/responses as OpenAI defines it.
-// As for chat completions, fields that cannot change the answer are
-// accepted; settings are applied, or refused by name.
+// As for chat completions, every field is applied, or accepted only with
+// the value that asks for nothing madspark does not do, or refused naming
+// it.
 type responsesRequest struct {
 	Model           string          `json:"model"`
 	Input           json.RawMessage `json:"input"`
 	Instructions    *string         `json:"instructions"`
 	Stream          bool            `json:"stream"`
-	StreamOptions   json.RawMessage `json:"stream_options"` // include_obfuscation only
+	StreamOptions   *streamOptions  `json:"stream_options"`
 	Temperature     *float64        `json:"temperature"`
 	TopP            *float64        `json:"top_p"`
 	MaxOutputTokens *int            `json:"max_output_tokens"`
@@ -29,11 +30,24 @@ type responsesRequest struct {
 		Format    *wireFormat `json:"format"`
 		Verbosity string      `json:"verbosity"`
 	} `json:"text"`
+	Reasoning *struct {
+		Effort  string `json:"effort"`
+		Summary string `json:"summary"`
+		// GenerateSummary is summary's deprecated name.
+		GenerateSummary string `json:"generate_summary"`
+	} `json:"reasoning"`
 
 	// Function tools, applied (see tools.go).
 	Tools             json.RawMessage `json:"tools"`
 	ToolChoice        json.RawMessage `json:"tool_choice"`
 	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
+	// MaxToolCalls bounds the calls of built-in tools (the debate's web
+	// search), for the models that make them.
+	MaxToolCalls *int `json:"max_tool_calls"`
+
+	// user, safety_identifier and metadata (the run's tags), store,
+	// service_tier and the prompt cache's (see common).
+	common
 
 	// Refused unless empty: this server keeps no responses, conversations
 	// or prompts to refer to.
@@ -41,23 +55,18 @@ type responsesRequest struct {
 	Conversation       json.RawMessage `json:"conversation"`
 	Prompt             json.RawMessage `json:"prompt"`
 	Background         *bool           `json:"background"`
-	Reasoning          json.RawMessage `json:"reasoning"`
-	TopLogprobs        *int            `json:"top_logprobs"`
-	Include            []string        `json:"include"`
-
-	// Accepted and ignored: they do not change the answer.
-	Store                *bool           `json:"store"`
-	Metadata             json.RawMessage `json:"metadata"`
-	User                 string          `json:"user"`
-	SafetyIdentifier     string          `json:"safety_identifier"`
-	PromptCacheKey       string          `json:"prompt_cache_key"`
-	PromptCacheRetention string          `json:"prompt_cache_retention"`
-	ServiceTier          string          `json:"service_tier"`
-	// MaxToolCalls bounds calls of built-in tools, of which this server
-	// has none.
-	MaxToolCalls *int   `json:"max_tool_calls"`
-	Truncation   string `json:"truncation"`
+	// Accepted only with the value that asks for nothing madspark does
+	// not do: no log probabilities, what OpenAI includes of items
+	// madspark never makes, no truncation.
+	TopLogprobs *int     `json:"top_logprobs"`
+	Include     []string `json:"include"`
+	Truncation  string   `json:"truncation"`
 }
+
+// includable are the values of include madspark takes: the results of
+// hosted tools and the URLs of images, which its answers never hold.
+var includable = []string{"file_search_call.results", "web_search_call.results", "web_search_call.action.sources",
+	"message.input_image.image_url", "computer_call_output.output.image_url", "code_interpreter_call.outputs"}
 
 // inputItem is a message of a Responses input list.
 type inputItem struct {
@@ -131,14 +140,60 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 		return fail(badRequest("prompt", "prompt (a stored prompt template) is not supported; send the instructions and input themselves"))
 	case req.Background != nil && *req.Background:
 		return fail(badRequest("background", "background responses are not supported; leave background unset or false"))
-	case nonEmptyObject(req.Reasoning):
-		return fail(badRequest("reasoning", "reasoning settings are not supported by madspark's models; leave reasoning unset"))
-	case req.TopLogprobs != nil && *req.TopLogprobs > 0:
-		return fail(badRequest("top_logprobs", "top_logprobs is not supported; leave it unset or 0"))
-	case slices.Contains(req.Include, "message.output_text.logprobs"):
-		return fail(badRequest("include", "include: message.output_text.logprobs is not supported"))
+	case req.TopLogprobs != nil && *req.TopLogprobs != 0:
+		return fail(badRequest("top_logprobs", "top_logprobs is not supported (madspark gives no log probabilities); leave it unset or 0"))
+	case req.Truncation != "" && req.Truncation != "disabled":
+		return fail(badRequest("truncation", "truncation %q is not supported: an input beyond the limit is refused (context_length_exceeded), never cut; leave it unset or disabled", clip(req.Truncation, 40)))
+	case req.StreamOptions != nil && !req.Stream:
+		return fail(badRequest("stream_options", "stream_options is only allowed with stream true"))
+	case req.StreamOptions != nil && req.StreamOptions.IncludeUsage:
+		return fail(badRequest("stream_options.include_usage", "stream_options.include_usage is a chat completions option; a response's usage is in its response.completed event"))
+	case req.MaxToolCalls != nil && *req.MaxToolCalls < 0:
+		return fail(badRequest("max_tool_calls", "max_tool_calls must not be negative, got %d", *req.MaxToolCalls))
+	}
+	for i, inc := range req.Include {
+		param := fmt.Sprintf("include[%d]", i)
+		switch {
+		case inc == "message.output_text.logprobs":
+			return fail(badRequest(param, "%s: log probabilities are not supported", param))
+		case inc == "reasoning.encrypted_content":
+			return fail(badRequest(param, "%s: madspark's reasoning items carry their whole text in their summary, and a provider's own hidden reasoning is not passed from one turn to the next; leave it out", param))
+		case !slices.Contains(includable, inc):
+			return fail(badRequest(param, "%s %q is not a value OpenAI defines", param, clip(inc, 60)))
+		}
+	}
+	if req.StreamOptions != nil {
+		if err := obfuscation(req.StreamOptions.IncludeObfuscation); err != nil {
+			return fail(err)
+		}
 	}
 	p, g := &x.prompt, &x.given
+	var effortValue, verbosity string
+	if r := req.Reasoning; r != nil {
+		for _, s := range []struct{ param, value string }{{"reasoning.summary", r.Summary}, {"reasoning.generate_summary", r.GenerateSummary}} {
+			switch s.value {
+			case "", "auto":
+			case "concise", "detailed":
+				return fail(badRequest(s.param, "%s %q is not supported: a model's summary of its work is what madspark makes of it (a pipeline's stages); leave it unset or auto", s.param, s.value))
+			default:
+				return fail(badRequest(s.param, "%s %q is not one of auto, concise and detailed", s.param, clip(s.value, 40)))
+			}
+		}
+		effortValue = r.Effort
+	}
+	if req.Text != nil {
+		verbosity = req.Text.Verbosity
+	}
+	if err := effort(p, g, effortValue, "reasoning.effort", verbosity, "text.verbosity"); err != nil {
+		return fail(err)
+	}
+	if err := req.common.apply(p, g); err != nil {
+		return fail(err)
+	}
+	if req.MaxToolCalls != nil {
+		p.MaxToolCalls = req.MaxToolCalls
+		g.add(SettingMaxToolCalls, "max_tool_calls")
+	}
 	if err := (sampling{temperature: req.Temperature, topP: req.TopP, maxTokens: req.MaxOutputTokens, maxTokensParam: "max_output_tokens"}).apply(p, g); err != nil {
 		return fail(err)
 	}
@@ -163,6 +218,7 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 		system = append(system, *req.Instructions)
 	}
 	input := bytes.TrimSpace(req.Input)
+	var pos positions // where each of p.Messages is in input
 	switch {
 	case isNull(input):
 		return fail(badRequest("input", "input is required: a string or a list of messages"))
@@ -175,6 +231,7 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 			return fail(badRequest("input", "input contains a NUL byte"))
 		}
 		p.Messages = []llm.Message{{Role: llm.RoleUser, Content: text}}
+		pos = positions{"input"}
 	default:
 		var items []json.RawMessage
 		if err := json.Unmarshal(input, &items); err != nil {
@@ -209,6 +266,7 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 					p.Messages[n-1].ToolCalls = append(p.Messages[n-1].ToolCalls, call)
 				} else {
 					p.Messages = append(p.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}})
+					pos = append(pos, param)
 				}
 				continue
 			case "function_call_output":
@@ -227,6 +285,7 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 					return fail(badRequest(param+".output", "%s.output: %v", param, err))
 				}
 				p.Messages = append(p.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: it.CallID, Content: text})
+				pos = append(pos, param)
 				continue
 			case "reasoning":
 				var it reasoningInput
@@ -258,8 +317,10 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 				system = append(system, text)
 			case "user":
 				p.Messages = append(p.Messages, llm.Message{Role: llm.RoleUser, Content: text})
+				pos = append(pos, param)
 			case "assistant":
 				p.Messages = append(p.Messages, llm.Message{Role: llm.RoleAssistant, Content: text})
+				pos = append(pos, param)
 			default:
 				return fail(badRequest(param+".role", "%s.role %q is not supported (want system, developer, user or assistant)", param, it.Role))
 			}
@@ -269,6 +330,7 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 	if strings.TrimSpace(p.Query()) == "" {
 		return fail(badRequest("input", "input must include a user message with content"))
 	}
+	pos.turns(p, g)
 	x.wire = newResponsesWire(newResponse(&req, *p))
 	return x, nil
 }
@@ -343,7 +405,8 @@ type (
 		Reason string `json:"reason"`
 	}
 	responseText struct {
-		Format map[string]any `json:"format"`
+		Format    map[string]any `json:"format"`
+		Verbosity string         `json:"verbosity,omitempty"`
 	}
 	functionTool struct {
 		Type        string          `json:"type"`
@@ -426,6 +489,10 @@ func newResponse(req *responsesRequest, p Prompt) *response {
 			r.ToolChoice = map[string]string{"type": "function", "name": c.Name}
 		}
 	}
+	if p.ReasoningEffort != "" {
+		r.Reasoning.Effort = &p.ReasoningEffort
+	}
+	r.Text.Verbosity = p.Verbosity
 	r.Text.Format = map[string]any{"type": "text"}
 	if f := p.Format; f != nil {
 		if f.Name == "" {

@@ -526,8 +526,11 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 type requestInfo struct {
 	model  string
 	stream bool
-	runID  string
-	err    error
+	// given are the settings the request gives, to name a provider's
+	// refusal of one as the client sent it.
+	given given
+	runID string
+	err   error
 	// authenticated: the request carried the configured token.
 	authenticated bool
 }

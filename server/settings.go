@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/structured"
 )
 
@@ -45,11 +49,177 @@ func (g given) check(m Model) error {
 				return badRequest(x.param, "%s: model %s does not apply system and developer messages (and instructions); leave it out", x.param, m.ID())
 			case SettingTools:
 				return badRequest(x.param, "tools: model %s has no step that calls tools; leave tools out, set tool_choice to \"none\", or use a model that calls them (madspark-direct)", m.ID())
+			case SettingTurns:
+				return badRequest(x.param, "%s: model %s answers the last user message, and nothing may follow it (an answer begun, tool calls or their results); end the conversation with the user's message", x.param, m.ID())
+			case SettingTags:
+				return badRequest(x.param, "%s: model %s does not record it with its run; leave it out", x.param, m.ID())
 			}
 			return badRequest(x.param, "%s: model %s does not apply %s; leave it out", x.param, m.ID(), x.param)
 		}
 	}
 	return nil
+}
+
+// providerParams are the names a provider gives the settings it cannot
+// take (llm.Error.Param), which a client may have sent under another
+// name (reasoning.effort in the Responses API).
+var providerParams = map[string]Setting{
+	"reasoning_effort": SettingReasoningEffort, "verbosity": SettingVerbosity, "seed": SettingSeed, "tools": SettingTools,
+}
+
+// rename returns err naming the field as the client sent it, when it is
+// a provider's refusal of a setting g records under another name.
+func (g given) rename(err error) error {
+	le, ok := errors.AsType[*llm.Error](err)
+	if !ok {
+		return err
+	}
+	s, ok := providerParams[le.Param]
+	if !ok {
+		return err
+	}
+	for _, x := range g {
+		if x.setting == s && x.param != le.Param {
+			cp := *le
+			cp.Param = x.param
+			return &cp
+		}
+	}
+	return err
+}
+
+// common are the fields both APIs share that do not concern the answer's
+// text: who asks (user, safety_identifier), labels (metadata), how the
+// response is kept (store) and served (service_tier, the prompt cache's
+// key and retention), decoded alike.
+type common struct {
+	Store                *bool           `json:"store"`
+	Metadata             json.RawMessage `json:"metadata"`
+	User                 string          `json:"user"`
+	SafetyIdentifier     string          `json:"safety_identifier"`
+	ServiceTier          string          `json:"service_tier"`
+	PromptCacheKey       string          `json:"prompt_cache_key"`
+	PromptCacheRetention string          `json:"prompt_cache_retention"`
+}
+
+// OpenAI's bounds on metadata.
+const (
+	maxMetadata         = 16
+	maxMetadataKeyLen   = 64
+	maxMetadataValueLen = 512
+)
+
+// apply checks c and puts what it asks on p, recording it in g: user,
+// safety_identifier and metadata become the run's tags; the rest is
+// accepted only with the value that asks for nothing madspark does not do.
+func (c *common) apply(p *Prompt, g *given) error {
+	switch {
+	case c.Store != nil && *c.Store:
+		return badRequest("store", "store: madspark keeps no responses to fetch or continue by their ID (every answer is recorded as a run instead, whose run_id the answer gives); leave store unset or false")
+	case c.ServiceTier != "" && c.ServiceTier != "auto" && c.ServiceTier != "default":
+		return badRequest("service_tier", "service_tier %q is not supported: madspark's calls use the provider's standard tier; leave it unset, auto or default", clip(c.ServiceTier, 40))
+	case c.PromptCacheKey != "":
+		return badRequest("prompt_cache_key", "prompt_cache_key is not supported: madspark does not route a provider's prompt cache by key; leave it unset")
+	case c.PromptCacheRetention != "" && c.PromptCacheRetention != "in_memory":
+		return badRequest("prompt_cache_retention", "prompt_cache_retention %q is not supported: madspark does not set how long a provider keeps its prompt cache; leave it unset or in_memory", clip(c.PromptCacheRetention, 40))
+	}
+	var tags []string
+	add := func(param, key, value string) error {
+		tag := key + "=" + value
+		switch {
+		case utf8.RuneCountInString(tag) > MaxTagLen:
+			return badRequest(param, "%s: it is recorded as the run's tag %q, at most %d characters; %d are left for the value", param, clip(tag, 60), MaxTagLen, max(MaxTagLen-utf8.RuneCountInString(key)-1, 0))
+		case strings.IndexFunc(tag, unicode.IsControl) >= 0:
+			return badRequest(param, "%s must not contain control characters", param)
+		case strings.TrimSpace(value) != value || strings.TrimSpace(key) != key:
+			return badRequest(param, "%s must not begin or end with white space", param)
+		}
+		if !slices.Contains(tags, tag) {
+			tags = append(tags, tag)
+		}
+		return nil
+	}
+	for _, id := range []struct{ param, value string }{{"user", c.User}, {"safety_identifier", c.SafetyIdentifier}} {
+		if id.value == "" {
+			continue
+		}
+		if err := add(id.param, id.param, id.value); err != nil {
+			return err
+		}
+		g.add(SettingTags, id.param)
+	}
+	if !isNull(c.Metadata) {
+		var md map[string]string
+		if err := json.Unmarshal(c.Metadata, &md); err != nil {
+			return badRequest("metadata", "metadata must be an object of strings")
+		}
+		if len(md) > maxMetadata {
+			return badRequest("metadata", "metadata has %d pairs; at most %d", len(md), maxMetadata)
+		}
+		for _, k := range slices.Sorted(maps.Keys(md)) {
+			param := "metadata." + k
+			switch {
+			case k == "" || utf8.RuneCountInString(k) > maxMetadataKeyLen:
+				return badRequest("metadata", "metadata: a key is 1 to %d characters, got %q", maxMetadataKeyLen, clip(k, 80))
+			case utf8.RuneCountInString(md[k]) > maxMetadataValueLen:
+				return badRequest(param, "%s is longer than %d characters", param, maxMetadataValueLen)
+			}
+			if err := add(param, k, md[k]); err != nil {
+				return err
+			}
+		}
+		if len(md) > 0 {
+			g.add(SettingTags, "metadata")
+		}
+	}
+	p.Tags = tags
+	return nil
+}
+
+// effort checks and applies a reasoning effort and a verbosity;
+// effortParam and verbosityParam are where the request has them.
+func effort(p *Prompt, g *given, effort, effortParam, verbosity, verbosityParam string) error {
+	if effort != "" {
+		if !slices.Contains(llm.ReasoningEfforts, effort) {
+			return badRequest(effortParam, "%s %q is not one of %s", effortParam, clip(effort, 40), strings.Join(llm.ReasoningEfforts, ", "))
+		}
+		p.ReasoningEffort = effort
+		g.add(SettingReasoningEffort, effortParam)
+	}
+	if verbosity != "" {
+		if !slices.Contains(llm.Verbosities, verbosity) {
+			return badRequest(verbosityParam, "%s %q is not one of %s", verbosityParam, clip(verbosity, 40), strings.Join(llm.Verbosities, ", "))
+		}
+		p.Verbosity = verbosity
+		g.add(SettingVerbosity, verbosityParam)
+	}
+	return nil
+}
+
+// obfuscation checks stream_options.include_obfuscation: madspark's
+// stream events carry no padding that hides their length.
+func obfuscation(include *bool) error {
+	if include != nil && *include {
+		return badRequest("stream_options.include_obfuscation", "stream_options.include_obfuscation: madspark's stream events carry no obfuscation padding; leave it unset or false")
+	}
+	return nil
+}
+
+// positions track where each message of a Prompt was in the request, so
+// that the first message after the last user message can be named.
+type positions []string
+
+// turns records, in g, the first message of p after its last user
+// message, which only a model that continues from it may take.
+func (at positions) turns(p *Prompt, g *given) {
+	for i := len(p.Messages) - 1; i >= 0; i-- {
+		if p.Messages[i].Role == llm.RoleUser {
+			if i+1 < len(p.Messages) {
+				g.add(SettingTurns, at[i+1])
+			}
+			return
+		}
+	}
 }
 
 // sampling are the sampling settings both APIs share, decoded.
@@ -194,7 +364,10 @@ func decodeStrict(body []byte, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
-			return badRequest(te.Field, "%s must be %s, not %s", te.Field, structured.KindOf(te.Type), te.Value)
+			// The fields of an embedded struct (common) are the
+			// request's own.
+			field := strings.TrimPrefix(te.Field, "common.")
+			return badRequest(field, "%s must be %s, not %s", field, structured.KindOf(te.Type), te.Value)
 		}
 		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			return badRequest(strings.Trim(f, `"`), "unknown field %s", f)

@@ -177,20 +177,21 @@ func readTools(p *Prompt, g *given, rawTools, rawChoice json.RawMessage, paralle
 }
 
 // calls tracks the tool calls of a conversation as it is read, so that
-// each result answers a call made before it. The zero value has none.
-type calls struct{ ids map[string]bool }
+// each result answers a call made before it: the function each call ID
+// called. The zero value has none.
+type calls struct{ ids map[string]string }
 
 // add records the calls of an assistant message; param names it.
 func (c *calls) add(tcs []llm.ToolCall, param string) error {
 	if len(tcs) > 0 && c.ids == nil {
-		c.ids = map[string]bool{}
+		c.ids = map[string]string{}
 	}
 	for j, tc := range tcs {
 		at := fmt.Sprintf("%s[%d]", param, j)
 		switch {
 		case tc.ID == "" || tc.Name == "":
 			return badRequest(at, "%s: a tool call needs an ID and a name", at)
-		case c.ids[tc.ID]:
+		case c.ids[tc.ID] != "":
 			return badRequest(at, "%s: the call ID %q is used twice", at, tc.ID)
 		}
 		for _, f := range []struct{ name, v string }{{"id", tc.ID}, {"name", tc.Name}, {"arguments", tc.Arguments}} {
@@ -198,7 +199,7 @@ func (c *calls) add(tcs []llm.ToolCall, param string) error {
 				return badRequest(at, "%v", err)
 			}
 		}
-		c.ids[tc.ID] = true
+		c.ids[tc.ID] = tc.Name
 	}
 	return nil
 }
@@ -208,8 +209,39 @@ func (c *calls) answers(id, param string) error {
 	if id == "" {
 		return badRequest(param, "%s is required: the ID of the tool call this result answers", param)
 	}
-	if !c.ids[id] {
+	if c.ids[id] == "" {
 		return badRequest(param, "%s %q answers no tool call made before it", param, id)
 	}
+	return nil
+}
+
+// participants are the names a chat's messages give their authors, by
+// role. OpenAI's name tells the model apart participants of the same
+// role; madspark passes no names on, so it takes a conversation whose
+// messages of each role name one participant at most, where a name tells
+// nothing apart, and refuses one that names two. A tool message's name is
+// the function whose call it answers.
+type participants map[string]string
+
+// check checks msg's name (param) against the participants so far and
+// the calls made before it.
+func (ps *participants) check(msg chatMessage, made calls, param string) error {
+	if msg.Name == "" {
+		return nil
+	}
+	if msg.Role == "tool" {
+		if fn := made.ids[msg.ToolCallID]; fn != "" && fn != msg.Name {
+			return badRequest(param, "%s %q: the call %s it answers called %q", param, clip(msg.Name, 64), msg.ToolCallID, fn)
+		}
+		return nil
+	}
+	if *ps == nil {
+		*ps = participants{}
+	}
+	if had, ok := (*ps)[msg.Role]; ok && had != msg.Name {
+		return badRequest(param, "%s %q: an earlier %s message is from %q; madspark passes no names on to the model, so a conversation may name one participant per role",
+			param, clip(msg.Name, 64), msg.Role, clip(had, 64))
+	}
+	(*ps)[msg.Role] = msg.Name
 	return nil
 }

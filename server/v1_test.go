@@ -318,7 +318,7 @@ func TestResponsesAPI(t *testing.T) {
 	for _, tc := range []struct{ body, param string }{
 		{`"input":"hi","previous_response_id":"resp_1"`, "previous_response_id"},
 		{`"input":"hi","conversation":"conv_1"`, "conversation"},
-		{`"input":"hi","reasoning":{"effort":"low"}`, "reasoning"},
+		{`"input":"hi","reasoning":{"summary":"detailed"}`, "reasoning.summary"},
 		{`"input":"hi","background":true`, "background"},
 		{`"input":[{"type":"function_call_output","call_id":"c","output":"x"}]`, "input[0].call_id"},
 		{`"input":[{"role":"user","content":[{"type":"input_image","image_url":"x"}]}]`, "input[0].content"},
