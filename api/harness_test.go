@@ -57,6 +57,9 @@ type options struct {
 	postgres string // a PostgreSQL URL instead of a SQLite file
 	// client, when not nil, wraps the mock provider.
 	client func(llm.Client) llm.Client
+	// check is the pipeline models' check of a call's settings
+	// (api.PipelineModels).
+	check func(*llm.Request) error
 }
 
 // harness is the real API over a real store, queue and event hub, with
@@ -188,7 +191,7 @@ func newHarness(t testing.TB, o options) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	models := append([]server.Model{}, api.PipelineModels(hs.reg, hs.engine, acfg.Info, counter, "debate")...)
+	models := append([]server.Model{}, api.PipelineModels(hs.reg, hs.engine, acfg.Info, counter, o.check, "debate")...)
 	hs.srv, err = server.New(server.Config{Token: o.token, Models: models, Version: "test", CORSOrigins: o.origins, Middleware: hs.h.RateLimited, FileRoutes: hs.h.FileRoutes(), StreamRoutes: hs.h.StreamRoutes()})
 	if err != nil {
 		t.Fatal(err)

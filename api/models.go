@@ -12,6 +12,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/server"
 	"github.com/madspark/madspark/tokens"
@@ -19,30 +20,36 @@ import (
 
 // PipelineModel serves a registered pipeline as an OpenAI model,
 // "madspark-NAME": the last user message fills the pipeline's QueryParam,
-// the other parameters take their defaults, the run is recorded like any
-// other, and the answer is the run's document in Markdown.
+// the other parameters take their defaults, the messages before it reach
+// every agent as the conversation the request comes from, the run is
+// recorded like any other, and the answer is the run's document in
+// Markdown.
 //
 // The settings clients send by default each have an effect on the run
-// (see Settings); a JSON format and tools, which no pipeline step can
-// honour, are refused naming them.
+// (see Settings); a JSON format, tools and messages after the last user
+// message, which no pipeline step can honour, are refused naming them.
 type PipelineModel struct {
 	def    pipeline.Definition
 	reg    *pipeline.Registry
 	engine *engine.Engine
 	info   Info
 	tokens *tokens.Counter
+	check  func(*llm.Request) error
 }
 
 // PipelineModels returns a PipelineModel for every registered pipeline
 // that has a QueryParam and a Document, except those named in skip;
-// counter bounds their answers' tokens (max_tokens).
-func PipelineModels(reg *pipeline.Registry, e *engine.Engine, info Info, counter *tokens.Counter, skip ...string) []server.Model {
+// counter bounds their answers' tokens (max_tokens). check, when not nil,
+// says whether the provider can send a call with a client's settings (as
+// provider.Check does): a request it cannot is refused before its run
+// starts.
+func PipelineModels(reg *pipeline.Registry, e *engine.Engine, info Info, counter *tokens.Counter, check func(*llm.Request) error, skip ...string) []server.Model {
 	var out []server.Model
 	for _, d := range reg.List() {
 		if d.QueryParam == "" || d.Document == nil || slices.Contains(skip, d.Name) {
 			continue
 		}
-		out = append(out, &PipelineModel{def: d, reg: reg, engine: e, info: info, tokens: counter})
+		out = append(out, &PipelineModel{def: d, reg: reg, engine: e, info: info, tokens: counter, check: check})
 	}
 	return out
 }
@@ -52,24 +59,43 @@ func (m *PipelineModel) ID() string { return "madspark-" + m.def.Name }
 
 // Settings are those that have an effect on a whole run:
 //
-//   - temperature, top_p and seed replace every agent's own for the run;
+//   - temperature, top_p, seed, reasoning_effort and verbosity replace
+//     every agent's own for the run;
 //   - system and developer messages (instructions) are added to every
 //     agent's system prompt, after its own;
 //   - max_tokens bounds the answer, the run's Markdown, which is cut at
 //     that many tokens with finish_reason "length";
-//   - stop ends the answer before the first stop sequence in it.
+//   - stop ends the answer before the first stop sequence in it;
+//   - user, safety_identifier and metadata are the run's tags.
 //
-// A JSON format (the answer is the run's document) and tools (no step of
-// a pipeline calls them) are not among them.
+// A JSON format (the answer is the run's document), tools (no step of a
+// pipeline calls them), a bound on built-in tool calls and messages after
+// the last user message are not among them.
 func (m *PipelineModel) Settings() server.Setting {
-	return server.SettingSystem | server.SettingTemperature | server.SettingTopP | server.SettingSeed | server.SettingMaxTokens | server.SettingStop
+	return server.SettingSystem | server.SettingTemperature | server.SettingTopP | server.SettingSeed | server.SettingMaxTokens |
+		server.SettingStop | server.SettingReasoningEffort | server.SettingVerbosity | server.SettingTags
 }
 
-// Complete runs the pipeline for p's last user message. The run's
-// progress is the answer's reasoning, a stage a line, which a streaming
-// client receives as each stage starts; the answer, the Markdown, comes in
-// one piece when the run is done.
-func (m *PipelineModel) Complete(ctx context.Context, p server.Prompt, out *server.Stream) (*server.Completion, error) {
+// Check checks p as Complete will, before the server admits the request:
+// the last user message as the pipeline's query, and the settings every
+// call will carry against the provider's (check).
+func (m *PipelineModel) Check(_ context.Context, p server.Prompt) error {
+	if _, err := m.params(p); err != nil {
+		return err
+	}
+	if m.check == nil {
+		return nil
+	}
+	s := samplingOf(p)
+	if s == nil {
+		return nil
+	}
+	return m.check(&llm.Request{Seed: s.Seed, ReasoningEffort: s.ReasoningEffort, Verbosity: s.Verbosity})
+}
+
+// params are the pipeline's parameters for p: its last user message as
+// the query, the others the defaults.
+func (m *PipelineModel) params(p server.Prompt) (pipeline.Params, error) {
 	raw, err := json.Marshal(map[string]string{m.def.QueryParam: p.Query()})
 	if err != nil {
 		return nil, err
@@ -78,10 +104,22 @@ func (m *PipelineModel) Complete(ctx context.Context, p server.Prompt, out *serv
 	if err != nil {
 		return nil, server.InvalidRequest(fmt.Errorf("the last user message: %w", err))
 	}
+	return params, nil
+}
+
+// Complete runs the pipeline for p's last user message. The run's
+// progress is the answer's reasoning, a stage a line, which a streaming
+// client receives as each stage starts; the answer, the Markdown, comes in
+// one piece when the run is done.
+func (m *PipelineModel) Complete(ctx context.Context, p server.Prompt, out *server.Stream) (*server.Completion, error) {
+	params, err := m.params(p)
+	if err != nil {
+		return nil, err
+	}
 	i := m.info
 	thoughts := NewThoughts(out)
 	run, err := m.engine.Start(ctx, engine.RunInfo{Pipeline: m.def.Name, Mode: i.Mode, Provider: i.Provider, Model: i.Model, Params: params,
-		Subject: m.reg.Subject(m.def.Name, params), Sampling: samplingOf(p)}, thoughts.Sink)
+		Tags: p.Tags, Subject: m.reg.Subject(m.def.Name, params), Sampling: samplingOf(p)}, thoughts.Sink)
 	if err != nil {
 		return nil, err
 	}
@@ -148,12 +186,17 @@ func (t *Thoughts) String() string {
 	return t.b.String()
 }
 
-// samplingOf is what p sets for every call of a run; nil for nothing.
+// samplingOf is what p sets for every call of a run: its sampling
+// settings, instructions and the conversation before its last user
+// message; nil for nothing.
 func samplingOf(p server.Prompt) *engine.Sampling {
-	if p.Temperature == nil && p.TopP == nil && p.Seed == nil && p.System == "" {
+	history, _, _ := p.Split()
+	s := engine.Sampling{Temperature: p.Temperature, TopP: p.TopP, Seed: p.Seed, ReasoningEffort: p.ReasoningEffort, Verbosity: p.Verbosity,
+		Instructions: p.System, Conversation: history}
+	if s.Temperature == nil && s.TopP == nil && s.Seed == nil && s.ReasoningEffort == "" && s.Verbosity == "" && s.Instructions == "" && len(s.Conversation) == 0 {
 		return nil
 	}
-	return &engine.Sampling{Temperature: p.Temperature, TopP: p.TopP, Seed: p.Seed, Instructions: p.System}
+	return &s
 }
 
 // bound cuts an answer as p's stop sequences and token limit say, and

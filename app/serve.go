@@ -17,8 +17,10 @@ import (
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/jobs"
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/debate"
+	"github.com/madspark/madspark/provider"
 	"github.com/madspark/madspark/server"
 	"github.com/madspark/madspark/store/postgres"
 	"github.com/madspark/madspark/tokens"
@@ -100,8 +102,8 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 		return err
 	}
 	chat := []server.Model{
-		&debateModel{id: "madspark-debate", mode: "auto", d: d, settings: sc.Debate, maxPrompt: maxPrompt},
-		&debateModel{id: "madspark-direct", mode: "simple", d: d, settings: sc.Debate, maxPrompt: maxPrompt},
+		&debateModel{id: "madspark-debate", mode: "auto", d: d, settings: sc.Debate, maxPrompt: maxPrompt, provider: a.Info.Name},
+		&debateModel{id: "madspark-direct", mode: "simple", d: d, settings: sc.Debate, maxPrompt: maxPrompt, provider: a.Info.Name},
 	}
 	rest, err := a.restAPI(reg, q, origins, chat, broken)
 	if err != nil {
@@ -111,7 +113,8 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 	if err != nil {
 		return err
 	}
-	models := append(chat, api.PipelineModels(reg, a.Engine, a.apiInfo(), counter, "debate")...)
+	check := func(req *llm.Request) error { return provider.Check(a.Info.Name, req) }
+	models := append(chat, api.PipelineModels(reg, a.Engine, a.apiInfo(), counter, check, "debate")...)
 	var srv *server.Server
 	srv, err = server.New(server.Config{
 		Addr:           sc.Addr,
@@ -199,15 +202,16 @@ type debateModel struct {
 	// maxPrompt bounds the text of a debate's parameters (query,
 	// instructions and history); 0 means input.DefaultMaxPromptBytes.
 	maxPrompt int
+	// provider names the provider of the roles that name none.
+	provider string
 }
 
 func (m *debateModel) ID() string { return m.id }
 
-// Settings are all of them: they apply to the call that writes the answer.
-func (m *debateModel) Settings() server.Setting {
-	return server.SettingSystem | server.SettingTemperature | server.SettingTopP | server.SettingMaxTokens | server.SettingStop |
-		server.SettingSeed | server.SettingFormat | server.SettingTools | server.SettingTurns
-}
+// Settings are all of them: they apply to the call that writes the answer,
+// but max_tool_calls, which bounds the debate's web search, and the tags,
+// which label its run.
+func (m *debateModel) Settings() server.Setting { return server.AllSettings }
 
 // Complete runs one debate for the prompt's last user message, with the
 // earlier messages as history, and records it as a run. The client's
@@ -227,7 +231,7 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, out *server
 		thoughts = api.NewThoughts(out)
 		sink = thoughts.Sink
 	}
-	run, err := a.Engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: params}, sink)
+	run, err := a.Engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: params, Tags: p.Tags}, sink)
 	if err != nil {
 		return nil, err
 	}
@@ -257,10 +261,34 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, out *server
 }
 
 // Check checks p as Complete will, before the server admits the request:
-// its text within the limit, its parameters, its format compiled.
+// its text within the limit, its parameters, its format compiled, and
+// the settings of the call that writes the answer against its provider's,
+// so that a setting the provider cannot take is refused before the
+// debate's other calls are paid for.
 func (m *debateModel) Check(_ context.Context, p server.Prompt) error {
-	_, err := m.params(p)
-	return err
+	params, err := m.params(p)
+	if err != nil {
+		return err
+	}
+	roles := []debate.Role{debate.Direct, debate.Aggregator}
+	switch params.Mode {
+	case "simple":
+		roles = roles[:1]
+	case "complex":
+		roles = roles[1:]
+	}
+	for _, role := range roles {
+		cfg := params.Roles[role]
+		req := &llm.Request{Seed: cfg.Seed, ReasoningEffort: cfg.ReasoningEffort, Verbosity: cfg.Verbosity,
+			Tools: params.Tools, ToolChoice: params.ToolChoice, ParallelToolCalls: params.ParallelToolCalls}
+		if params.Format != nil {
+			req.Schema = &llm.Schema{Name: params.Format.Name}
+		}
+		if err := provider.Check(cmp.Or(cfg.Provider, m.provider), req); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // params are the debate's parameters for p: the query, the earlier
@@ -277,6 +305,11 @@ func (m *debateModel) params(p server.Prompt) (debate.Params, error) {
 	}
 	params.History, params.Turns = history, turns
 	params.Tools, params.ToolChoice, params.ParallelToolCalls = p.Tools, p.ToolChoice, p.ParallelToolCalls
+	if p.MaxToolCalls != nil && *p.MaxToolCalls == 0 {
+		// No built-in tool call: the debate's one web search is off. A
+		// bound of one or more holds as it is.
+		params.NoSearch = true
+	}
 	answerSettings(&params, p)
 	if err := input.CheckPrompt(p.Bytes(), m.maxPrompt); err != nil {
 		return params, server.InvalidRequest(err)
@@ -311,6 +344,12 @@ func answerSettings(params *debate.Params, p server.Prompt) {
 		}
 		if p.Seed != nil {
 			cfg.Seed = p.Seed
+		}
+		if p.ReasoningEffort != "" {
+			cfg.ReasoningEffort = p.ReasoningEffort
+		}
+		if p.Verbosity != "" {
+			cfg.Verbosity = p.Verbosity
 		}
 		params.Roles[role] = cfg
 	}

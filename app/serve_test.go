@@ -18,10 +18,11 @@ import (
 )
 
 // TestDebateModelTakesTheClientsSettings: the /v1 debate models give a
-// client's instructions and settings to the call that writes the answer,
-// and its format to the answer; the answer's finish reason is the
-// provider's; a format that cannot be read is the client's error, before
-// any run is recorded.
+// client's instructions and settings (reasoning effort and verbosity
+// included) to the call that writes the answer, and its format to the
+// answer; its user and metadata are the run's tags; the answer's finish
+// reason is the provider's; a format that cannot be read is the client's
+// error, before any run is recorded.
 func TestDebateModelTakesTheClientsSettings(t *testing.T) {
 	fake := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
 		if req.ResponseFormat != nil && req.ResponseFormat.JSONSchema != nil {
@@ -47,6 +48,7 @@ func TestDebateModelTakesTheClientsSettings(t *testing.T) {
 		Messages:    []llm.Message{{Role: llm.RoleUser, Content: "hi"}, {Role: llm.RoleAssistant, Content: "hello"}, {Role: llm.RoleUser, Content: "What is Rust?"}},
 		System:      "Answer like a pirate.",
 		Temperature: &temp, TopP: &topP, MaxTokens: 5, Stop: []string{"END"}, Seed: &seed,
+		ReasoningEffort: "high", Verbosity: "low", Tags: []string{"user=u-1", "team=roof"},
 	}
 	c, err := m.Complete(ctx, p, nil)
 	if err != nil {
@@ -59,12 +61,16 @@ func TestDebateModelTakesTheClientsSettings(t *testing.T) {
 	if !strings.HasSuffix(got.System(), "\n\nAnswer like a pirate.") || !strings.Contains(got.Prompt(), "assistant: hello") {
 		t.Errorf("system %q, prompt %q", got.System(), got.Prompt())
 	}
-	if *got.Temperature != 1.7 || *got.TopP != 0.3 || *got.MaxTokens != 5 || fmt.Sprint(got.Stop) != "[END]" || *got.Seed != 5 {
+	if *got.Temperature != 1.7 || *got.TopP != 0.3 || *got.MaxTokens != 5 || fmt.Sprint(got.Stop) != "[END]" || *got.Seed != 5 ||
+		got.ReasoningEffort != "high" || got.Verbosity != "low" {
 		t.Errorf("settings: %s", got.Body)
 	}
 	rec, err := a.Store.Run(ctx, c.RunID)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fmt.Sprint(rec.Tags) != "[user=u-1 team=roof]" {
+		t.Errorf("the run's tags: %q", rec.Tags)
 	}
 	var stored debate.Params
 	if err := json.Unmarshal(rec.Params, &stored); err != nil || stored.Instructions != "Answer like a pirate." || stored.Roles[debate.Direct].MaxTokens != 5 {
@@ -254,5 +260,61 @@ func TestDirectModelCallsTools(t *testing.T) {
 	last := reqs[len(reqs)-1]
 	if len(last.Messages) != 4 || last.Messages[2].ToolCalls[0].ID != "call_9" || last.Messages[3].ToolCallID != "call_9" || !strings.Contains(last.Messages[1].Content, "Weather in Oslo?") {
 		t.Fatalf("the conversation sent %s", last.Body)
+	}
+}
+
+// TestDebateModelChecksTheProvider: a setting the provider of the call
+// that writes the answer cannot take is refused before the run starts
+// (and before a debate's router and proposers are paid for), naming the
+// field: a seed or a verbosity on Anthropic, xhigh on Gemini, minimal on
+// Anthropic. A bound of zero built-in tool calls turns the debate's web search off.
+func TestDebateModelChecksTheProvider(t *testing.T) {
+	a, err := Open(context.Background(), Config{Getenv: func(k string) string {
+		return map[string]string{"MADSPARK_MODE": "mock", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}[k]
+	}, NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	d, err := a.Debater()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := int64(1)
+	user := []llm.Message{{Role: llm.RoleUser, Content: "Explain step by step how to design a distributed cache"}}
+	for _, tc := range []struct {
+		provider, mode string
+		p              server.Prompt
+		param          string
+	}{
+		{"anthropic", "simple", server.Prompt{Messages: user, Seed: &seed}, "seed"},
+		{"anthropic", "auto", server.Prompt{Messages: user, Verbosity: "low"}, "verbosity"},
+		{"anthropic", "auto", server.Prompt{Messages: user, ReasoningEffort: "minimal"}, "reasoning_effort"},
+		{"anthropic", "auto", server.Prompt{Messages: user, ReasoningEffort: "max"}, ""},
+		{"gemini", "simple", server.Prompt{Messages: user, ReasoningEffort: "xhigh"}, "reasoning_effort"},
+		{"gemini", "simple", server.Prompt{Messages: user, ReasoningEffort: "minimal", Seed: &seed}, ""},
+		{"openai", "auto", server.Prompt{Messages: user, ReasoningEffort: "xhigh", Verbosity: "low", Seed: &seed}, ""},
+	} {
+		m := &debateModel{id: "m", mode: tc.mode, d: d, settings: debate.Settings{Rounds: 1}, provider: tc.provider}
+		err := m.Check(t.Context(), tc.p)
+		le, _ := err.(*llm.Error)
+		if (tc.param == "") != (err == nil) || (le != nil && le.Param != tc.param) {
+			t.Errorf("%s %s %+v: %v, want param %q", tc.provider, tc.mode, tc.p, err, tc.param)
+		}
+	}
+	runs, err := a.Store.Runs(t.Context(), madspark.RunFilter{})
+	if err != nil || len(runs) != 0 {
+		t.Errorf("runs recorded by checks: %d %v", len(runs), err)
+	}
+
+	m := &debateModel{id: "madspark-debate", mode: "auto", d: d, settings: debate.Settings{Rounds: 1}, provider: "mock"}
+	for _, tc := range []struct {
+		bound    *int
+		noSearch bool
+	}{{nil, false}, {new(0), true}, {new(1), false}} {
+		params, err := m.params(server.Prompt{Messages: user, MaxToolCalls: tc.bound})
+		if err != nil || params.NoSearch != tc.noSearch {
+			t.Errorf("max_tool_calls %v: no_search %v, %v", tc.bound, params.NoSearch, err)
+		}
 	}
 }

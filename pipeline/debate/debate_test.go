@@ -344,6 +344,8 @@ func TestModeOverridesAndValidation(t *testing.T) {
 		func(p *Params) { p.Query = "  " },
 		func(p *Params) { p.Mode = "fast" },
 		func(p *Params) { p.Rounds = 6 },
+		func(p *Params) { c := p.Roles[Direct]; c.ReasoningEffort = "extreme"; p.Roles[Direct] = c },
+		func(p *Params) { c := p.Roles[Aggregator]; c.Verbosity = "loud"; p.Roles[Aggregator] = c },
 	} {
 		p := query("ok", bad)
 		if p.Validate() == nil {

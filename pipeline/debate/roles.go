@@ -2,6 +2,7 @@ package debate
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,6 +39,10 @@ type RoleConfig struct {
 	TopP *float64 `json:"top_p,omitempty"`
 	Stop []string `json:"stop,omitempty"`
 	Seed *int64   `json:"seed,omitempty"`
+	// ReasoningEffort and Verbosity, when set, are sent with the role's
+	// calls (llm.Request's).
+	ReasoningEffort string `json:"reasoning_effort,omitempty" jsonschema:"enum=none,enum=minimal,enum=low,enum=medium,enum=high,enum=xhigh,enum=max"`
+	Verbosity       string `json:"verbosity,omitempty" jsonschema:"enum=low,enum=medium,enum=high"`
 }
 
 // MaxStop is how many stop sequences a role may have (OpenAI's limit).
@@ -54,6 +59,10 @@ func (c RoleConfig) check() error {
 		return fmt.Errorf("top_p must be within 0..1, got %g", *c.TopP)
 	case len(c.Stop) > MaxStop:
 		return fmt.Errorf("stop: at most %d sequences, got %d", MaxStop, len(c.Stop))
+	case c.ReasoningEffort != "" && !slices.Contains(llm.ReasoningEfforts, c.ReasoningEffort):
+		return fmt.Errorf("reasoning_effort must be one of %s, got %q", strings.Join(llm.ReasoningEfforts, ", "), c.ReasoningEffort)
+	case c.Verbosity != "" && !slices.Contains(llm.Verbosities, c.Verbosity):
+		return fmt.Errorf("verbosity must be one of %s, got %q", strings.Join(llm.Verbosities, ", "), c.Verbosity)
 	}
 	for i, s := range c.Stop {
 		if s == "" {
@@ -66,6 +75,7 @@ func (c RoleConfig) check() error {
 // apply puts c's sampling settings on req.
 func (c RoleConfig) apply(req *llm.Request) {
 	req.Provider, req.TopP, req.Stop, req.Seed = c.Provider, c.TopP, c.Stop, c.Seed
+	req.ReasoningEffort, req.Verbosity = c.ReasoningEffort, c.Verbosity
 }
 
 // DefaultRoles returns the seed's configs (drafter 0.7/512, critic 0.3/384,
