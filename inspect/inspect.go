@@ -119,13 +119,16 @@ type Call struct {
 	OutputTokens int  `json:"output_tokens"`
 	// CostUSD is the price of the tokens; null when the model has no
 	// known price (Priced false).
-	CostUSD      *float64 `json:"cost_usd" jsonschema:"nullable"`
-	Priced       bool     `json:"priced"`
-	LatencyMS    int64    `json:"latency_ms"`
-	Temperature  float64  `json:"temperature"`
-	MaxTokens    int      `json:"max_tokens,omitempty"`
-	FinishReason string   `json:"finish_reason,omitempty"`
-	Error        string   `json:"error,omitempty"`
+	CostUSD     *float64 `json:"cost_usd" jsonschema:"nullable"`
+	Priced      bool     `json:"priced"`
+	LatencyMS   int64    `json:"latency_ms"`
+	Temperature float64  `json:"temperature"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	// ReasoningEffort and Verbosity are the request's, when it set them.
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	Verbosity       string `json:"verbosity,omitempty"`
+	FinishReason    string `json:"finish_reason,omitempty"`
+	Error           string `json:"error,omitempty"`
 	// Prompt is what the agent asked, the system prompt first.
 	Prompt []Message `json:"prompt"`
 	// Messages are the messages exactly as the provider sent them, the
@@ -254,6 +257,7 @@ func buildCall(c madspark.Call) Call {
 		Agent: c.Agent, Provider: c.Provider, Model: c.Model, Attempt: c.Attempt, Retries: c.Retries, Sent: sent, Cached: c.Cached,
 		InputTokens: c.Usage.InputTokens, OutputTokens: c.Usage.OutputTokens, CostUSD: cost(c.Usage), Priced: c.Usage.Priced(),
 		LatencyMS: c.Latency.Milliseconds(), Temperature: c.Temperature, MaxTokens: c.MaxTokens,
+		ReasoningEffort: c.ReasoningEffort, Verbosity: c.Verbosity,
 		FinishReason: c.FinishReason, Error: c.Error, Prompt: prompt, Messages: messages, ResponseFormat: c.ResponseFormat,
 		Tools: c.Tools, ToolChoice: c.ToolChoice, Response: c.Response, ToolCalls: c.ToolCalls, StartedAt: c.StartedAt,
 	}

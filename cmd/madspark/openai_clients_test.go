@@ -27,7 +27,9 @@ import (
 // (responses.create, the AI SDK's default model); tool calls (plain and
 // streamed, a function_call round trip, Agents SDK agents with a function
 // tool on the Responses and the chat model, LangChain's createAgent); the
-// defaults promptfoo sends; an unknown route; a capacity refusal. The
+// defaults promptfoo sends; a reasoning effort and a verbosity reaching
+// the provider; a chat UI's follow-up to a pipeline model, the whole
+// conversation sent again; an unknown route; a capacity refusal. The
 // server's provider is clientsProvider on the OpenAI wire, in this
 // process, which echoes the settings it receives so that the script can
 // check them and calls the tools it is offered. A second server in mock
@@ -78,7 +80,8 @@ func TestOpenAIClients(t *testing.T) {
 //   - a request for JSON of a schema: a value of the schema (a fenced,
 //     imperfect one for "flawed_person", prose for "hopeless", a fixed
 //     object for a schema without properties, as JSON mode is);
-//   - a prompt with ECHO: the settings it was sent with, as a JSON object;
+//   - a prompt with ECHO: the settings it was sent with (reasoning effort
+//     and verbosity included), as a JSON object;
 //   - a prompt with HOLD: nothing until release is closed (a prompt with
 //     RELEASE closes it), so that calls pile up;
 //   - tools offered (tool_choice not "none"): a call of the tool the
@@ -134,7 +137,8 @@ func clientsProvider(release <-chan struct{}, open func()) func(req *openaitest.
 			}
 		case strings.Contains(prompt, "ECHO"):
 			b, _ := json.Marshal(map[string]any{"system": req.System(), "temperature": req.Temperature, "top_p": req.TopP,
-				"max_tokens": req.MaxTokens, "max_completion_tokens": req.MaxCompletionTokens, "stop": req.Stop, "seed": req.Seed})
+				"max_tokens": req.MaxTokens, "max_completion_tokens": req.MaxCompletionTokens, "stop": req.Stop, "seed": req.Seed,
+				"reasoning_effort": req.ReasoningEffort, "verbosity": req.Verbosity})
 			r.Content = string(b)
 		case limit > 0 && limit <= 8:
 			r.Content = strings.Join(strings.Fields("Rust is a systems programming language that runs fast, prevents segfaults and guarantees thread safety.")[:limit], " ")

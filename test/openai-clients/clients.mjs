@@ -18,7 +18,11 @@
 // trip, an Agents SDK agent with a function tool on the Responses and on
 // the chat model, LangChain's createAgent with a responseFormat); the
 // defaults promptfoo sends (temperature 0, max_tokens 1024) and the
-// Agents SDK's instructions on every model; a pipeline model's stages
+// Agents SDK's instructions on every model; a reasoning effort and a
+// verbosity reaching the provider through madspark-direct (chat,
+// Responses, an Agents SDK agent's model settings); a chat UI's follow-up
+// to a pipeline model, the whole conversation sent again, the earlier
+// turns reaching every call of the run; a pipeline model's stages
 // streamed as reasoning before its answer; an unknown route; a field a
 // pipeline model cannot honour; cached tokens; a capacity refusal (429
 // with Retry-After before any byte of the stream, and no run recorded).
@@ -145,6 +149,34 @@ for (const model of models) {
     checkEcho(echoed(text), model, { ...settings, stop: ['END'] })
   })
 }
+
+await step('a reasoning effort and a verbosity on madspark-direct reach the provider: openai chat and Responses, an Agents SDK agent', async () => {
+  const c = await openai.chat.completions.create({
+    model: 'madspark-direct', reasoning_effort: 'low', verbosity: 'high', messages: [{ role: 'user', content: tag('ECHO What is Rust?') }],
+  })
+  const e = echoed(c.choices[0].message.content)
+  check(e.reasoning_effort === 'low' && e.verbosity === 'high', `chat: the provider got ${JSON.stringify(e)}`)
+  const r = await openai.responses.create({
+    model: 'madspark-direct', reasoning: { effort: 'minimal', summary: 'auto' }, text: { verbosity: 'low' }, input: tag('ECHO What is Rust?'),
+  })
+  const er = echoed(r.output_text)
+  check(er.reasoning_effort === 'minimal' && er.verbosity === 'low' && r.reasoning.effort === 'minimal', `responses: the provider got ${JSON.stringify(er)}`)
+  const agent = new Agent({
+    name: 'Thinker', instructions: 'Be brief.', model: new OpenAIResponsesModel(openai, 'madspark-direct'),
+    modelSettings: { reasoning: { effort: 'high' }, text: { verbosity: 'medium' } },
+  })
+  const ea = echoed((await run(agent, tag('ECHO What is Rust?'))).finalOutput)
+  check(ea.reasoning_effort === 'high' && ea.verbosity === 'medium', `agent: the provider got ${JSON.stringify(ea)}`)
+  // Left out, neither is sent; a value OpenAI does not define is refused naming the field.
+  const plain = echoed((await openai.chat.completions.create({ model: 'madspark-direct', messages: [{ role: 'user', content: tag('ECHO What is Rust?') }] })).choices[0].message.content)
+  check(plain.reasoning_effort === '' && plain.verbosity === '', `unset: the provider got ${JSON.stringify(plain)}`)
+  try {
+    await openai.chat.completions.create({ model: 'madspark-direct', reasoning_effort: 'extreme', messages: [{ role: 'user', content: 'What is Rust?' }] })
+    throw new Error('reasoning_effort extreme was accepted')
+  } catch (err) {
+    check(err instanceof OpenAI.BadRequestError && err.param === 'reasoning_effort', `${err}`)
+  }
+})
 
 await step('openai: an answer cut off at max_tokens finishes with length', async () => {
   const c = await openai.chat.completions.create({ model: 'madspark-direct', max_tokens: 5, messages: [{ role: 'user', content: 'What is Rust?' }] })
@@ -547,6 +579,57 @@ await step('openai: a streamed pipeline model sends its stages as reasoning befo
   const first = (t) => types.indexOf(t)
   check(first('response.reasoning_summary_text.delta') > 0 && first('response.reasoning_summary_text.delta') < first('response.output_text.delta') &&
     summary === reasoning, `events ${types.join(' ')}; summary ${JSON.stringify(summary)}`)
+})
+
+// --- a chat UI's follow-up to a pipeline model ---------------------------------
+
+await step('a chat UI\'s follow-up to a pipeline model is answered for its last message, the earlier turns reaching every call', async () => {
+  const mockBase = opts['mock-url'].replace(/\/$/, '')
+  const first = await mockOpenAI.chat.completions.create({ model: 'madspark-spark', messages: [{ role: 'user', content: 'urban farming' }] })
+  const report = first.choices[0].message.content
+  // What Open WebUI and LibreChat send for the next turn: every message
+  // again, streamed with usage; LibreChat adds its user's ID.
+  const conversation = [
+    { role: 'system', content: 'Keep it short.' },
+    { role: 'user', content: 'urban farming' },
+    { role: 'assistant', content: report },
+    { role: 'user', content: 'only on balconies' },
+  ]
+  const stream = await mockOpenAI.chat.completions.create({
+    model: 'madspark-spark', stream: true, stream_options: { include_usage: true }, user: '652ac880c4102a77fe54c5db', messages: conversation,
+  })
+  let content = ''
+  let reasoning = ''
+  let runID = ''
+  for await (const chunk of stream) {
+    content += chunk.choices[0]?.delta?.content ?? ''
+    reasoning += chunk.choices[0]?.delta?.reasoning_content ?? ''
+    runID = chunk.madspark?.run_id || runID
+  }
+  check(content.includes('only on balconies') && /^generate: /.test(reasoning) && runID !== '', `answer ${content.slice(0, 200)}, run ${runID}`)
+  const run = await (await fetch(`${mockBase}/api/runs/${runID}`)).json()
+  deepStrictEqual(run.tags, ['user=652ac880c4102a77fe54c5db'])
+  // The run's calls, once its journal holds them all (spark makes six).
+  let calls = []
+  for (const deadline = Date.now() + 10000; calls.length < 6 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+    const view = await (await fetch(`${mockBase}/api/runs/${runID}/steps`)).json()
+    calls = view.steps.flatMap((s) => s.calls)
+  }
+  const earlier = `--- user ---\nurban farming\n--- assistant ---\n${report}`
+  const without = calls.find((c) => !(c.prompt[0].role === 'system' && c.prompt[0].content.includes('Keep it short.') && c.prompt[0].content.endsWith(earlier)))
+  check(calls.length >= 6 && !without, `${calls.length} calls; one without the instructions and the earlier turns: ${String(JSON.stringify(without?.prompt?.[0])).slice(0, 400)}`)
+
+  // The Responses API's input items do the same.
+  const r = await mockOpenAI.responses.create({ model: 'madspark-chaos', input: conversation.slice(1).map((m) => ({ role: m.role, content: m.content })) })
+  check(r.status === 'completed' && r.output_text.includes('only on balconies'), `responses: ${r.status} ${r.output_text.slice(0, 200)}`)
+
+  // An answer begun after the last user message cannot be continued by a pipeline: it is refused naming it.
+  try {
+    await mockOpenAI.chat.completions.create({ model: 'madspark-spark', messages: [...conversation, { role: 'assistant', content: 'Sure, here are' }] })
+    throw new Error('a message after the last user message was accepted')
+  } catch (err) {
+    check(err instanceof OpenAI.BadRequestError && err.param === 'messages[4]', `${err}`)
+  }
 })
 
 // --- capacity: the provider's one slot and four places in line are full -------
