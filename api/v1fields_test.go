@@ -91,7 +91,7 @@ func TestPipelineModelFields(t *testing.T) {
 
 			before := len(hs.runs(t))
 			for _, bad := range []struct {
-				conversation            [][2]string
+				conversation           [][2]string
 				chat, responses, param string
 			}{
 				{user, ``, `,"max_tool_calls":3`, "max_tool_calls"},

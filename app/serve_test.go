@@ -30,18 +30,8 @@ func TestDebateModelTakesTheClientsSettings(t *testing.T) {
 		}
 		return openaitest.Reply{Content: "Rust is", FinishReason: "length"}
 	})
-	env := map[string]string{"MADSPARK_PROVIDER": "openai", "OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "sk-test",
-		"MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}
 	ctx := context.Background()
-	a, err := Open(ctx, Config{Getenv: func(k string) string { return env[k] }, NoCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	d, err := a.Debater()
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, d := openDebater(t, map[string]string{"MADSPARK_PROVIDER": "openai", "OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "sk-test"})
 	m := &debateModel{id: "madspark-direct", mode: "simple", d: d, settings: debate.Settings{Rounds: 1}}
 	temp, topP, seed := 1.7, 0.3, int64(5)
 	p := server.Prompt{
@@ -267,19 +257,10 @@ func TestDirectModelCallsTools(t *testing.T) {
 // that writes the answer cannot take is refused before the run starts
 // (and before a debate's router and proposers are paid for), naming the
 // field: a seed or a verbosity on Anthropic, xhigh on Gemini, minimal on
-// Anthropic. A bound of zero built-in tool calls turns the debate's web search off.
+// Anthropic. A bound of zero built-in tool calls turns the debate's web
+// search off.
 func TestDebateModelChecksTheProvider(t *testing.T) {
-	a, err := Open(context.Background(), Config{Getenv: func(k string) string {
-		return map[string]string{"MADSPARK_MODE": "mock", "MADSPARK_DB": filepath.Join(t.TempDir(), "m.db")}[k]
-	}, NoCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	d, err := a.Debater()
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, d := openDebater(t, map[string]string{"MADSPARK_MODE": "mock"})
 	seed := int64(1)
 	user := []llm.Message{{Role: llm.RoleUser, Content: "Explain step by step how to design a distributed cache"}}
 	for _, tc := range []struct {
@@ -317,4 +298,21 @@ func TestDebateModelChecksTheProvider(t *testing.T) {
 			t.Errorf("max_tool_calls %v: no_search %v, %v", tc.bound, params.NoSearch, err)
 		}
 	}
+}
+
+// openDebater opens the app with env (a database of its own added) and
+// its debater, with no response cache; the app closes when t ends.
+func openDebater(t *testing.T, env map[string]string) (*App, *Debater) {
+	t.Helper()
+	env["MADSPARK_DB"] = filepath.Join(t.TempDir(), "m.db")
+	a, err := Open(context.Background(), Config{Getenv: func(k string) string { return env[k] }, NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	d, err := a.Debater()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, d
 }

@@ -68,7 +68,8 @@ type streamOptions struct {
 type chatMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
-	Name    string          `json:"name"`
+	// Name is taken where it tells nothing apart (see participants).
+	Name string `json:"name"`
 	// An assistant message's tool calls; a tool message's call.
 	ToolCalls  []chatToolCall `json:"tool_calls"`
 	ToolCallID string         `json:"tool_call_id"`
