@@ -28,6 +28,7 @@ func FuzzDecodeChat(f *testing.F) {
 		`{"model":"m","messages":[{"role":"user","content":"w?"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},{"role":"tool","tool_call_id":"c1","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"auto"}`,
 		`{"model":"m"} {}`,
 		`[`,
+		`{"model":"m","messages":[{"role":"user","content":"x","name":"ann"}],"reasoning_effort":"low","verbosity":"high","user":"u-1","metadata":{"a":"1"},"store":false}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -80,6 +81,7 @@ func FuzzDecodeResponses(f *testing.F) {
 		`{"model":"m","input":[1]}`,
 		`{"model":"m","input":[{"role":"user","content":"w?"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"x"}],"tools":[{"type":"function","name":"f"}]}`,
 		`{"model":"m","input":"a\u0000b"}`,
+		`{"model":"m","input":"hi","reasoning":{"effort":"minimal","summary":"auto"},"text":{"verbosity":"low"},"include":["web_search_call.results"],"max_tool_calls":0,"metadata":{"k":"v"}}`,
 	} {
 		f.Add([]byte(s))
 	}
