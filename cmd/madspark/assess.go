@@ -58,7 +58,15 @@ the others.`,
 		Example: `  madspark assess "A subscription service for refurbished lab equipment" --with-review
   madspark assess --batch --ideas-file ideas.md --max-concurrent 3 --judge
   madspark assess synthesize`,
-		Args: cmdline.Args(cobra.MaximumNArgs(1)),
+		Args: func(cmd *cobra.Command, args []string) error {
+			// "madspark assess synthesise" is a slip, not an idea.
+			if len(args) > 0 {
+				if err := cmdline.NotCommand(cmd, args[0], false); err != nil {
+					return err
+				}
+			}
+			return cmdline.Args(cobra.MaximumNArgs(1))(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.runAssess(cmd.Context(), f, args)
 		},

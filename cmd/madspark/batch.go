@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,7 +41,17 @@ in which case madspark worker processes on the same database work them. The
 results (per item: line, topic, run_id, status, error, result) go to
 --output atomically, or to standard output. Exit status 1 when any item
 failed. "madspark batch status ID" shows a batch from anywhere.`, batch.MaxRows, batch.MaxBytes>>20),
-		Args: cmdline.Args(cobra.ExactArgs(1)),
+		Args: func(cmd *cobra.Command, args []string) error {
+			// "madspark batch stauts ID" is a slip, not a file.
+			if len(args) > 0 {
+				if _, err := os.Stat(args[0]); err != nil {
+					if err := cmdline.NotCommand(cmd, args[0], false); err != nil {
+						return err
+					}
+				}
+			}
+			return cmdline.Args(cobra.ExactArgs(1))(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdline.CheckTimeout(o.Timeout); err != nil {
 				return err

@@ -232,7 +232,7 @@ func TestBatchBadInput(t *testing.T) {
 		{[]string{"batch", noHeader, "--pipeline", "chaos"}, "CSV is spark's batch format"},
 		{[]string{"batch", noHeader, "--no-worker", "--concurrency", "3"}, "does nothing with --no-worker"},
 		{[]string{"batch", "status", "nope"}, "no batch nope"},
-		{[]string{"batch"}, "accepts 1 arg(s)"},
+		{[]string{"batch"}, "batch needs FILE; usage: madspark batch FILE"},
 	} {
 		r := invoke(t, env, tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "goroutine") {

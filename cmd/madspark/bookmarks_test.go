@@ -282,7 +282,7 @@ func TestExportCommand(t *testing.T) {
 	}{
 		{[]string{"export", "nope"}, "no run nope"},
 		{[]string{"export", rep.RunID, "--format", "docx"}, `unknown output format "docx"`},
-		{[]string{"export"}, "accepts 1 arg(s)"},
+		{[]string{"export"}, "export needs RUN_ID"},
 	} {
 		if r := invoke(t, env, tc.args...); r.code != 2 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%v: exit %d %q", tc.args, r.code, r.stderr)

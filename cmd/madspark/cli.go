@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"unicode"
 
 	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
@@ -128,8 +129,10 @@ func (c *cli) rootCmd() *cobra.Command {
 		Short: "Multi-agent LLM pipelines: ideas generated, critiqued, argued over and improved",
 		Long: `madspark runs multi-agent LLM pipelines.
 
-With a topic and an optional context it runs the spark pipeline, exactly as
-"madspark spark TOPIC [CONTEXT]" does.`,
+With a topic of several words (quoted) and an optional context it runs the
+spark pipeline, exactly as "madspark spark TOPIC [CONTEXT]" does. A single
+word is taken for a command, and refused when it is none: a topic of one
+word is given as "madspark spark WORD" or "madspark -- WORD".`,
 		Args:          topicArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -139,15 +142,18 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 				_ = cmd.Usage()
 				return usagef("a topic is required: madspark TOPIC [CONTEXT]")
 			}
-			// A mistyped command would otherwise be a topic, and a paid run.
-			if len(args) > 0 {
-				if name := cmdline.NearCommand(cmd, args[0]); name != "" {
-					quoted := make([]string, len(args))
-					for i, a := range args {
-						quoted[i] = app.ShellQuote(a)
-					}
-					return usagef("unknown command %q: did you mean madspark %s? (for a spark run on that topic: madspark spark %s)", args[0], name, strings.Join(quoted, " "))
+			// A word is a command, never a paid run: only a topic of
+			// several words, or one after "--", is taken as a topic here.
+			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 && strings.TrimSpace(args[0]) != "" && !strings.ContainsFunc(strings.TrimSpace(args[0]), unicode.IsSpace) {
+				quoted := make([]string, len(args))
+				for i, a := range args {
+					quoted[i] = app.ShellQuote(a)
 				}
+				tip := "a spark run on a topic of one word: madspark spark " + strings.Join(quoted, " ")
+				if len(args) == 2 {
+					tip += "; on a topic of several words, quoted: madspark " + app.ShellQuote(args[0]+" "+args[1])
+				}
+				return cmdline.UnknownCommand(cmd, args[0], tip)
 			}
 			return c.runSpark(cmd.Context(), args, sf)
 		},
@@ -156,11 +162,12 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 	root.Version = versionString()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(cmdline.FlagError)
-	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.mcpCmd(), c.workerCmd(), c.batchCmd(), c.runsCmd(), c.resumeCmd(), c.exportCmd(), c.bookmarksCmd(), c.evalCmd(), c.configCmd(), c.runCmd(), c.pipelinesCmd(), c.parseCmd(), c.versionCmd())
+	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.mcpCmd(), c.workerCmd(), c.batchCmd(), c.runsCmd(), c.resumeCmd(), c.exportCmd(), c.bookmarksCmd(), c.evalCmd(), c.configCmd(), c.runCmd(), c.pipelinesCmd(), c.parseCmd(), c.versionCmd(), c.inspectCmd())
 	for _, sub := range root.Commands() {
 		sub.SetFlagErrorFunc(cmdline.FlagError)
 	}
 	root.SetHelpCommand(cmdline.Help(root))
+	cmdline.Guard(root)
 	return root
 }
 

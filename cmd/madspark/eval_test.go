@@ -175,7 +175,7 @@ func TestEvalBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 		{[]string{"eval", "--pipeline", "spark", "--topics", good, "--output-format", "pdf"}, "unknown output format"},
 		{[]string{"eval", "--pipeline", "proposal", "--topics", "builtin"}, "no built-in topics for proposal"},
 		{[]string{"eval", "--pipeline", "proposal", "--topics", good}, "JSON lines"},
-		{[]string{"eval", "--compare", "only-one"}, "accepts 2 arg"},
+		{[]string{"eval", "--compare", "only-one"}, "--compare needs two run IDs, got 1"},
 		{[]string{"eval", "--compare", "a", "b"}, "no run a"},
 	} {
 		r := invoke(t, env, c.args...)

@@ -217,7 +217,7 @@ func TestProposalBadInput(t *testing.T) {
 		{[]string{"proposal", "--max-refinements", "11", "--profile", bad}, "--max-refinements must be 0..10, got 11"},
 		{[]string{"proposal", "--output-format", "pdf"}, `unknown output format "pdf"`},
 		{[]string{"proposal", "--timeout", "0s"}, "--timeout must be positive"},
-		{[]string{"proposal", "topic"}, `unknown command "topic"`},
+		{[]string{"proposal", "topic"}, `proposal takes no argument, got "topic"`},
 	} {
 		r := invoke(t, env, tt.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
