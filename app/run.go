@@ -57,7 +57,7 @@ func (a *App) Execute(ctx context.Context, s Spec, fn func(context.Context, *eng
 	stop()
 	switch {
 	case runErr != nil && ctx.Err() != nil:
-		runErr = fmt.Errorf("interrupted: %w", runErr)
+		runErr = &StoppedError{Cause: context.Cause(ctx), Stage: run.Stage(), Err: runErr}
 	case runErr != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
 		runErr = fmt.Errorf("run timed out after %s (--timeout): %w", s.Timeout, runErr)
 	}
@@ -73,8 +73,44 @@ func (a *App) Execute(ctx context.Context, s Spec, fn func(context.Context, *eng
 	return run, time.Since(start), nil
 }
 
+// StoppedError is the error of a run whose command was stopped (Ctrl-C,
+// SIGTERM) during Stage: the run is recorded as interrupted (it wraps
+// madspark.ErrInterrupted) with this error's words, not those of the
+// cancelled call.
+type StoppedError struct {
+	// Cause is the cause of the command's context's end: a
+	// cmdline.Interruption naming the signal, or context.Canceled.
+	Cause error
+	Stage string
+	Err   error
+}
+
+func (e *StoppedError) Error() string {
+	what := "interrupted"
+	if errors.Is(e.Cause, madspark.ErrInterrupted) {
+		what = e.Cause.Error()
+	}
+	if e.Stage != "" {
+		what += " at stage " + e.Stage
+	}
+	return what
+}
+
+func (e *StoppedError) Unwrap() []error { return []error{madspark.ErrInterrupted, e.Err} }
+
+// interruption is the cause of ctx's end as an interruption: its cause
+// when that wraps madspark.ErrInterrupted (a signal), else
+// madspark.ErrInterrupted, since a command's context ends only when its
+// process is stopping.
+func interruption(ctx context.Context) error {
+	if cause := context.Cause(ctx); errors.Is(cause, madspark.ErrInterrupted) {
+		return cause
+	}
+	return madspark.ErrInterrupted
+}
+
 // InterruptedError is a run stopped by Ctrl-C (or SIGTERM): it is kept,
-// failed, and "madspark resume" finishes it.
+// interrupted, and "madspark resume" finishes it.
 type InterruptedError struct {
 	RunID string
 	// Flags are resume's flags that the hint suggests ("--output-dir DIR").

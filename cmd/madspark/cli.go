@@ -28,8 +28,9 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // the run failed: provider errors, storage errors
 	exitUsage   = 2 // bad input, detected before any LLM call
-	// exitInterrupted is a command stopped by Ctrl-C (or SIGTERM), as a
-	// shell reports a process killed by SIGINT.
+	// exitInterrupted is a command stopped by Ctrl-C, as a shell reports
+	// a process killed by SIGINT; SIGTERM is 143
+	// (cmdline.Interruption.ExitCode).
 	exitInterrupted = 130
 )
 
@@ -94,13 +95,18 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 		return exitOK
 	}
 	msg := input.Show(oneLine(err.Error()))
-	if ctx.Err() != nil && msg == context.Canceled.Error() {
-		msg = "interrupted"
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		if _, ok := errors.AsType[*app.InterruptedError](err); !ok {
+			msg = "interrupted"
+		}
 	}
 	fmt.Fprintf(stderr, "madspark: %s\n", msg)
 	var ue usageError
 	switch {
 	case ctx.Err() != nil:
+		if i, ok := errors.AsType[cmdline.Interruption](context.Cause(ctx)); ok {
+			return i.ExitCode()
+		}
 		return exitInterrupted
 	case errors.As(err, &ue):
 		return exitUsage

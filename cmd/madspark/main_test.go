@@ -388,7 +388,7 @@ func interruptMidRun(t *testing.T, env map[string]string, args ...string) (int, 
 	return <-done, errb.String()
 }
 
-func TestInterruptRecordsFailedRun(t *testing.T) {
+func TestInterruptRecordsInterruptedRun(t *testing.T) {
 	env := mockEnv(t)
 	env["MADSPARK_MOCK_LATENCY"] = "50ms"
 	// Exit 130, as for a process killed by SIGINT, and one line that says
@@ -398,9 +398,9 @@ func TestInterruptRecordsFailedRun(t *testing.T) {
 	if code != 130 || hint == nil || hint[1] != hint[2] {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	list := invoke(t, env, "runs", "list", "--status", "failed", "--output-format", "json")
-	if !strings.Contains(list.stdout, "interrupted") || !strings.Contains(list.stdout, hint[1]) {
-		t.Fatalf("interrupted run not recorded as failed: %s", list.stdout)
+	list := invoke(t, env, "runs", "list", "--status", "interrupted", "--output-format", "json")
+	if !strings.Contains(list.stdout, `"error": "interrupted at stage `) || !strings.Contains(list.stdout, hint[1]) {
+		t.Fatalf("interrupted run not recorded as interrupted: %s", list.stdout)
 	}
 	// The hint works: the run finishes.
 	if r := invoke(t, env, "resume", hint[1], "--output-format", "json"); r.code != 0 || !strings.Contains(r.stdout, hint[1]) {
