@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/madspark/madspark"
@@ -37,8 +38,14 @@ func (a *App) Execute(ctx context.Context, s Spec, fn func(context.Context, *eng
 	}
 	start := time.Now()
 	sink, stop := func(madspark.Event) {}, func() {}
+	var started atomic.Pointer[engine.Run]
 	if a.cfg.Progress != nil {
-		sink, stop = a.cfg.Progress()
+		sink, stop = a.cfg.Progress(func() llm.Usage {
+			if r := started.Load(); r != nil {
+				return r.Usage()
+			}
+			return llm.Usage{}
+		})
 	}
 	var run *engine.Run
 	var err error
@@ -51,6 +58,7 @@ func (a *App) Execute(ctx context.Context, s Spec, fn func(context.Context, *eng
 		stop()
 		return nil, 0, err
 	}
+	started.Store(run)
 	rctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	res, runErr := fn(rctx, run)
 	cancel()

@@ -20,6 +20,7 @@ import (
 	"github.com/madspark/madspark/atomicfile"
 	"github.com/madspark/madspark/cmdline"
 	"github.com/madspark/madspark/input"
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/termui"
 )
 
@@ -61,9 +62,11 @@ type cli struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
-	// progress is true when stderr is a terminal: draw a live display.
-	progress bool
-	logger   *slog.Logger
+	// display is how runs show their progress on stderr: a live display
+	// (live, on a terminal), a line per event (lines), a JSON object per
+	// event (json), or nothing (none); see setDisplay.
+	display string
+	logger  *slog.Logger
 	// command is the command being run ("madspark resume"), which the
 	// leases of its runs name.
 	command string
@@ -79,12 +82,19 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 		defer esc.Flush()
 		stdout = esc
 	}
-	c := &cli{env: getenv, stdin: stdin, stdout: stdout, stderr: stderr, progress: termui.IsTerminal(stderr)}
+	c := &cli{env: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("LOG_LEVEL"))}))
 	root := c.rootCmd()
+	var progress string
+	var quiet bool
+	root.PersistentFlags().StringVar(&progress, "progress", "auto", "how runs show their progress on stderr: auto (live on a terminal, else lines), live, lines (one per stage: time, stage, calls, tokens), json (one object per event) or none")
+	root.PersistentFlags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (--progress none)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		c.command = cmd.CommandPath()
-		return cmdline.CheckInput(cmd, args)
+		if err := cmdline.CheckInput(cmd, args); err != nil {
+			return err
+		}
+		return c.setDisplay(progress, quiet)
 	}
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -186,6 +196,29 @@ func topicArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// setDisplay sets how runs show their progress from --progress and
+// --quiet: auto is a live display when stderr is a terminal, and a line
+// per event otherwise.
+func (c *cli) setDisplay(progress string, quiet bool) error {
+	switch {
+	case quiet && progress != "auto" && progress != "none":
+		return usagef("--quiet turns progress off; drop it or --progress %s", progress)
+	case quiet:
+		progress = "none"
+	case progress == "auto" && termui.IsTerminal(c.stderr):
+		progress = "live"
+	case progress == "auto":
+		progress = "lines"
+	case progress == "live" && !termui.IsTerminal(c.stderr):
+		return usagef("--progress live draws on a terminal, and standard error is none; use lines or json")
+	}
+	if err := cmdline.CheckFormat(progress, "live", "lines", "json", "none"); err != nil {
+		return usagef("--progress must be auto, live, lines, json or none, got %q", progress)
+	}
+	c.display = progress
+	return nil
+}
+
 // open composes the system for this command (see package app).
 func (c *cli) open(ctx context.Context, noCache bool) (*app.App, error) {
 	return c.openWith(ctx, app.Config{NoCache: noCache})
@@ -194,10 +227,21 @@ func (c *cli) open(ctx context.Context, noCache bool) (*app.App, error) {
 // openWith is open with cfg's own settings (llama-server's model).
 func (c *cli) openWith(ctx context.Context, cfg app.Config) (*app.App, error) {
 	cfg.Getenv, cfg.Logger, cfg.Notices, cfg.Command = c.env, c.logger, c.stderr, c.command
-	if c.progress {
-		cfg.Progress = func() (func(madspark.Event), func()) {
+	switch c.display {
+	case "live":
+		cfg.Progress = func(func() llm.Usage) (func(madspark.Event), func()) {
 			p := termui.NewProgress(c.stderr)
 			return p.Event, p.Stop
+		}
+	case "lines":
+		cfg.Progress = func(usage func() llm.Usage) (func(madspark.Event), func()) {
+			l := termui.NewLines(c.stderr, usage)
+			return l.Event, l.Stop
+		}
+	case "json":
+		cfg.Progress = func(usage func() llm.Usage) (func(madspark.Event), func()) {
+			j := termui.NewJSONLines(c.stderr, usage)
+			return j.Event, j.Stop
 		}
 	}
 	return app.Open(ctx, cfg)

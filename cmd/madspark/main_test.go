@@ -329,7 +329,7 @@ func TestProviderFailureExitsOneAndKeepsRun(t *testing.T) {
 		"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-live-supersecret-123",
 		"MADSPARK_DB": filepath.Join(t.TempDir(), "m.db"),
 	}
-	r := invoke(t, env, "urban farming")
+	r := invoke(t, env, "urban farming", "--quiet")
 	if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Fatalf("exit %d, stderr %q; want exit 1 and one line", r.code, r.stderr)
 	}
