@@ -250,14 +250,15 @@ func TestExportCommand(t *testing.T) {
 	if data, _ := os.ReadFile(out); string(data) != md.stdout {
 		t.Errorf("the file differs from standard output")
 	}
-	// A PDF without --output goes to its own name in the working directory.
+	// A PDF without --output goes to its own name in the outputs
+	// directory.
 	wd, _ := os.Getwd()
 	if err := os.Chdir(dir); err != nil {
 		t.Fatal(err)
 	}
 	r = invoke(t, env, "export", rep.RunID, "--format", "pdf")
 	_ = os.Chdir(wd)
-	name := "madspark-spark-" + rep.RunID[len(rep.RunID)-8:] + ".pdf"
+	name := filepath.Join("outputs", "madspark-spark-"+rep.RunID[len(rep.RunID)-8:]+".pdf")
 	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote "+name) {
 		t.Fatalf("pdf: %d %s", r.code, r.stderr)
 	}
