@@ -442,7 +442,7 @@ func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) exportRun(w http.ResponseWriter, r *http.Request) error {
-	format := r.URL.Query().Get("format")
+	format := export.Canonical(r.URL.Query().Get("format"))
 	if format == "" {
 		format = "json"
 	}

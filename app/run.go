@@ -152,10 +152,11 @@ func ShellQuote(s string) string {
 }
 
 // UsageLine is the summary line of a finished run, as every command prints
-// it: what the run cost, how long it took and, when replies were repaired,
-// how many repairs were made ("6 calls …; 12.3s; 3 repairs").
+// it: what the run cost and how long it took ("6 calls …; 12.3s"). The
+// repairs made to its replies are the caller's to add, once (RepairNote,
+// pipeline.RepairsNote).
 func UsageLine(run *engine.Run, elapsed time.Duration) string {
-	return fmt.Sprintf("%s; %.1fs%s", run.Usage(), elapsed.Seconds(), RepairNote(len(run.Repairs())))
+	return fmt.Sprintf("%s; %.1fs", run.Usage(), elapsed.Seconds())
 }
 
 // RepairNote is "; N repairs" for n > 0, and "" otherwise.

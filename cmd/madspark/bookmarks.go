@@ -258,6 +258,7 @@ Text formats go to standard output unless --output FILE; a PDF goes to
 Files are written atomically.`,
 		Args: cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format = export.Canonical(format)
 			if err := cmdline.CheckFormat(format, export.Formats...); err != nil {
 				return err
 			}
@@ -284,7 +285,7 @@ Files are written atomically.`,
 			return c.emit(f.Data, output, fmt.Sprintf(" (%s run %s)", rec.Pipeline, rec.ID))
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "json", strings.Join(export.Formats, "|"))
+	cmd.Flags().StringVar(&format, "format", "json", strings.Join(export.Formats, "|")+" (md is markdown)")
 	// --output-format, as every other command spells it.
 	cmd.Flags().StringVar(&format, "output-format", "json", "the same as --format")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write to FILE (atomically)")

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -88,5 +89,32 @@ func TestCommandWordsNeverStartARun(t *testing.T) {
 		if step.code != 0 || json.Unmarshal([]byte(step.stdout), &s) != nil || s.Key != "generate" || len(s.Calls) == 0 {
 			t.Fatalf("inspect %s generate: exit %d: %s%s", rep.RunID, step.code, step.stdout, step.stderr)
 		}
+	}
+}
+
+// TestSmallWordingSlips: the mock does not paste a context into a
+// sentence, export takes md for markdown (the MCP resource's name), and
+// counts agree with their nouns.
+func TestSmallWordingSlips(t *testing.T) {
+	env := mockEnv(t)
+	r := invoke(t, env, "--output-format", "json", "urban farming", "low-cost, scalable solutions")
+	var rep report
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, c := range rep.Candidates {
+		if idea := c["idea"].(string); strings.Contains(idea, "Designed to be low-cost") || !strings.Contains(idea, "Within the brief: low-cost, scalable solutions.") {
+			t.Fatalf("mock idea %q", idea)
+		}
+	}
+	md := invoke(t, env, "export", rep.RunID, "--format", "md")
+	markdown := invoke(t, env, "export", rep.RunID, "--format", "markdown")
+	if md.code != 0 || md.stdout == "" || md.stdout != markdown.stdout {
+		t.Fatalf("--format md: exit %d: %s", md.code, md.stderr)
+	}
+	chaos := invoke(t, env, "chaos", "quiet streets at night", "--iterations", "1", "--output-dir", t.TempDir())
+	if chaos.code != 0 || regexp.MustCompile(`accepted 1 new ideas|holds 1 ideas|accepted (0|[2-9]|\d\d+) new idea;`).MatchString(chaos.stdout) ||
+		!regexp.MustCompile(`This run accepted \d+ new ideas?; the memory "[^"]+" now holds \d+ ideas?\.`).MatchString(chaos.stdout) {
+		t.Fatalf("chaos summary: %s", chaos.stdout)
 	}
 }
