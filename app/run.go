@@ -76,10 +76,24 @@ func (a *App) Execute(ctx context.Context, s Spec, fn func(context.Context, *eng
 		return run, 0, &InterruptedError{RunID: run.ID(), err: runErr}
 	}
 	if runErr != nil {
-		return run, 0, fmt.Errorf("run %s failed with %s/%s: %w; once the cause is fixed, madspark resume %s finishes it", run.ID(), a.Info.Name, a.Info.Model, runErr, run.ID())
+		return run, 0, &RunError{RunID: run.ID(), Provider: a.Info.Name, Model: a.Info.Model, Err: runErr}
 	}
 	return run, time.Since(start), nil
 }
+
+// RunError is a run that failed: it is kept, and madspark resume finishes
+// it once the cause is fixed.
+type RunError struct {
+	RunID, Provider, Model string
+	// Err is the run's error, as recorded.
+	Err error
+}
+
+func (e *RunError) Error() string {
+	return fmt.Sprintf("run %s failed with %s/%s: %v; once the cause is fixed, madspark resume %s finishes it", e.RunID, e.Provider, e.Model, e.Err, e.RunID)
+}
+
+func (e *RunError) Unwrap() error { return e.Err }
 
 // StoppedError is the error of a run whose command was stopped (Ctrl-C,
 // SIGTERM) during Stage: the run is recorded as interrupted (it wraps

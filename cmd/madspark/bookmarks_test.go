@@ -162,7 +162,7 @@ func TestBookmarkTagsAndBookmarksCommands(t *testing.T) {
 		{[]string{"bookmarks", "list", "--limit", "0"}, "--limit must be 1..1000"},
 		{[]string{"bookmarks", "list", "--tag", " "}, "--tag: tag 1: a tag must not be empty"},
 		{[]string{"bookmarks", "search", " "}, "TEXT must not be empty"},
-		{[]string{"bookmarks", "import", filepath.Join(t.TempDir(), "missing.json")}, "no such file"},
+		{[]string{"bookmarks", "import", filepath.Join(t.TempDir(), "missing.json")}, "no file "},
 		{[]string{"spark", "x", "--bookmark-tags", strings.Repeat("t", 51)}, "--bookmark-tags: tag 1: a tag is at most 50 characters"},
 	} {
 		r := invoke(t, env, tc.args...)

@@ -19,8 +19,10 @@ import (
 	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/atomicfile"
 	"github.com/madspark/madspark/cmdline"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/provider"
 	"github.com/madspark/madspark/termui"
 )
 
@@ -83,7 +85,7 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 		stdout = esc
 	}
 	c := &cli{env: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
-	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("LOG_LEVEL"))}))
+	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("LOG_LEVEL")), ReplaceAttr: plainErrors}))
 	root := c.rootCmd()
 	var progress string
 	var quiet bool
@@ -104,7 +106,7 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 	if err == nil {
 		return exitOK
 	}
-	msg := input.Show(oneLine(err.Error()))
+	msg := input.Show(c.words(err))
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		if _, ok := errors.AsType[*app.InterruptedError](err); !ok {
 			msg = "interrupted"
@@ -125,6 +127,49 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// words is err as the one line the user reads (package failure): what
+// happened, naming the thing, and what to do, without Go's wording; the
+// provider's address is shown, since the user configured it.
+func (c *cli) words(err error) string {
+	if _, ok := errors.AsType[usageError](err); ok {
+		return failure.Plain(oneLine(err.Error()))
+	}
+	if _, ok := errors.AsType[*app.InterruptedError](err); ok {
+		return oneLine(err.Error()) // its own words, and how to resume
+	}
+	p := c.provider()
+	if re, ok := errors.AsType[*app.RunError](err); ok {
+		line := failure.Explain(oneLine(re.Err.Error()), p).Line()
+		if !strings.HasSuffix(line, "?") && !strings.HasSuffix(line, ".") {
+			line += "."
+		}
+		said := fmt.Sprintf("run %s (%s/%s) failed: %s Once the cause is fixed, madspark resume %s finishes it", re.RunID, re.Provider, re.Model, line, re.RunID)
+		// What an error around the run's says stays ("synthesis: … (the
+		// analysis is kept …)").
+		return failure.Plain(strings.Replace(oneLine(err.Error()), oneLine(re.Error()), said, 1))
+	}
+	return failure.Words(err, p)
+}
+
+// provider is what messages may say of the provider in effect: all of it,
+// to the user who configured it.
+func (c *cli) provider() failure.Provider {
+	info, err := provider.FromEnv(c.env).Choose()
+	if err != nil {
+		return failure.Provider{}
+	}
+	return failure.Provider{Name: info.Name, Endpoint: info.BaseURL, Local: info.Local}
+}
+
+// plainErrors says the errors in log lines in words (failure.Plain): the
+// log goes to the user's terminal.
+func plainErrors(_ []string, a slog.Attr) slog.Attr {
+	if a.Key == "err" || a.Key == "error" {
+		return slog.String(a.Key, failure.Plain(oneLine(a.Value.String())))
+	}
+	return a
+}
 
 func logLevel(s string) slog.Level {
 	switch strings.ToUpper(strings.TrimSpace(s)) {

@@ -168,7 +168,7 @@ func TestEvalBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 		{[]string{"eval", "--pipeline", "spark", "--topics", empty}, "no topics"},
 		{[]string{"eval", "--pipeline", "spark", "--topics", malformed}, "line 2"},
 		{[]string{"eval", "--pipeline", "spark", "--topics", wrongType}, "want string"},
-		{[]string{"eval", "--pipeline", "spark", "--topics", filepath.Join(dir, "missing.txt")}, "no such file"},
+		{[]string{"eval", "--pipeline", "spark", "--topics", filepath.Join(dir, "missing.txt")}, "--topics: no file "},
 		{[]string{"eval", "--pipeline", "spark", "--topics", good, "--limit", "0"}, "--limit must be at least 1"},
 		{[]string{"eval", "--pipeline", "spark", "--topics", good, "--concurrency", "0"}, "--concurrency"},
 		{[]string{"eval", "--pipeline", "spark", "--topics", good, "--judge-provider", "acme"}, "judge_provider"},
