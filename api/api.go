@@ -75,6 +75,11 @@ type Info struct {
 	// ProviderConfigured reports whether credentials for a model provider
 	// are set (false in mock mode for want of them).
 	ProviderConfigured bool
+	// Endpoint is the provider's address, named in error messages to a
+	// client on this machine only; Local reports a provider on this
+	// machine or network (package failure).
+	Endpoint string
+	Local    bool
 	// Database names the store's driver: "sqlite" or "postgres".
 	Database string
 	// Cache names the response cache's durable tier ("redis", or

@@ -18,6 +18,7 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/batch"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/pipeline"
 )
 
@@ -274,7 +275,7 @@ func (h *Handler) batchView(ctx context.Context, b *madspark.Batch) (Batch, erro
 			}
 		case madspark.RunFailed, madspark.RunCancelled:
 			if rec, err := h.cfg.Store.Run(ctx, it.RunID); err == nil {
-				bi.Error = oneLine(rec.Error)
+				bi.Error = failure.Scrub(failure.Of(rec.Error).Line())
 			}
 		case madspark.RunSucceeded:
 			bi.Progress = 100

@@ -245,7 +245,7 @@ func answerSettings(params *debate.Params, p server.Prompt) {
 // apiInfo describes the app to the REST API.
 func (a *App) apiInfo() api.Info {
 	i := api.Info{Version: Version, Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model,
-		ProviderConfigured: !a.Info.Mock, Database: "sqlite", Cache: "database"}
+		ProviderConfigured: !a.Info.Mock, Database: "sqlite", Cache: "database", Endpoint: a.Info.BaseURL, Local: a.Info.Local}
 	if _, ok := a.Store.(*postgres.DB); ok {
 		i.Database = "postgres"
 	}

@@ -99,10 +99,10 @@ func (f *Failure) explain(p Provider) {
 	}
 	switch f.Kind {
 	case ProviderError:
-		f.Message = fmt.Sprintf("%s had a server error (HTTP %d) and did not answer%s", who, f.Status, tries)
+		f.Message = fmt.Sprintf("%s had a server error (%s) and did not answer%s", who, f.http(), tries)
 		f.Advice = "try again in a minute; if it keeps failing, " + p.statusPage()
 	case RateLimited:
-		f.Message = fmt.Sprintf("%s is limiting how many requests it takes (HTTP 429)%s", who, tries)
+		f.Message = fmt.Sprintf("%s is limiting how many requests it takes (%s)%s", who, f.http(), tries)
 		f.Advice = "wait a minute and try again; fewer runs at once (MADSPARK_PROVIDER_CONCURRENCY) avoid it"
 	case ProviderPaused:
 		f.Message = fmt.Sprintf("madspark paused its calls to %s after it failed several times in a row", who)
@@ -111,14 +111,10 @@ func (f *Failure) explain(p Provider) {
 			f.Advice = "it tries again at " + f.RetryAt.Local().Format(time.TimeOnly) + "; try after that"
 		}
 	case Auth:
-		f.Message = fmt.Sprintf("%s refused the API key (HTTP %d)", who, f.Status)
+		f.Message = fmt.Sprintf("%s refused the API key (%s)", who, f.http())
 		f.Advice = "check the key (" + p.keyVar() + ") and that it may use this model"
 	case ProviderRefused:
-		f.Message = fmt.Sprintf("%s refused the request (HTTP %d", who, f.Status)
-		if m := providerMsg.FindStringSubmatch(f.Detail); m != nil && m[1] != "" {
-			f.Message += ": " + Scrub(clip(m[1], 200))
-		}
-		f.Message += ")"
+		f.Message = fmt.Sprintf("%s refused the request (%s)", who, f.http())
 		f.Advice = "check the model name (MADSPARK_MODEL); a very long input may also be too large for it"
 	case Network:
 		cause := netCause(f.Detail)
@@ -127,7 +123,7 @@ func (f *Failure) explain(p Provider) {
 		case p.Endpoint != "":
 			where = "the provider at " + p.Endpoint
 		case p.Local:
-			where = "the model server on this machine"
+			where = "madspark's model server"
 		case vendor(p.Name) != "":
 			where = vendor(p.Name)
 		}
@@ -208,6 +204,16 @@ func (f *Failure) explain(p Provider) {
 	}
 }
 
+// http is the provider's status and what it said with it: "HTTP 429:
+// slow down".
+func (f *Failure) http() string {
+	s := fmt.Sprintf("HTTP %d", f.Status)
+	if m := providerMsg.FindStringSubmatch(f.Detail); m != nil && strings.TrimSpace(m[1]) != "" {
+		s += ": " + Scrub(clip(strings.TrimSpace(m[1]), 200))
+	}
+	return s
+}
+
 // who names the provider for people: the server at its address, a
 // vendor, or "the model provider".
 func (p Provider) who() string {
@@ -217,7 +223,7 @@ func (p Provider) who() string {
 	case p.Local && p.Endpoint != "":
 		return "the model server at " + p.Endpoint
 	case p.Local:
-		return "the model server on this machine"
+		return "madspark's model server"
 	case vendor(p.Name) != "":
 		return vendor(p.Name)
 	}
@@ -418,14 +424,15 @@ func Scrub(s string) string {
 }
 
 // ForRemote is f as a reader who did not configure the provider may see
-// it: its address hidden in every field, and the words without it.
+// it: its address hidden in every field, the words without it, and the
+// detail in plain words (Plain) with no address either.
 func (f *Failure) ForRemote(p Provider) *Failure {
 	if f == nil {
 		return nil
 	}
 	p.Endpoint = ""
 	g := Explain(f.Detail, p)
-	g.Detail = Scrub(g.Detail)
+	g.Detail = Scrub(Plain(g.Detail))
 	g.Message, g.Advice = Scrub(g.Message), Scrub(g.Advice)
 	return g
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/structured"
@@ -307,7 +308,7 @@ func decodeStrict(body []byte, v any) error {
 		if errors.Is(err, io.EOF) {
 			return badRequest("", "request body is empty; want a JSON object")
 		}
-		return badRequest("", "request body is not valid JSON: %s", oneLine(strings.TrimPrefix(err.Error(), "json: ")))
+		return badRequest("", "request body is not valid JSON: %s", failure.Plain(oneLine(strings.TrimPrefix(err.Error(), "json: "))))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return badRequest("", "request body has data after the JSON object")
@@ -613,7 +614,9 @@ func classify(err error) (int, wireError) {
 	if _, ok := errors.AsType[*panicError](err); ok {
 		return e(http.StatusInternalServerError, "server_error", "internal_error", "", "the model failed unexpectedly; see the server log")
 	}
-	msg := oneLine(err.Error())
+	// In words (package failure), and without the provider's address:
+	// the client did not configure it.
+	msg := failure.Scrub(failure.Of(oneLine(err.Error())).Line())
 	if isBusy(err) {
 		return e(http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded", "", msg)
 	}

@@ -726,10 +726,10 @@ func TestModelErrors(t *testing.T) {
 		status                int
 		retry, retryAfter     string
 	}{
-		{"upstream", "upstream_error", "upstream_error", "openai: HTTP 400: context length exceeded", 502, "false", ""},
+		{"upstream", "upstream_error", "upstream_error", "OpenAI refused the request (HTTP 400: context length exceeded)", 502, "false", ""},
 		{"retry", "upstream_error", "upstream_error", "slow down", 502, "", "2"},
 		{"timeout", "timeout_error", "timeout", "no reply within 30s", 504, "", ""},
-		{"deadline", "timeout_error", "timeout", "debate: context deadline exceeded", 504, "", ""},
+		{"deadline", "timeout_error", "timeout", "took longer than allowed", 504, "", ""},
 		{"invalid", "invalid_request_error", "", "query must not be empty", 400, "", ""},
 		{"pipeline", "server_error", "pipeline_error", "judge returned no verdict", 502, "false", ""},
 		{"panicking", "server_error", "internal_error", "failed unexpectedly", 500, "false", ""},

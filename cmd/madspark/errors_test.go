@@ -33,14 +33,14 @@ func TestErrorsInWords(t *testing.T) {
 		never []string
 	}{
 		{kind: "auth", fault: &openaitest.Fault{Status: 401, Message: "Incorrect API key provided"}, args: []string{"spark", "urban farming"}, code: 1,
-			want: []string{"refused the API key (HTTP 401) (stage generate, agent spark.generate) — check the key (OPENAI_API_KEY)", "madspark resume "}},
+			want: []string{"refused the API key (HTTP 401: Incorrect API key provided) (stage generate, agent spark.generate) — check the key (OPENAI_API_KEY)", "madspark resume "}},
 		{kind: "provider_refused", fault: &openaitest.Fault{Status: 404, Message: "The model `gpt-9` does not exist"}, args: []string{"spark", "urban farming"}, code: 1,
 			want: []string{"refused the request (HTTP 404: The model `gpt-9` does not exist)", "check the model name (MADSPARK_MODEL)"}},
 		{kind: "provider_error", fault: &openaitest.Fault{Status: 500, Message: "boom"}, args: []string{"spark", "urban farming"}, code: 1,
-			want:  []string{"the model server at http://127.0.0.1:", "had a server error (HTTP 500) and did not answer, even after 4 attempts", "the server's log says why"},
+			want:  []string{"the model server at http://127.0.0.1:", "had a server error (HTTP 500: boom) and did not answer, even after 4 attempts", "the server's log says why"},
 			never: []string{"status.openai.com", "status page"}},
 		{kind: "rate_limited", fault: &openaitest.Fault{Status: 429, Message: "slow down"}, args: []string{"spark", "urban farming"}, code: 1,
-			want: []string{"is limiting how many requests it takes (HTTP 429), even after 4 attempts", "MADSPARK_PROVIDER_CONCURRENCY"}},
+			want: []string{"is limiting how many requests it takes (HTTP 429: slow down), even after 4 attempts", "MADSPARK_PROVIDER_CONCURRENCY"}},
 		{kind: "network", env: map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, args: []string{"spark", "urban farming"}, code: 1,
 			want:  []string{"cannot reach the provider at http://127.0.0.1:1/v1: connection refused (stage generate, agent spark.generate) — is the server running?"},
 			never: []string{"check the network connection"}},

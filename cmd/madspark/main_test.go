@@ -339,7 +339,7 @@ func TestProviderFailureExitsOneAndKeepsRun(t *testing.T) {
 		}
 	}
 	// The message says how to finish the kept run.
-	if m := regexp.MustCompile(`^madspark: run (\S+) \(openai/gpt-4o-mini\) failed: the model server at http://127\.0\.0\.1:\d+/v1 refused the API key \(HTTP 401\) \(stage generate, agent spark\.generate\) — check the key \(OPENAI_API_KEY\) and that it may use this model\. Once the cause is fixed, madspark resume (\S+) finishes it\n$`).FindStringSubmatch(r.stderr); m == nil || m[1] != m[2] {
+	if m := regexp.MustCompile(`^madspark: run (\S+) \(openai/gpt-4o-mini\) failed: the model server at http://127\.0\.0\.1:\d+/v1 refused the API key \(HTTP 401: Incorrect API key provided: \[redacted\]\) \(stage generate, agent spark\.generate\) — check the key \(OPENAI_API_KEY\) and that it may use this model\. Once the cause is fixed, madspark resume (\S+) finishes it\n$`).FindStringSubmatch(r.stderr); m == nil || m[1] != m[2] {
 		t.Fatalf("no resume hint: %q", r.stderr)
 	}
 	list := invoke(t, env, "runs", "list", "--status", "failed", "--output-format", "json")
