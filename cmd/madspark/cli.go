@@ -228,6 +228,7 @@ word is given as "madspark spark WORD" or "madspark -- WORD".`,
 		sub.SetFlagErrorFunc(cmdline.FlagError)
 	}
 	root.SetHelpCommand(cmdline.Help(root))
+	root.InitDefaultCompletionCmd() // now, so that Guard sees it
 	cmdline.Guard(root)
 	return root
 }

@@ -43,6 +43,7 @@ func TestCommandWordsNeverStartARun(t *testing.T) {
 		{[]string{"run", "lst"}, `no pipeline file "lst": did you mean madspark runs list?`},
 		{[]string{"help", "lst"}, `no command "lst"`},
 		{[]string{"config", "shwo"}, `config takes no argument, got "shwo"`},
+		{[]string{"completion", "bsh"}, `completion has no command "bsh"; did you mean madspark completion bash`},
 		{[]string{"chaos"}, "chaos needs PROMPT"},
 		{[]string{"runs", "show"}, "runs show needs RUN_ID"},
 	} {
