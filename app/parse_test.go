@@ -19,10 +19,14 @@ func TestAgentRepliesProperty(t *testing.T) {
 	if len(agents) < 20 {
 		t.Fatalf("%d agents, want every built-in one", len(agents))
 	}
-	for _, a := range agents {
-		t.Run(a.Name, func(t *testing.T) {
-			t.Parallel()
-			replytest.Check(t, a.Spec)
-		})
-	}
+	stats := &replytest.Stats{}
+	t.Run("agents", func(t *testing.T) {
+		for _, a := range agents {
+			t.Run(a.Name, func(t *testing.T) {
+				t.Parallel()
+				replytest.Check(t, a.Spec, stats)
+			})
+		}
+	})
+	t.Logf("cases over %d agents, by format:\n%s", len(agents), stats)
 }

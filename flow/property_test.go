@@ -36,7 +36,7 @@ func TestOutputRepliesProperty(t *testing.T) {
 		if len(agents) != 1 {
 			t.Fatalf("%d agents", len(agents))
 		}
-		replytest.Either(t, agents[0].Spec)
+		replytest.Either(t, agents[0].Spec, nil)
 	})
 }
 

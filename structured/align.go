@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -90,6 +91,7 @@ func (r *aligned) fix(rule, path, format string, args ...any) {
 
 // dropped records a repair that set v, part of the reply, aside.
 func (r *aligned) dropped(v any, rule, path, format string, args ...any) {
+	// values walks v once: the caller has spent its fuel on v already.
 	r.fixes = append(r.fixes, fixed{rule: rule, path: path, action: fmt.Sprintf(format, args...), drop: values(v)})
 }
 
@@ -129,6 +131,28 @@ type aligner struct {
 	// names are the schema's property names, normalised: a key among
 	// them names content, never a wrapper.
 	names map[string]bool
+	// fuel is the work left for reading one reply (see withFuel); nil
+	// for no bound.
+	fuel *int
+}
+
+// withFuel returns a copy of al that reads one reply of n bytes with a
+// bound on its work in proportion to n, so that however a value nests or
+// can be read several ways, reading it stays linear in its length.
+func (al *aligner) withFuel(n int) *aligner {
+	cp := *al
+	f := 16*n + 1<<14
+	cp.fuel = &f
+	return &cp
+}
+
+// burn spends k of the fuel and reports whether any was left.
+func (al *aligner) burn(k int) bool {
+	if al.fuel == nil {
+		return true
+	}
+	*al.fuel -= k
+	return *al.fuel >= 0
 }
 
 // newAligner returns the aligner of the schema n.
@@ -157,6 +181,11 @@ func newAligner(n *node, synonyms map[string]string) *aligner {
 
 // align reads v against n at path.
 func (al *aligner) align(n *node, v any, path string) aligned {
+	if !al.burn(1) {
+		var r aligned
+		r.problem("size", path, "the reply is too large or too deeply nested to read")
+		return r
+	}
 	best := al.direct(n, v, path)
 	if best.clean() || v == nil {
 		return best
@@ -186,6 +215,9 @@ func (al *aligner) alternatives(n *node, v any, path string) []alternative {
 	case *object:
 		if len(x.keys) == 1 && x.vals[0] != nil && !n.declares(x.keys[0]) && !al.names[keyOf(x.keys[0])] {
 			out = append(out, alternative{x.vals[0], fixed{rule: "shape", path: path, action: fmt.Sprintf("the value inside the wrapper {%q: …} taken", x.keys[0])}})
+		} else if i, status, ok := al.statusWrapper(n, x); ok {
+			out = append(out, alternative{x.vals[i], fixed{rule: "shape", path: path, drop: len(status),
+				action: fmt.Sprintf("the value inside the wrapper {%q: …} taken, its status fields set aside: %s", x.keys[i], strings.Join(status, ", "))}})
 		}
 	case []any:
 		if len(x) == 1 && !n.allows("array") {
@@ -200,13 +232,38 @@ func (al *aligner) alternatives(n *node, v any, path string) []alternative {
 		if (n.is("object") || n.is("array")) && !n.allows("string") {
 			t := strings.TrimSpace(x)
 			if t != "" && (t[0] == '{' || t[0] == '[') {
-				if c := readSpan(t, 0, len(t)); c.err == nil && !c.truncated {
+				if c := readSpan(t, 0); c.err == nil && !c.truncated && c.end == len(t) {
 					out = append(out, alternative{c.v, fixed{rule: "type", path: path, action: "a value sent as a string of JSON decoded"}})
 				}
 			}
 		}
 	}
 	return out
+}
+
+// statusWrapper reports whether o is a wrapper around one value with
+// status fields beside it ({"status": "ok", "data": {…}}): none of its
+// keys is a name of the schema, one value is an object or a list, the
+// others are texts, numbers, booleans or null. It returns the index of
+// the value and the keys of the status fields.
+func (al *aligner) statusWrapper(n *node, o *object) (int, []string, bool) {
+	at := -1
+	var status []string
+	for i, k := range o.keys {
+		if n.declares(k) || al.names[keyOf(k)] {
+			return 0, nil, false
+		}
+		switch o.vals[i].(type) {
+		case *object, []any:
+			if at >= 0 {
+				return 0, nil, false
+			}
+			at = i
+		default:
+			status = append(status, k)
+		}
+	}
+	return at, status, at >= 0 && len(status) > 0
 }
 
 // declares reports whether key names one of n's properties, as it is or
@@ -239,15 +296,23 @@ func (al *aligner) direct(n *node, v any, path string) aligned {
 		}
 		return aligned{absent: true}
 	}
-	if s, ok := v.(string); ok && !n.allows("string") && noValue(s) {
+	if s, ok := v.(string); ok && noValue(s) && !n.enumHolds(s) {
+		// A placeholder is no value, for a text as for a number.
 		r := aligned{absent: true}
-		r.fix("type", path, "text %q read as no value", s)
+		if strings.TrimSpace(s) != "" {
+			r.fix("type", path, "text %q read as no value", s)
+		}
+		return r
+	}
+	if x, ok := v.(nonFinite); ok {
+		var r aligned
+		r.problem("type", path, "%s is not a finite number", string(x))
 		return r
 	}
 	var r aligned
 	switch t := jsonType(v); {
 	case len(n.types) == 0:
-		r = aligned{v: plain(v)}
+		r = untyped(v, path)
 	case n.allows(t):
 		r = al.as(n, t, v, path)
 	default:
@@ -302,7 +367,8 @@ func (al *aligner) object(n *node, v any, path string) aligned {
 		r.problem("type", path, "want an object, got %s", jsonKind(v))
 		return r
 	}
-	src := matchKeys(n, o, path, &r)
+	al.burn(len(o.keys))
+	src := al.matchKeys(n, o, path, &r)
 	out := make(map[string]any, len(n.props))
 	for _, p := range n.props {
 		at := path + "/" + escape(p.name)
@@ -324,7 +390,7 @@ func (al *aligner) object(n *node, v any, path string) aligned {
 			// The member is there but unreadable: its problem says so.
 		case !m.absent:
 			out[p.name] = m.v
-		case n.required[p.name] && p.n.allows("null") && len(p.n.types) > 0:
+		case n.required[p.name] && p.n.allows("null") && len(p.n.types) > 0 && !src.unmatched(len(o.keys)):
 			out[p.name] = nil
 			r.fix("missing", at, "not given: null")
 		case n.required[p.name]:
@@ -347,15 +413,52 @@ func (al *aligner) object(n *node, v any, path string) aligned {
 			}
 			continue
 		}
-		out[k] = plain(o.vals[i])
+		m := untyped(o.vals[i], path+"/"+escape(k))
+		r.absorb(&m)
+		out[k] = m.v
 	}
 	r.v = out
+	return r
+}
+
+// untyped reads v for a schema that allows any value: as it is, unless it
+// holds a number that is not finite, which JSON cannot carry.
+func untyped(v any, path string) aligned {
+	var r aligned
+	bad := ""
+	var visit func(x any)
+	visit = func(x any) {
+		switch y := x.(type) {
+		case nonFinite:
+			bad = string(y)
+		case *object:
+			for _, e := range y.vals {
+				visit(e)
+			}
+		case []any:
+			for _, e := range y {
+				visit(e)
+			}
+		}
+	}
+	visit(v)
+	if bad != "" {
+		r.problem("type", path, "%s is not a finite number", bad)
+		return r
+	}
+	r.v = plain(v)
 	return r
 }
 
 // sources maps each property of a node to the member of a reply's object
 // that gives it.
 type sources map[*prop]int
+
+// unmatched reports whether some of an object's n members give no
+// property: a field the reply may have filled under another name.
+func (s sources) unmatched(n int) bool {
+	return len(s) < n
+}
 
 func (s sources) used(i int) bool {
 	for _, j := range s {
@@ -373,7 +476,7 @@ func (s sources) used(i int) bool {
 // one either way; else, for a list or an object still missing, the one
 // member of that kind left, when it is the only one and so is the
 // property. Each match other than by name is recorded in r.
-func matchKeys(n *node, o *object, path string, r *aligned) sources {
+func (al *aligner) matchKeys(n *node, o *object, path string, r *aligned) sources {
 	src := sources{}
 	taken := make([]bool, len(o.keys))
 	take := func(p *prop, i int) {
@@ -424,11 +527,22 @@ func matchKeys(n *node, o *object, path string, r *aligned) sources {
 		}
 		return out
 	}
+	// fits reports whether the value of member i reads as p's type.
+	fits := func(p *prop, i int) bool {
+		m := al.align(p.n, o.vals[i], "")
+		return len(m.hard) == 0 && !m.absent
+	}
+	// same reports whether the value of member i is of a JSON type p
+	// takes as it is, and reads as p's type.
+	same := func(p *prop, i int) bool {
+		// A name of a few words, not a sentence written as a label.
+		return len(words(o.keys[i])) <= 4 && nameRE.MatchString(o.keys[i]) && o.vals[i] != nil && p.n.allows(jsonType(o.vals[i])) && fits(p, i)
+	}
 	// Names that hold one another, paired one to one.
 	for _, p := range missing() {
 		var hits []int
 		for _, i := range free() {
-			if related(keyOf(o.keys[i]), p.key) {
+			if related(keyOf(o.keys[i]), p.key) && fits(p, i) {
 				hits = append(hits, i)
 			}
 		}
@@ -466,7 +580,72 @@ func matchKeys(n *node, o *object, path string, r *aligned) sources {
 			r.fix("key", path+"/"+escape(props[0].name), "the only %s left, under %q, taken as %q", map[string]string{"array": "list", "object": "object"}[kind], o.keys[keys[0]], props[0].name)
 		}
 	}
+	// A required field missing and one member left whose name the
+	// field's description holds, or, failing that, the one member left
+	// of a type the field takes, when it is the only field it could be.
+	var req []*prop
+	for _, p := range missing() {
+		if n.required[p.name] {
+			req = append(req, p)
+		}
+	}
+	if left := free(); len(req) > 0 && len(left) > 0 {
+		for _, p := range req {
+			var hits []int
+			for _, i := range left {
+				if !taken[i] && describes(p.n.description, o.keys[i]) && same(p, i) {
+					hits = append(hits, i)
+				}
+			}
+			if len(hits) == 1 {
+				take(p, hits[0])
+				r.fix("key", path+"/"+escape(p.name), "key %q → %q, as the field's description says", o.keys[hits[0]], p.name)
+			}
+		}
+	}
+	if req, left := missing(), free(); len(left) == 1 {
+		var fit []*prop
+		for _, p := range req {
+			if n.required[p.name] && same(p, left[0]) {
+				fit = append(fit, p)
+			}
+		}
+		if len(fit) == 1 {
+			others := 0
+			for _, p := range req {
+				if !n.required[p.name] && same(p, left[0]) {
+					others++
+				}
+			}
+			if others == 0 {
+				take(fit[0], left[0])
+				r.fix("key", path+"/"+escape(fit[0].name), "key %q → %q, the only field left that it can be", o.keys[left[0]], fit[0].name)
+			}
+		}
+	}
 	return src
+}
+
+// nameRE is a key that is a name: words of letters and digits.
+var nameRE = regexp.MustCompile(`^\p{L}[\p{L}\p{N} _-]*$`)
+
+// describes reports whether a field's description names key: every word
+// of the key is a word of the description.
+func describes(description, key string) bool {
+	kw := words(key)
+	if description == "" || len(kw) == 0 {
+		return false
+	}
+	dw := map[string]bool{}
+	for _, w := range words(description) {
+		dw[w] = true
+	}
+	for _, w := range kw {
+		if !dw[w] || len(w) < 3 {
+			return false
+		}
+	}
+	return true
 }
 
 func (al *aligner) array(n *node, v any, path string) aligned {
@@ -476,6 +655,16 @@ func (al *aligner) array(n *node, v any, path string) aligned {
 	case []any:
 		list = x
 	case string:
+		t := strings.TrimSpace(x)
+		if l, ok := listInText(t, n.items == nil || n.items.allows("string")); ok {
+			list = l
+			r.fix("type", path, "a list written as a text read")
+			break
+		} else if strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") {
+			// "[a, b]": a list, or one text? Not said plainly.
+			r.problem("type", path, "%q is not a list that can be read", clip(t))
+			return r
+		}
 		switch items, heading, ok := splitBullets(x); {
 		case strings.TrimSpace(x) == "":
 			list = []any{}
@@ -507,16 +696,21 @@ func (al *aligner) array(n *node, v any, path string) aligned {
 	out := make([]any, 0, len(list))
 	for i, e := range list {
 		at := path + "/" + strconv.Itoa(i)
-		if n.items == nil {
-			out = append(out, plain(e))
-			continue
+		var m aligned
+		switch {
+		case n.items == nil:
+			m = untyped(e, at)
+		case al.emptyObject(n.items, e):
+			// {"title": "", "description": "N/A"}: an empty item.
+			m = aligned{absent: true}
+		default:
+			m = al.align(n.items, e, at)
 		}
-		m := al.align(n.items, e, at)
 		switch {
 		case len(m.hard) > 0:
-			// An item the reply gives but unreadably: asked again, then
-			// left out.
-			r.soften(&m, "item "+strconv.Itoa(i))
+			// An item the reply gives but unreadably: never left out,
+			// so that the list keeps every item; asked again.
+			r.absorb(&m)
 		case m.absent:
 			r.absorb(&m)
 			r.fix("missing", at, "an empty item dropped")
@@ -526,25 +720,59 @@ func (al *aligner) array(n *node, v any, path string) aligned {
 		}
 	}
 	if n.maxItems != nil && len(out) > *n.maxItems {
-		r.fix("count", path, "%d items → the first %d", len(out), *n.maxItems)
+		// Items are the model's to drop: asked, then cut.
+		r.ask("count", path, fmt.Sprintf("%d items → the first %d", len(out), *n.maxItems),
+			"%s has %d items; at most %d are allowed", pathName(path), len(out), *n.maxItems)
 		out = out[:*n.maxItems]
 	}
 	switch {
-	case n.minItems != nil && *n.minItems > 0 && len(out) == 0 && len(list) > 0:
-		// Every item is unreadable: say why the first one is.
-		why := ""
-		for _, a := range r.asks {
-			if strings.HasPrefix(a.path, path+"/") {
-				why = " (" + a.say() + ")"
-				break
-			}
-		}
-		r.problem("count", path, "%s has no usable item%s", pathName(path), why)
+	case len(r.hard) > 0:
 	case n.minItems != nil && len(out) < *n.minItems:
 		r.ask("count", path, "", "%s has %d items; at least %d are required", pathName(path), len(out), *n.minItems)
 	}
 	r.v = out
 	return r
+}
+
+// emptyObject reports whether v is an object for n whose every member is
+// one of n's and holds no value (null, a placeholder).
+func (al *aligner) emptyObject(n *node, v any) bool {
+	o, ok := v.(*object)
+	if !ok || len(o.keys) == 0 || !n.is("object") {
+		return false
+	}
+	for i, k := range o.keys {
+		p := n.prop(k)
+		if p == nil {
+			return false
+		}
+		if m := al.direct(p.n, o.vals[i], ""); !m.absent || len(m.hard) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// listInText reads a list written as the text of JSON ("[1, 2]", "[]").
+// For a list of texts, "[1]" may be one text or a list of one number: it
+// is read as a list only when each item is a text in quotes.
+func listInText(t string, ofTexts bool) ([]any, bool) {
+	if !strings.HasPrefix(t, "[") || !strings.HasSuffix(t, "]") {
+		return nil, false
+	}
+	c := readSpan(t, 0)
+	l, ok := c.v.([]any)
+	if c.err != nil || c.truncated || c.end != len(t) || !ok {
+		return nil, false
+	}
+	if ofTexts {
+		for _, e := range l {
+			if _, ok := e.(string); !ok {
+				return nil, false
+			}
+		}
+	}
+	return l, true
 }
 
 // numbered returns the values of an object whose keys are all numbers

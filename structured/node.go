@@ -316,6 +316,22 @@ func (n *node) main() string {
 	return out
 }
 
+// enumHolds reports whether s is one of n's enum values (a placeholder
+// word such as "none" may be one).
+func (n *node) enumHolds(s string) bool {
+	for _, e := range n.enum {
+		if es, ok := e.(string); ok && keyOf(es) == keyOf(s) && keyOf(s) != "" {
+			return true
+		}
+	}
+	for _, a := range n.anyOf {
+		if a.enumHolds(s) {
+			return true
+		}
+	}
+	return false
+}
+
 // prop returns the declared property called name.
 func (n *node) prop(name string) *prop {
 	for _, p := range n.props {
@@ -359,6 +375,8 @@ func jsonType(v any) string {
 		if x == math.Trunc(x) {
 			return "integer"
 		}
+		return "number"
+	case nonFinite:
 		return "number"
 	case string:
 		return "string"

@@ -38,8 +38,10 @@ func TestReadProperty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("ideas", func(t *testing.T) { replytest.Check(t, ideas) })
-	t.Run("verdict", func(t *testing.T) { replytest.Check(t, verdict) })
+	stats := &replytest.Stats{}
+	t.Run("ideas", func(t *testing.T) { replytest.Check(t, ideas, stats) })
+	t.Run("verdict", func(t *testing.T) { replytest.Check(t, verdict, stats) })
+	t.Logf("cases by format:\n%s", stats)
 }
 
 // TestReadPropertyAnySchema: the properties over schemas such as

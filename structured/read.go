@@ -2,9 +2,11 @@ package structured
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
@@ -26,38 +28,51 @@ type parsed struct {
 	// jsonShaped: the reply is JSON, or mostly JSON, even if unreadable;
 	// it is never taken as prose.
 	jsonShaped bool
+	// stopped is the context's error when reading was stopped.
+	stopped error
 }
 
 // parse reads text against n in two stages: the syntax (findCandidates:
 // the JSON values of the reply, repaired) and the alignment of each to
-// the schema; the candidate with the fewest problems, then the fewest
-// repairs, wins, the latest on a tie.
-func parse(al *aligner, n *node, text string) parsed {
-	cands := findCandidates(text)
-	var best *parsed
-	for _, c := range cands {
-		p := parsed{truncated: c.truncated}
-		p.fixes = append(p.fixes, c.fixes...)
-		if c.err != nil {
-			p.hard = append(p.hard, fixed{rule: "syntax", action: c.err.Error()})
-		} else {
-			r := al.align(n, c.v, "")
-			if r.absent && len(r.hard) == 0 {
-				r.problem("missing", "", "the reply holds no value")
+// the schema; choose picks the reading among them. When no JSON value
+// of the reply is a reading without hard problems, the reply is read in
+// the other formats models write (formatCandidates: YAML, label-value
+// text, tables).
+func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
+	al = al.withFuel(len(text))
+	cands := findCandidates(ctx, text)
+	var best, fallback *parsed
+	shaped := jsonShaped(text, cands)
+	if shaped {
+		best, fallback = choose(ctx, al, n, text, cands)
+	}
+	if best == nil && ctx.Err() == nil && !shaped {
+		// Text that is not JSON: its JSON fragments and its readings in
+		// the other formats are candidates together.
+		// Text that is not JSON: read by a JSON value on lines of its
+		// own (prose around it), else in the other formats, when it is
+		// in one, never by a fragment of it; else by its JSON.
+		alone := standalone(text, cands)
+		if alone {
+			best, fallback = choose(ctx, al, n, text, cands)
+		}
+		if best == nil {
+			if more := formatCandidates(ctx, text); len(more) > 0 {
+				var fb *parsed
+				best, fb = choose(ctx, al, n, text, more)
+				if fallback == nil {
+					fallback = fb
+				}
+			} else if !alone {
+				best, fallback = choose(ctx, al, n, text, cands)
 			}
-			p.value = r.v
-			p.fixes = append(p.fixes, r.fixes...)
-			p.asks, p.hard = r.asks, r.hard
 		}
-		if c.truncated && len(p.hard) == 0 {
-			p.asks = append(p.asks, fixed{rule: "length", action: "the reply was cut off before its end",
-				then: "kept what was complete of a reply cut off before its end"})
-		}
-		// On a tie the later one wins: a reply that drafts, or shows an
-		// example, gives its answer last.
-		if best == nil || !worseParse(&p, best) {
-			best = &p
-		}
+	}
+	if err := ctx.Err(); err != nil {
+		return parsed{hard: []fixed{{rule: "syntax", action: "reading stopped: " + err.Error()}}, stopped: err}
+	}
+	if best == nil {
+		best = fallback
 	}
 	if best == nil {
 		best = &parsed{noJSON: true}
@@ -70,6 +85,239 @@ func parse(al *aligner, n *node, text string) parsed {
 	best.jsonShaped = jsonShaped(text, cands)
 	return *best
 }
+
+// choose aligns each candidate to n and returns the reading to take: among
+// the readings without hard problems (complete), the one the reply
+// presents as its final or corrected answer, else the last one not
+// introduced as an example, else the last one; of candidates that overlap
+// (two readings of one part of the reply), the one with the fewest asks,
+// then the fewest repairs. best is nil when no reading is complete;
+// fallback is then the one with the fewest hard problems, the later on a
+// tie, whose problems a re-ask names.
+func choose(ctx context.Context, al *aligner, n *node, text string, cands []candidate) (best, fallback *parsed) {
+	var complete []spanReading
+	// revisions are readings with hard problems that may revise an
+	// earlier complete one: objects with a field of the schema.
+	var revisions []spanReading
+	var errCand *candidate // the fallback, when it is a candidate that could not be read
+	for i := range cands {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		c := &cands[i]
+		if c.err != nil {
+			// One hard problem, its message made only if shown.
+			if fallback == nil || len(fallback.hard) >= 1 {
+				fallback, errCand = nil, c
+			}
+			continue
+		}
+		p := &parsed{truncated: c.truncated}
+		p.fixes = append(p.fixes, c.fixes...)
+		r := al.align(n, c.v, "")
+		if r.absent && len(r.hard) == 0 {
+			r.problem("missing", "", "the reply holds no value")
+		}
+		p.value = r.v
+		p.fixes = append(p.fixes, r.fixes...)
+		p.asks, p.hard = r.asks, r.hard
+		if c.truncated && len(p.hard) == 0 {
+			p.asks = append(p.asks, fixed{rule: "length", action: "the reply was cut off before its end",
+				then: "kept what was complete of a reply cut off before its end"})
+		}
+		if m, ok := p.value.(map[string]any); ok && c.format && len(m) == 0 && len(p.hard) == 0 && !declaresAny(n, c.v) {
+			// Text read as fields of which none is the schema's: prose.
+			p.hard = append(p.hard, fixed{rule: "missing", action: "the reply holds no field of the schema"})
+		}
+		if len(p.hard) == 0 {
+			complete = append(complete, spanReading{p, c.start, c.end, c.labels})
+			continue
+		}
+		if declaresAny(n, c.v) {
+			revisions = append(revisions, spanReading{p, c.start, c.end, c.labels})
+		}
+		hard := 1
+		if fallback != nil {
+			hard = len(fallback.hard)
+		}
+		if (fallback == nil && errCand == nil) || len(p.hard) <= hard {
+			fallback, errCand = p, nil
+		}
+	}
+	if errCand != nil {
+		fallback = &parsed{truncated: errCand.truncated, fixes: errCand.fixes,
+			hard: []fixed{{rule: "syntax", action: errCand.err.Error()}}}
+	}
+	if len(complete) == 0 {
+		return nil, fallback
+	}
+	// Readings that overlap are one part of the reply read two ways: a
+	// cluster, whose best reading stands for it.
+	type cluster struct {
+		best               *parsed
+		bestStart, bestEnd int
+		bestLabels         bool
+		start, end         int
+		size               int
+	}
+	var clusters []cluster
+	for _, r := range complete {
+		if k := len(clusters) - 1; k >= 0 && r.start < clusters[k].end {
+			c := &clusters[k]
+			c.size++
+			c.end = max(c.end, r.end)
+			// Of two readings of one part, the one that reads more of it
+			// (a whole text of fields, not a fragment of it), then the
+			// one with fewer asks, fewer of the reply set aside, fewer
+			// repairs.
+			take := false
+			switch span, best := r.end-r.start, c.bestEnd-c.bestStart; {
+			case len(r.p.asks) != len(c.best.asks):
+				take = len(r.p.asks) < len(c.best.asks)
+			case span != best:
+				take = span > best
+			case drops(r.p.fixes) != drops(c.best.fixes):
+				take = drops(r.p.fixes) < drops(c.best.fixes)
+			case r.labels != c.bestLabels:
+				take = !r.labels
+			default:
+				take = !worseParse(r.p, c.best)
+			}
+			if take {
+				c.best, c.bestStart, c.bestEnd, c.bestLabels = r.p, r.start, r.end, r.labels
+			}
+			continue
+		}
+		clusters = append(clusters, cluster{best: r.p, bestStart: r.start, bestEnd: r.end, bestLabels: r.labels, start: r.start, end: r.end, size: 1})
+	}
+	pick, why := len(clusters)-1, "the last"
+	final, examples := -1, 0
+	for k := range clusters {
+		from := 0
+		if k > 0 {
+			from = clusters[k-1].end
+		}
+		lead := text[max(from, clusters[k].start-leadIn):clusters[k].start]
+		switch {
+		case finalRE.MatchString(lead):
+			final = k
+		case exampleRE.MatchString(lead):
+			examples++
+			if k == pick {
+				// The last is an example: the last before it that is not.
+				for j := k - 1; j >= 0; j-- {
+					jfrom := 0
+					if j > 0 {
+						jfrom = clusters[j-1].end
+					}
+					if !exampleRE.MatchString(text[max(jfrom, clusters[j].start-leadIn):clusters[j].start]) {
+						pick, why = j, "the last not given as an example"
+						break
+					}
+				}
+			}
+		}
+	}
+	if final >= 0 {
+		pick, why = final, "the one the reply gives as its final or corrected answer"
+	}
+	// A later value with a field of the schema that cannot be read may
+	// be the reply's revision of the one picked: never read around it.
+	for _, r := range revisions {
+		if r.start >= clusters[pick].end && !exampleRE.MatchString(text[max(clusters[pick].end, r.start-leadIn):r.start]) {
+			return nil, r.p
+		}
+	}
+	best = clusters[pick].best
+	if clusters[pick].size > 1 && readsApart(complete, clusters[pick].start, clusters[pick].end) {
+		return nil, &parsed{hard: []fixed{{rule: "format", action: "the reply reads as two different values, as YAML and as label-value text"}}}
+	}
+	var record []fixed
+	if len(clusters) > 1 {
+		record = append(record, fixed{rule: "candidate", action: fmt.Sprintf("%s of %d values in the reply taken (value %d)", why, len(clusters), pick+1)})
+	}
+	if clusters[pick].size > 1 {
+		record = append(record, fixed{rule: "candidate", action: fmt.Sprintf("of %d readings of one part of the reply, the one with the fewest repairs taken", clusters[pick].size)})
+	}
+	if len(record) > 0 {
+		cp := *best
+		cp.fixes = append(record, best.fixes...)
+		best = &cp
+	}
+	return best, nil
+}
+
+// standalone reports whether a JSON value of the reply stands on lines
+// of its own, or in a code fence, rather than inside a line of other text.
+func standalone(text string, cands []candidate) bool {
+	for _, c := range cands {
+		if c.err != nil {
+			continue
+		}
+		if c.fenced {
+			return true
+		}
+		before := strings.TrimRight(text[:c.start], " \t")
+		after := strings.TrimLeft(text[c.end:], " \t\r")
+		if (before == "" || strings.HasSuffix(before, "\n")) && (after == "" || strings.HasPrefix(after, "\n")) {
+			return true
+		}
+	}
+	return false
+}
+
+// spanReading is a candidate's reading and where it stands in the reply.
+type spanReading struct {
+	p          *parsed
+	start, end int
+	// labels: read as label-value text, which a YAML reading of the
+	// same text beats on a tie.
+	labels bool
+}
+
+// readsApart reports whether the complete readings within [start, end)
+// give different values: a text that YAML and label-value text read
+// apart ("Note: solar #1" is "solar" in YAML) states no one value.
+func readsApart(complete []spanReading, start, end int) bool {
+	var first []byte
+	for _, r := range complete {
+		if r.start < start || r.end > end {
+			continue
+		}
+		b, _ := json.Marshal(r.p.value)
+		if first == nil {
+			first = b
+		} else if string(b) != string(first) {
+			return true
+		}
+	}
+	return false
+}
+
+// declaresAny reports whether v is an object with a key of n's.
+func declaresAny(n *node, v any) bool {
+	o, ok := v.(*object)
+	if !ok {
+		return false
+	}
+	for _, k := range o.keys {
+		if n.declares(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// leadIn is how far before a value choose looks for the words that
+// present it.
+const leadIn = 200
+
+// finalRE and exampleRE are the words that present a value as the
+// reply's final answer, or as an example.
+var (
+	finalRE   = regexp.MustCompile(`(?i)\b(final|corrected|revised|updated|amended|fixed version|instead)\b`)
+	exampleRE = regexp.MustCompile(`(?i)\b(?:example|for instance|e\.g\.|template|such as)`)
+)
 
 func worseParse(a, b *parsed) bool {
 	x := aligned{fixes: a.fixes, asks: a.asks, hard: a.hard}
@@ -110,6 +358,8 @@ func (p *parsed) hardErr() error {
 	}
 	msg := strings.Join(msgs, "; ")
 	switch {
+	case p.stopped != nil:
+		return p.stopped
 	case p.noJSON:
 		if msg == ErrNoJSON.Error() {
 			return ErrNoJSON
@@ -123,10 +373,13 @@ func (p *parsed) hardErr() error {
 
 // read reads text into a T: the syntax, the alignment to the schema, the
 // hard schema as a last check, then T's rules and check.
-func (s *Spec[T]) read(text string, check func(*T, *Problems)) *reading[T] {
+func (s *Spec[T]) read(ctx context.Context, text string, check func(*T, *Problems)) *reading[T] {
 	rd := &reading[T]{}
-	p := parse(s.al, s.node, text)
+	p := parse(ctx, s.al, s.node, text)
 	switch {
+	case p.stopped != nil:
+		rd.decodeErr = p.stopped
+		return rd
 	case s.prose != nil && len(p.hard) > 0 && !p.jsonShaped && strings.TrimSpace(text) != "":
 		rd.val = s.prose(strings.TrimSpace(text))
 		rd.fixes = append(rd.fixes, fixed{rule: "prose", action: "a reply in prose, not JSON, taken as the answer"})
@@ -195,9 +448,10 @@ type Parsed struct {
 
 // Parse reads text as Generate reads a reply, without a call's rules and
 // without asking again: the value with the repairs it took, or why there
-// is none.
-func (s *Spec[T]) Parse(text string) Parsed {
-	rd := s.read(text, nil)
+// is none. Reading stops when ctx is done, with ctx's error as the
+// problem.
+func (s *Spec[T]) Parse(ctx context.Context, text string) Parsed {
+	rd := s.read(ctx, text, nil)
 	out := Parsed{Repairs: []Repair{}}
 	if err := rd.hardErr(); err != nil {
 		out.Problem = oneLine(err.Error())
@@ -242,7 +496,7 @@ type Reader interface {
 	// Name is the name of the schema.
 	Name() string
 	Schema() *llm.Schema
-	Parse(text string) Parsed
+	Parse(ctx context.Context, text string) Parsed
 }
 
 // Agent is an agent whose replies are JSON: its name, as requests,

@@ -122,7 +122,7 @@ func (s *Spec[T]) Hint() string { return s.hint }
 // Decode reads a reply as Generate does, without a call's rules: it returns
 // the value with its repairs applied, or the hard problems as an error.
 func (s *Spec[T]) Decode(text string) (T, error) {
-	rd := s.read(text, nil)
+	rd := s.read(context.Background(), text, nil)
 	if err := rd.hardErr(); err != nil {
 		var zero T
 		return zero, err
@@ -216,7 +216,7 @@ func (e *ReplyError) Unwrap() error { return e.Problem }
 // returned, also on error.
 func (s *Spec[T]) Generate(ctx context.Context, c llm.Client, req llm.Request, check func(*T, *Problems)) (T, llm.Usage, error) {
 	req.Schema = s.Schema()
-	return generate(ctx, c, req, func(text string) *reading[T] { return s.read(text, check) }, s.reask)
+	return generate(ctx, c, req, func(text string) *reading[T] { return s.read(ctx, text, check) }, s.reask)
 }
 
 // Text asks req for a plain-text reply and reads it with check, which may
@@ -273,7 +273,7 @@ func textInJSON(reply string) (text, what string, ok bool) {
 		// Prose: not worth looking for JSON in.
 		return "", "", false
 	}
-	cands := findCandidates(reply)
+	cands := findCandidates(context.Background(), reply)
 	if len(cands) != 1 || cands[0].err != nil || !jsonShaped(reply, cands) {
 		return "", "", false
 	}

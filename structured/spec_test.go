@@ -90,7 +90,7 @@ func TestDecode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rd := s.read(tt.in, nil)
+			rd := s.read(context.Background(), tt.in, nil)
 			err := rd.hardErr()
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

@@ -1,10 +1,12 @@
 package structured
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -23,7 +25,15 @@ func TestFindCandidates(t *testing.T) {
 		{"plain array with space", "  [1,2]\n", []string{`[1,2]`}, ""},
 		{"json fence", "Here you go:\n```json\n{\"a\": [1, 2]}\n```\nEnjoy.", []string{`{"a":[1,2]}`}, "code fence"},
 		{"prose around object", `Sure! The answer is {"score": 7, "note": "a } in a string"} as requested.`, []string{`{"note":"a } in a string","score":7}`}, "set aside"},
-		{"brackets in prose", `Use [brackets] like {"ok": true}`, []string{`["brackets"]`, `{"ok":true}`}, "JSON syntax"},
+		{"brackets in prose", `Use [brackets] like {"ok": true}`, []string{"!", `{"ok":true}`}, ""},
+		{"unclosed bracket in prose", `See [below: {"ok": true}`, []string{"!", `{"ok":true}`}, ""},
+		{"unescaped quotes", `{"notes": ["he said "hi" today", "solar "quoted"", ""quoted" farm"]}`,
+			[]string{`{"notes":["he said \"hi\" today","solar \"quoted\"","\"quoted\" farm"]}`}, "unescaped quotes"},
+		{"quote, space, quote", `{"notes": ["a" "b"]}`, []string{"!"}, ""},
+		{"missing commas", "{\"a\": 1\n\"b\": [\"x\"\n\"y\"]\n}", []string{`{"a":1,"b":["x","y"]}`}, "missing commas"},
+		{"unquoted texts", `{"verdict": approve, "note": it's fine}`, []string{`{"note":"it's fine","verdict":"approve"}`}, "unquoted texts"},
+		{"JSON5 numbers", `{"a": .85, "b": +7.5, "c": 0x1F, "d": 5., "e": -.5}`, []string{`{"a":0.85,"b":7.5,"c":31,"d":5,"e":-0.5}`}, "JSON5 numbers"},
+		{"unicode escapes", `{"a": "caf\u00e9 \ud83d\ude00"}`, []string{`{"a":"café 😀"}`}, ""},
 		{"escaped quote", `x {"s": "say \"hi\" }"} y`, []string{`{"s":"say \"hi\" }"}`}, ""},
 		{"trailing commas", `{"ideas": [{"t": 1,}, {"t": 2},],}`, []string{`{"ideas":[{"t":1},{"t":2}]}`}, "trailing comma"},
 		{"comment", "{\"a\": 1, // one\n \"b\": 2}", []string{`{"a":1,"b":2}`}, "comments"},
@@ -44,7 +54,7 @@ func TestFindCandidates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cands := findCandidates(tt.in)
+			cands := findCandidates(context.Background(), tt.in)
 			if len(cands) != len(tt.want) {
 				t.Fatalf("%d candidates, want %d: %+v", len(cands), len(tt.want), cands)
 			}
@@ -101,7 +111,7 @@ func FuzzRead(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		p := s.Parse(text)
+		p := s.Parse(context.Background(), text)
 		if !p.Usable {
 			if strings.Contains(p.Problem, "\n") || p.Problem == "" {
 				t.Fatalf("problem %q is not one line", p.Problem)
@@ -117,6 +127,52 @@ func FuzzRead(f *testing.F) {
 		}
 		if v.Score < 0 || v.Score > 10 || (v.Decision != "approve" && v.Decision != "revise" && v.Decision != "reject") {
 			t.Fatalf("value %+v is not of the schema", v)
+		}
+	})
+}
+
+// TestParseStopsWhenCancelled: a reading whose context is done gives no
+// value, and says why.
+func TestParseStopsWhenCancelled(t *testing.T) {
+	s, _ := NewSpec[verdict]("verdict")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p := s.Parse(ctx, `{"score": 7, "decision": "approve", "notes": []}`)
+	if p.Usable || !strings.Contains(p.Problem, context.Canceled.Error()) {
+		t.Fatalf("read as %s (usable %v), problem %q", p.Value, p.Usable, p.Problem)
+	}
+	if cands := findCandidates(ctx, strings.Repeat(`{"a": 1} `, 100)); len(cands) != 0 {
+		t.Fatalf("%d candidates found after the context was done", len(cands))
+	}
+}
+
+// FuzzReadBudget checks that reading takes time in proportion to a
+// reply's length, whatever it holds: each input, repeated to 64 KB (so
+// that what is slow when repeated shows), is read within a budget of a
+// second plus 20 µs a byte, some fifty times what a linear reading takes
+// on a loaded machine.
+//
+//	go test -run '^$' -fuzz FuzzReadBudget -fuzztime 60s ./structured
+func FuzzReadBudget(f *testing.F) {
+	for _, tc := range adversarial {
+		f.Add(tc.make(64))
+	}
+	for _, s := range []string{`{"title":[`, "```\n", `[see `, `"a" [`, `{"a": "x "y" z", `, "<think>", `{\"a\": [`} {
+		f.Add(s)
+	}
+	s, err := NewSpec[verdict]("verdict")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if text == "" {
+			return
+		}
+		long := strings.Repeat(text, (64<<10)/len(text)+1)
+		start := time.Now()
+		s.Parse(context.Background(), long)
+		if d, budget := time.Since(start), time.Second+time.Duration(len(long))*20*time.Microsecond; d > budget {
+			t.Fatalf("reading %d bytes took %v, over its budget of %v; the text repeated: %q", len(long), d, budget, text)
 		}
 	})
 }

@@ -44,11 +44,13 @@ func words(s string) []string {
 	})
 }
 
-// noValue reports whether a text says there is no value, for a field
-// that is not text: "", "null", "none", "n/a", "unknown", "-".
+// noValue reports whether a text is a placeholder, which says there is no
+// value: "", "null", "none", "n/a", "TBD", "unknown", "-".
 func noValue(s string) bool {
-	switch strings.ToLower(undecorated(s)) {
-	case "", "null", "none", "nil", "n/a", "na", "unknown", "-", "—", "not given", "not applicable":
+	switch strings.ToLower(strings.TrimRight(undecorated(s), ".")) {
+	case "", "null", "none", "nil", "n/a", "na", "n.a", "unknown", "-", "—", "–", "--", "?", "…", "..",
+		"not given", "not applicable", "not available", "not specified", "tbd", "tba", "to be determined",
+		"to be decided", "undefined", "empty", "no value", "pending", "placeholder":
 		return true
 	}
 	return false
@@ -152,12 +154,16 @@ func parseNumber(s string, min, max *float64) (float64, bool) {
 		}
 		return n, true
 	}
+	if n, ok := json5Number(t); ok && t != "" {
+		// .85, +7.5, 0x1F
+		return atof(n)
+	}
 	m := leadNumberRE.FindStringSubmatch(t)
 	if m == nil {
-		return 0, false
+		return soleNumber(t)
 	}
 	rest := t[len(m[0]):]
-	if holdsNumber(rest) {
+	if holdsNumber(rest) || multiplierRE.MatchString(rest) {
 		return 0, false
 	}
 	f, ok := atof(m[1])
@@ -168,6 +174,43 @@ func parseNumber(s string, min, max *float64) (float64, bool) {
 		f /= 100
 	}
 	return f, true
+}
+
+// soleNumberRE finds the numbers of a text: digits with groups of
+// thousands and decimals, a leading point, hexadecimal after 0x.
+var soleNumberRE = regexp.MustCompile(`[-+]?(?:0x[0-9a-f]+|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)`)
+
+// multiplierRE is a word or sign after a number that scales it: "1.2k",
+// "3 million", "2bn"; such a number is not read.
+var multiplierRE = regexp.MustCompile(`^\s*(?:k|m|mm|b|bn|mn|thousand|million|billion|trillion|hundred|lakh|crore)\b`)
+
+// soleNumber reads a text that holds exactly one number among words, a
+// unit or an ordinal ("#2", "2nd", "rank 3", "$1,200", "USD 500"): that
+// number. A text with a second number, a number in words beside it, or a
+// multiplier after it is not read.
+func soleNumber(t string) (float64, bool) {
+	locs := soleNumberRE.FindAllStringIndex(t, 2)
+	if len(locs) != 1 {
+		return 0, false
+	}
+	rest := t[:locs[0][0]] + " " + t[locs[0][1]:]
+	if holdsNumber(rest) || multiplierRE.MatchString(t[locs[0][1]:]) {
+		return 0, false
+	}
+	// A letter or digit run into the number's start ("Q3", "v2") is a
+	// name, not a number.
+	if i := locs[0][0]; i > 0 && isWordByte(t[i-1]) {
+		return 0, false
+	}
+	w := t[locs[0][0]:locs[0][1]]
+	if n, ok := json5Number(w); ok {
+		return atof(n)
+	}
+	return atof(w)
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
 }
 
 func atof(s string) (float64, bool) {

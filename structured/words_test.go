@@ -1,8 +1,11 @@
 package structured_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/madspark/madspark/structured"
@@ -48,7 +51,7 @@ func TestWordsPeopleRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := spec.Parse(tc.reply)
+			got := spec.Parse(context.Background(), tc.reply)
 			if !got.Usable && tc.refusable {
 				return
 			}
@@ -59,5 +62,150 @@ func TestWordsPeopleRead(t *testing.T) {
 				t.Fatalf("read as %s (usable %v: %s), want %s\nreply: %s\nrepairs: %+v", got.Value, got.Usable, got.Problem, tc.want, tc.reply, got.Repairs)
 			}
 		})
+	}
+}
+
+// TestLastWordWins: among complete values, the one the reply gives as
+// its final or corrected answer is taken, else the last one not given as
+// an example, whatever repairs each needs; which one, and why, is
+// recorded.
+func TestLastWordWins(t *testing.T) {
+	schema := `{"type":"object","properties":{"title":{"type":"string"},"score":{"type":"number"}},"required":["title","score"],"additionalProperties":false}`
+	spec, err := structured.NewSpecFromSchema("last", []byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, reply, want, why string }{
+		{"a draft, then the revision needing a repair", `Draft: {"title": "draft", "score": 5}. Let me revise it: {"title": "final", "score": 7,}`, "final", "last"},
+		{"the final answer first, then a note", `Final answer: {"title": "final", "score": 7,} (an earlier try was {"title": "draft", "score": 5})`, "final", "final or corrected"},
+		{"an example after the answer", `{"title": "final", "score": 7} For example, {"title": "example", "score": 1}`, "final", "not given as an example"},
+		{"the corrected one between", `{"title": "draft", "score": 5} Corrected: {'title': 'final', 'score': 7} Note {"title": "aside", "score": 2}`, "final", "final or corrected"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := spec.Parse(context.Background(), tc.reply)
+			var v struct{ Title string }
+			_ = json.Unmarshal(got.Value, &v)
+			if !got.Usable || v.Title != tc.want {
+				t.Fatalf("read as %s (%s), want title %q", got.Value, got.Problem, tc.want)
+			}
+			found := false
+			for _, r := range got.Repairs {
+				found = found || r.Rule == "candidate" && strings.Contains(r.Action, tc.why)
+			}
+			if !found {
+				t.Fatalf("no candidate repair saying %q: %+v", tc.why, got.Repairs)
+			}
+		})
+	}
+}
+
+// TestNumbersWithUnits: a text holding exactly one number, with a unit,
+// an ordinal or in a JSON5 form, is that number, in a list as alone; a
+// text with two numbers or a multiplier is not read, and a list with such
+// an item is asked again, never read without it.
+func TestNumbersWithUnits(t *testing.T) {
+	schema := `{"type":"object","properties":{"ranks":{"type":"array","items":{"type":"number"}}},"required":["ranks"]}`
+	spec, err := structured.NewSpecFromSchema("units", []byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ reply, want string }{
+		{`{"ranks": ["#2", "3rd", "7 points", "$1,200", ".85", "+7.5", "0x1F"]}`, `{"ranks":[2,3,7,1200,0.85,7.5,31]}`},
+		{`{"ranks": [1, .5, +2, 0x10]}`, `{"ranks":[1,0.5,2,16]}`},
+		{`{"ranks": [1, "2-3", 4]}`, ""},
+		{`{"ranks": [1, "1.2k"]}`, ""},
+		{`{"ranks": [1, "3 million"]}`, ""},
+		{`{"ranks": [1, Infinity]}`, ""},
+		{`{"ranks": [1, NaN]}`, ""},
+	} {
+		got := spec.Parse(context.Background(), tc.reply)
+		if tc.want == "" {
+			if got.Usable {
+				t.Errorf("%s read as %s, want it asked again", tc.reply, got.Value)
+			}
+			continue
+		}
+		if !got.Usable || string(got.Value) != tc.want {
+			t.Errorf("%s read as %s (%s), want %s", tc.reply, got.Value, got.Problem, tc.want)
+		}
+	}
+}
+
+// TestPlaceholdersAreAbsent: "", "N/A", "TBD" and the like are no value,
+// for a text as for a number: a required one is asked again.
+func TestPlaceholdersAreAbsent(t *testing.T) {
+	schema := `{"type":"object","properties":{"title":{"type":"string"},"level":{"type":"string","enum":["none","low","high"]}},"required":["title","level"]}`
+	spec, err := structured.NewSpecFromSchema("ph", []byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ph := range []string{"", "N/A", "n/a", "none", "TBD", "-", "null", "unknown", "**N/A**"} {
+		reply := fmt.Sprintf(`{"title": %q, "level": "low"}`, ph)
+		if got := spec.Parse(context.Background(), reply); got.Usable {
+			t.Errorf("%s read as %s", reply, got.Value)
+		}
+	}
+	// An enum's own value is no placeholder.
+	if got := spec.Parse(context.Background(), `{"title": "x", "level": "none"}`); !got.Usable || string(got.Value) != `{"level":"none","title":"x"}` {
+		t.Errorf("read as %s (%s)", got.Value, got.Problem)
+	}
+}
+
+// TestKeysByMeaning: a required field given under another name is taken
+// from it when only one member can be it; never read as null.
+func TestKeysByMeaning(t *testing.T) {
+	schema := `{"type":"object","properties":{
+		"critique":{"type":"string","description":"the reviewer's feedback on the idea"},
+		"score":{"type":"number"},
+		"owner":{"type":["string","null"]}},
+		"required":["critique","score","owner"],"additionalProperties":false}`
+	spec, err := structured.NewSpecFromSchema("keys", []byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ reply, want string }{
+		// The description names it.
+		{`{"feedback": "good", "score": 7, "owner": null}`, `{"critique":"good","owner":null,"score":7}`},
+		// The only member left, of the only type it can be.
+		{`{"critique": "good", "score": 7, "person": "Ana"}`, `{"critique":"good","owner":"Ana","score":7}`},
+		// Two members left for one field: asked, never null.
+		{`{"critique": "good", "score": 7, "person": "Ana", "lead": "Bo"}`, ""},
+		// Not given at all: null, as the schema allows.
+		{`{"critique": "good", "score": 7}`, `{"critique":"good","owner":null,"score":7}`},
+	} {
+		got := spec.Parse(context.Background(), tc.reply)
+		if tc.want == "" {
+			if got.Usable {
+				t.Errorf("%s read as %s, want it asked again", tc.reply, got.Value)
+			}
+			continue
+		}
+		if !got.Usable || string(got.Value) != tc.want {
+			t.Errorf("%s read as %s (%s), want %s", tc.reply, got.Value, got.Problem, tc.want)
+		}
+	}
+}
+
+// TestDeepWrappers: an object inside wrappers, each holding it alone or
+// with status fields beside it, is taken out, recorded.
+func TestDeepWrappers(t *testing.T) {
+	schema := `{"type":"object","properties":{"title":{"type":"string"},"score":{"type":"number"}},"required":["title","score"]}`
+	spec, err := structured.NewSpecFromSchema("wrap", []byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := `{"status": "ok", "code": 200, "data": {"result": {"success": true, "answer": {"title": "x", "score": 7}}}}`
+	got := spec.Parse(context.Background(), reply)
+	if !got.Usable || string(got.Value) != `{"score":7,"title":"x"}` {
+		t.Fatalf("read as %s (%s)", got.Value, got.Problem)
+	}
+	shapes := 0
+	for _, r := range got.Repairs {
+		if r.Rule == "shape" {
+			shapes++
+		}
+	}
+	if shapes != 3 {
+		t.Fatalf("%d shape repairs, want 3: %+v", shapes, got.Repairs)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -44,11 +45,17 @@ when nothing in it can become a value of the schema.`,
 			if err != nil {
 				return err
 			}
-			reply, err := c.readReply(args)
+			ctx := cmd.Context()
+			reply, err := c.readReply(ctx, args)
 			if err != nil {
 				return err
 			}
-			return c.printParsed(r.Parse(string(reply)), format)
+			p := r.Parse(ctx, string(reply))
+			if err := ctx.Err(); err != nil {
+				// Stopped by a signal: nothing was read.
+				return err
+			}
+			return c.printParsed(p, format)
 		},
 	}
 	fs := cmd.Flags()
@@ -61,30 +68,50 @@ when nothing in it can become a value of the schema.`,
 }
 
 // readReply reads the reply from the file args names, or standard input
-// for none or "-".
-func (c *cli) readReply(args []string) ([]byte, error) {
-	if len(args) == 0 || args[0] == "-" {
-		data, err := io.ReadAll(io.LimitReader(c.stdin, maxReply+1))
+// for none or "-". Waiting for it (a terminal, a pipe, a FIFO) ends when
+// ctx is done.
+func (c *cli) readReply(ctx context.Context, args []string) ([]byte, error) {
+	open := func() (io.ReadCloser, error) { return io.NopCloser(c.stdin), nil }
+	name := "the reply"
+	if len(args) > 0 && args[0] != "-" {
+		st, err := os.Stat(args[0])
 		if err != nil {
-			return nil, fmt.Errorf("reading the reply: %w", err)
+			return nil, usagef("reply file: %v", err)
 		}
-		if len(data) > maxReply {
-			return nil, usagef("the reply is over %d MiB", maxReply>>20)
+		if st.Size() > maxReply {
+			return nil, usagef("reply file %s is over %d MiB", args[0], maxReply>>20)
 		}
-		return data, nil
+		open = func() (io.ReadCloser, error) { return os.Open(args[0]) }
+		name = "reply file " + args[0]
 	}
-	st, err := os.Stat(args[0])
-	if err != nil {
-		return nil, usagef("reply file: %v", err)
+	type read struct {
+		data []byte
+		err  error
 	}
-	if st.Size() > maxReply {
-		return nil, usagef("reply file %s is over %d MiB", args[0], maxReply>>20)
+	got := make(chan read, 1)
+	go func() {
+		// Opening a FIFO waits for its writer, too.
+		f, err := open()
+		if err != nil {
+			got <- read{nil, err}
+			return
+		}
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, maxReply+1))
+		got <- read{data, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-got:
+		if r.err != nil {
+			return nil, usagef("reading %s: %v", name, r.err)
+		}
+		if len(r.data) > maxReply {
+			return nil, usagef("%s is over %d MiB", name, maxReply>>20)
+		}
+		return r.data, nil
 	}
-	data, err := os.ReadFile(args[0])
-	if err != nil {
-		return nil, usagef("reply file: %v", err)
-	}
-	return data, nil
 }
 
 // maxReply bounds a reply read by parse.

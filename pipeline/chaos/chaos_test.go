@@ -163,7 +163,7 @@ func judgeWith(replies ...string) (*mock.Recorder, llm.Client) {
 }
 
 func TestJudgeValidation(t *testing.T) {
-	valid := `{"accepted_ideas":[{"idea_name":"Fridge Relay","quality_score":7.5,"feasibility_score":7,"impact_score":8,"originality_score":6,"key_points":["k"],"implementation_path":"p","required_resources":["r"],"success_metrics":["m"],"next_steps":["n"]}],"rejected_ideas":[{"idea_name":"Vague","rejection_reason":"vague","quality_score":3,"fatal_flaw":"none"}],"synthesis":"s","top_recommendations":["t"],"strategic_insights":["i"],"unresolved_questions":["q"]}`
+	valid := `{"accepted_ideas":[{"idea_name":"Fridge Relay","quality_score":7.5,"feasibility_score":7,"impact_score":8,"originality_score":6,"key_points":["k"],"implementation_path":"p","required_resources":["r"],"success_metrics":["m"],"next_steps":["n"]}],"rejected_ideas":[{"idea_name":"Vague","rejection_reason":"vague","quality_score":3,"fatal_flaw":"too vague to build"}],"synthesis":"s","top_recommendations":["t"],"strategic_insights":["i"],"unresolved_questions":["q"]}`
 	tests := []struct {
 		name     string
 		replies  []string
@@ -178,7 +178,7 @@ func TestJudgeValidation(t *testing.T) {
 		{"missing field is repaired", []string{strings.Replace(valid, `"synthesis":"s",`, ``, 1), valid}, true, "synthesis", 2},
 		{"unknown field is repaired", []string{strings.Replace(valid, `"synthesis":"s"`, `"synthesis":"s","verdict":"ok"`, 1), valid}, true, "", 1},
 		{"score out of range is repaired", []string{strings.Replace(valid, `"impact_score":8`, `"impact_score":80`, 1), valid}, true, "", 1},
-		{"nothing judged is repaired", []string{`{"accepted_ideas":[],"rejected_ideas":[],"synthesis":"","top_recommendations":[],"strategic_insights":[],"unresolved_questions":[]}`, valid}, true, "no idea was judged", 2},
+		{"nothing judged is repaired", []string{`{"accepted_ideas":[],"rejected_ideas":[],"synthesis":"s","top_recommendations":[],"strategic_insights":[],"unresolved_questions":[]}`, valid}, true, "no idea was judged", 2},
 		{"truncated twice fails loudly", []string{valid[:120], valid[:200]}, false, "truncated", 2},
 	}
 	for _, tt := range tests {

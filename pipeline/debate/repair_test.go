@@ -208,9 +208,9 @@ func TestRepairsAgainstImperfectModel(t *testing.T) {
 					}
 				}
 			}},
-		{name: "too many key points are cut",
+		{name: "too many key points are asked again, never cut at once",
 			flaws: map[string][]openaitest.Flaw{propose: {openaitest.Set("key_points", []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"})}},
-			calls: map[string]int{propose: 3, "": 1}, want: []repairWant{{agentPropose, "count"}},
+			calls: map[string]int{propose: 4, "": 1},
 			check: func(t *testing.T, res *Result) {
 				for _, h := range res.Handoffs {
 					if len(h.KeyPoints) > 8 {

@@ -176,7 +176,7 @@ func TestAgentsRepairImperfectReplies(t *testing.T) {
 	}, {
 		name:  "an empty secondary question is dropped",
 		flaws: map[string][]openaitest.Flaw{schemaProblem: {openaitest.Set("secondary_questions", []string{"Who benefits most?", " "})}},
-		agent: agentProblem, rule: "count", action: "1 empty secondary question(s) dropped",
+		agent: agentProblem, rule: "missing", action: "an empty item dropped",
 		calls: oneEach,
 	}, {
 		name:  "objective ids renumbered by position",

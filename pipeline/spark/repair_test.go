@@ -222,7 +222,7 @@ func TestAgentsRepairImperfectReplies(t *testing.T) {
 			calls: map[string]int{"generate": 2}, err: "want 5 ideas, got none"},
 		{name: "generate/blank idea", schema: "spark_ideas", flaws: []openaitest.Flaw{openaitest.Set("ideas/1/title", ""), openaitest.Set("ideas/1/description", " "), always},
 			calls:   map[string]int{"generate": 2},
-			repairs: []string{"spark.generate count: blank ideas dropped: 1", "spark.generate count: 4 ideas kept of 5 asked", "spark.generate length: description is empty", "spark.generate length: title is empty"},
+			repairs: []string{"spark.generate count: 4 ideas kept of 5 asked", "spark.generate missing: an empty item dropped"},
 			check: func(t *testing.T, res *Result) {
 				if res.Generated != 4 || strings.HasPrefix(res.Candidates[2].Idea, "Idea 1") {
 					t.Fatalf("generated %d, candidates %+v", res.Generated, res.Candidates)

@@ -27,6 +27,13 @@ type corruption struct {
 	st     style
 	// envelope: what is written around the JSON.
 	fence, prose, tags, think, truncate bool
+	// draft is a value written before the answer, which the reply then
+	// revises.
+	draft *val
+	// mayRefuse: the corruption may leave the reply unreadable (a key
+	// whose meaning only a re-ask can settle); it must never be read as
+	// another value.
+	mayRefuse bool
 }
 
 // damages are in the order they apply: values, shape, text.
@@ -41,6 +48,13 @@ var damages = []damage{
 	{"bare list", bareList},
 	{"one-key wrapper", wrapInKey},
 	{"one-item list around", wrapInList},
+	{"wrappers with status fields", wrapWithStatus},
+	{"a placeholder for an optional field", placeholder},
+	{"a key under another name", synonymKey},
+	{"unescaped quotes in texts", func(_ *rapid.T, c *corruption) bool {
+		return set(&c.st.rawQuotes, c.st.quote == '"' && hasRawQuote(c.root))
+	}},
+	{"a draft before the final answer", draftFirst},
 	{"trailing commas", func(_ *rapid.T, c *corruption) bool {
 		return set(&c.st.trailingComma, !c.truncate && container(c.root, 1))
 	}},
@@ -70,15 +84,72 @@ func set(flag *bool, ok bool) bool {
 	return true
 }
 
-// corrupt applies one to three usable corruptions to v and returns the
-// reply's text and the corruptions' names.
-func corrupt(t *rapid.T, v *val, root *jsonschema.Schema) (string, []string) {
+// corrupt writes v in a format drawn from Formats, with one to three
+// usable corruptions, and returns the reply's text, the corruptions'
+// names, the format, and whether the reader may refuse it (never read it
+// as another value).
+func corrupt(t *rapid.T, v *val, root *jsonschema.Schema) (string, []string, string, bool) {
 	c := &corruption{root: v, schema: root, st: style{quote: '"'}}
+	format := rapid.SampledFrom(Formats).Draw(t, "format")
+	switch format {
+	case FormatYAML, FormatLabelValue, FormatTable:
+		// The values as models write them in these formats, the keys
+		// perhaps in another style.
+		var applied []string
+		for _, d := range valueDamages {
+			if rapid.IntRange(0, 3).Draw(t, d.name+"?") == 0 && d.apply(t, c) {
+				applied = append(applied, d.name)
+			}
+		}
+		style := func(k string) string { return k }
+		if rapid.Bool().Draw(t, "title case keys") {
+			style = func(k string) string {
+				if f := KeyForms(k); len(f) > 0 && !declared(c.schema, f[0]) {
+					return f[0]
+				}
+				return k
+			}
+		}
+		var text string
+		ok := false
+		if c.root.kind == 'o' && c.root.s != nil && !anyDeclared(c.root) {
+			// No field of the schema: as text, that is prose.
+		} else if format == FormatYAML {
+			text, ok = renderYAML(c.root)
+			if ok && rapid.Bool().Draw(t, "yaml fence") {
+				text = "```yaml\n" + text + "```\n"
+				applied = append(applied, "code fence")
+			}
+		} else {
+			text, ok = renderLabels(c.root, style, format == FormatTable)
+			if ok && rapid.Bool().Draw(t, "prose around") {
+				text = "Here is my answer.\n\n" + text + "\nI hope this helps."
+				applied = append(applied, "prose around")
+			}
+		}
+		if ok {
+			return text, append(applied, format), format, c.mayRefuse
+		}
+		// The format cannot write this value plainly: JSON instead.
+		format = FormatJSON
+		c.st.quote = '"'
+	case FormatJSON5:
+		positive := false
+		walk(v, false, func(x *val, _ bool) { positive = positive || x.kind == 'n' && x.raw == nil && x.num > 0 })
+		if positive {
+			c.st.json5 = true
+		} else {
+			format = FormatJSON
+		}
+	}
 	// The values first, then the shape, then the text: each sees what
 	// the others before it made.
 	picked := rapid.SliceOfN(rapid.IntRange(0, len(damages)-1), 1, 3).Draw(t, "corruptions")
 	sort.Ints(picked)
 	var applied []string
+	if c.st.json5 {
+		applied = append(applied, FormatJSON5)
+	}
 	for _, i := range picked {
 		if d := damages[i]; d.apply(t, c) {
 			applied = append(applied, d.name)
@@ -88,7 +159,17 @@ func corrupt(t *rapid.T, v *val, root *jsonschema.Schema) (string, []string) {
 		set(&c.fence, true)
 		applied = append(applied, "code fence")
 	}
-	return c.text(t), applied
+	return c.text(t), applied, format, c.mayRefuse
+}
+
+// valueDamages are the damages to values, which every format shows.
+var valueDamages = []damage{
+	{"key style", renameKey},
+	{"number as text", numberAsText},
+	{"boolean as text", boolAsText},
+	{"enum decorated", enumDecorated},
+	{"extra field", extraField},
+	{"a placeholder for an optional field", placeholder},
 }
 
 // text writes the corrupted value with its envelope.
@@ -111,6 +192,9 @@ func (c *corruption) text(t *rapid.T) string {
 	}
 	if c.think {
 		body = "<think>A first draft: {\"draft\": [1, 2], \"score\": \"unsure\"}. No, better:</think>\n" + body
+	}
+	if c.draft != nil {
+		body = "A first draft:\n" + render(c.draft, style{}) + "\n\nOn reflection that is wrong. The corrected answer:\n" + body
 	}
 	if c.prose {
 		body = "Here is the JSON you asked for:\n\n" + body
@@ -285,6 +369,15 @@ func numberAsText(t *rapid.T, c *corruption) bool {
 	if x == math.Trunc(x) && x >= 0 && x <= 20 {
 		forms = append(forms, numberNames[int(x)])
 	}
+	if x == math.Trunc(x) && x >= 1 && x < 1e6 {
+		forms = append(forms, "#"+s, ordinal(int(x)), "No. "+s)
+	}
+	if x > 0 && x < 1 {
+		forms = append(forms, strings.TrimPrefix(s, "0"))
+	}
+	if x > 0 {
+		forms = append(forms, "+"+s)
+	}
 	if x == math.Trunc(x) && math.Abs(x) >= 1000 && math.Abs(x) < 1e9 {
 		forms = append(forms, thousands(int64(x)))
 	}
@@ -297,6 +390,22 @@ func numberAsText(t *rapid.T, c *corruption) bool {
 	raw := rapid.SampledFrom(forms).Draw(t, "form")
 	n.raw = &raw
 	return true
+}
+
+// ordinal writes n as an ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st.
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprint(n) + suffix
 }
 
 // thousands writes n with commas between its groups of three digits.
@@ -389,7 +498,10 @@ func listAsBullets(t *rapid.T, c *corruption) bool {
 }
 
 func listOfOne(t *rapid.T, c *corruption) bool {
-	l := pick(t, c.root, "list", func(x *val) bool { return x != c.root && plainItems(x) && len(x.items) == 1 })
+	l := pick(t, c.root, "list", func(x *val) bool {
+		// "[1]" alone may be a list written as JSON: not a list of one.
+		return x != c.root && plainItems(x) && len(x.items) == 1 && !(strings.HasPrefix(x.items[0].str, "[") && strings.HasSuffix(x.items[0].str, "]"))
+	})
 	if l == nil {
 		return false
 	}
@@ -470,7 +582,27 @@ func bareList(_ *rapid.T, c *corruption) bool {
 // cannot be read as, or prose alone. It returns the reply, what was done,
 // and whether a reader may still read it by leaving out the spoiled part
 // (it is in a list item, or under an optional member).
-func spoil(t *rapid.T, v *val) (string, string, bool) {
+func spoil(t *rapid.T, v *val) (string, string, bool, string) {
+	text, what, lenient := spoiled(t, v)
+	if what == "prose only" {
+		return text, what, lenient, FormatJSON
+	}
+	// The spoiled value in a format drawn: refused in each.
+	switch format := rapid.SampledFrom([]string{FormatJSON, FormatYAML, FormatLabelValue}).Draw(t, "spoiled format"); format {
+	case FormatYAML:
+		if y, ok := renderYAML(v); ok {
+			return y, what, lenient, format
+		}
+	case FormatLabelValue:
+		if l, ok := renderLabels(v, func(k string) string { return k }, false); ok {
+			return l, what, lenient, format
+		}
+	}
+	return text, what, lenient, FormatJSON
+}
+
+// spoiled makes the reply of v unusable, as JSON.
+func spoiled(t *rapid.T, v *val) (string, string, bool) {
 	type site struct {
 		obj     *val
 		key     int
@@ -484,18 +616,19 @@ func spoil(t *rapid.T, v *val) (string, string, bool) {
 			visit(x.vals[i], lenient || !required(x.s, k))
 		}
 		for _, it := range x.items {
-			visit(it, true)
+			// An item is never left out: a spoiled one is asked again.
+			visit(it, lenient)
 		}
 	}
 	visit(v, false)
 	kinds := []string{"prose only"}
 	if len(sites) > 0 {
-		kinds = append(kinds, "required member removed", "required member null", "value spoiled")
+		kinds = append(kinds, "required member removed", "required member null", "value spoiled", "required text a placeholder")
 	}
 	switch kind := rapid.SampledFrom(kinds).Draw(t, "spoil"); kind {
 	case "prose only":
 		return "I would rather say it in words: solar farms on school roofs, run by the pupils.", kind, false
-	case "required member removed", "required member null":
+	case "required member removed", "required member null", "required text a placeholder":
 		var req []site
 		for _, s := range sites {
 			if s.obj.s != nil && required(s.obj.s, s.obj.keys[s.key]) {
@@ -510,12 +643,30 @@ func spoil(t *rapid.T, v *val) (string, string, bool) {
 		// The object itself may be left out where it is lenient; the
 		// member is required in it.
 		lenient := objectLenient(v, s.obj)
-		if kind == "required member null" {
+		switch kind {
+		case "required member null":
 			s.obj.vals[s.key] = &val{kind: 'z'}
-		} else {
+		case "required text a placeholder":
+			ph := rapid.SampledFrom([]string{"N/A", "TBD", "-", "unknown", ""}).Draw(t, "placeholder")
+			if x := s.obj.vals[s.key]; x.kind != 's' || (x.s != nil && len(x.s.Enum) > 0) {
+				t.Skip("not a text")
+			}
+			s.obj.vals[s.key] = &val{kind: 's', str: ph}
+		default:
 			s.obj.keys = append(s.obj.keys[:s.key:s.key], s.obj.keys[s.key+1:]...)
 			s.obj.vals = append(s.obj.vals[:s.key:s.key], s.obj.vals[s.key+1:]...)
 		}
+		// An item left with no value in any member is an empty item,
+		// which a reader may leave out.
+		empty := true
+		for _, x := range s.obj.vals {
+			empty = empty && (x.kind == 'z' || x.kind == 's' && x.raw == nil && isPlaceholder(x.str))
+		}
+		walk(v, false, func(x *val, inList bool) {
+			if x == s.obj && inList && empty {
+				lenient = true
+			}
+		})
 		return render(v, style{}), what, lenient
 	default:
 		var spoilable []site
@@ -549,7 +700,7 @@ func objectLenient(v, obj *val) bool {
 			visit(x.vals[i], l || !required(x.s, k))
 		}
 		for _, it := range x.items {
-			visit(it, true)
+			visit(it, l)
 		}
 	}
 	visit(v, false)
@@ -569,4 +720,170 @@ func closed(s *jsonschema.Schema) bool {
 func declared(s *jsonschema.Schema, name string) bool {
 	_, ok := s.Properties.Get(name)
 	return ok
+}
+
+// hasRawQuote reports whether v holds a text that can be written with its
+// double quotes unescaped.
+func hasRawQuote(v *val) bool {
+	found := false
+	walk(v, false, func(x *val, _ bool) {
+		found = found || x.kind == 's' && x.raw == nil && unescapable(x.str)
+	})
+	return found
+}
+
+// wrapWithStatus puts the value inside one or two wrappers, each with
+// status fields beside it: {"status": "ok", "data": …}.
+func wrapWithStatus(t *rapid.T, c *corruption) bool {
+	names := map[string]bool{}
+	var visit func(s *jsonschema.Schema, depth int)
+	visit = func(s *jsonschema.Schema, depth int) {
+		if s == nil || depth > 16 {
+			return
+		}
+		if s.Properties != nil {
+			for p := s.Properties.Oldest(); p != nil; p = p.Next() {
+				names[normal(p.Key)] = true
+				visit(p.Value, depth+1)
+			}
+		}
+		visit(s.Items, depth+1)
+		for _, a := range s.AnyOf {
+			visit(a, depth+1)
+		}
+	}
+	visit(c.schema, 0)
+	for _, w := range []string{"status", "data", "result", "code", "success", "response"} {
+		if names[w] {
+			return false
+		}
+	}
+	if c.root.kind != 'o' && c.root.kind != 'a' {
+		return false
+	}
+	ok := "ok"
+	c.root = &val{kind: 'o', keys: []string{"status", "data"}, vals: []*val{{kind: 's', str: ok}, c.root}}
+	if rapid.Bool().Draw(t, "two wrappers") {
+		c.root = &val{kind: 'o', keys: []string{"success", "code", "response"}, vals: []*val{{kind: 'b', b: true}, {kind: 'n', num: 200}, c.root}}
+	}
+	return true
+}
+
+// placeholder gives an optional field the reply leaves out as "N/A" or
+// another word for no value: read as left out.
+func placeholder(t *rapid.T, c *corruption) bool {
+	type site struct {
+		o   *val
+		key string
+	}
+	var sites []site
+	walk(c.root, false, func(x *val, _ bool) {
+		if x.kind != 'o' || x.raw != nil || x.s == nil || x.s.Properties == nil || len(x.keys) == 0 {
+			// An object of placeholders alone is an empty one.
+			return
+		}
+		for p := x.s.Properties.Oldest(); p != nil; p = p.Next() {
+			if required(x.s, p.Key) || containsKey(x.keys, p.Key) || enumHas(p.Value, "none") {
+				continue
+			}
+			sites = append(sites, site{x, p.Key})
+		}
+	})
+	if len(sites) == 0 {
+		return false
+	}
+	st := sites[rapid.IntRange(0, len(sites)-1).Draw(t, "placeholder at")]
+	word := rapid.SampledFrom([]string{"N/A", "n/a", "TBD", "-", "none", "unknown", "null"}).Draw(t, "placeholder")
+	st.o.keys = append(st.o.keys, st.key)
+	st.o.vals = append(st.o.vals, &val{kind: 's', raw: &word})
+	return true
+}
+
+func containsKey(keys []string, k string) bool {
+	for _, x := range keys {
+		if normal(x) == normal(k) {
+			return true
+		}
+	}
+	return false
+}
+
+func enumHas(s *jsonschema.Schema, v string) bool {
+	if s == nil {
+		return false
+	}
+	for _, e := range s.Enum {
+		if es, ok := e.(string); ok && strings.EqualFold(es, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// synonymKey writes a required key under another name: the reader maps
+// it when only one field can be meant, or asks again; it never reads the
+// field as null or as another's.
+func synonymKey(t *rapid.T, c *corruption) bool {
+	o := pick(t, c.root, "object", func(x *val) bool {
+		if x.kind != 'o' || x.raw != nil || x.s == nil {
+			return false
+		}
+		for _, k := range x.keys {
+			if required(x.s, k) {
+				return true
+			}
+		}
+		return false
+	})
+	if o == nil {
+		return false
+	}
+	var req []int
+	for i, k := range o.keys {
+		if required(o.s, k) {
+			req = append(req, i)
+		}
+	}
+	i := req[rapid.IntRange(0, len(req)-1).Draw(t, "synonym of")]
+	name := rapid.SampledFrom([]string{"the_" + o.keys[i], o.keys[i] + "_value", "answer_field", "main_value"}).Draw(t, "synonym")
+	if declared(o.s, name) || containsKey(o.keys, name) {
+		return false
+	}
+	o.keys[i] = name
+	c.mayRefuse = true
+	return true
+}
+
+// draftFirst writes another value of the schema before the answer, as a
+// draft the reply then corrects.
+func draftFirst(t *rapid.T, c *corruption) bool {
+	if c.draft != nil || c.root.s != c.schema {
+		return false
+	}
+	c.draft = generate(t, c.schema, "draft")
+	set(&c.st.trailingComma, !c.truncate && container(c.root, 1))
+	return true
+}
+
+func isPlaceholder(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "n/a", "tbd", "-", "unknown", "none", "null":
+		return true
+	}
+	return false
+}
+
+// anyDeclared reports whether object o gives a field its schema declares.
+func anyDeclared(o *val) bool {
+	if o.s == nil || o.s.Properties == nil {
+		return false
+	}
+	for _, k := range o.keys {
+		for p := o.s.Properties.Oldest(); p != nil; p = p.Next() {
+			if normal(p.Key) == normal(k) {
+				return true
+			}
+		}
+	}
+	return false
 }

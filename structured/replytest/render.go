@@ -3,6 +3,8 @@ package replytest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"regexp"
 	"strings"
 )
@@ -19,6 +21,12 @@ type style struct {
 	// missingCommas puts each member and item on a line of its own,
 	// without the comma between them.
 	missingCommas bool
+	// json5 writes numbers as JSON5 does: hexadecimal integers, a
+	// leading + or point.
+	json5 bool
+	// rawQuotes leaves the double quotes inside texts unescaped where a
+	// reader can tell them from the closing one.
+	rawQuotes bool
 }
 
 // render writes v in st.
@@ -60,7 +68,7 @@ func (st style) write(b *strings.Builder, v *val) {
 	case 's':
 		b.WriteString(st.quoted(v.str))
 	case 'n':
-		b.WriteString(fmtNum(v.num))
+		b.WriteString(st.number(v.num))
 	case 'b':
 		switch {
 		case st.pyLiterals && v.b:
@@ -102,7 +110,53 @@ func (st style) close(b *strings.Builder, n int, closer string) {
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// number writes f, in a JSON5 form when st says so.
+func (st style) number(f float64) string {
+	switch {
+	case !st.json5:
+	case f == math.Trunc(f) && f >= 10 && f < 1<<53:
+		return fmt.Sprintf("0x%X", int64(f))
+	case f > 0 && f < 1:
+		return strings.TrimPrefix(fmtNum(f), "0")
+	case f > 0:
+		return "+" + fmtNum(f)
+	}
+	return fmtNum(f)
+}
+
+// unescapable reports whether s, between double quotes with its own
+// quotes left unescaped, reads back as s: no quote of it is followed by
+// what ends a text (a comma, colon, bracket, line break, the end) or by
+// space and another quote, and it has no backslash.
+func unescapable(s string) bool {
+	if !strings.Contains(s, `"`) || strings.ContainsAny(s, "\\\n\r") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		if j == len(s) {
+			if j > i+1 {
+				return false
+			}
+			continue // the closing quote follows at once
+		}
+		if strings.IndexByte(",:}]/", s[j]) >= 0 || (j > i+1 && s[j] == '"') {
+			return false
+		}
+	}
+	return true
+}
+
 func (st style) quoted(s string) string {
+	if st.rawQuotes && st.quote == '"' && unescapable(s) {
+		return `"` + s + `"`
+	}
 	switch st.quote {
 	case '\'':
 		return "'" + s + "'"

@@ -12,10 +12,12 @@
 package replytest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/invopop/jsonschema"
@@ -28,28 +30,29 @@ import (
 type Reader = structured.Reader
 
 // Check runs both properties of r as subtests of t, each for as many
-// cases as rapid's -rapid.checks says (100 by default).
-func Check(t *testing.T, r Reader) {
+// cases as rapid's -rapid.checks says (100 by default), counting the
+// cases in stats (nil for none).
+func Check(t *testing.T, r Reader, stats *Stats) {
 	t.Helper()
-	t.Run("usable", rapid.MakeCheck(Usable(r)))
-	t.Run("unusable", rapid.MakeCheck(Unusable(r)))
+	t.Run("usable", rapid.MakeCheck(Usable(r, stats)))
+	t.Run("unusable", rapid.MakeCheck(Unusable(r, stats)))
 }
 
-// Usable is the property that a usable corruption of a valid value reads
-// back as the value, with at least one repair more than its clean
-// rendering.
-func Usable(r Reader) func(*rapid.T) {
+// Usable is the property that a usable corruption of a valid value,
+// written in one of the Formats, reads back as the value, with at least
+// one repair more than its clean rendering.
+func Usable(r Reader, stats *Stats) func(*rapid.T) {
 	root := mustSchema(r.Schema().JSON)
-	return func(t *rapid.T) { usable(t, r, root) }
+	return func(t *rapid.T) { usable(t, r, root, stats) }
 }
 
 // Unusable is the property that a reply missing what the schema requires,
 // or giving it as something it cannot be, is refused, or read as a value
 // that its clean rendering held too (a list item left out): never with a
 // value the reply did not hold.
-func Unusable(r Reader) func(*rapid.T) {
+func Unusable(r Reader, stats *Stats) func(*rapid.T) {
 	root := mustSchema(r.Schema().JSON)
-	return func(t *rapid.T) { unusable(t, r, root) }
+	return func(t *rapid.T) { unusable(t, r, root, stats) }
 }
 
 // AnySchema is both properties over schemas drawn by Schema, each read
@@ -61,26 +64,26 @@ func AnySchema(newReader func(schema []byte) (Reader, error)) func(*rapid.T) {
 		if err != nil {
 			t.Fatalf("schema %s: %v", raw, err)
 		}
-		Either(t, r)
+		Either(t, r, nil)
 	}
 }
 
 // Either checks one case of one of the two properties, drawn, for a
 // reader made within a property of the caller's (one whose schema is
 // drawn too).
-func Either(t *rapid.T, r Reader) {
+func Either(t *rapid.T, r Reader, stats *Stats) {
 	root := mustSchema(r.Schema().JSON)
 	if rapid.Bool().Draw(t, "usable") {
-		usable(t, r, root)
+		usable(t, r, root, stats)
 	} else {
-		unusable(t, r, root)
+		unusable(t, r, root, stats)
 	}
 }
 
-func usable(t *rapid.T, r Reader, root *jsonschema.Schema) {
+func usable(t *rapid.T, r Reader, root *jsonschema.Schema, stats *Stats) {
 	v := generate(t, root, "value")
 	clean := render(v, style{})
-	want := r.Parse(clean)
+	want := r.Parse(context.Background(), clean)
 	if !want.Usable {
 		// A value of the schema that the type's own rules refuse.
 		t.Skipf("the clean rendering is refused: %s", want.Problem)
@@ -90,8 +93,13 @@ func usable(t *rapid.T, r Reader, root *jsonschema.Schema) {
 			t.Fatalf("the clean rendering needed an alignment: %+v\n%s", rep, clean)
 		}
 	}
-	text, applied := corrupt(t, v, root)
-	got := r.Parse(text)
+	text, applied, format, mayRefuse := corrupt(t, v, root)
+	got := r.Parse(context.Background(), text)
+	stats.count(format, got.Usable && sameJSON(got.Value, want.Value), !got.Usable)
+	if mayRefuse && (!got.Usable || len(got.Asks) > 0) {
+		// Refused, or asked again before any value is used.
+		return
+	}
 	if !got.Usable {
 		t.Fatalf("corrupted by %v, the reply is refused: %s\nreply: %s\nclean: %s", applied, got.Problem, text, clean)
 	}
@@ -103,15 +111,16 @@ func usable(t *rapid.T, r Reader, root *jsonschema.Schema) {
 	}
 }
 
-func unusable(t *rapid.T, r Reader, root *jsonschema.Schema) {
+func unusable(t *rapid.T, r Reader, root *jsonschema.Schema, stats *Stats) {
 	v := generate(t, root, "value")
 	clean := render(v, style{})
-	want := r.Parse(clean)
+	want := r.Parse(context.Background(), clean)
 	if !want.Usable {
 		t.Skipf("the clean rendering is refused: %s", want.Problem)
 	}
-	text, what, lenient := spoil(t, v)
-	got := r.Parse(text)
+	text, what, lenient, format := spoil(t, v)
+	got := r.Parse(context.Background(), text)
+	stats.countSpoiled(format, !got.Usable)
 	if !got.Usable {
 		return
 	}
@@ -136,7 +145,7 @@ func unusable(t *rapid.T, r Reader, root *jsonschema.Schema) {
 
 // alignment names the repair rules of the reader's syntax and alignment
 // stages, which a clean rendering must not need.
-var alignment = map[string]bool{"syntax": true, "shape": true, "key": true, "type": true, "enum": true, "split": true, "extra": true, "missing": true, "prose": true}
+var alignment = map[string]bool{"format": true, "candidate": true, "syntax": true, "shape": true, "key": true, "type": true, "enum": true, "split": true, "extra": true, "missing": true, "prose": true}
 
 func mustSchema(raw []byte) *jsonschema.Schema {
 	var s jsonschema.Schema
@@ -201,3 +210,58 @@ var vocabulary = []string{
 }
 
 func join(parts []string) string { return strings.Join(parts, " ") }
+
+// Stats counts the cases of the properties, by format: the usable
+// replies generated, those read as exactly the clean value, those
+// refused (only where a re-ask may settle them); and the spoiled replies
+// generated and refused. It is safe for concurrent use.
+type Stats struct {
+	mu                        sync.Mutex
+	generated, exact, refused map[string]int
+	spoiled, spoiledRefused   map[string]int
+}
+
+func (s *Stats) count(format string, exact, refused bool) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.generated == nil {
+		s.generated, s.exact, s.refused = map[string]int{}, map[string]int{}, map[string]int{}
+	}
+	s.generated[format]++
+	if exact {
+		s.exact[format]++
+	}
+	if refused {
+		s.refused[format]++
+	}
+}
+
+func (s *Stats) countSpoiled(format string, refused bool) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.spoiled == nil {
+		s.spoiled, s.spoiledRefused = map[string]int{}, map[string]int{}
+	}
+	s.spoiled[format]++
+	if refused {
+		s.spoiledRefused[format]++
+	}
+}
+
+// String reports the counts, a line a format.
+func (s *Stats) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, f := range Formats {
+		fmt.Fprintf(&b, "%s: %d usable generated, %d read exactly, %d refused (a key only a re-ask can settle); %d spoiled, %d refused\n",
+			f, s.generated[f], s.exact[f], s.refused[f], s.spoiled[f], s.spoiledRefused[f])
+	}
+	return b.String()
+}

@@ -1,6 +1,7 @@
 package openaitest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -67,7 +68,7 @@ func TestSmallModelKeepsContent(t *testing.T) {
 	used := map[string]int{}
 	const replies = 150
 	for ci, c := range cases {
-		want := c.spec.Parse(c.clean)
+		want := c.spec.Parse(context.Background(), c.clean)
 		if !want.Usable || len(want.Repairs) != 0 {
 			t.Fatalf("case %d: clean reply read as %+v", ci, want)
 		}
@@ -84,7 +85,7 @@ func TestSmallModelKeepsContent(t *testing.T) {
 			for _, s := range shaped.Shapes {
 				used[s]++
 			}
-			got := c.spec.Parse(reply)
+			got := c.spec.Parse(context.Background(), reply)
 			if !got.Usable || !sameJSON(got.Value, want.Value) {
 				t.Fatalf("case %d, reply %d in shapes %v read as %s (%s), want %s\nreply:\n%s\nrepairs: %+v",
 					ci, i, shaped.Shapes, got.Value, got.Problem, want.Value, reply, got.Repairs)
