@@ -38,6 +38,16 @@ func (f *Failure) Line() string {
 	return f.Message + " — " + f.Advice
 }
 
+// Sentence is Line ending as a sentence does, for a message that goes on
+// after it.
+func (f *Failure) Sentence() string {
+	s := f.Line()
+	if s != "" && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
+
 // Words says err, any error a command meets, in words for a reader who
 // knows p. A database, file or JSON error, or one of no known kind, is
 // its failure's Line. A failure of a kind a run meets (the provider, the

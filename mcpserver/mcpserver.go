@@ -250,10 +250,7 @@ func (s *Server) toolError(runID string, err error) string {
 		return oneLine(pe.Error())
 	}
 	// In words (package failure), without the provider's address.
-	line := failure.Scrub(failure.Of(oneLine(err.Error())).Line())
-	if !strings.HasSuffix(line, "?") && !strings.HasSuffix(line, ".") {
-		line += "."
-	}
+	line := failure.Scrub(failure.Of(oneLine(err.Error())).Sentence())
 	return oneLine(fmt.Sprintf("run %s (%s/%s) failed: %s The finished steps are kept; once the cause is fixed, %s finishes the run.",
 		runID, s.cfg.Provider, s.cfg.Model, line, resume))
 }

@@ -140,10 +140,7 @@ func (c *cli) words(err error) string {
 	}
 	p := c.provider()
 	if re, ok := errors.AsType[*app.RunError](err); ok {
-		line := failure.Explain(oneLine(re.Err.Error()), p).Line()
-		if !strings.HasSuffix(line, "?") && !strings.HasSuffix(line, ".") {
-			line += "."
-		}
+		line := failure.Explain(oneLine(re.Err.Error()), p).Sentence()
 		said := fmt.Sprintf("run %s (%s/%s) failed: %s Once the cause is fixed, madspark resume %s finishes it", re.RunID, re.Provider, re.Model, line, re.RunID)
 		// What an error around the run's says stays ("synthesis: … (the
 		// analysis is kept …)").
