@@ -163,10 +163,15 @@ func (f *Failure) explain(p Provider) {
 		f.Message = "the literature search reached none of its sources"
 		f.Advice = "check the network connection, or run without the literature search (--no-search)"
 	case Params:
-		f.Message = "a setting was not accepted: " + Plain(paramsRe.ReplaceAllString(f.Detail, ""))
-		if f.Field != "" {
-			f.Message = "a setting was not accepted: " + Plain(paramsRe.ReplaceAllString(f.Detail, f.Field+": "))
+		// What the check said, named by its field once.
+		rest := f.Detail
+		if loc := paramsRe.FindStringIndex(rest); loc != nil {
+			rest = rest[loc[1]:]
 		}
+		if f.Field != "" && !strings.HasPrefix(rest, f.Field[strings.LastIndex(f.Field, ".")+1:]) {
+			rest = f.Field + ": " + rest
+		}
+		f.Message = "a setting was not accepted: " + Plain(rest)
 		f.Advice = "correct it and run again"
 	case ReplyUnusable:
 		f.Message = "the model's reply could not be used, even after it was asked again"
