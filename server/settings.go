@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/structured"
 )
 
@@ -202,7 +203,7 @@ func decodeStrict(body []byte, v any) error {
 		if errors.Is(err, io.EOF) {
 			return badRequest("", "request body is empty; want a JSON object")
 		}
-		return badRequest("", "request body is not valid JSON: %s", oneLine(strings.TrimPrefix(err.Error(), "json: ")))
+		return badRequest("", "request body is not valid JSON: %s", failure.Plain(oneLine(strings.TrimPrefix(err.Error(), "json: "))))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return badRequest("", "request body has data after the JSON object")
