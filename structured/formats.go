@@ -229,6 +229,12 @@ func readLabels(text string) (any, []fixed, bool) {
 		return nil, nil, false
 	}
 	fixes := []fixed{{rule: "format", action: "read as label-value text"}}
+	switch {
+	case r.tables == 1:
+		fixes = append(fixes, fixed{rule: "format", action: "a list read as a markdown table"})
+	case r.tables > 1:
+		fixes = append(fixes, fixed{rule: "format", action: fmt.Sprintf("%d lists read as markdown tables", r.tables)})
+	}
 	if n := r.aside(0, first) + r.aside(r.i, len(r.lines)); n > 0 {
 		fixes = append(fixes, fixed{rule: "syntax", action: fmt.Sprintf("text around the fields set aside (%d characters)", n)})
 	}
@@ -238,6 +244,8 @@ func readLabels(text string) (any, []fixed, bool) {
 type lvReader struct {
 	lines []lvLine
 	i     int
+	// tables counts the lists read as markdown tables.
+	tables int
 }
 
 // aside counts the characters of lines [from, to).
@@ -386,6 +394,7 @@ func (r *lvReader) table(indent int) (any, bool) {
 		return nil, false
 	}
 	header := rows[0]
+	r.tables++
 	list := []any{}
 	for _, row := range rows[2:] {
 		if len(row) != len(header) {
