@@ -475,7 +475,9 @@ func (s sources) used(i int) bool {
 // holds the property's or is held by it, when that pairing is the only
 // one either way; else, for a list or an object still missing, the one
 // member of that kind left, when it is the only one and so is the
-// property. Each match other than by name is recorded in r.
+// property, and the like (unless o is a wrapper with status fields,
+// which the alignment takes off instead). Each match other than by name
+// is recorded in r.
 func (al *aligner) matchKeys(n *node, o *object, path string, r *aligned) sources {
 	src := sources{}
 	taken := make([]bool, len(o.keys))
@@ -560,6 +562,11 @@ func (al *aligner) matchKeys(n *node, o *object, path string, r *aligned) source
 			take(p, i)
 			r.fix("key", path+"/"+escape(p.name), "key %q → %q", o.keys[i], p.name)
 		}
+	}
+	if _, _, ok := al.statusWrapper(n, o); ok {
+		// A wrapper with status fields ({"status": "ok", "data": {…}}):
+		// its keys are no fields of n's, however few are left.
+		return src
 	}
 	// A list or an object left under a name of its own.
 	for _, kind := range []string{"array", "object"} {

@@ -209,3 +209,19 @@ func TestDeepWrappers(t *testing.T) {
 		t.Fatalf("%d shape repairs, want 3: %+v", shapes, got.Repairs)
 	}
 }
+
+// TestStatusWrapperKeys: the keys of a wrapper with status fields are
+// never taken for the fields they might fill by elimination: {"status":
+// "ok", "data": {…}} is the value inside, not "status" for the one text
+// field left and "data" for the one object.
+func TestStatusWrapperKeys(t *testing.T) {
+	schema := `{"type":"object","properties":{"title":{"type":"string"},"pitch":{"type":"object","properties":{"title":{"type":"string"}}}},"required":["title"]}`
+	spec, err := structured.NewSpecFromSchema("wrap", []byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := spec.Parse(context.Background(), `{"status": "ok", "data": {"title": "solar"}}`)
+	if !got.Usable || string(got.Value) != `{"title":"solar"}` {
+		t.Fatalf("read as %s (%s), %+v", got.Value, got.Problem, got.Repairs)
+	}
+}
