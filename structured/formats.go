@@ -109,6 +109,11 @@ func yamlValue(n *yaml.Node, depth int) (any, error) {
 			if k.Kind != yaml.ScalarNode {
 				return nil, fmt.Errorf("a YAML key that is not a text")
 			}
+			if k.Style == 0 && itemRE.MatchString(k.Value) {
+				// "1. title: x" is a numbered item of label-value text,
+				// which YAML reads as the key "1. title".
+				return nil, fmt.Errorf("a YAML key that is a numbered list item: %.40q", k.Value)
+			}
 			v, err := yamlValue(n.Content[i+1], depth+1)
 			if err != nil {
 				return nil, err
@@ -314,7 +319,8 @@ func (r *lvReader) itemIndent(marker int) int {
 
 // text reads a label's value on its line, with the lines that continue
 // it: lines right after it, neither labels nor items nor blank. A value
-// wholly in quotes is the text inside them, as YAML reads it.
+// wholly in quotes, on its line or over the lines that continue it, is
+// the text inside them, as YAML reads it.
 func (r *lvReader) text(first string, indent int) any {
 	if q, ok := unquote(first); ok {
 		return q
@@ -327,6 +333,12 @@ func (r *lvReader) text(first string, indent int) any {
 		}
 		parts = append(parts, l.text)
 		r.i++
+	}
+	if len(parts) > 1 {
+		// The lines after the first indented, as YAML wants them.
+		if q, ok := unquote(strings.Join(parts, "\n  ")); ok {
+			return q
+		}
 	}
 	return strings.Join(parts, "\n")
 }

@@ -26,8 +26,10 @@ type parsed struct {
 	// read was cut off before its end.
 	noJSON, truncated bool
 	// jsonShaped: the reply is JSON, or mostly JSON, even if unreadable;
-	// it is never taken as prose.
-	jsonShaped bool
+	// formatted: it is written in a format beyond JSON with a field of
+	// the schema, even if that reading has hard problems. Either is never
+	// taken as prose.
+	jsonShaped, formatted bool
 	// stopped is the context's error when reading was stopped.
 	stopped error
 }
@@ -42,6 +44,7 @@ func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 	al = al.withFuel(len(text))
 	cands := findCandidates(ctx, text)
 	var best, fallback *parsed
+	formatted := false
 	shaped := jsonShaped(text, cands)
 	if shaped {
 		best, fallback = choose(ctx, al, n, text, cands)
@@ -58,6 +61,9 @@ func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 		}
 		if best == nil {
 			if more := formatCandidates(ctx, text); len(more) > 0 {
+				for _, c := range more {
+					formatted = formatted || declaresAny(n, c.v)
+				}
 				var fb *parsed
 				best, fb = choose(ctx, al, n, text, more)
 				if fallback == nil {
@@ -82,7 +88,7 @@ func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 		}
 		best.hard = []fixed{{rule: "syntax", action: msg}}
 	}
-	best.jsonShaped = jsonShaped(text, cands)
+	best.jsonShaped, best.formatted = jsonShaped(text, cands), formatted
 	return *best
 }
 
@@ -277,14 +283,17 @@ type spanReading struct {
 
 // readsApart reports whether the complete readings within [start, end)
 // give different values: a text that YAML and label-value text read
-// apart ("Note: solar #1" is "solar" in YAML) states no one value.
+// apart ("Note: solar #1" is "solar" in YAML) states no one value. Texts
+// that differ only in their white space (a long line folded: YAML joins
+// its lines with a space, label-value text with a line break) state the
+// same.
 func readsApart(complete []spanReading, start, end int) bool {
 	var first []byte
 	for _, r := range complete {
 		if r.start < start || r.end > end {
 			continue
 		}
-		b, _ := json.Marshal(r.p.value)
+		b, _ := json.Marshal(foldSpace(r.p.value))
 		if first == nil {
 			first = b
 		} else if string(b) != string(first) {
@@ -292,6 +301,28 @@ func readsApart(complete []spanReading, start, end int) bool {
 		}
 	}
 	return false
+}
+
+// foldSpace returns a copy of v, an aligned value, with each run of
+// white space in its texts one space.
+func foldSpace(v any) any {
+	switch x := v.(type) {
+	case string:
+		return strings.Join(strings.Fields(x), " ")
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = foldSpace(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = foldSpace(e)
+		}
+		return out
+	}
+	return v
 }
 
 // declaresAny reports whether v is an object with a key of n's.
@@ -380,7 +411,7 @@ func (s *Spec[T]) read(ctx context.Context, text string, check func(*T, *Problem
 	case p.stopped != nil:
 		rd.decodeErr = p.stopped
 		return rd
-	case s.prose != nil && len(p.hard) > 0 && !p.jsonShaped && strings.TrimSpace(text) != "":
+	case s.prose != nil && len(p.hard) > 0 && !p.jsonShaped && !p.formatted && strings.TrimSpace(text) != "":
 		rd.val = s.prose(strings.TrimSpace(text))
 		rd.fixes = append(rd.fixes, fixed{rule: "prose", action: "a reply in prose, not JSON, taken as the answer"})
 	case len(p.hard) > 0:
