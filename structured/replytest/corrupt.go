@@ -370,7 +370,7 @@ func numberAsText(t *rapid.T, c *corruption) bool {
 		forms = append(forms, numberNames[int(x)])
 	}
 	if x == math.Trunc(x) && x >= 1 && x < 1e6 {
-		forms = append(forms, "#"+s, ordinal(int(x)), "No. "+s)
+		forms = append(forms, "#"+s, Ordinal(int(x)), "No. "+s)
 	}
 	if x > 0 && x < 1 {
 		forms = append(forms, strings.TrimPrefix(s, "0"))
@@ -392,8 +392,8 @@ func numberAsText(t *rapid.T, c *corruption) bool {
 	return true
 }
 
-// ordinal writes n as an ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st.
-func ordinal(n int) string {
+// Ordinal writes n as an ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st.
+func Ordinal(n int) string {
 	suffix := "th"
 	if n%100 < 11 || n%100 > 13 {
 		switch n % 10 {
