@@ -225,3 +225,33 @@ func TestStatusWrapperKeys(t *testing.T) {
 		t.Fatalf("read as %s (%s), %+v", got.Value, got.Problem, got.Repairs)
 	}
 }
+
+// TestWrapperOrField: a member that may be a wrapper or a field under
+// another name is never read into a field it does not state: an item
+// sent alone is not the object holding its list, a field under another
+// name is not a wrapper around a list written as text, and a one-key
+// object around nothing of the schema's is a wrapper, not a field.
+func TestWrapperOrField(t *testing.T) {
+	for _, tc := range []struct{ schema, reply, want string }{
+		{`{"type":"object","properties":{"evaluations":{"type":"array","minItems":1,"items":{"type":"object","properties":{"index":{"type":"integer"},"critique":{"type":"string"},"suggestions":{"type":"array","items":{"type":"string"}}},"required":["index","critique","suggestions"]}}},"required":["evaluations"]}`,
+			`{"critique": "solar", "suggestions": []}`, ""},
+		{`{"type":"object","properties":{"ranking":{"type":"array","items":{"type":"string"}},"reasons":{"type":"string"}},"required":["ranking"]}`,
+			`{"the_reasons": "[1]"}`, ""},
+		{`{"type":"object","properties":{"title":{"type":"array","items":{"type":"string"}}}}`,
+			`[{"model_remark": "written quickly"}]`, `{}`},
+		{`{"type":"object","properties":{"title":{"type":"object","properties":{"title":{"type":"string"}}}}}`,
+			`{"result": {}}`, `{}`},
+	} {
+		spec, err := structured.NewSpecFromSchema("wrap", []byte(tc.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := spec.Parse(context.Background(), tc.reply)
+		switch {
+		case tc.want == "" && got.Usable && len(got.Asks) == 0:
+			t.Errorf("%s read as %s, %+v", tc.reply, got.Value, got.Repairs)
+		case tc.want != "" && (!got.Usable || string(got.Value) != tc.want):
+			t.Errorf("%s read as %s (%s), want %s", tc.reply, got.Value, got.Problem, tc.want)
+		}
+	}
+}
