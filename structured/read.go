@@ -103,15 +103,23 @@ func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 func choose(ctx context.Context, al *aligner, n *node, text string, cands []candidate) (best, fallback *parsed) {
 	var complete []spanReading
 	// revisions are readings with hard problems that may revise an
-	// earlier complete one: objects with a field of the schema.
+	// earlier complete one: objects with a field of the schema, under its
+	// name or another, and any value the reply presents as its final or
+	// corrected answer, readable or not.
 	var revisions []spanReading
 	var errCand *candidate // the fallback, when it is a candidate that could not be read
+	prevEnd := 0
 	for i := range cands {
 		if ctx.Err() != nil {
 			return nil, nil
 		}
 		c := &cands[i]
+		presented := finalRE.MatchString(text[min(max(prevEnd, c.start-leadIn), c.start):c.start])
+		prevEnd = max(prevEnd, c.end)
 		if c.err != nil {
+			if presented {
+				revisions = append(revisions, spanReading{&parsed{fixes: c.fixes, hard: []fixed{{rule: "syntax", action: c.err.Error()}}}, c.start, c.end, c.labels})
+			}
 			// One hard problem, its message made only if shown.
 			if fallback == nil || len(fallback.hard) >= 1 {
 				fallback, errCand = nil, c
@@ -139,7 +147,7 @@ func choose(ctx context.Context, al *aligner, n *node, text string, cands []cand
 			complete = append(complete, spanReading{p, c.start, c.end, c.labels})
 			continue
 		}
-		if declaresAny(n, c.v) {
+		if presented || declaresAny(n, c.v) || mapsKey(r.fixes) {
 			revisions = append(revisions, spanReading{p, c.start, c.end, c.labels})
 		}
 		hard := 1
@@ -333,6 +341,18 @@ func declaresAny(n *node, v any) bool {
 	}
 	for _, k := range o.keys {
 		if n.declares(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// mapsKey reports whether fixes map a key of the reply to a field of the
+// schema: a value whose fields are under other names holds fields of
+// the schema too.
+func mapsKey(fixes []fixed) bool {
+	for _, f := range fixes {
+		if f.rule == "key" {
 			return true
 		}
 	}

@@ -97,6 +97,19 @@ func TestLastWordWins(t *testing.T) {
 			}
 		})
 	}
+	// A revision that cannot be read, its fields under other names, or
+	// presented as the corrected answer whatever it holds: asked again,
+	// never read around.
+	for _, reply := range []string{
+		`A first draft: {"title": "draft", "score": 5} Final answer: {the_title: "N/A", the_score: 7,}`,
+		`{"title": "draft", "score": 5} Revised: {"Title": "", "Score": 7}`,
+		`{"title": "draft", "score": 5} The corrected answer: {}`,
+		"{\"title\": \"draft\", \"score\": 5}\n\nThe corrected answer:\n```json\n{\"title\": \"final\" \"score\": }\n```",
+	} {
+		if got := spec.Parse(context.Background(), reply); got.Usable {
+			t.Errorf("%s read as %s", reply, got.Value)
+		}
+	}
 }
 
 // TestNumbersWithUnits: a text holding exactly one number, with a unit,

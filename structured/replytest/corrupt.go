@@ -598,6 +598,21 @@ func spoil(t *rapid.T, v *val) (string, string, bool, string) {
 			return l, what, lenient, format
 		}
 	}
+	if v.kind == 'o' && v.s != nil && v.s.Properties != nil && rapid.IntRange(0, 3).Draw(t, "a draft before") == 0 {
+		// A complete draft before the spoiled answer, which presents
+		// itself as corrected, its keys perhaps under other names: the
+		// answer is asked again, never read around.
+		if rapid.Bool().Draw(t, "keys under other names") {
+			for i, k := range v.keys {
+				if name := "the_" + k; !declared(v.s, name) && !containsKey(v.keys, name) {
+					v.keys[i] = name
+				}
+			}
+			what += ", its keys under other names"
+		}
+		text = "A first draft:\n" + render(generate(t, v.s, "draft"), style{}) + "\n\nThe corrected answer:\n" + render(v, style{})
+		what += ", after a complete draft"
+	}
 	return text, what, lenient, FormatJSON
 }
 
