@@ -579,7 +579,8 @@ func bareList(_ *rapid.T, c *corruption) bool {
 
 // spoil makes the reply of v unusable in one way: a required member
 // removed or null, a number, an enum or a boolean given as something it
-// cannot be read as, or prose alone. It returns the reply, what was done,
+// cannot be read as, or prose alone; written in JSON, it may follow a
+// complete draft, its keys under other names. It returns the reply, what was done,
 // and whether a reader may still read it by leaving out the spoiled part
 // (it is in a list item, or under an optional member).
 func spoil(t *rapid.T, v *val) (string, string, bool, string) {
