@@ -33,8 +33,9 @@ const (
 	RunFailed    RunStatus = "failed"
 	RunCancelled RunStatus = "cancelled"
 	// RunInterrupted is a run whose process stopped without finishing it
-	// (killed, crashed, its machine gone): its lease expired. It is not
-	// final: `madspark resume` or POST /api/runs/{id}/resume finishes it.
+	// (killed, crashed, its machine gone: its lease expired; or stopped,
+	// recording it so: its error wraps ErrInterrupted). It is not final:
+	// `madspark resume` or POST /api/runs/{id}/resume finishes it.
 	RunInterrupted RunStatus = "interrupted"
 )
 
@@ -58,6 +59,12 @@ func (s RunStatus) Final() bool {
 // ErrCancelled is wrapped by the error of a run that was cancelled on
 // request; such a run ends with status RunCancelled.
 var ErrCancelled = errors.New("cancelled")
+
+// ErrInterrupted is wrapped by the error of a run, or by the cause of its
+// context (context.Cause), when the process working it is stopping (a
+// signal, a server shutting down): such a run ends with status
+// RunInterrupted, to be resumed.
+var ErrInterrupted = errors.New("interrupted")
 
 // Run is one execution of a pipeline.
 type Run struct {
@@ -158,10 +165,16 @@ type Call struct {
 	// Temperature and MaxTokens are the request's settings.
 	Temperature float64 `json:"temperature"`
 	MaxTokens   int     `json:"max_tokens,omitempty"`
+	// Tools are the functions the request offered the model, and
+	// ToolChoice whether it might call them; nil for none.
+	Tools      []llm.Tool      `json:"tools,omitempty"`
+	ToolChoice *llm.ToolChoice `json:"tool_choice,omitempty"`
 	// Response is the raw reply text; FinishReason the provider's reason
 	// for stopping.
 	Response     string `json:"response"`
 	FinishReason string `json:"finish_reason,omitempty"`
+	// ToolCalls are the tools the reply called.
+	ToolCalls []llm.ToolCall `json:"tool_calls,omitempty"`
 	// Attempt numbers the call within its conversation: 1 for a first
 	// request, 2 for the request that sends a bad reply back to be fixed,
 	// and so on.
@@ -522,6 +535,10 @@ type BookmarkStore interface {
 	// DeleteBookmark removes a bookmark, or returns an error wrapping
 	// ErrNotFound.
 	DeleteBookmark(ctx context.Context, id string) error
+	// UpdateBookmark sets a bookmark's tags (without repeats, in their
+	// order; nil is none) and notes, and returns it as stored; a missing
+	// bookmark gives an error wrapping ErrNotFound.
+	UpdateBookmark(ctx context.Context, id string, tags []string, notes string) (*Bookmark, error)
 }
 
 // ChatRole is who wrote a message of a conversation.
@@ -535,6 +552,11 @@ const (
 	// its content is the error's one line. A question whose last reply is
 	// an error is unanswered, and is carried into no history.
 	ChatError ChatRole = "error"
+	// ChatStopped is an answer stopped before it was finished (its asker
+	// stopped it or went away): its content is what had been written. Like
+	// a failure, it leaves its question unanswered and goes into no
+	// history.
+	ChatStopped ChatRole = "stopped"
 )
 
 // ChatMessage is one message of a conversation.
@@ -542,7 +564,7 @@ type ChatMessage struct {
 	// Seq numbers the messages of a conversation from 1, in order; the
 	// store assigns it.
 	Seq     int64    `json:"seq"`
-	Role    ChatRole `json:"role" jsonschema:"enum=user,enum=assistant,enum=error"`
+	Role    ChatRole `json:"role" jsonschema:"enum=user,enum=assistant,enum=error,enum=stopped"`
 	Content string   `json:"content"`
 	// RunID is the run that wrote an assistant's answer: its record says
 	// how the answer was made. Empty for a user's message.

@@ -33,6 +33,7 @@ import (
 	"github.com/madspark/madspark/batch"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/jobs"
+	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/server"
 )
@@ -75,6 +76,18 @@ type Info struct {
 	// ProviderConfigured reports whether credentials for a model provider
 	// are set (false in mock mode for want of them).
 	ProviderConfigured bool
+	// ProviderLocal reports a model served on this machine or its network
+	// (the mock, Ollama, a local OpenAI-compatible server), and
+	// ProviderAddress, for such a server, the host and port it is reached
+	// at.
+	ProviderLocal   bool
+	ProviderAddress string
+	// Breaker, when not nil, says whether the provider's calls are paused
+	// (GET /api/provider).
+	Breaker *middleware.BreakerWatch
+	// Endpoint is the provider's address, named in error messages to a
+	// client on this machine only (package failure).
+	Endpoint string
 	// Database names the store's driver: "sqlite" or "postgres".
 	Database string
 	// Cache names the response cache's durable tier ("redis", or
@@ -174,6 +187,9 @@ type Handler struct {
 	// swept is when runs whose process is gone were last looked for
 	// (Unix nanoseconds).
 	swept atomic.Int64
+
+	// finished keeps what batch rows show of runs that ended.
+	finished finishedCache
 }
 
 // route is one endpoint: its method and path (a ServeMux pattern, which is

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/batch"
+	"github.com/madspark/madspark/export"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/pipeline"
 )
 
@@ -76,6 +79,12 @@ type BatchItem struct {
 	// stage.
 	Progress int    `json:"progress,omitempty" jsonschema:"minimum=0,maximum=100"`
 	Stage    string `json:"stage,omitempty"`
+	// Best is a succeeded row's best-scored idea, when its pipeline lists
+	// ideas.
+	Best *BestIdea `json:"best,omitempty"`
+	// Outcome is how a row's run came out beyond its status, once it
+	// ended.
+	Outcome *Outcome `json:"outcome,omitempty"`
 }
 
 // BatchSummary is a batch without its rows, for lists.
@@ -274,10 +283,16 @@ func (h *Handler) batchView(ctx context.Context, b *madspark.Batch) (Batch, erro
 			}
 		case madspark.RunFailed, madspark.RunCancelled:
 			if rec, err := h.cfg.Store.Run(ctx, it.RunID); err == nil {
-				bi.Error = oneLine(rec.Error)
+				bi.Error = failure.Scrub(failure.Of(rec.Error).Line())
+				f := h.finished.get(h, rec)
+				bi.Outcome = &f.outcome
 			}
 		case madspark.RunSucceeded:
 			bi.Progress = 100
+			if rec, err := h.cfg.Store.Run(ctx, it.RunID); err == nil {
+				f := h.finished.get(h, rec)
+				bi.Best, bi.Outcome = f.best, &f.outcome
+			}
 		}
 		out.Items = append(out.Items, bi)
 	}
@@ -298,9 +313,16 @@ func (h *Handler) getBatch(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) batchResults(w http.ResponseWriter, r *http.Request) error {
+	format := r.URL.Query().Get("format")
+	if format != "" && format != "json" && format != "csv" {
+		return unprocessable("format", "format must be json or csv, got %q", format)
+	}
 	b, err := h.loadBatch(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
+	}
+	if format == "csv" {
+		return h.batchResultsCSV(r.Context(), w, b)
 	}
 	res, err := h.batches.Results(r.Context(), b, nil)
 	if err != nil {
@@ -308,6 +330,65 @@ func (h *Handler) batchResults(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="madspark-batch-%s-results.json"`, short8(b.ID)))
 	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// resultsCSVHeader is the header row of a batch's results as CSV.
+var resultsCSVHeader = []string{"line", "topic", "tags", "status", "best_idea", "best_score", "verdict", "repairs",
+	"llm_calls", "input_tokens", "output_tokens", "cost_usd", "duration_s", "run_id", "error"}
+
+// batchResultsCSV answers b's results as CSV, a row per line of its file
+// in order: what each row's run came to (its best idea and score, the
+// pipeline's verdict, the repairs), what it cost, and why a row failed.
+func (h *Handler) batchResultsCSV(ctx context.Context, w http.ResponseWriter, b *madspark.Batch) error {
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	_ = cw.Write(resultsCSVHeader)
+	_, err := h.batches.Results(ctx, b, func(it madspark.BatchItem, rec *madspark.Run) error {
+		row := map[string]string{"line": strconv.Itoa(it.Line), "topic": it.Topic, "tags": strings.Join(it.Tags, ", "),
+			"status": batch.StatusRejected, "error": it.Error}
+		if rec != nil {
+			row["status"], row["run_id"], row["error"] = string(rec.Status), rec.ID, oneLine(rec.Error)
+			if rec.Status.Final() || rec.Status == madspark.RunInterrupted {
+				f := h.finished.get(h, rec)
+				if f.best != nil {
+					row["best_idea"], row["best_score"] = f.best.Text, export.Number(f.best.Score)
+				}
+				if v := f.outcome.Verdict; v != nil {
+					row["verdict"] = v.Check + ": " + map[bool]string{true: "passed", false: "not passed"}[v.Passed]
+				}
+				row["repairs"] = strconv.Itoa(f.outcome.Repairs)
+				if d := durationMS(rec); d != nil {
+					row["duration_s"] = strconv.FormatFloat(float64(*d)/1000, 'f', 1, 64)
+				}
+			}
+			u := rec.Usage
+			row["llm_calls"], row["input_tokens"], row["output_tokens"] = strconv.Itoa(u.LLMCalls), strconv.Itoa(u.InputTokens), strconv.Itoa(u.OutputTokens)
+			if u.Priced() {
+				row["cost_usd"] = strconv.FormatFloat(u.CostUSD, 'f', 6, 64)
+			}
+		} else if it.RunID != "" {
+			row["status"], row["run_id"] = "missing", it.RunID
+		}
+		cells := make([]string, len(resultsCSVHeader))
+		for i, k := range resultsCSVHeader {
+			cells[i] = export.SafeCell(row[k])
+		}
+		return cw.Write(cells)
+	})
+	if err != nil {
+		return err
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/csv; charset=utf-8")
+	hd.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="madspark-batch-%s-results.csv"`, short8(b.ID)))
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
 	return nil
 }
 

@@ -186,6 +186,54 @@ func (h *Handler) getBookmark(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// UpdateBookmarkRequest is the body of PATCH /api/bookmarks/{id}: the
+// fields given are set, those left out kept.
+type UpdateBookmarkRequest struct {
+	// Tags replace the bookmark's tags; [] removes them all.
+	Tags *[]string `json:"tags,omitempty" input:"line"`
+	// Notes replace the bookmark's notes; "" removes them.
+	Notes *string `json:"notes,omitempty"`
+}
+
+func (h *Handler) updateBookmark(w http.ResponseWriter, r *http.Request) error {
+	var req UpdateBookmarkRequest
+	if err := decodeBody(w, r, h.cfg.MaxBodyBytes, &req); err != nil {
+		return err
+	}
+	if req.Tags == nil && req.Notes == nil {
+		return unprocessable("", "nothing to change: send tags, notes or both")
+	}
+	if req.Notes != nil && utf8.RuneCountInString(*req.Notes) > bookmark.MaxNotesLen {
+		return unprocessable("notes", "notes are at most %d characters", bookmark.MaxNotesLen)
+	}
+	id := r.PathValue("id")
+	b, err := h.cfg.Store.Bookmark(r.Context(), id)
+	if errors.Is(err, madspark.ErrNotFound) {
+		return notFound("no bookmark %s", id)
+	}
+	if err != nil {
+		return err
+	}
+	tags, notes := b.Tags, b.Notes
+	if req.Tags != nil {
+		if tags, err = checkTags("tags", *req.Tags); err != nil {
+			return err
+		}
+	}
+	if req.Notes != nil {
+		notes = strings.TrimSpace(*req.Notes)
+	}
+	b, err = h.cfg.Store.UpdateBookmark(r.Context(), id, tags, notes)
+	if errors.Is(err, madspark.ErrNotFound) {
+		return notFound("no bookmark %s", id)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, b)
+	return nil
+}
+
 func (h *Handler) deleteBookmark(w http.ResponseWriter, r *http.Request) error {
 	err := h.cfg.Store.DeleteBookmark(r.Context(), r.PathValue("id"))
 	if errors.Is(err, madspark.ErrNotFound) {

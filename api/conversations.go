@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
@@ -95,20 +96,22 @@ type ChatMessage struct {
 	Failure *failure.Failure `json:"failure,omitempty"`
 }
 
-// conversationOf describes c for the API.
-func conversationOf(c *madspark.Conversation) Conversation {
+// conversationOf describes c for the client of r.
+func (h *Handler) conversationOf(r *http.Request, c *madspark.Conversation) Conversation {
 	out := Conversation{ID: c.ID, Title: c.Title, Model: c.Model, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Messages: []ChatMessage{}}
 	for _, m := range c.Messages {
-		out.Messages = append(out.Messages, messageOf(m))
+		out.Messages = append(out.Messages, h.messageOf(r, m))
 	}
 	return out
 }
 
-// messageOf describes m for the API.
-func messageOf(m madspark.ChatMessage) ChatMessage {
+// messageOf describes m for the client of r: a failed answer with its
+// failure in words, addresses hidden from a client elsewhere.
+func (h *Handler) messageOf(r *http.Request, m madspark.ChatMessage) ChatMessage {
 	out := ChatMessage{ChatMessage: m}
 	if m.Role == madspark.ChatError {
-		out.Failure = failure.Of(m.Content)
+		out.Failure = h.failureOf(r, m.Content)
+		out.Content = h.errorText(r, m.Content)
 	}
 	return out
 }
@@ -117,6 +120,18 @@ func messageOf(m madspark.ChatMessage) ChatMessage {
 // piece of the answer's text.
 type ChatDelta struct {
 	Text string `json:"text"`
+}
+
+// ChatRetry is the data of a "retry" event of an answer's stream: a call
+// the answer needs failed with an error that may pass (a server error, a
+// rate limit, a broken connection), and is sent again after a pause.
+type ChatRetry struct {
+	// Attempt is the attempt about to be made: 2 for the first retry.
+	Attempt int `json:"attempt"`
+	// DelayMS is the pause before it.
+	DelayMS int64 `json:"delay_ms"`
+	// Failure is what failed.
+	Failure *failure.Failure `json:"failure"`
 }
 
 // chatModel returns the chat model named id; the first one when id is
@@ -208,7 +223,7 @@ func (h *Handler) createConversation(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	w.Header().Set("Location", "/api/conversations/"+c.ID)
-	writeJSON(w, http.StatusCreated, conversationOf(c))
+	writeJSON(w, http.StatusCreated, h.conversationOf(r, c))
 	return nil
 }
 
@@ -226,7 +241,7 @@ func (h *Handler) getConversation(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, conversationOf(c))
+	writeJSON(w, http.StatusOK, h.conversationOf(r, c))
 	return nil
 }
 
@@ -249,7 +264,7 @@ func (h *Handler) renameConversation(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, conversationOf(c))
+	writeJSON(w, http.StatusOK, h.conversationOf(r, c))
 	return nil
 }
 
@@ -344,15 +359,19 @@ func orDefault(a, def string) string {
 
 // answer streams model m's answer to question q of conversation id as
 // server-sent events: "question" (the stored question), "delta"s (pieces
-// of the answer, in order), then "answer" (the stored answer, with the
-// run that made it) or "error" (an ErrorBody with the failure's kind). A
-// failed answer is kept as a message of role error, so that the question
-// shows its failure and can be asked again after a reload. A client that
-// goes away, or stops reading, stops the run and its model calls; the
-// question stays, unanswered.
+// of the answer, in order) and "retry"s (a call failed and is sent again:
+// ChatRetry), then "answer" (the stored answer, with the run that made it)
+// or "error" (an ErrorBody with the failure's kind). A failed answer is
+// kept as a message of role error, so that the question shows its failure
+// and can be asked again after a reload. A client that goes away, or stops
+// reading, stops the run and its model calls; the question stays
+// unanswered, and what was written of the answer is kept as a message of
+// role stopped. The run is tagged with the conversation
+// (madspark.ParentTag), so that lists group it there.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m server.Model, history []llm.Message, q *madspark.ChatMessage) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.SyncTimeout)
 	defer cancel()
+	ctx = engine.WithTags(ctx, madspark.ParentTag(madspark.ParentConversation, id))
 	rc := http.NewResponseController(w)
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	var mu sync.Mutex
@@ -403,12 +422,19 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m se
 		}
 	}()
 
+	// Retries are told as they happen: a provider that is down takes
+	// several seconds to give up on.
+	ctx = middleware.WithRetryObserver(ctx, func(attempt int, delay time.Duration, err error) {
+		send("retry", ChatRetry{Attempt: attempt + 1, DelayMS: delay.Milliseconds(), Failure: failure.Of(oneLine(err.Error()))})
+	})
 	msgs := append(slices.Clip(history), llm.Message{Role: llm.RoleUser, Content: q.Content})
-	comp, err := m.Complete(ctx, server.Prompt{Messages: msgs}, func(s string) {
+	var written strings.Builder // Text is called from one goroutine
+	comp, err := m.Complete(ctx, server.Prompt{Messages: msgs}, &server.Stream{Text: func(s string) {
 		if s != "" {
+			written.WriteString(s)
 			send("delta", ChatDelta{Text: s})
 		}
-	})
+	}})
 	if err == nil && comp == nil {
 		err = fmt.Errorf("model %s returned no answer", m.ID())
 	}
@@ -417,7 +443,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m se
 		gone := !open
 		mu.Unlock()
 		if gone || r.Context().Err() != nil {
-			return // nobody reads the answer
+			// Nobody reads the answer: what was written of it is kept,
+			// marked stopped, and answers nothing.
+			sm := &madspark.ChatMessage{Role: madspark.ChatStopped, Content: written.String(), Model: m.ID()}
+			if err := h.cfg.Store.AppendMessage(context.WithoutCancel(ctx), id, sm); err != nil {
+				h.log.Warn("could not keep a conversation's stopped answer", "conversation", id, "err", err)
+			}
+			return
 		}
 		msg := oneLine(err.Error())
 		h.log.Warn("a conversation's answer failed", "conversation", id, "model", m.ID(), "err", msg)
@@ -425,7 +457,8 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m se
 		if err := h.cfg.Store.AppendMessage(context.WithoutCancel(ctx), id, fm); err != nil {
 			h.log.Warn("could not keep a conversation's failed answer", "conversation", id, "err", err)
 		}
-		send("error", ErrorBody{Error: ErrorDetail{Message: msg, Type: typeInternal}, Failure: failure.Of(msg)})
+		f := h.failureOf(r, msg)
+		send("error", ErrorBody{Error: ErrorDetail{Message: f.Line(), Type: typeInternal}, Failure: f})
 		return
 	}
 	a := &madspark.ChatMessage{Role: madspark.ChatAssistant, Content: comp.Text, RunID: comp.RunID, Model: m.ID()}

@@ -31,13 +31,17 @@ type debateModel struct {
 
 func (m *debateModel) ID() string { return m.id }
 
-func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta func(string)) (*server.Completion, error) {
+func (m *debateModel) Complete(ctx context.Context, p server.Prompt, out *server.Stream) (*server.Completion, error) {
 	params := debate.DefaultParams()
 	params.Query, params.Mode = p.Query(), m.mode
 	params.History = p.Messages[:len(p.Messages)-1]
 	run, err := m.engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: "mock", Provider: mock.Name, Model: mock.Model, Params: params}, nil)
 	if err != nil {
 		return nil, err
+	}
+	var onDelta func(string)
+	if out != nil {
+		onDelta = out.Text
 	}
 	res, err := m.pipe.Run(ctx, run, params, onDelta)
 	if err != nil && ctx.Err() != nil {
@@ -323,14 +327,16 @@ func TestConversationStop(t *testing.T) {
 	if runs[0].Usage.LLMCalls > 0 {
 		t.Errorf("the stopped run completed %d model calls", runs[0].Usage.LLMCalls)
 	}
+	// The question stays, unanswered: the answer stopped before any of it
+	// was written is kept as such.
 	got := hs.conversation(t, c.ID)
-	if len(got.Messages) != 1 || got.Messages[0].Role != madspark.ChatUser {
+	if len(got.Messages) != 2 || got.Messages[0].Role != madspark.ChatUser || got.Messages[1].Role != madspark.ChatStopped || got.Messages[1].Content != "" {
 		t.Fatalf("after Stop: %+v", got.Messages)
 	}
 	// Regenerate answers the unanswered question.
 	stalled.Store(false)
 	_, a := hs.ask(t, "/api/conversations/"+c.ID+"/regenerate", map[string]any{})
-	if got := hs.conversation(t, c.ID); len(got.Messages) != 2 || got.Messages[1].Content != a.Content {
+	if got := hs.conversation(t, c.ID); len(got.Messages) != 3 || got.Messages[2].Content != a.Content {
 		t.Errorf("after regenerating: %+v", got.Messages)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/pipeline/spark"
+	"github.com/madspark/madspark/server"
 )
 
 // GenerateIdeasRequest is the seed's synchronous form, POST
@@ -118,7 +119,10 @@ func (h *Handler) runSync(ctx context.Context, name string, raw json.RawMessage,
 	rctx, cancel := context.WithTimeout(middleware.RefuseWhenBusy(ctx), h.cfg.SyncTimeout)
 	res, runErr := def.Run(rctx, run, p)
 	cancel()
-	switch {
+	switch cause := server.StopCause(ctx); {
+	case runErr != nil && cause != nil:
+		// The server stopped: the run is interrupted, resumable.
+		runErr = fmt.Errorf("%w: %w", cause, runErr)
 	case runErr != nil && ctx.Err() != nil:
 		runErr = fmt.Errorf("%w: the client went away: %w", madspark.ErrCancelled, runErr)
 	case runErr != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
@@ -133,7 +137,7 @@ func (h *Handler) runSync(ctx context.Context, name string, raw json.RawMessage,
 		return nil, e
 	}
 	if runErr != nil {
-		return nil, errorf(http.StatusBadGateway, typeInternal, "", "run %s failed with %s/%s: %v", run.ID(), i.Provider, i.Model, runErr)
+		return nil, &runFailed{runID: run.ID(), model: i.Provider + "/" + i.Model, msg: oneLine(runErr.Error())}
 	}
 	rec := run.Record()
 	return &rec, nil

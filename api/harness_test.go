@@ -39,6 +39,7 @@ import (
 	"github.com/madspark/madspark/server"
 	"github.com/madspark/madspark/store/postgres"
 	"github.com/madspark/madspark/store/sqlite"
+	"github.com/madspark/madspark/tokens"
 )
 
 // store is what a harness runs on: either store.
@@ -183,7 +184,11 @@ func newHarness(t testing.TB, o options) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(hs.h.Close)
-	models := append([]server.Model{}, api.PipelineModels(hs.reg, hs.engine, acfg.Info, "debate")...)
+	counter, err := tokens.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := append([]server.Model{}, api.PipelineModels(hs.reg, hs.engine, acfg.Info, counter, "debate")...)
 	hs.srv, err = server.New(server.Config{Token: o.token, Models: models, Version: "test", CORSOrigins: o.origins, Middleware: hs.h.RateLimited, FileRoutes: hs.h.FileRoutes(), StreamRoutes: hs.h.StreamRoutes()})
 	if err != nil {
 		t.Fatal(err)

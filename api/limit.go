@@ -104,7 +104,8 @@ func (l *limiter) tracked() int {
 
 // clientKey names r's client: a digest of its bearer token when the server
 // authenticated the request with it, else its IP address, an IPv6 one
-// as its /64 (X-Forwarded-For is not trusted: a client could set it).
+// as its /64 and every loopback address as one (X-Forwarded-For is not
+// trusted: a client could set it).
 func clientKey(r *http.Request) string {
 	if server.Authenticated(r.Context()) {
 		if scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") && token != "" {
@@ -121,6 +122,11 @@ func clientKey(r *http.Request) string {
 		return "ip:" + host
 	}
 	addr = addr.Unmap().WithZone("")
+	if addr.IsLoopback() {
+		// 127.0.0.0/8 and ::1 are one machine: its processes could
+		// otherwise have a bucket per address.
+		return "ip:loopback"
+	}
 	if addr.Is6() {
 		p, _ := addr.Prefix(64)
 		return "ip:" + p.String()

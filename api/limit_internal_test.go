@@ -54,6 +54,13 @@ func TestClientKey(t *testing.T) {
 		{"[2001:db8:1:3::1]:80", "ip:2001:db8:1:3::/64"},
 		{"[fe80::1%eth0]:80", "ip:fe80::/64"},
 		{"[::ffff:192.0.2.7]:80", "ip:192.0.2.7"},
+		// Every loopback address is the one machine: 127.x addresses
+		// cannot multiply a process's rate limit.
+		{"127.0.0.1:5000", "ip:loopback"},
+		{"127.0.0.2:5000", "ip:loopback"},
+		{"127.255.3.9:5001", "ip:loopback"},
+		{"[::1]:80", "ip:loopback"},
+		{"[::ffff:127.0.0.9]:80", "ip:loopback"},
 		{"not-an-address", "ip:not-an-address"},
 	} {
 		if got := keyOf(t, "", tc.remote, ""); got != tc.want {

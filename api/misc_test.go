@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,11 +9,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/api"
+	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/store/postgres/pgtest"
 )
 
@@ -284,5 +287,156 @@ func TestPostgres(t *testing.T) {
 	other := newHarness(t, options{postgres: pgtest.URL(t)})
 	if r := other.do("POST", "/api/bookmarks/import", exp.body); r.status != 200 || !strings.Contains(string(r.body), `"imported":1`) {
 		t.Errorf("import on PostgreSQL: %d %s", r.status, r.body)
+	}
+}
+
+// TestPipelineModelSettings: the settings clients send by default each
+// have their effect on a pipeline model: promptfoo's temperature 0 and
+// max_tokens 1024 are taken; temperature, top_p and seed replace every
+// agent's own and the instructions join every system prompt; max_tokens
+// cuts the answer with finish_reason length; stop ends it before the
+// sequence. A JSON format and tools are refused naming them.
+func TestPipelineModelSettings(t *testing.T) {
+	hs := newHarness(t, options{})
+	type completion struct {
+		Choices []struct {
+			Message      struct{ Content string } `json:"message"`
+			FinishReason string                   `json:"finish_reason"`
+		} `json:"choices"`
+		Madspark struct {
+			RunID string `json:"run_id"`
+		} `json:"madspark"`
+	}
+	ask := func(body string) (completion, resp) {
+		r := hs.do("POST", "/v1/chat/completions", body)
+		var c completion
+		if r.status == 200 {
+			r.json(t, &c)
+		}
+		return c, r
+	}
+	for _, model := range []string{"madspark-spark", "madspark-chaos", "madspark-assess"} {
+		// promptfoo's defaults.
+		c, r := ask(fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"urban farming"}],"temperature":0,"max_tokens":1024}`, model))
+		if r.status != 200 || c.Choices[0].FinishReason == "" {
+			t.Fatalf("%s with promptfoo's defaults: %d %s", model, r.status, clip(r.body))
+		}
+		full, r := ask(fmt.Sprintf(`{"model":%q,"messages":[{"role":"system","content":"Answer in French."},{"role":"user","content":"urban farming"}],"temperature":0.1,"top_p":0.4,"seed":3}`, model))
+		if r.status != 200 || full.Choices[0].FinishReason != "stop" {
+			t.Fatalf("%s: %d %s", model, r.status, clip(r.body))
+		}
+		steps, err := hs.db.Steps(t.Context(), full.Madspark.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		for _, s := range steps {
+			for _, call := range s.Calls {
+				calls++
+				if call.Temperature != 0.1 || !strings.HasSuffix(call.System, "Answer in French.") {
+					t.Errorf("%s: step %s: temperature %v, system …%q", model, s.Key, call.Temperature, clip([]byte(call.System[max(0, len(call.System)-60):])))
+				}
+			}
+		}
+		if calls == 0 {
+			t.Errorf("%s: no call journaled", model)
+		}
+
+		cut, r := ask(fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"urban farming"}],"max_completion_tokens":20}`, model))
+		text := cut.Choices[0].Message.Content
+		if r.status != 200 || cut.Choices[0].FinishReason != "length" || !strings.HasPrefix(full.Choices[0].Message.Content, text[:min(len(text), 10)]) || len(text) > 200 {
+			t.Errorf("%s max_tokens 20: %d %q %s", model, r.status, text, cut.Choices[0].FinishReason)
+		}
+		// A stop sequence that the document holds: its first line ends.
+		stopped, r := ask(fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"urban farming"}],"stop":["\n"]}`, model))
+		if r.status != 200 || strings.Contains(stopped.Choices[0].Message.Content, "\n") || stopped.Choices[0].FinishReason != "stop" ||
+			!strings.HasPrefix(full.Choices[0].Message.Content, stopped.Choices[0].Message.Content) {
+			t.Errorf("%s stop: %d %q", model, r.status, stopped.Choices[0].Message.Content)
+		}
+		for _, bad := range []struct{ extra, param string }{
+			{`"response_format":{"type":"json_object"}`, "response_format"},
+			{`"tools":[{"type":"function","function":{"name":"f"}}]`, "tools"},
+		} {
+			_, r := ask(fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"urban farming"}],%s}`, model, bad.extra))
+			if r.status != 400 || !strings.Contains(string(r.body), `"param":"`+bad.param+`"`) {
+				t.Errorf("%s %s: %d %s", model, bad.param, r.status, clip(r.body))
+			}
+		}
+	}
+}
+
+// TestPipelineModelShowsItsWork: a streamed pipeline model sends each
+// stage as reasoning when it starts, before any call of it has answered,
+// and its answer after; a client that reads only the content gets only
+// the answer, and a plain answer carries the same stages in
+// reasoning_content.
+func TestPipelineModelShowsItsWork(t *testing.T) {
+	gate := make(chan struct{})
+	var once sync.Once
+	hs := newHarness(t, options{client: func(c llm.Client) llm.Client {
+		return llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+			select { // no call answers before the test saw the first stage
+			case <-gate:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return c.Generate(ctx, req)
+		})
+	}})
+	req, _ := http.NewRequest("POST", hs.url+"/v1/chat/completions",
+		strings.NewReader(`{"model":"madspark-spark","stream":true,"messages":[{"role":"user","content":"urban farming"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	defer once.Do(func() { close(gate) })
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	var reasoning, content strings.Builder
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var ch struct {
+			Choices []struct {
+				Delta struct {
+					Content          string `json:"content"`
+					ReasoningContent string `json:"reasoning_content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal([]byte(data), &ch) != nil || len(ch.Choices) == 0 {
+			continue
+		}
+		d := ch.Choices[0].Delta
+		if d.ReasoningContent != "" {
+			if content.Len() > 0 {
+				t.Errorf("reasoning after the answer began: %q", d.ReasoningContent)
+			}
+			reasoning.WriteString(d.ReasoningContent)
+			once.Do(func() { close(gate) }) // the first stage came before any call answered
+		}
+		content.WriteString(d.Content)
+	}
+	if !strings.HasPrefix(reasoning.String(), "generate: ") || !strings.Contains(reasoning.String(), "\nevaluate: ") ||
+		!strings.Contains(content.String(), "Ideas: urban farming") || strings.Contains(content.String(), "generate: ") {
+		t.Fatalf("reasoning %q, content %.80q", reasoning.String(), content.String())
+	}
+
+	r := hs.do("POST", "/v1/chat/completions", `{"model":"madspark-spark","messages":[{"role":"user","content":"urban farming"}]}`)
+	var c struct {
+		Choices []struct {
+			Message struct {
+				Content          string `json:"content"`
+				ReasoningContent string `json:"reasoning_content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	r.json(t, &c)
+	if c.Choices[0].Message.ReasoningContent != reasoning.String() || !strings.Contains(c.Choices[0].Message.Content, "Ideas: urban farming") {
+		t.Errorf("plain: reasoning %q, want %q", c.Choices[0].Message.ReasoningContent, reasoning.String())
 	}
 }

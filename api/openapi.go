@@ -137,7 +137,7 @@ func (h *Handler) table() []route {
 			summary: "A run as a file: JSON (any run), CSV, Markdown or PDF (a succeeded run)",
 			desc:    `The file is named madspark-<pipeline>-<last 8 characters of the run ID>.<json|csv|md|pdf> (Content-Disposition). CSV cells that a spreadsheet would take for a formula start with '.`,
 			params: []param{pathID("run"),
-				queryParam("format", "the file's format", map[string]any{"type": "string", "enum": []string{"json", "csv", "markdown", "pdf"}, "default": "json"})},
+				queryParam("format", "the file's format", map[string]any{"type": "string", "enum": []string{"json", "csv", "markdown", "md", "pdf"}, "default": "json"})},
 			responses: append([]response{{status: 200, desc: "the file", headers: map[string]string{"Content-Disposition": `attachment; filename="madspark-<pipeline>-<id8>.<ext>"`},
 				content: map[string]map[string]any{
 					"application/json":             {"schema": map[string]any{"$ref": "#/components/schemas/ExportEnvelope"}},
@@ -189,9 +189,17 @@ func (h *Handler) table() []route {
 			params:    []param{pathID("batch")},
 			responses: append([]response{{status: 202, desc: "cancelled", body: CancelBatchResponse{}}}, errs(404)...)}},
 		{"GET", "/api/batches/{id}/results", h.batchResults, operation{tag: "batches",
-			summary:   "A batch's results document, as madspark batch --output writes it",
-			params:    []param{pathID("batch")},
-			responses: append([]response{ok(batch.Results{}, "per row: line, topic, run, status, error and the run's result")}, errs(404)...)}},
+			summary: "A batch's results: the document madspark batch --output writes (JSON), or a spreadsheet of its rows (CSV)",
+			desc: "As CSV, a row per line of the file, in order, under the header " + strings.Join(resultsCSVHeader, ",") +
+				": the row's run, its best-scored idea and score (when its pipeline lists ideas), the pipeline's verdict (a proposal's quality control), the replies repaired, what it cost (cost_usd empty when unpriced) and why a row failed. Cells a spreadsheet would take for a formula start with '.",
+			params: []param{pathID("batch"),
+				queryParam("format", "the file's format", map[string]any{"type": "string", "enum": []string{"json", "csv"}, "default": "json"})},
+			responses: append([]response{{status: 200, desc: "per row: line, topic, run, status, error and the run's result",
+				headers: map[string]string{"Content-Disposition": `attachment; filename="madspark-batch-<id8>-results.<json|csv>"`},
+				content: map[string]map[string]any{
+					"application/json":        {"schema": map[string]any{"$ref": "#/components/schemas/BatchResults"}},
+					"text/csv; charset=utf-8": {"schema": map[string]any{"type": "string"}},
+				}}}, errs(404, 422)...)}},
 		{"GET", "/api/batches/{id}/export", h.exportBatch, operation{tag: "batches",
 			summary: "A zip of every succeeded row's files, one directory per row, and results.json",
 			params:  []param{pathID("batch")},
@@ -263,6 +271,12 @@ func (h *Handler) table() []route {
 			summary:   "A bookmark",
 			params:    []param{pathID("bookmark")},
 			responses: append([]response{ok(madspark.Bookmark{}, "the bookmark")}, errs(404)...)}},
+		{"PATCH", "/api/bookmarks/{id}", h.updateBookmark, operation{tag: "bookmarks",
+			summary:   "Edit a bookmark's tags and notes",
+			desc:      "The fields given are set (tags replace the bookmark's tags, [] removes them; notes replace its notes, \"\" removes them), those left out kept; a body with neither is a 422.",
+			params:    []param{pathID("bookmark")},
+			body:      UpdateBookmarkRequest{},
+			responses: append([]response{ok(madspark.Bookmark{}, "the bookmark as stored")}, errs(400, 404, 413, 422)...)}},
 		{"DELETE", "/api/bookmarks/{id}", h.deleteBookmark, operation{tag: "bookmarks",
 			summary:   "Delete a bookmark",
 			params:    []param{pathID("bookmark")},
@@ -292,8 +306,8 @@ func (h *Handler) table() []route {
 		{"POST", "/api/conversations/{id}/messages", h.postMessage, operation{tag: "conversations",
 			summary: "Ask a question in a conversation; the answer streams as server-sent events",
 			desc: "The question is kept, then answered by the model with the conversation's earlier exchanges as history (the last six answered ones, as in `madspark debate`), recorded as a run. " +
-				"Events: question (data: the kept ChatMessage), delta (data: ChatDelta, the answer's next piece, in order), then answer (data: the kept ChatMessage, with its run_id) or error (data: ErrorBody). " +
-				"Closing the connection stops the run and its model calls; the question stays, unanswered (see regenerate). A conversation without a title takes the start of its first question.",
+				"Events: question (data: the kept ChatMessage), delta (data: ChatDelta, the answer's next piece, in order), retry (data: ChatRetry, a call that failed with an error that may pass and is sent again after a pause), then answer (data: the kept ChatMessage, with its run_id) or error (data: ErrorBody). " +
+				"Closing the connection stops the run and its model calls; the question stays, unanswered (see regenerate), and what was written of the answer is kept as a message of role stopped. The answer's run is tagged chat:ID (its parent in GET /api/runs). A conversation without a title takes the start of its first question.",
 			params: []param{pathID("conversation")},
 			body:   PostMessageRequest{},
 			responses: append([]response{{status: 200, desc: "the answer's event stream",
@@ -307,6 +321,10 @@ func (h *Handler) table() []route {
 		{"GET", "/api/temperature-presets", h.temperaturePresets, operation{tag: "pipelines",
 			summary:   "spark's temperature presets, per role",
 			responses: []response{ok(Presets{}, "the presets, and the one spark's defaults are")}}},
+		{"GET", "/api/provider", h.providerStatus, operation{tag: "health",
+			summary:   "The model provider this server calls, and whether its calls go through now",
+			desc:      "state is paused while the circuit breaker holds calls back after failures in a row (until retry_at; a run or answer started meanwhile fails at once), trial once that time has passed (the next call decides), else ok. local says whether the provider is a server on this machine or its network rather than a vendor's API. Cheap enough to poll.",
+			responses: []response{ok(ProviderStatus{}, "the provider and the state of its calls")}}},
 		{"GET", "/health/detailed", h.healthDetailed, operation{tag: "health",
 			summary: "Provider, database, cache, queue, the last run and the error rate over the last hour",
 			responses: []response{ok(HealthDetailed{}, "ok or degraded"),
@@ -479,9 +497,11 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 	}()
 	s := newSchemas()
 	s.ref(export.Envelope{})
-	s.ref(Message{})   // the data of the progress streams' events and frames
-	s.ref(Batch{})     // the data of a batch's progress events
-	s.ref(ChatDelta{}) // the data of a conversation's answer stream
+	s.ref(batch.Results{}) // a batch's results as JSON
+	s.ref(Message{})       // the data of the progress streams' events and frames
+	s.ref(Batch{})         // the data of a batch's progress events
+	s.ref(ChatDelta{})     // the data of a conversation's answer stream
+	s.ref(ChatRetry{})
 	s.ref(madspark.ChatMessage{})
 	paths := map[string]map[string]any{}
 	for _, rt := range h.documented() {

@@ -87,6 +87,8 @@ func TestOpenAPIConformance(t *testing.T) {
 			body = map[string]any{"pipeline": "spark", "params": map[string]any{"topic": "x"}}
 		case "POST /api/bookmarks":
 			body = map[string]any{"run_id": runID, "candidate_index": 1}
+		case "PATCH /api/bookmarks/{id}":
+			body = map[string]any{"notes": "x"}
 		case "POST /api/bookmarks/check":
 			body = map[string]any{"idea_text": "x"}
 		case "POST /api/bookmarks/remix":

@@ -183,7 +183,16 @@ type RunSummary struct {
 	Tags       []string   `json:"tags"`
 	CreatedAt  time.Time  `json:"created_at"`
 	FinishedAt *time.Time `json:"finished_at" jsonschema:"nullable"`
-	Usage      llm.Usage  `json:"usage"`
+	// DurationMS is how long the run took, from when it was made (its
+	// time in the queue included) to when it ended; null while it goes on.
+	DurationMS *int64    `json:"duration_ms" jsonschema:"nullable"`
+	Usage      llm.Usage `json:"usage"`
+	// Outcome is how the run came out beyond its status: the pipeline's
+	// verdict, a partial result, the replies repaired.
+	Outcome Outcome `json:"outcome"`
+	// Parent is the eval, batch or conversation the run was made for;
+	// absent for a run started on its own. Its tag is not among Tags.
+	Parent *Parent `json:"parent,omitempty"`
 }
 
 // Progress is where a run stands: its latest event.
@@ -220,10 +229,12 @@ type RunList struct {
 // summary describes rec.
 func (h *Handler) summary(rec *madspark.Run) RunSummary {
 	s := RunSummary{RunID: rec.ID, Pipeline: rec.Pipeline, Status: rec.Status, Mode: rec.Mode, Provider: rec.Provider,
-		Model: rec.Model, Title: h.title(rec), Tags: rec.Tags, CreatedAt: rec.CreatedAt.UTC(), Usage: rec.Usage,
-		Resumable: rec.Status.Resumable()}
-	if s.Tags == nil {
-		s.Tags = []string{}
+		Model: rec.Model, Title: h.title(rec), Tags: []string{}, CreatedAt: rec.CreatedAt.UTC(), Usage: rec.Usage,
+		Resumable: rec.Status.Resumable(), DurationMS: durationMS(rec), Outcome: h.outcome(rec), Parent: parentOf(rec)}
+	for _, t := range rec.Tags {
+		if !madspark.IsParentTag(t) {
+			s.Tags = append(s.Tags, t)
+		}
 	}
 	if !rec.FinishedAt.IsZero() {
 		t := rec.FinishedAt.UTC()
@@ -299,6 +310,7 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 	for _, rec := range runs {
 		out.Runs = append(out.Runs, h.summary(rec))
 	}
+	h.titleParents(r.Context(), out.Runs)
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
@@ -318,11 +330,12 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := Run{RunSummary: h.summary(rec), Params: rec.Params, Error: rec.Error, Failure: failure.Of(rec.Error)}
+	out := Run{RunSummary: h.summary(rec), Params: rec.Params, Error: h.errorText(r, rec.Error), Failure: h.failureOf(r, rec.Error)}
+	h.titleParents(r.Context(), []RunSummary{out.RunSummary})
 	if len(out.Params) == 0 {
 		out.Params = json.RawMessage("{}")
 	}
-	if rec.Status == madspark.RunSucceeded || rec.Status == madspark.RunCancelled {
+	if rec.Status == madspark.RunSucceeded || rec.Status == madspark.RunCancelled || rec.Status == madspark.RunInterrupted {
 		out.Result = rec.Result
 	}
 	last, err := h.cfg.Store.LastEvent(r.Context(), rec.ID)
@@ -330,7 +343,11 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if last != nil {
-		out.Progress = &Progress{Stage: last.Stage, Progress: min(max(last.Progress, 0), 100), Message: last.Message}
+		msg := last.Message
+		if last.Type == madspark.EventError {
+			msg = h.errorText(r, msg)
+		}
+		out.Progress = &Progress{Stage: last.Stage, Progress: min(max(last.Progress, 0), 100), Message: msg}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -442,7 +459,7 @@ func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) exportRun(w http.ResponseWriter, r *http.Request) error {
-	format := r.URL.Query().Get("format")
+	format := export.Canonical(r.URL.Query().Get("format"))
 	if format == "" {
 		format = "json"
 	}

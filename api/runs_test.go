@@ -288,6 +288,9 @@ func TestCancelKeepsFinishedIterations(t *testing.T) {
 	if run.Status != madspark.RunCancelled || json.Unmarshal(run.Result, &res) != nil || len(res.Iterations) < 1 || len(res.Iterations) > 2 {
 		t.Fatalf("cancelled chaos run: %s %s", run.Status, run.Result)
 	}
+	if !run.Outcome.Partial || run.Outcome.Verdict != nil || run.DurationMS == nil {
+		t.Errorf("the cancelled run's outcome %+v, duration %v: want partial", run.Outcome, run.DurationMS)
+	}
 	r := hs.do("GET", "/api/runs/"+id+"/export?format=markdown", nil)
 	if r.status != 200 || !strings.Contains(string(r.body), "Iteration 1") || !strings.Contains(string(r.body), "Cancelled: the ") {
 		t.Fatalf("the cancelled run's Markdown: %d %s", r.status, clip(r.body))

@@ -67,9 +67,10 @@ type Config struct {
 	Command string
 	// NoCache leaves the response cache aside.
 	NoCache bool
-	// Progress, if set, is called as each run starts; it returns the
-	// sink of the run's events and the function that ends the display.
-	Progress func() (sink func(madspark.Event), stop func())
+	// Progress, if set, is called as each run starts, with what tells
+	// the run's usage so far; it returns the sink of the run's events and
+	// the function that ends the display.
+	Progress func(usage func() llm.Usage) (sink func(madspark.Event), stop func())
 	// ModelPath and HFRepo start llama-server with a local GGUF model (or
 	// one it fetches) and point the OpenAI-compatible provider at it;
 	// else MADSPARK_MODEL_PATH and MADSPARK_HF_REPO do.
@@ -96,7 +97,13 @@ type App struct {
 	// limiter bounds the calls in flight to each provider, and admits the
 	// server's requests before they start.
 	limiter *middleware.Limiter
-	stop    func()
+	// breaker is the provider's circuit breaker; the server asks it before
+	// it starts answering (App.Admit).
+	breaker *middleware.CircuitBreaker
+	// breakerWatch says whether the circuit breaker holds the provider's
+	// calls back, for the API's provider status.
+	breakerWatch *middleware.BreakerWatch
+	stop         func()
 }
 
 // Close stops what Open started and closes the store.
@@ -229,6 +236,15 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		db.Close()
 		return nil, InputError{err}
 	}
+	cooldown, err := breakerCooldown(cfg.Getenv)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	// One circuit for every provider; the server asks it before it
+	// starts answering (App.Admit), the API shows its watch.
+	breakerWatch := &middleware.BreakerWatch{}
+	breaker := middleware.NewBreaker(middleware.BreakerConfig{Logger: cfg.Logger, Cooldown: cooldown, Watch: breakerWatch})
 	var mws []llm.Middleware
 	if !cfg.NoCache {
 		mws = append(mws, middleware.Cache(middleware.CacheConfig{Provider: info.Name, DefaultModel: info.Model, Store: cache, Logger: cfg.Logger}))
@@ -236,7 +252,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	mws = append(mws,
 		limiter.Middleware(),
 		middleware.Retry(middleware.RetryConfig{Logger: cfg.Logger}),
-		middleware.Breaker(middleware.BreakerConfig{Logger: cfg.Logger}),
+		breaker.Middleware(),
 		middleware.Timeout(0),
 		// Innermost: every request sent is priced, recorded and measured.
 		middleware.Meter(prices, middleware.MeterLogger(cfg.Logger), middleware.MeterLocal(settings.Local), middleware.MeterLocalPrices(own),
@@ -253,10 +269,26 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Tracing: tracing,
 		Metrics: metrics,
 		limiter: limiter,
-		stop:    stop,
+		breaker: breaker, breakerWatch: breakerWatch,
+		stop: stop,
 		Engine: &engine.Engine{Store: db, Client: llm.Chain(base, mws...), Logger: cfg.Logger, Events: hub,
 			Tracer: tracing.Tracer(), CaptureContent: tracing.CaptureContent(), Holder: cfg.Command},
 	}, nil
+}
+
+// breakerCooldown is how long the circuit breaker holds a failing
+// provider's calls back: MADSPARK_BREAKER_COOLDOWN (a duration from 1s to
+// 1h), else the breaker's default of 60s.
+func breakerCooldown(getenv func(string) string) (time.Duration, error) {
+	v := strings.TrimSpace(getenv("MADSPARK_BREAKER_COOLDOWN"))
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second || d > time.Hour {
+		return 0, Inputf("MADSPARK_BREAKER_COOLDOWN must be a duration from 1s to 1h, such as 30s, got %q", v)
+	}
+	return d, nil
 }
 
 // startLlamaServer starts llama-server for cfg's model (or

@@ -2,7 +2,9 @@ package app
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestConcurrency reads MADSPARK_PROVIDER_CONCURRENCY as one number or as
@@ -49,6 +51,34 @@ func TestShellQuote(t *testing.T) {
 	} {
 		if got := ShellQuote(in); got != want {
 			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestBreakerCooldown reads MADSPARK_BREAKER_COOLDOWN as a duration from
+// 1s to 1h; unset is the breaker's default (0 here); anything else is an
+// InputError naming the variable.
+func TestBreakerCooldown(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want time.Duration
+		bad  bool
+	}{
+		{"", 0, false}, {"8s", 8 * time.Second, false}, {" 1h ", time.Hour, false}, {"1s", time.Second, false},
+		{"500ms", 0, true}, {"2h", 0, true}, {"-5s", 0, true}, {"60", 0, true}, {"soon", 0, true},
+	} {
+		got, err := breakerCooldown(func(k string) string {
+			if k == "MADSPARK_BREAKER_COOLDOWN" {
+				return c.v
+			}
+			return ""
+		})
+		var ie InputError
+		switch {
+		case c.bad && (!errors.As(err, &ie) || !strings.Contains(err.Error(), "MADSPARK_BREAKER_COOLDOWN")):
+			t.Errorf("%q: %v, want an InputError naming the variable", c.v, err)
+		case !c.bad && (err != nil || got != c.want):
+			t.Errorf("%q: %v, %v; want %v", c.v, got, err, c.want)
 		}
 	}
 }

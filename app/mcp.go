@@ -43,7 +43,10 @@ func (a *App) mcpServer(reg *pipeline.Registry, dir string, timeout time.Duratio
 	}
 	s, err := mcpserver.New(mcpserver.Config{Registry: reg, Engine: a.Engine, Store: a.Store, Mode: a.Info.Mode(),
 		Provider: a.Info.Name, Model: a.Info.Model, Version: Version, Logger: a.cfg.Logger, PDFFont: font,
-		Timeout: timeout, ResumeArgs: resume})
+		Timeout: timeout, ResumeArgs: resume,
+		// A call beyond the provider's capacity is refused before its run
+		// is recorded, as on /v1.
+		Admit: a.limiter.Admit})
 	if err != nil {
 		return nil, InputError{err}
 	}

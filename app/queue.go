@@ -85,6 +85,11 @@ func (a *App) ServeRegistry(dir string) (*pipeline.Registry, []api.BrokenPipelin
 // builtins registers every built-in pipeline and the eval.
 func (a *App) builtins() (*pipeline.Registry, error) {
 	reg := pipeline.NewRegistry()
+	limit, err := promptLimit(a.getenv)
+	if err != nil {
+		return nil, err
+	}
+	reg.LimitPrompt(limit)
 	count, err := debate.NewTokenCounter()
 	if err != nil {
 		return nil, err
@@ -228,6 +233,18 @@ func (a *App) StartWorker(ctx context.Context, reg *pipeline.Registry, o WorkerO
 	a.notice("worker %s working the %s queue (%s/%s, %s; at most %d runs at once)",
 		q.WorkerID(), a.Info.Name, a.Info.Name, a.Info.Model, a.Info.Mode(), n)
 	return &Worker{Queue: q, app: a}, nil
+}
+
+// Interrupt stops the worker at once because its process is stopping:
+// cause, the cause of the command's context's end, wraps
+// madspark.ErrInterrupted. Its running runs are recorded interrupted and
+// stay in the queue, for the next worker to resume.
+func (w *Worker) Interrupt(cause error) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	if err := w.Queue.Stop(ctx); err != nil {
+		w.app.cfg.Logger.Warn("worker did not stop cleanly", "err", err)
+	}
 }
 
 // Stop drains the worker: running runs may finish for drain (a Ctrl-C or

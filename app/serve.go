@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -14,11 +15,13 @@ import (
 	"github.com/madspark/madspark/api"
 	"github.com/madspark/madspark/cache/redis"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/jobs"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/server"
 	"github.com/madspark/madspark/store/postgres"
+	"github.com/madspark/madspark/tokens"
 	"github.com/madspark/madspark/web"
 )
 
@@ -54,7 +57,8 @@ func CheckServe(getenv func(string) string, sc ServeConfig) error {
 	if err := server.CheckAddr(sc.Addr, getenv("MADSPARK_API_TOKEN")); err != nil {
 		return InputError{err}
 	}
-	return nil
+	_, err := promptLimit(getenv)
+	return err
 }
 
 // Serve serves the web UI, the REST API, the OpenAI-compatible API and MCP
@@ -91,33 +95,45 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 		q = w.Queue
 	}
 	origins := splitList(cmp.Or(sc.AllowedOrigins, a.getenv("MADSPARK_CORS_ORIGINS")))
+	maxPrompt, err := promptLimit(a.getenv)
+	if err != nil {
+		return err
+	}
 	chat := []server.Model{
-		&debateModel{id: "madspark-debate", mode: "auto", d: d, settings: sc.Debate},
-		&debateModel{id: "madspark-direct", mode: "simple", d: d, settings: sc.Debate},
+		&debateModel{id: "madspark-debate", mode: "auto", d: d, settings: sc.Debate, maxPrompt: maxPrompt},
+		&debateModel{id: "madspark-direct", mode: "simple", d: d, settings: sc.Debate, maxPrompt: maxPrompt},
 	}
 	rest, err := a.restAPI(reg, q, origins, chat, broken)
 	if err != nil {
 		return err
 	}
-	models := append(chat, api.PipelineModels(reg, a.Engine, a.apiInfo(), "debate")...)
+	counter, err := tokens.New()
+	if err != nil {
+		return err
+	}
+	models := append(chat, api.PipelineModels(reg, a.Engine, a.apiInfo(), counter, "debate")...)
 	var srv *server.Server
 	srv, err = server.New(server.Config{
-		Addr:         sc.Addr,
-		Token:        a.getenv("MADSPARK_API_TOKEN"),
-		Logger:       a.cfg.Logger,
-		Version:      Version,
-		Models:       models,
-		CORSOrigins:  origins,
-		AllowedHosts: splitList(cmp.Or(sc.AllowedHosts, a.getenv("MADSPARK_ALLOWED_HOSTS"))),
-		Middleware:   rest.RateLimited,
-		FileRoutes:   rest.FileRoutes(),
-		StreamRoutes: rest.StreamRoutes(),
+		Addr:           sc.Addr,
+		Token:          a.getenv("MADSPARK_API_TOKEN"),
+		MaxPromptBytes: maxPrompt,
+		Logger:         a.cfg.Logger,
+		Version:        Version,
+		Models:         models,
+		CORSOrigins:    origins,
+		AllowedHosts:   splitList(cmp.Or(sc.AllowedHosts, a.getenv("MADSPARK_ALLOWED_HOSTS"))),
+		Middleware:     rest.RateLimited,
+		FileRoutes:     rest.FileRoutes(),
+		// GET /mcp is a stream a page could follow: its origin is checked
+		// as every POST's is.
+		StreamRoutes: append(rest.StreamRoutes(), "GET "+MCPPath),
 		Registry:     metrics,
 		Public:       func(r *http.Request) bool { return servesUI(srv.Mux(), r) },
 		Wrap:         a.Tracing.Handler,
-		// A request refused for capacity is refused before its run is
-		// recorded; an admitted one's calls wait their turn.
-		Admit: a.limiter.Admit,
+		// A request refused for capacity, or while the provider is
+		// paused, is refused before its run is recorded; an admitted
+		// one's calls wait their turn.
+		Admit: a.admit,
 	})
 	if err != nil {
 		return InputError{err}
@@ -135,7 +151,9 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 	}
 	srv.Mux().Handle(uiPattern, web.Handler()) // the web UI; every other route is more specific
 	// Progress streams end when the server stops; their clients
-	// reconnect to the next one and resume.
+	// reconnect to the next one and resume. MCP tool calls stop at once,
+	// recorded interrupted, so that their streams end too; /v1 requests
+	// drain (server.Config.DrainTimeout), then are interrupted.
 	stopStreams := context.AfterFunc(ctx, func() { rest.Close(); mcp.Close() })
 	defer stopStreams()
 	// Runs whose process is gone (this server's own /v1 runs, if it was
@@ -155,7 +173,21 @@ func (a *App) Serve(ctx context.Context, sc ServeConfig) error {
 		}
 		sc.Ready(ln.Addr(), ids)
 	}
-	return srv.Serve(ctx, ln)
+	err = srv.Serve(ctx, ln)
+	// The tool calls the stop interrupted are recorded before Serve
+	// returns (Close waits for them).
+	mcp.Close()
+	return err
+}
+
+// admit admits an OpenAI-compatible request: refused, before anything
+// starts, while the provider's circuit breaker is open (503 with
+// Retry-After) or when its calls fill the limit and the queue (429).
+func (a *App) admit(ctx context.Context) (context.Context, func(), error) {
+	if err := a.breaker.Check(); err != nil {
+		return nil, nil, err
+	}
+	return a.limiter.Admit(ctx)
 }
 
 // debateModel serves the debate pipeline as an OpenAI model.
@@ -164,6 +196,9 @@ type debateModel struct {
 	mode     string
 	d        *Debater
 	settings debate.Settings
+	// maxPrompt bounds the text of a debate's parameters (query,
+	// instructions and history); 0 means input.DefaultMaxPromptBytes.
+	maxPrompt int
 }
 
 func (m *debateModel) ID() string { return m.id }
@@ -173,34 +208,35 @@ func (m *debateModel) Settings() server.Setting { return server.AllSettings }
 
 // Complete runs one debate for the prompt's last user message, with the
 // earlier messages as history, and records it as a run. The client's
-// instructions and settings go to the call that writes the answer (the
-// direct answerer's or the aggregator's; see debate.Params).
-func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta func(string)) (*server.Completion, error) {
-	s := m.settings
-	s.Mode = m.mode
-	params, err := s.Params(p.Query())
-	if err != nil {
-		return nil, server.InvalidRequest(err)
-	}
-	for i, msg := range p.Messages {
-		if i < len(p.Messages)-1 {
-			params.History = append(params.History, msg)
-		}
-	}
-	answerSettings(&params, p)
-	if err := params.Validate(); err != nil {
-		return nil, server.InvalidRequest(err)
-	}
-	if err := m.d.pipe.CheckFormat(params.Format); err != nil {
-		return nil, server.InvalidRequest(err)
-	}
-	a := m.d.app
-	run, err := a.Engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: params}, nil)
+// instructions, settings and tools go to the call that writes the answer
+// (the direct answerer's or the aggregator's; see debate.Params), with the
+// tool calls and results after the last user message.
+func (m *debateModel) Complete(ctx context.Context, p server.Prompt, out *server.Stream) (*server.Completion, error) {
+	params, err := m.params(p)
 	if err != nil {
 		return nil, err
 	}
+	a := m.d.app
+	// A debate's stages are its reasoning; the direct answer has none.
+	var thoughts *api.Thoughts
+	var sink func(madspark.Event)
+	if m.mode != "simple" {
+		thoughts = api.NewThoughts(out)
+		sink = thoughts.Sink
+	}
+	run, err := a.Engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: params}, sink)
+	if err != nil {
+		return nil, err
+	}
+	var onDelta func(string)
+	if out != nil {
+		onDelta = out.Text
+	}
 	res, err := m.d.pipe.Run(ctx, run, params, onDelta)
-	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+	if cause := server.StopCause(ctx); err != nil && cause != nil {
+		// The server stopped: the run is interrupted, resumable.
+		err = fmt.Errorf("%w: %w", cause, err)
+	} else if err != nil && errors.Is(ctx.Err(), context.Canceled) {
 		// The client went away: nobody will read the answer.
 		err = fmt.Errorf("%w: the client closed the connection", madspark.ErrCancelled)
 	}
@@ -210,7 +246,45 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, onDelta fun
 	if err != nil {
 		return nil, err
 	}
-	return &server.Completion{Text: res.Answer, FinishReason: res.FinishReason, Usage: run.Usage(), RunID: run.ID()}, nil
+	c := &server.Completion{Text: res.Answer, ToolCalls: res.ToolCalls, FinishReason: res.FinishReason, Usage: run.Usage(), RunID: run.ID()}
+	if thoughts != nil {
+		c.Reasoning = thoughts.String()
+	}
+	return c, nil
+}
+
+// Check checks p as Complete will, before the server admits the request:
+// its text within the limit, its parameters, its format compiled.
+func (m *debateModel) Check(_ context.Context, p server.Prompt) error {
+	_, err := m.params(p)
+	return err
+}
+
+// params are the debate's parameters for p: the query, the earlier
+// messages as history, the client's instructions, settings and format;
+// their text within the limit, validated, the format compiled (and kept
+// for the run). An error is the client's (server.InvalidRequest).
+func (m *debateModel) params(p server.Prompt) (debate.Params, error) {
+	s := m.settings
+	s.Mode = m.mode
+	history, query, turns := p.Split()
+	params, err := s.Params(query)
+	if err != nil {
+		return params, server.InvalidRequest(err)
+	}
+	params.History, params.Turns = history, turns
+	params.Tools, params.ToolChoice, params.ParallelToolCalls = p.Tools, p.ToolChoice, p.ParallelToolCalls
+	answerSettings(&params, p)
+	if err := input.CheckPrompt(p.Bytes(), m.maxPrompt); err != nil {
+		return params, server.InvalidRequest(err)
+	}
+	if err := params.Validate(); err != nil {
+		return params, server.InvalidRequest(err)
+	}
+	if err := m.d.pipe.CheckFormat(params.Format); err != nil {
+		return params, server.InvalidRequest(err)
+	}
+	return params, nil
 }
 
 // answerSettings puts a client's instructions and settings on the roles
@@ -245,7 +319,10 @@ func answerSettings(params *debate.Params, p server.Prompt) {
 // apiInfo describes the app to the REST API.
 func (a *App) apiInfo() api.Info {
 	i := api.Info{Version: Version, Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model,
-		ProviderConfigured: !a.Info.Mock, Database: "sqlite", Cache: "database"}
+		ProviderConfigured: !a.Info.Mock, ProviderLocal: a.Info.Local, Breaker: a.breakerWatch, Database: "sqlite", Cache: "database", Endpoint: a.Info.BaseURL}
+	if u, err := url.Parse(a.Info.BaseURL); err == nil && a.Info.Local && u.Host != "" {
+		i.ProviderAddress = u.Host
+	}
 	if _, ok := a.Store.(*postgres.DB); ok {
 		i.Database = "postgres"
 	}

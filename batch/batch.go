@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -68,15 +69,17 @@ func (s *Service) Parse(pipe, name string, data []byte, opts Options) (*Input, e
 // timeout (0: the queue's default), and records the batch with every row,
 // rejected ones included, in order. source names the file.
 func (s *Service) Submit(ctx context.Context, pipe, source string, in *Input, timeout time.Duration) (*madspark.Batch, error) {
-	reqs := make([]jobs.Request, 0, len(in.Rows))
-	for _, r := range in.Rows {
-		if r.Err == nil {
-			reqs = append(reqs, jobs.Request{Pipeline: pipe, Params: r.Params, Timeout: timeout, Tags: r.Tags})
-		}
-	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, fmt.Errorf("batch: %w", err)
+	}
+	// Each row's run carries the batch as its parent, beside the row's tags.
+	parent := madspark.ParentTag(madspark.ParentBatch, id.String())
+	reqs := make([]jobs.Request, 0, len(in.Rows))
+	for _, r := range in.Rows {
+		if r.Err == nil {
+			reqs = append(reqs, jobs.Request{Pipeline: pipe, Params: r.Params, Timeout: timeout, Tags: append(slices.Clip(r.Tags), parent)})
+		}
 	}
 	runs, err := s.queue.EnqueueMany(ctx, reqs)
 	if err != nil {
@@ -140,7 +143,9 @@ func CountsOf(b *madspark.Batch) Counts {
 			c.Succeeded++
 		case string(madspark.RunRunning):
 			c.Running++
-		case string(madspark.RunQueued):
+		case string(madspark.RunQueued), string(madspark.RunInterrupted):
+			// An interrupted item's job is still queued: a worker
+			// resumes it.
 			c.Pending++
 		case string(madspark.RunCancelled):
 			c.Cancelled++
@@ -315,7 +320,7 @@ func (s *Service) Results(ctx context.Context, b *madspark.Batch, each func(mads
 		switch madspark.RunStatus(r.Status) {
 		case madspark.RunSucceeded:
 			out.Succeeded++
-		case madspark.RunQueued, madspark.RunRunning:
+		case madspark.RunQueued, madspark.RunRunning, madspark.RunInterrupted:
 			out.Pending++
 		case madspark.RunCancelled:
 			out.Cancelled++

@@ -154,7 +154,13 @@ func FromRun(def pipeline.Definition, run *madspark.Run, idx int, tags []string,
 	}
 	it := ideas[idx]
 	if tags == nil {
-		tags = run.Tags
+		// The run's own labels, not the tag naming the eval, batch or
+		// conversation it was made for.
+		for _, t := range run.Tags {
+			if !madspark.IsParentTag(t) {
+				tags = append(tags, t)
+			}
+		}
 	}
 	id, err := uuid.NewRandom()
 	if err != nil {

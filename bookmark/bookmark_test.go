@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/store/sqlite"
 )
 
@@ -111,5 +113,30 @@ func TestSeedIdeas(t *testing.T) {
 	got := SeedIdeas([]*madspark.Bookmark{{IdeaText: "a", ImprovedIdea: "a+"}, {IdeaText: "b"}})
 	if strings.Join(got, ",") != "a+,b" {
 		t.Errorf("SeedIdeas = %q", got)
+	}
+}
+
+// TestFromRunTags: a bookmark given no tags takes its run's labels, not
+// the tag naming the eval, batch or conversation the run was made for;
+// tags given are kept as given.
+func TestFromRunTags(t *testing.T) {
+	def := pipeline.Definition{Name: "ideas", Ideas: func(*madspark.Run) ([]pipeline.Idea, error) {
+		return []pipeline.Idea{{Text: "an idea", Topic: "a topic"}}, nil
+	}}
+	run := &madspark.Run{ID: "r1", Status: madspark.RunSucceeded,
+		Tags: []string{"food", madspark.ParentTag(madspark.ParentBatch, "b1"), "cities", madspark.ParentTag(madspark.ParentEval, "e1")}}
+	b, err := FromRun(def, run, 0, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(b.Tags, []string{"food", "cities"}) {
+		t.Errorf("inherited tags %q, want the run's labels only", b.Tags)
+	}
+	if b, err = FromRun(def, run, 0, []string{"mine"}, ""); err != nil || !slices.Equal(b.Tags, []string{"mine"}) {
+		t.Errorf("given tags: %q, %v", b.Tags, err)
+	}
+	run.Tags = []string{madspark.ParentTag(madspark.ParentConversation, "c1")}
+	if b, err = FromRun(def, run, 0, nil, ""); err != nil || b.Tags == nil || len(b.Tags) != 0 {
+		t.Errorf("a run with only its parent's tag gives tags %#v, %v", b.Tags, err)
 	}
 }

@@ -45,6 +45,8 @@ func (r *Run) generate(ctx context.Context, rec *callLog, key string, req *llm.R
 		Messages:    slices.Clone(req.Messages),
 		Temperature: req.Temperature,
 		MaxTokens:   req.MaxTokens,
+		Tools:       req.Tools,
+		ToolChoice:  req.ToolChoice,
 		Attempt:     attemptOf(req),
 	}
 	owner := ctx.Value(ownerKey{}) == nil
@@ -62,7 +64,7 @@ func (r *Run) generate(ctx context.Context, rec *callLog, key string, req *llm.R
 	switch {
 	case err == nil && resp.Cached:
 		c := base
-		c.Cached, c.Response, c.FinishReason, c.Usage = true, resp.Text, resp.FinishReason, resp.Usage
+		c.Cached, c.Response, c.FinishReason, c.ToolCalls, c.Usage = true, resp.Text, resp.FinishReason, resp.ToolCalls, resp.Usage
 		c.Provider, c.Model = or(resp.Provider, c.Provider), or(resp.Model, c.Model)
 		c.StartedAt, c.Latency = start, latency
 		r.add(rec, c)
@@ -149,7 +151,7 @@ func (o *attempts) Attempted(_ context.Context, a *llm.Attempt) {
 	o.mu.Unlock()
 	c := o.base
 	c.Provider, c.Model = or(a.Provider, c.Provider), or(a.Model, c.Model)
-	if !slices.Equal(a.Wire.Messages, llm.WireOf(o.req).Messages) {
+	if !slices.EqualFunc(a.Wire.Messages, llm.WireOf(o.req).Messages, llm.Message.Equal) {
 		// Kept only when the provider changed the prompt: else it is the
 		// agent's, and the journal holds it once.
 		c.Sent = slices.Clone(a.Wire.Messages)
@@ -160,7 +162,7 @@ func (o *attempts) Attempted(_ context.Context, a *llm.Attempt) {
 	if a.Err != nil {
 		c.Error = a.Err.Error()
 	} else {
-		c.Response, c.FinishReason = a.Response.Text, a.Response.FinishReason
+		c.Response, c.FinishReason, c.ToolCalls = a.Response.Text, a.Response.FinishReason, a.Response.ToolCalls
 	}
 	o.r.add(o.rec, c)
 	if o.span != nil {
@@ -170,11 +172,12 @@ func (o *attempts) Attempted(_ context.Context, a *llm.Attempt) {
 
 // attemptOf numbers req within its conversation: a request that sends
 // earlier replies back (to have them fixed) is attempt 1 + the number of
-// replies it carries.
+// replies it carries after the conversation it passes on (req.History),
+// the tool calls it passes on after its prompt aside.
 func attemptOf(req *llm.Request) int {
 	n := 1
-	for _, m := range req.Messages {
-		if m.Role == llm.RoleAssistant {
+	for _, m := range req.Messages[min(req.History, len(req.Messages)):] {
+		if m.Role == llm.RoleAssistant && len(m.ToolCalls) == 0 {
 			n++
 		}
 	}

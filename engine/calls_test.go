@@ -334,3 +334,87 @@ func TestPaidCallsSurviveFailureAndResume(t *testing.T) {
 		t.Errorf("after resume: step %+v, run usage %+v", steps, rec.Usage)
 	}
 }
+
+// toolCaller calls the first tool offered, then answers the tool's
+// result.
+type toolCaller struct{}
+
+func (toolCaller) Generate(_ context.Context, req *llm.Request) (*llm.Response, error) {
+	resp := &llm.Response{Provider: "openai", Model: "m1", FinishReason: "stop", Usage: llm.Usage{LLMCalls: 1, InputTokens: 10, OutputTokens: 4}}
+	if last := req.Messages[len(req.Messages)-1]; last.Role == llm.RoleTool {
+		resp.Text = "it is " + last.Content
+		return resp, nil
+	}
+	resp.FinishReason, resp.ToolCalls = llm.FinishToolCalls, []llm.ToolCall{{ID: "call_1", Name: req.Tools[0].Name, Arguments: `{"city":"Oslo"}`}}
+	return resp, nil
+}
+
+// TestStepRecordsToolCalls: a call's tools, tool choice and the reply's
+// tool calls are journaled and traced (names and call IDs always, the
+// arguments and definitions with the content); a conversation passed on
+// (History) is not counted as re-asks.
+func TestStepRecordsToolCalls(t *testing.T) {
+	ctx := t.Context()
+	e, sr := newTracedEngine(t, stack(toolCaller{}))
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Provider: "openai", Model: "m1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []llm.Tool{{Name: "weather", Parameters: []byte(`{"type":"object"}`)}}
+	choice := &llm.ToolChoice{Mode: llm.ToolAuto}
+	_, err = Step(ctx, r, "answer", "q", func(ctx context.Context, c llm.Client) (string, error) {
+		first := []llm.Message{{Role: llm.RoleUser, Content: "hi"}, {Role: llm.RoleAssistant, Content: "hello"}, {Role: llm.RoleUser, Content: "weather?"}}
+		resp, err := c.Generate(ctx, &llm.Request{Agent: "t.answer", Messages: first, History: 2, Tools: tools, ToolChoice: choice})
+		if err != nil {
+			return "", err
+		}
+		then := append(first, llm.Message{Role: llm.RoleAssistant, ToolCalls: resp.ToolCalls}, llm.Message{Role: llm.RoleTool, ToolCallID: "call_1", Content: "sunny"})
+		resp, err = c.Generate(ctx, &llm.Request{Agent: "t.answer", Messages: then, History: len(then), Tools: tools})
+		if err != nil {
+			return "", err
+		}
+		return resp.Text, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := e.Store.Steps(ctx, r.ID())
+	if err != nil || len(steps) != 1 || len(steps[0].Calls) != 2 {
+		t.Fatalf("steps %+v, %v", steps, err)
+	}
+	first, second := steps[0].Calls[0], steps[0].Calls[1]
+	if len(first.Tools) != 1 || first.Tools[0].Name != "weather" || first.ToolChoice == nil || first.ToolChoice.Mode != "auto" ||
+		len(first.ToolCalls) != 1 || first.ToolCalls[0].Arguments != `{"city":"Oslo"}` || first.FinishReason != llm.FinishToolCalls || first.Attempt != 1 {
+		t.Errorf("first call %+v", first)
+	}
+	if second.Response != "it is sunny" || second.ToolCalls != nil || second.Attempt != 1 || second.Messages[4].ToolCallID != "call_1" ||
+		second.Messages[3].ToolCalls[0].Name != "weather" {
+		t.Errorf("second call %+v", second)
+	}
+	var chat sdktrace.ReadOnlySpan
+	for _, s := range sr.Ended() {
+		if strings.HasPrefix(s.Name(), "chat ") {
+			chat = s
+			break
+		}
+	}
+	if chat == nil {
+		t.Fatal("no chat span")
+	}
+	a := attrs(chat)
+	if !strings.Contains(a["gen_ai.tool.definitions"].AsString(), `"name":"weather"`) ||
+		!strings.Contains(a["gen_ai.output.messages"].AsString(), `{"type":"tool_call","id":"call_1","name":"weather","arguments":{"city":"Oslo"}}`) {
+		t.Errorf("chat span attributes %v", a)
+	}
+	var event bool
+	for _, ev := range chat.Events() {
+		if ev.Name == "gen_ai.tool.call" {
+			event = slices.ContainsFunc(ev.Attributes, func(kv attribute.KeyValue) bool {
+				return kv.Key == "gen_ai.tool.call.id" && kv.Value.AsString() == "call_1"
+			})
+		}
+	}
+	if !event {
+		t.Errorf("no tool call event: %+v", chat.Events())
+	}
+}

@@ -93,6 +93,22 @@ type RunInfo struct {
 	Tags []string
 	// Subject is what the run is about (madspark.Run.Subject).
 	Subject string
+	// Sampling, when not nil, replaces settings of every call the run
+	// makes; it is journaled with the run (SamplingKey), so that a resumed
+	// run keeps it.
+	Sampling *Sampling
+}
+
+// tagsKey is the context key of the tags WithTags adds.
+type tagsKey struct{}
+
+// WithTags returns a context under which Start adds tags to the run it
+// records, after RunInfo.Tags: how a caller that does not make the run
+// itself (a conversation asking a chat model) marks the run as its own
+// (madspark.ParentTag).
+func WithTags(ctx context.Context, tags ...string) context.Context {
+	had, _ := ctx.Value(tagsKey{}).([]string)
+	return context.WithValue(ctx, tagsKey{}, append(slices.Clip(had), tags...))
 }
 
 // Run is a run in progress. Its methods are safe for concurrent use by the
@@ -118,6 +134,8 @@ type Run struct {
 	// lease is the run's lease, held while the run goes; nil when the
 	// store keeps no leases.
 	lease *lease
+	// sampling replaces settings of the run's calls; nil for none.
+	sampling *Sampling
 }
 
 func (e *Engine) now() time.Time {
@@ -161,6 +179,9 @@ func (e *Engine) NewRecord(info RunInfo, status madspark.RunStatus) (*madspark.R
 // Start records a new run as running and returns it. sink, if not nil,
 // receives the run's progress events.
 func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Event)) (*Run, error) {
+	if tags, _ := ctx.Value(tagsKey{}).([]string); len(tags) > 0 {
+		info.Tags = append(slices.Clip(info.Tags), tags...)
+	}
 	rec, err := e.NewRecord(info, madspark.RunRunning)
 	if err != nil {
 		return nil, err
@@ -169,8 +190,16 @@ func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Eve
 	if err != nil {
 		return nil, err
 	}
+	r := &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, rec: *rec, lease: ls, sampling: info.Sampling}
+	if err := r.keepSampling(ctx); err != nil {
+		rec.Status, rec.Error = madspark.RunFailed, err.Error()
+		ls.release(ctx)
+		_ = e.Store.FinishRun(context.WithoutCancel(ctx), rec)
+		return nil, err
+	}
 	ls.start(ctx)
-	return &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, rec: *rec, span: e.startRun(ctx, rec), lease: ls}, nil
+	r.span = e.startRun(ctx, rec)
+	return r, nil
 }
 
 // record stores the new run rec and takes its lease: in one write when
@@ -227,6 +256,14 @@ func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	var sampling *Sampling
+	for _, s := range steps {
+		if s.Key == SamplingKey {
+			if sampling, err = samplingOf(s); err != nil {
+				return nil, err
+			}
+		}
+	}
 	ls, err := e.takeLease(ctx, id)
 	var held *madspark.RunHeldError
 	if errors.As(err, &held) && e.goneHere(held.Lease) {
@@ -250,9 +287,12 @@ func (e *Engine) Resume(ctx context.Context, id string, sink func(madspark.Event
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	ls.start(ctx)
-	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, span: e.startRun(ctx, rec), lease: ls}
+	r := &Run{e: e, sink: sink, rec: *rec, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, span: e.startRun(ctx, rec), lease: ls, sampling: sampling}
 	r.rec.Status, r.rec.Error, r.rec.Usage, r.rec.FinishedAt = madspark.RunRunning, "", llm.Usage{}, time.Time{}
 	for _, s := range steps {
+		if s.Key == SamplingKey {
+			continue
+		}
 		r.saved[s.Key] = s
 		r.rec.Usage.Add(s.Usage)
 		if s.Status == madspark.StepDone {
@@ -277,6 +317,14 @@ func (e *Engine) Fail(ctx context.Context, id string, err error) error {
 
 // ID returns the run's ID.
 func (r *Run) ID() string { return r.rec.ID }
+
+// Stage returns the stage of the run's last progress event ("" before
+// the first).
+func (r *Run) Stage() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stage
+}
 
 // Params returns the run's parameters as stored.
 func (r *Run) Params() json.RawMessage { return r.rec.Params }
@@ -348,9 +396,12 @@ func (r *Run) publish(ctx context.Context, e *madspark.Event) {
 	}
 }
 
-// Finish records the run's outcome: succeeded with result when err is nil,
-// cancelled when err wraps madspark.ErrCancelled (with result, when not
-// nil: what the run had finished), failed with err's message otherwise; then it publishes the run's final event (a result event whose
+// Finish records the run's outcome: succeeded with result when err is nil;
+// interrupted when err, or the cause of ctx's end (context.Cause), wraps
+// madspark.ErrInterrupted (its process is stopping); cancelled when err
+// wraps madspark.ErrCancelled; failed with err's message otherwise. An
+// interrupted or cancelled run keeps result, when not nil: what it had
+// finished. Then it publishes the run's final event (a result event whose
 // data is the result, or an error event whose data is the status). It uses
 // a context that is not cancelled with ctx, so that an interrupted run is
 // still recorded.
@@ -365,6 +416,7 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 	r.mu.Unlock()
 	rec.FinishedAt = r.e.now()
 	final := &madspark.Event{RunID: rec.ID, Stage: stage, Progress: 100}
+	interrupted := runErr != nil && (errors.Is(runErr, madspark.ErrInterrupted) || errors.Is(context.Cause(ctx), madspark.ErrInterrupted))
 	switch {
 	case runErr == nil:
 		b, err := json.Marshal(result)
@@ -374,8 +426,11 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 		}
 		rec.Status, rec.Result = madspark.RunSucceeded, b
 		final.Type, final.Stage, final.Message, final.Data = madspark.EventResult, "done", "succeeded", b
-	case errors.Is(runErr, madspark.ErrCancelled):
+	case interrupted || errors.Is(runErr, madspark.ErrCancelled):
 		rec.Status, rec.Error = madspark.RunCancelled, runErr.Error()
+		if interrupted {
+			rec.Status = madspark.RunInterrupted
+		}
 		// What the run had finished, when its pipeline kept it (chaos's
 		// finished iterations), stays with it.
 		if result != nil {
@@ -498,7 +553,7 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 	ctx, span := r.startStep(ctx, key)
 	rec := &callLog{step: step, agent: span}
 	metered := llm.ClientFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-		return r.generate(ctx, rec, key, req)
+		return r.generate(ctx, rec, key, r.sampling.apply(req))
 	})
 	ctx = llm.WithRepairSink(ctx, func(rep llm.Repair) {
 		rep.Step = key

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -229,6 +230,60 @@ func TestCancelledKeepsWhatFinished(t *testing.T) {
 	}
 }
 
+// TestCauseDecidesInterruptedOrCancelled: a run stopped because its
+// process is stopping (the cause of its context, or its error, wraps
+// madspark.ErrInterrupted) is recorded interrupted, and resumes; one
+// stopped on request is cancelled; a plain failure is failed.
+func TestCauseDecidesInterruptedOrCancelled(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e := &Engine{Store: db, Client: &countingClient{}}
+	signal := fmt.Errorf("%w by SIGTERM", madspark.ErrInterrupted)
+	for _, tt := range []struct {
+		name   string
+		cancel func(context.CancelCauseFunc)
+		err    func(ctx context.Context) error
+		want   madspark.RunStatus
+	}{
+		{"signal as the cause", func(c context.CancelCauseFunc) { c(signal) }, func(ctx context.Context) error { return ctx.Err() }, madspark.RunInterrupted},
+		{"interruption as the error", func(context.CancelCauseFunc) {}, func(context.Context) error { return fmt.Errorf("stage a: %w", signal) }, madspark.RunInterrupted},
+		{"cancelled on request", func(c context.CancelCauseFunc) { c(errors.New("the client left")) }, func(context.Context) error { return fmt.Errorf("%w by request", madspark.ErrCancelled) }, madspark.RunCancelled},
+		{"plain cancel", func(c context.CancelCauseFunc) { c(nil) }, func(ctx context.Context) error { return ctx.Err() }, madspark.RunFailed},
+	} {
+		r, err := e.Start(ctx, RunInfo{Pipeline: "test"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Step(ctx, r, "a", "in", ask("A")); err != nil {
+			t.Fatal(err)
+		}
+		rctx, cancel := context.WithCancelCause(ctx)
+		tt.cancel(cancel)
+		if err := r.Finish(rctx, nil, tt.err(rctx)); err != nil {
+			t.Fatal(err)
+		}
+		cancel(nil)
+		rec, _ := db.Run(ctx, r.ID())
+		if rec.Status != tt.want {
+			t.Errorf("%s: %s (%s), want %s", tt.name, rec.Status, rec.Error, tt.want)
+		}
+		if tt.want == madspark.RunInterrupted {
+			res, err := e.Resume(ctx, r.ID(), nil)
+			if err != nil {
+				t.Fatalf("%s: resume: %v", tt.name, err)
+			}
+			if out, err := Step(ctx, res, "a", "in", ask("again")); err != nil || out != "A" {
+				t.Fatalf("%s: the finished step was not replayed: %q %v", tt.name, out, err)
+			}
+			_ = res.Finish(ctx, "done", nil)
+		}
+	}
+}
+
 func TestQueuedRecordResumes(t *testing.T) {
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))
@@ -365,5 +420,115 @@ func TestFinishInOneWrite(t *testing.T) {
 	}
 	if err := db.KeepRunLease(ctx, &r.lease.l, time.Minute); !errors.Is(err, madspark.ErrLeaseLost) {
 		t.Fatalf("the lease after Finish: %v, want it dropped", err)
+	}
+}
+
+// TestSamplingReplacesEveryCallsSettings: a run's Sampling replaces the
+// temperature, top_p and seed of every call and adds the instructions to
+// every system prompt; it is journaled, so that a resumed run keeps it.
+func TestSamplingReplacesEveryCallsSettings(t *testing.T) {
+	ctx := t.Context()
+	var mu sync.Mutex
+	var got []llm.Request
+	client := llm.ClientFunc(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		mu.Lock()
+		got = append(got, *req)
+		mu.Unlock()
+		return &llm.Response{Text: "ok", FinishReason: "stop", Usage: llm.Usage{LLMCalls: 1}}, nil
+	})
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e := &Engine{Store: db, Client: client}
+	temp, topP, seed := 0.0, 0.5, int64(9)
+	s := &Sampling{Temperature: &temp, TopP: &topP, Seed: &seed, Instructions: "Answer in French."}
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Sampling: s}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(r *Run, key string) error {
+		_, err := Step(ctx, r, key, key, func(ctx context.Context, c llm.Client) (string, error) {
+			resp, err := c.Generate(ctx, &llm.Request{Agent: "a", System: "Be an agent.", Temperature: 0.9, Messages: []llm.Message{{Role: llm.RoleUser, Content: key}}})
+			if err != nil {
+				return "", err
+			}
+			return resp.Text, nil
+		})
+		return err
+	}
+	if err := call(r, "one"); err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Finish(ctx, nil, errors.New("stopped"))
+	r, err = e.Resume(ctx, r.ID(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := call(r, "one"); err != nil { // replayed
+		t.Fatal(err)
+	}
+	if err := call(r, "two"); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d calls, want 2 (one replayed)", len(got))
+	}
+	for _, req := range got {
+		if req.Temperature != 0 || *req.TopP != 0.5 || *req.Seed != 9 || !strings.HasPrefix(req.System, "Be an agent.\n\nInstructions from the person") ||
+			!strings.HasSuffix(req.System, "Answer in French.") {
+			t.Errorf("request %+v", req)
+		}
+	}
+	steps, _ := db.Steps(ctx, r.ID())
+	var calls int
+	for _, st := range steps {
+		calls += len(st.Calls)
+		for _, c := range st.Calls {
+			if c.Temperature != 0 || !strings.Contains(c.System, "Answer in French.") {
+				t.Errorf("journaled call %+v", c)
+			}
+		}
+	}
+	if calls != 2 || len(steps) != 3 || steps[0].Key != SamplingKey {
+		t.Errorf("%d steps, %d calls", len(steps), calls)
+	}
+}
+
+// TestWithTags: the tags of the context follow the run's own, in the
+// stored record; a context without them adds none.
+func TestWithTags(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e := &Engine{Store: db, Client: &countingClient{}}
+	tagged := WithTags(WithTags(ctx, "chat:c1"), "second")
+	for _, tc := range []struct {
+		ctx  context.Context
+		own  []string
+		want []string
+	}{
+		{tagged, []string{"mine"}, []string{"mine", "chat:c1", "second"}},
+		{tagged, nil, []string{"chat:c1", "second"}},
+		{ctx, []string{"mine"}, []string{"mine"}},
+	} {
+		r, err := e.Start(tc.ctx, RunInfo{Pipeline: "test", Tags: tc.own}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Finish(ctx, "ok", nil); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := db.Run(ctx, r.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(rec.Tags) != fmt.Sprint(tc.want) {
+			t.Errorf("tags %q, want %q", rec.Tags, tc.want)
+		}
 	}
 }

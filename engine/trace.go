@@ -157,6 +157,9 @@ func (e *Engine) chatSpan(ctx context.Context, r *Run, key string, req *llm.Requ
 	}
 	if e.CaptureContent {
 		attrs = append(attrs, inputContent(a.Wire)...)
+		if len(req.Tools) > 0 {
+			attrs = append(attrs, toolDefinitions(req.Tools))
+		}
 	}
 	name := "chat"
 	if model != "" {
@@ -179,6 +182,15 @@ func (e *Engine) chatSpan(ctx context.Context, r *Run, key string, req *llm.Requ
 		if e.CaptureContent {
 			span.SetAttributes(outputContent(a.Response)...)
 		}
+		// Each tool the reply called is an event: its name and call ID
+		// always, its arguments with the content.
+		for _, tc := range a.Response.ToolCalls {
+			attrs := []attribute.KeyValue{semconv.GenAIToolName(tc.Name), semconv.GenAIToolCallID(tc.ID)}
+			if e.CaptureContent {
+				attrs = append(attrs, attribute.String("gen_ai.tool.call.arguments", tc.Arguments))
+			}
+			span.AddEvent("gen_ai.tool.call", trace.WithAttributes(attrs...))
+		}
 	}
 	span.End(trace.WithTimestamp(a.Start.Add(a.Duration)))
 }
@@ -188,7 +200,12 @@ func (e *Engine) chatSpan(ctx context.Context, r *Run, key string, req *llm.Requ
 type (
 	part struct {
 		Type    string `json:"type"`
-		Content string `json:"content"`
+		Content string `json:"content,omitempty"`
+		// A tool_call part's, and a tool_call_response part's ID.
+		ID        string          `json:"id,omitempty"`
+		Name      string          `json:"name,omitempty"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+		Response  string          `json:"response,omitempty"`
 	}
 	message struct {
 		Role         string `json:"role"`
@@ -213,7 +230,7 @@ func inputContent(w llm.Wire) []attribute.KeyValue {
 			system = append(system, part{Type: "text", Content: m.Content})
 			continue
 		}
-		msgs = append(msgs, message{Role: string(m.Role), Parts: []part{{Type: "text", Content: m.Content}}})
+		msgs = append(msgs, message{Role: string(m.Role), Parts: partsOf(m.Content, m.ToolCalls, m.ToolCallID)})
 	}
 	attrs := []attribute.KeyValue{jsonAttr(semconv.GenAIInputMessagesKey, msgs)}
 	if system != nil {
@@ -225,8 +242,45 @@ func inputContent(w llm.Wire) []attribute.KeyValue {
 // outputContent is the attribute that carries a reply.
 func outputContent(resp *llm.Response) []attribute.KeyValue {
 	return []attribute.KeyValue{jsonAttr(semconv.GenAIOutputMessagesKey, []message{{
-		Role: string(llm.RoleAssistant), Parts: []part{{Type: "text", Content: resp.Text}}, FinishReason: resp.FinishReason,
+		Role: string(llm.RoleAssistant), Parts: partsOf(resp.Text, resp.ToolCalls, ""), FinishReason: resp.FinishReason,
 	}})}
+}
+
+// partsOf are the parts of a message: its text, the tools it calls, or
+// (callID set) the result of a tool call.
+func partsOf(text string, calls []llm.ToolCall, callID string) []part {
+	if callID != "" {
+		return []part{{Type: "tool_call_response", ID: callID, Response: text}}
+	}
+	var parts []part
+	if text != "" || len(calls) == 0 {
+		parts = append(parts, part{Type: "text", Content: text})
+	}
+	for _, c := range calls {
+		p := part{Type: "tool_call", ID: c.ID, Name: c.Name}
+		if json.Valid([]byte(c.Arguments)) {
+			p.Arguments = json.RawMessage(c.Arguments)
+		} else {
+			p.Arguments, _ = json.Marshal(c.Arguments)
+		}
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// toolDefinitions is the attribute that lists the tools a request offered.
+func toolDefinitions(tools []llm.Tool) attribute.KeyValue {
+	type function struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+	}
+	defs := make([]function, len(tools))
+	for i, t := range tools {
+		defs[i] = function{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+	}
+	return jsonAttr(semconv.GenAIToolDefinitionsKey, defs)
 }
 
 // repairAttrs describe a repair event.

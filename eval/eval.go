@@ -161,19 +161,12 @@ func Definition(d Deps) (pipeline.Definition, error) {
 		Title:       "Eval",
 		Description: "A pipeline against a single call to the same model, judged pairwise in both orders: wins, losses, ties and the win rate with its 95% interval.",
 		NewParams:   func() pipeline.Params { return NewParams(d.Registry) },
-		Run: func(ctx context.Context, r *engine.Run, p pipeline.Params) (any, error) {
-			in, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("eval: parameters of type %T", p)
-			}
-			return ev.Run(ctx, r, in)
-		},
-		Topic: func(p pipeline.Params) string {
-			if in, ok := p.(*Params); ok {
-				return fmt.Sprintf("%s against a single call, %d topics", in.Pipeline, len(in.Topics))
-			}
-			return ""
-		},
+		Run: pipeline.Runs(func(ctx context.Context, r *engine.Run, p *Params) (any, error) {
+			return ev.Run(ctx, r, p)
+		}),
+		Topic: pipeline.Topics(func(p *Params) string {
+			return fmt.Sprintf("%s against a single call, %d topics", p.Pipeline, len(p.Topics))
+		}),
 		Files: func(run *madspark.Run) (map[string][]byte, error) {
 			rep, err := ReportOf(run)
 			if err != nil {
@@ -436,7 +429,7 @@ func (e *Evaluator) startRun(ctx context.Context, r *engine.Run, rec *madspark.R
 			return id, nil
 		}
 	}
-	info := engine.RunInfo{Pipeline: def.Name, Mode: rec.Mode, Provider: rec.Provider, Model: rec.Model, Params: params, Tags: []string{"eval:" + r.ID()},
+	info := engine.RunInfo{Pipeline: def.Name, Mode: rec.Mode, Provider: rec.Provider, Model: rec.Model, Params: params, Tags: []string{madspark.ParentTag(madspark.ParentEval, r.ID())},
 		Subject: e.deps.Registry.Subject(def.Name, params)}
 	child, err := e.deps.Engine.NewRecord(info, madspark.RunRunning)
 	if err != nil {

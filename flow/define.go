@@ -265,27 +265,16 @@ func (p *Pipeline) queryParam() string {
 func (p *Pipeline) Definition() pipeline.Definition {
 	q := p.queryParam()
 	return pipeline.Definition{
-		Name:        p.Name,
-		Title:       words(p.Name),
-		Description: p.Description,
-		NewParams: func() pipeline.Params {
-			d := p.Defaults()
-			return &d
-		},
+		Name:         p.Name,
+		Title:        words(p.Name),
+		Description:  p.Description,
+		NewParams:    pipeline.Defaults(p.Defaults),
 		Schema:       p.ParamsSchema(),
 		ResultSchema: p.ResultSchema(),
-		Run: func(ctx context.Context, r *engine.Run, params pipeline.Params) (any, error) {
-			in, ok := params.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("%s: parameters of type %T", p.Name, params)
-			}
+		Run: pipeline.Runs(func(ctx context.Context, r *engine.Run, in *Params) (any, error) {
 			return p.Run(ctx, r, *in)
-		},
-		Topic: func(params pipeline.Params) string {
-			in, ok := params.(*Params)
-			if !ok {
-				return ""
-			}
+		}),
+		Topic: pipeline.Topics(func(in *Params) string {
 			if q != "" {
 				s, _ := (*in)[q].(string)
 				return s
@@ -297,7 +286,7 @@ func (p *Pipeline) Definition() pipeline.Definition {
 				}
 			}
 			return ""
-		},
+		}),
 		QueryParam: q,
 		Document:   p.Document,
 	}

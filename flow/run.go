@@ -157,10 +157,12 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, params map[string]any
 	}
 	total := len(p.Steps)
 	for i, step := range p.Steps {
+		// Each step is announced as it starts, so that a client following
+		// the run sees what it waits for.
+		r.Emit(stepName(step), i*100/total, "")
 		if err := p.runStep(ctx, r, st, step, ""); err != nil {
 			return nil, err
 		}
-		r.Emit(stepName(step), (i+1)*100/total, "")
 	}
 	res := map[string]any{}
 	for k, v := range st.outputs {

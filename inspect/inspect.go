@@ -1,8 +1,8 @@
 // Package inspect builds the steps view of a run from its journal: one item
 // per step, in the order the steps started, with what each step's LLM calls
 // were sent and answered, what they cost and how long they took. The CLI
-// (madspark runs show --steps), the REST API (GET /api/runs/{id}/steps) and
-// the web UI's timeline all show this one view.
+// (madspark inspect, runs show --steps), the REST API (GET
+// /api/runs/{id}/steps) and the web UI's timeline all show this one view.
 package inspect
 
 import (
@@ -91,6 +91,10 @@ type Repair struct {
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are the tools an assistant message called; ToolCallID
+	// the call whose result a tool message carries.
+	ToolCalls  []llm.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
 }
 
 // Call is one LLM request of a step: one request sent to a provider (a
@@ -131,9 +135,14 @@ type Call struct {
 	// ResponseFormat is the structured-output setting sent with the
 	// messages (OpenAI's response_format), if any.
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
-	// Response is the raw reply text.
-	Response  string    `json:"response"`
-	StartedAt time.Time `json:"started_at"`
+	// Tools are the functions the request offered the model, and
+	// ToolChoice whether it might call them.
+	Tools      []llm.Tool      `json:"tools,omitempty"`
+	ToolChoice *llm.ToolChoice `json:"tool_choice,omitempty"`
+	// Response is the raw reply text; ToolCalls the tools it called.
+	Response  string         `json:"response"`
+	ToolCalls []llm.ToolCall `json:"tool_calls,omitempty"`
+	StartedAt time.Time      `json:"started_at"`
 }
 
 // Load reads run id and its journal from s and builds its view. An unknown
@@ -246,13 +255,13 @@ func buildCall(c madspark.Call) Call {
 		InputTokens: c.Usage.InputTokens, OutputTokens: c.Usage.OutputTokens, CostUSD: cost(c.Usage), Priced: c.Usage.Priced(),
 		LatencyMS: c.Latency.Milliseconds(), Temperature: c.Temperature, MaxTokens: c.MaxTokens,
 		FinishReason: c.FinishReason, Error: c.Error, Prompt: prompt, Messages: messages, ResponseFormat: c.ResponseFormat,
-		Response: c.Response, StartedAt: c.StartedAt,
+		Tools: c.Tools, ToolChoice: c.ToolChoice, Response: c.Response, ToolCalls: c.ToolCalls, StartedAt: c.StartedAt,
 	}
 }
 
 func appendMessages(out []Message, msgs []llm.Message) []Message {
 	for _, m := range msgs {
-		out = append(out, Message{Role: string(m.Role), Content: m.Content})
+		out = append(out, Message{Role: string(m.Role), Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
 	}
 	return out
 }

@@ -223,3 +223,33 @@ func TestTextAndJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestToolCallsShown: a call's tools, the tool calls of its messages and
+// of its reply, and the results it sent are in the view and its text.
+func TestToolCallsShown(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	run := &madspark.Run{ID: "r1", Pipeline: "debate", Status: madspark.RunSucceeded, CreatedAt: t0}
+	call := llm.ToolCall{ID: "call_1", Name: "weather", Arguments: `{"city":"Oslo"}`}
+	steps := []*madspark.Step{{RunID: "r1", Key: "direct", Status: madspark.StepDone, StartedAt: t0, FinishedAt: t0.Add(time.Second),
+		Calls: []madspark.Call{
+			{Agent: "debate.direct", Messages: []llm.Message{{Role: llm.RoleUser, Content: "weather?"}}, Tools: []llm.Tool{{Name: "weather"}, {Name: "clock"}},
+				ToolChoice: &llm.ToolChoice{Mode: llm.ToolAuto}, ToolCalls: []llm.ToolCall{call}, FinishReason: llm.FinishToolCalls, Attempt: 1, Usage: llm.Usage{LLMCalls: 1}},
+			{Agent: "debate.direct", Messages: []llm.Message{{Role: llm.RoleUser, Content: "weather?"}, {Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}},
+				{Role: llm.RoleTool, ToolCallID: "call_1", Content: "sunny"}}, Tools: []llm.Tool{{Name: "weather"}}, Response: "It is sunny.", Attempt: 1, Usage: llm.Usage{LLMCalls: 1}},
+		}}}
+	v := inspect.Build(run, steps)
+	calls := v.Step("direct").Calls
+	if len(calls) != 2 || len(calls[0].ToolCalls) != 1 || calls[0].ToolCalls[0] != call || len(calls[0].Tools) != 2 ||
+		calls[1].Messages[1].ToolCalls[0] != call || calls[1].Messages[2].ToolCallID != "call_1" {
+		t.Fatalf("calls %+v", calls)
+	}
+	var b strings.Builder
+	if err := inspect.WriteStep(&b, v.Step("direct")); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--- tools ---\nweather, clock (tool choice auto)", `→ call_1 weather({"city":"Oslo"})`, "--- tool call_1 ---\nsunny"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+}

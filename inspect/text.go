@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/input"
+	"github.com/madspark/madspark/llm"
 )
 
 // WriteRuns writes runs as a table for people, one line per run: its ID,
@@ -53,7 +55,7 @@ func WriteStep(w io.Writer, s *Step) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "step %s: %s", s.Key, s.Status)
 	if s.Error != "" {
-		fmt.Fprintf(&b, " (%s)", s.Error)
+		fmt.Fprintf(&b, " (%s)", failure.Plain(s.Error))
 	}
 	fmt.Fprintf(&b, ", started %s, %s, %d input + %d output tokens, %s\n",
 		s.StartedAt.Format(time.RFC3339Nano), latency(s.LatencyMS), s.InputTokens, s.OutputTokens, costText(s.CostUSD))
@@ -78,20 +80,44 @@ func WriteStep(w io.Writer, s *Step) error {
 			msgs = c.Prompt
 		}
 		for _, m := range msgs {
-			fmt.Fprintf(&b, "--- %s ---\n%s\n", m.Role, strings.TrimRight(m.Content, "\n"))
+			role := m.Role
+			if m.ToolCallID != "" {
+				role += " " + m.ToolCallID
+			}
+			fmt.Fprintf(&b, "--- %s ---\n%s\n", role, strings.TrimRight(m.Content, "\n"))
+			writeCalls(&b, m.ToolCalls)
 		}
 		if len(c.ResponseFormat) > 0 {
 			fmt.Fprintf(&b, "--- response_format ---\n%s\n", c.ResponseFormat)
 		}
+		if len(c.Tools) > 0 {
+			names := make([]string, len(c.Tools))
+			for i, t := range c.Tools {
+				names[i] = t.Name
+			}
+			fmt.Fprintf(&b, "--- tools ---\n%s", strings.Join(names, ", "))
+			if c.ToolChoice != nil {
+				fmt.Fprintf(&b, " (tool choice %s%s)", c.ToolChoice.Mode, strings.TrimSuffix(" "+c.ToolChoice.Name, " "))
+			}
+			b.WriteString("\n")
+		}
 		if c.Error != "" {
-			fmt.Fprintf(&b, "--- error ---\n%s\n", c.Error)
+			fmt.Fprintf(&b, "--- error ---\n%s\n", failure.Plain(c.Error))
 			continue
 		}
 		fmt.Fprintf(&b, "--- response ---\n%s\n", strings.TrimRight(c.Response, "\n"))
+		writeCalls(&b, c.ToolCalls)
 	}
 	// Prompts and replies are shown, never acted on by a terminal.
 	_, err := io.WriteString(w, input.ShowText(b.String()))
 	return err
+}
+
+// writeCalls writes tool calls, one a line: "→ call_1 weather({...})".
+func writeCalls(b *strings.Builder, calls []llm.ToolCall) {
+	for _, c := range calls {
+		fmt.Fprintf(b, "→ %s %s(%s)\n", c.ID, c.Name, c.Arguments)
+	}
 }
 
 // costText is a cost for people: "$0.0123", or "unpriced" when it is not

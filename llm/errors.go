@@ -34,6 +34,10 @@ type Error struct {
 	// Usage is what the failed request cost when the provider counted
 	// tokens for it (a reply that came back unusable); zero otherwise.
 	Usage Usage
+	// Param names the request's field the provider cannot take, such as
+	// "tools" for a provider that cannot send tools: the request, not the
+	// provider, is at fault, and sending it again cannot help.
+	Param string
 }
 
 func (e *Error) Error() string {

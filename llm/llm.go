@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -28,6 +29,15 @@ const (
 type Message struct {
 	Role    Role   `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are the tools an assistant message called, in order.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is the call whose result a RoleTool message carries.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// Equal reports whether m and o are the same turn.
+func (m Message) Equal(o Message) bool {
+	return m.Role == o.Role && m.Content == o.Content && m.ToolCallID == o.ToolCallID && slices.Equal(m.ToolCalls, o.ToolCalls)
 }
 
 // Schema asks the provider for structured output: a JSON value that conforms
@@ -65,6 +75,12 @@ type Request struct {
 	// Messages is the conversation, oldest first; the last one is normally
 	// from the user.
 	Messages []Message
+	// History counts the leading Messages that are an earlier
+	// conversation the request passes on (a chat's turns, its tool calls
+	// and results) rather than the request's own prompt and re-asks. They
+	// are sent like the others; a journal numbers re-asks from the
+	// assistant messages after them that call no tools.
+	History int
 	// Temperature is the sampling temperature.
 	Temperature float64
 	// MaxTokens caps the reply length; 0 means the provider's default.
@@ -79,6 +95,16 @@ type Request struct {
 	Seed *int64
 	// Schema, when not nil, asks for a JSON reply conforming to it.
 	Schema *Schema
+	// Tools are the functions the model may call (see Tool); the reply's
+	// ToolCalls are its calls. ToolChoice, when not nil, says whether it
+	// may, must or must not; nil leaves it to the provider (auto, when
+	// there are tools). ParallelToolCalls, when not nil, allows or
+	// forbids more than one call in a reply. A provider that cannot send
+	// them as asked fails with an *Error whose Param names the field
+	// ("tools", "parallel_tool_calls").
+	Tools             []Tool
+	ToolChoice        *ToolChoice
+	ParallelToolCalls *bool
 	// OnDelta, when not nil, asks the provider to stream: it is called with
 	// each chunk of text as it arrives, in order, from one goroutine. The
 	// Response still carries the whole text.
@@ -107,6 +133,9 @@ func (r *Request) Prompt() string {
 type Response struct {
 	// Text is the whole reply; for structured requests, the JSON text.
 	Text string
+	// ToolCalls are the tools the model called, in order (FinishReason
+	// FinishToolCalls); Text may be empty then.
+	ToolCalls []ToolCall
 	// Provider and Model name what actually answered.
 	Provider string
 	Model    string

@@ -15,6 +15,7 @@ import (
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/middleware"
 	"github.com/madspark/madspark/pipeline"
 )
 
@@ -33,6 +34,30 @@ func (s *Server) call(d pipeline.Definition) mcp.ToolHandler {
 		if err != nil {
 			return errResult(oneLine(err.Error())), nil
 		}
+		// The call stops when its client cancels it, ends its session or
+		// drops its connection, or when the server stops.
+		ctx, stop := context.WithCancelCause(ctx)
+		defer stop(nil)
+		entry, ok := s.calls.start(sessionID(req), stop)
+		if !ok {
+			return errResult("the server is stopping: no run was started; call the tool again once it is back"), nil
+		}
+		defer s.calls.end(entry)
+		if hctx := s.requests.of(req); hctx != nil {
+			defer context.AfterFunc(hctx, func() {
+				// The HTTP server stopping ends the request too.
+				if cause := context.Cause(hctx); errors.Is(cause, madspark.ErrInterrupted) {
+					stop(cause)
+					return
+				}
+				stop(errClientGone)
+			})()
+		}
+		ctx, release, err := s.admit(ctx)
+		if err != nil {
+			return errResult(err.Error()), nil
+		}
+		defer release()
 		var rep *reporter
 		if token := req.Params.GetProgressToken(); token != nil {
 			rep = newReporter(req.Session, token, s.cfg.Heartbeat)
@@ -55,12 +80,15 @@ func (s *Server) call(d pipeline.Definition) mcp.ToolHandler {
 		if rep != nil {
 			rep.stop()
 		}
-		switch {
-		case runErr != nil && ctx.Err() != nil && s.closed.Load():
-			runErr = fmt.Errorf("interrupted: the server stopped: %w", runErr)
+		switch cause := context.Cause(ctx); {
+		case runErr != nil && errors.Is(cause, madspark.ErrInterrupted):
+			runErr = fmt.Errorf("%w: %w", cause, runErr)
+		case runErr != nil && (errors.Is(cause, errSessionEnded) || errors.Is(cause, errClientGone)):
+			// Nobody reads the result. What was finished stays in the
+			// journal.
+			runErr = fmt.Errorf("%w: %w: %w", madspark.ErrCancelled, cause, runErr)
 		case runErr != nil && ctx.Err() != nil:
-			// The client cancelled the call, or went away: nobody reads
-			// the result. What was finished stays in the journal.
+			// The client cancelled the call.
 			runErr = fmt.Errorf("%w by the MCP client: %w", madspark.ErrCancelled, runErr)
 		case runErr != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
 			runErr = fmt.Errorf("run timed out after %s: %w", s.cfg.Timeout, runErr)
@@ -86,6 +114,41 @@ func (s *Server) call(d pipeline.Definition) mcp.ToolHandler {
 		}
 		return &mcp.CallToolResult{StructuredContent: structured, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, links...)}, nil
 	}
+}
+
+// sessionID is the ID of the session a call came in, "" over standard
+// input and output.
+func sessionID(req *mcp.CallToolRequest) string {
+	if req.Session == nil {
+		return ""
+	}
+	return req.Session.ID()
+}
+
+// admit asks Config.Admit whether a call may start its run: a refusal for
+// capacity is an error that says when to call again.
+func (s *Server) admit(ctx context.Context) (context.Context, func(), error) {
+	if s.cfg.Admit == nil {
+		return ctx, func() {}, nil
+	}
+	actx, release, err := s.cfg.Admit(middleware.RefuseWhenBusy(ctx))
+	if err == nil {
+		return actx, release, nil
+	}
+	if errors.Is(err, middleware.ErrBusy) {
+		wait := max(time.Second, llm.RetryAfterOf(err)).Round(time.Second)
+		return nil, nil, fmt.Errorf("the model provider is busy (%s, model %s): %s; no run was started, call the tool again in %s",
+			s.cfg.Provider, s.cfg.Model, oneLine(busyMessage(err)), wait)
+	}
+	return nil, nil, err
+}
+
+// busyMessage is what a capacity refusal says.
+func busyMessage(err error) string {
+	if le, ok := errors.AsType[*llm.Error](err); ok && le.Message != "" {
+		return le.Message
+	}
+	return err.Error()
 }
 
 // structuredResult is a result's JSON object with the run's ID.

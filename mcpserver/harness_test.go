@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/eval"
 	"github.com/madspark/madspark/events"
@@ -29,6 +30,8 @@ import (
 	"github.com/madspark/madspark/provider/mock"
 	"github.com/madspark/madspark/scholar"
 	"github.com/madspark/madspark/search"
+	"github.com/madspark/madspark/store/postgres"
+	"github.com/madspark/madspark/store/postgres/pgtest"
 	"github.com/madspark/madspark/store/sqlite"
 )
 
@@ -75,7 +78,8 @@ func (p *provider) setGate(g func(ctx context.Context, req *llm.Request) error) 
 // of the SDK connected to it over the SDK's in-memory transport.
 type harness struct {
 	t      *testing.T
-	db     *sqlite.DB
+	db     testStore
+	srv    *mcpserver.Server
 	model  *provider
 	reg    *pipeline.Registry
 	engine *engine.Engine
@@ -86,12 +90,61 @@ type harness struct {
 	notified chan struct{}
 }
 
+// testStore is what the harness keeps runs in: SQLite or PostgreSQL.
+type testStore interface {
+	mcpserver.Store
+	madspark.CacheStore
+	madspark.RunLeaseStore
+	madspark.IdeaStore
+	Close() error
+}
+
+// harnessOptions vary the harness.
+type harnessOptions struct {
+	heartbeat time.Duration
+	// postgres, when set, is the URL of a PostgreSQL database to keep the
+	// runs in, instead of a SQLite file.
+	postgres string
+	// config changes the server's Config.
+	config func(*mcpserver.Config)
+	// limit, when not 0, puts the model behind a provider limiter of
+	// limit calls in flight and queue waiting, which admits the calls as
+	// the app's does.
+	limit, queue int
+}
+
 func newHarness(t *testing.T, heartbeat time.Duration) *harness {
+	return newHarnessWith(t, harnessOptions{heartbeat: heartbeat})
+}
+
+// eachStore runs fn on a harness over SQLite, and over PostgreSQL (skipped,
+// saying why, when no server is reachable).
+func eachStore(t *testing.T, o harnessOptions, fn func(t *testing.T, h *harness)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, newHarnessWith(t, o)) })
+	t.Run("postgres", func(t *testing.T) {
+		o := o
+		o.postgres = pgtest.URL(t)
+		fn(t, newHarnessWith(t, o))
+	})
+}
+
+func newHarnessWith(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "madspark.db"))
-	if err != nil {
-		t.Fatal(err)
+	heartbeat := o.heartbeat
+	var db testStore
+	if o.postgres != "" {
+		pg, err := postgres.Open(ctx, o.postgres)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db = pg
+	} else {
+		lite, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "madspark.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		db = lite
 	}
 	t.Cleanup(func() { db.Close() })
 	hub := events.New(db, events.Options{PollInterval: 20 * time.Millisecond})
@@ -104,7 +157,13 @@ func newHarness(t *testing.T, heartbeat time.Duration) *harness {
 	h := &harness{t: t, db: db, model: &provider{inner: mock.New(responders)}, notified: make(chan struct{}, 1)}
 	// The response cache in front of the model, as the app composes it.
 	cache := middleware.Cache(middleware.CacheConfig{Provider: mock.Name, DefaultModel: mock.Model, Store: db})
-	h.engine = &engine.Engine{Store: db, Client: llm.Chain(h.model, cache), Events: hub}
+	mws := []llm.Middleware{cache}
+	var admit func(context.Context) (context.Context, func(), error)
+	if o.limit > 0 {
+		lim := middleware.NewLimiter(middleware.LimitConfig{DefaultProvider: mock.Name, Limit: func(string) int { return o.limit }, Queue: o.queue})
+		mws, admit = append(mws, lim.Middleware()), lim.Admit
+	}
+	h.engine = &engine.Engine{Store: db, Client: llm.Chain(h.model, mws...), Events: hub}
 	h.reg = pipeline.NewRegistry()
 	count, err := debate.NewTokenCounter()
 	if err != nil {
@@ -137,11 +196,16 @@ func newHarness(t *testing.T, heartbeat time.Duration) *harness {
 			t.Fatal(err)
 		}
 	}
-	srv, err := mcpserver.New(mcpserver.Config{Registry: h.reg, Engine: h.engine, Store: db, Mode: "mock", Provider: mock.Name,
-		Model: mock.Model, Version: "test", Heartbeat: heartbeat})
+	cfg := mcpserver.Config{Registry: h.reg, Engine: h.engine, Store: db, Mode: "mock", Provider: mock.Name,
+		Model: mock.Model, Version: "test", Heartbeat: heartbeat, Admit: admit}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.srv = srv
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st)
 	if err != nil {

@@ -27,19 +27,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
-	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/pipeline"
 )
 
@@ -77,6 +75,18 @@ type Config struct {
 	// finish a run of this server, such as "--pipelines DIR" (quoted for
 	// a shell), which a failed call's message tells.
 	ResumeArgs string
+	// Admit, when not nil, is asked whether a tool call may start its run,
+	// as server.Config.Admit is for /v1 (ctx is marked with
+	// middleware.RefuseWhenBusy): a refusal for capacity is the call's
+	// error, saying when to call again, and records no run.
+	Admit func(ctx context.Context) (context.Context, func(), error)
+	// MaxSessions bounds the sessions over HTTP kept at once: a new one
+	// takes the place of the least recently used idle one, and is refused
+	// when all are busy. Zero means DefaultMaxSessions.
+	MaxSessions int
+	// SessionIdle is how long a session over HTTP may go without a
+	// request before it is forgotten. Zero means DefaultSessionIdle.
+	SessionIdle time.Duration
 }
 
 // Defaults of Config.
@@ -90,9 +100,11 @@ type Server struct {
 	cfg Config
 	mcp *mcp.Server
 	log *slog.Logger
-	// closed is set by Close: the runs its sessions' ends stop are
-	// interrupted, not cancelled.
-	closed atomic.Bool
+	// calls are the tool calls in progress; sessions and requests those
+	// over HTTP (guard.go).
+	calls    calls
+	sessions sessions
+	requests requests
 }
 
 // New returns a Server with a tool for each pipeline of cfg.Registry and
@@ -107,6 +119,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.SessionIdle <= 0 {
+		cfg.SessionIdle = DefaultSessionIdle
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -136,46 +154,48 @@ const instructions = "madspark runs multi-agent LLM pipelines. Each tool is a pi
 	"Markdown. Runs take from seconds to minutes and report their stages as progress. Every run is kept: read it " +
 	"again as the resource madspark://runs/{run_id}, its report as madspark://runs/{run_id}/export.md."
 
-// ServeStdio serves one client on r and w (standard input and output)
-// until ctx ends or the client closes r.
-func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopCloser{w}})
-	if err != nil && ctx.Err() != nil {
-		return nil
-	}
-	return err
-}
-
 // Connect serves one client over t, such as one of the SDK's in-memory
 // transports, until either side closes the session.
 func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
 	return s.mcp.Connect(ctx, t, nil)
 }
 
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
-
 // Handler returns the Streamable HTTP handler of the server, to mount at
 // /mcp behind the HTTP server's checks of hosts, origins and tokens, which
 // it leaves to that server: it checks none itself.
+//
+// A tool call's run stops, recorded cancelled (resumable), when its client
+// ends the session (DELETE) or drops the connection the call came in on;
+// at most Config.MaxSessions sessions are kept (the least recently used
+// idle one makes room for a new one; when all are busy a new one is
+// refused with 503), an idle one is forgotten after Config.SessionIdle,
+// and a body is at most MaxBodyBytes.
 func (s *Server) Handler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+	return s.guard(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger: s.log,
 		// The HTTP server checks the Host header, with the names it was
 		// told to answer to, and the token that lets remote clients in.
 		DisableLocalhostProtection: true,
 		// Idle sessions are forgotten, so that clients that went away
 		// without saying so hold nothing.
-		SessionTimeout: 30 * time.Minute,
-	})
+		SessionTimeout:      s.cfg.SessionIdle,
+		MaxRequestBodyBytes: MaxBodyBytes,
+	}))
 }
 
-// Close ends every session, so that streams open on Handler end and an
-// HTTP server can drain. The runs of calls in progress stop, recorded
-// failed (resumable) rather than cancelled.
+// closeWait bounds how long Close waits for the runs it stopped to be
+// recorded: Run.Finish gives its writes 10 s.
+const closeWait = 15 * time.Second
+
+// Close stops the tool calls in progress, waits (up to 15 s) until their
+// runs are recorded interrupted (resumable), then ends every session, so
+// that streams open on Handler end and an HTTP server can drain. Calls
+// made after it are refused.
 func (s *Server) Close() {
-	s.closed.Store(true)
+	s.calls.stopAll(errServerStopped)
+	if !s.calls.wait(closeWait) {
+		s.log.Warn("tool calls still running after the server stopped them; their runs will show interrupted once their leases lapse", "waited", closeWait)
+	}
 	for ss := range s.mcp.Sessions() {
 		_ = ss.Close()
 	}
@@ -249,10 +269,8 @@ func (s *Server) toolError(runID string, err error) string {
 	if pe, ok := errors.AsType[*madspark.RunHeldError](err); ok {
 		return oneLine(pe.Error())
 	}
-	if le, ok := errors.AsType[*llm.Error](err); ok {
-		return oneLine(fmt.Sprintf("run %s stopped: the model provider failed (%s, model %s): %v. The finished steps are kept; once the provider answers again, %s finishes the run.",
-			runID, s.cfg.Provider, s.cfg.Model, le, resume))
-	}
-	return oneLine(fmt.Sprintf("run %s failed with %s/%s: %v; the finished steps are kept, and once the cause is fixed, %s finishes the run.",
-		runID, s.cfg.Provider, s.cfg.Model, err, resume))
+	// In words (package failure), without the provider's address.
+	line := failure.Scrub(failure.Of(oneLine(err.Error())).Sentence())
+	return oneLine(fmt.Sprintf("run %s (%s/%s) failed: %s The finished steps are kept; once the cause is fixed, %s finishes the run.",
+		runID, s.cfg.Provider, s.cfg.Model, line, resume))
 }

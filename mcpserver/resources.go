@@ -9,10 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/export"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/llm"
 )
 
@@ -70,7 +72,7 @@ func (s *Server) listRuns(ctx context.Context, req *mcp.ListResourcesRequest) (*
 	if req.Params != nil && req.Params.Cursor != "" {
 		n, err := strconv.Atoi(req.Params.Cursor)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("invalid cursor %q", req.Params.Cursor)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q: give the nextCursor of an earlier page", clip(req.Params.Cursor, 40))}
 		}
 		offset = n
 	}
@@ -148,7 +150,8 @@ type RunDoc struct {
 	Params     json.RawMessage `json:"params"`
 	// Result is the pipeline's result, once the run succeeded.
 	Result json.RawMessage `json:"result,omitempty"`
-	// Error says why the run failed or was cancelled.
+	// Error says why the run failed or was cancelled, in words (package
+	// failure).
 	Error string    `json:"error,omitempty"`
 	Usage llm.Usage `json:"usage"`
 	// Repairs are the repairs made to the run's replies so far.
@@ -200,7 +203,7 @@ func (s *Server) readRun(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 	}
 	doc := RunDoc{RunID: rec.ID, Pipeline: rec.Pipeline, Status: rec.Status, Resumable: rec.Status.Resumable(), Title: s.title(rec),
 		Mode: rec.Mode, Provider: rec.Provider, Model: rec.Model, Tags: rec.Tags, CreatedAt: rec.CreatedAt.UTC(),
-		Params: rec.Params, Error: rec.Error, Usage: rec.Usage}
+		Params: rec.Params, Error: failure.Scrub(failure.Of(rec.Error).Line()), Usage: rec.Usage}
 	if len(doc.Params) == 0 {
 		doc.Params = json.RawMessage("{}")
 	}

@@ -249,3 +249,75 @@ func TestBreakerPerClient(t *testing.T) {
 		t.Errorf("b shares a's circuit: %v", err)
 	}
 }
+
+// TestBreakerCheck: one circuit shared by the clients it wraps; Check
+// says, changing nothing, whether a call would be refused now, with the
+// time left until the trial call as the error's RetryAfter, as the
+// refused call's error has.
+func TestBreakerCheck(t *testing.T) {
+	clock := newFakeClock()
+	cb := NewBreaker(BreakerConfig{Now: clock.Now, Threshold: 2, Cooldown: time.Minute})
+	a, b := &switchable{}, &switchable{}
+	ca, cbc := cb.Wrap(a), cb.Middleware()(b)
+	a.set(status(503))
+	if cb.Check() != nil {
+		t.Fatal("a closed circuit refuses")
+	}
+	_, _ = call(ca), call(ca)
+	err := cb.Check()
+	if !errors.Is(err, ErrCircuitOpen) || llm.RetryAfterOf(err) != time.Minute || !strings.Contains(err.Error(), "next trial call at") {
+		t.Fatalf("Check = %v (retry after %v)", err, llm.RetryAfterOf(err))
+	}
+	clock.Advance(20 * time.Second)
+	err = call(cbc) // the other client shares the circuit
+	if !errors.Is(err, ErrCircuitOpen) || llm.RetryAfterOf(err) != 40*time.Second || b.calls.Load() != 0 {
+		t.Fatalf("call = %v (retry after %v), %d calls", err, llm.RetryAfterOf(err), b.calls.Load())
+	}
+	clock.Advance(40 * time.Second)
+	if err := cb.Check(); err != nil {
+		t.Fatalf("Check after the cooldown = %v", err)
+	}
+	if err := call(cbc); err != nil {
+		t.Fatalf("the trial call: %v", err)
+	}
+	if cb.Check() != nil {
+		t.Error("the circuit did not close")
+	}
+}
+
+// TestBreakerWatch: the watch follows the circuit: closed with the
+// failures counted, open with when it lets a trial through and the last
+// error, half-open once that time has passed, closed again after a trial
+// that succeeds.
+func TestBreakerWatch(t *testing.T) {
+	var w BreakerWatch
+	if st := w.Status(); st.State != CircuitClosed || st.Failures != 0 {
+		t.Fatalf("a fresh watch: %+v", st)
+	}
+	c, next, clock := newBreaker(BreakerConfig{Watch: &w, Cooldown: 30 * time.Second})
+	next.set(status(503))
+	for range 2 {
+		call(c)
+	}
+	if st := w.Status(); st.State != CircuitClosed || st.Failures != 2 || !st.RetryAt.IsZero() || st.LastError != "" {
+		t.Errorf("after 2 failures: %+v", st)
+	}
+	for range 3 {
+		call(c)
+	}
+	st := w.Status()
+	if st.State != CircuitOpen || st.Failures != 5 || !st.RetryAt.Equal(clock.Now().Add(30*time.Second)) || !strings.Contains(st.LastError, "503") {
+		t.Errorf("open: %+v", st)
+	}
+	clock.Advance(30 * time.Second)
+	if st := w.Status(); st.State != CircuitHalfOpen {
+		t.Errorf("after the cooldown: %+v", st)
+	}
+	next.set(nil)
+	if err := call(c); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Status(); st.State != CircuitClosed || st.Failures != 0 || st.LastError != "" {
+		t.Errorf("after a good trial: %+v", st)
+	}
+}

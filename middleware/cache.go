@@ -53,7 +53,9 @@ const cacheKeyVersion = "madspark/cache/v1"
 // defaultModel when that is empty), the temperature, the token limit, the
 // system instruction, the role and content of every message, the
 // schema's name and JSON (compacted, so that whitespace does not matter)
-// and strictness, and top_p, the stop sequences and the seed when set.
+// and strictness, and top_p, the stop sequences, the seed, the tools (name,
+// description, parameters, strictness), the tool choice, parallel tool
+// calls and the messages' tool calls and results when set.
 //
 // Agent, Timeout, OnDelta and Input are not part of the key: two requests
 // that differ only in them get the same reply.
@@ -79,18 +81,24 @@ func CacheKey(provider, defaultModel string, req *llm.Request) string {
 	for _, m := range req.Messages {
 		field(string(m.Role))
 		field(m.Content)
+		// A message's tool calls, or the call whose result it is, go in
+		// only when it has them, so that the keys of plain messages stay
+		// what they were.
+		if m.ToolCallID != "" {
+			field("tool_call_id")
+			field(m.ToolCallID)
+		}
+		if len(m.ToolCalls) > 0 {
+			field("tool_calls")
+			toolCalls(field, m.ToolCalls)
+		}
 	}
 	if req.Schema == nil {
 		field("no-schema")
 	} else {
 		field("schema")
 		field(req.Schema.Name)
-		schema := req.Schema.JSON
-		var buf bytes.Buffer
-		if json.Compact(&buf, schema) == nil {
-			schema = buf.Bytes()
-		}
-		writeField(h, schema)
+		writeField(h, compact(req.Schema.JSON))
 		if req.Schema.Strict {
 			field("strict")
 		}
@@ -112,7 +120,46 @@ func CacheKey(provider, defaultModel string, req *llm.Request) string {
 		field("seed")
 		field(strconv.FormatInt(*req.Seed, 10))
 	}
+	if len(req.Tools) > 0 {
+		field("tools")
+		field(strconv.Itoa(len(req.Tools)))
+		for _, tool := range req.Tools {
+			field(tool.Name)
+			field(tool.Description)
+			writeField(h, compact(tool.Parameters))
+			field(strconv.FormatBool(tool.Strict))
+		}
+	}
+	if c := req.ToolChoice; c != nil {
+		field("tool_choice")
+		field(c.Mode)
+		field(c.Name)
+	}
+	if req.ParallelToolCalls != nil {
+		field("parallel_tool_calls")
+		field(strconv.FormatBool(*req.ParallelToolCalls))
+	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// toolCalls writes calls as fields.
+func toolCalls(field func(string), calls []llm.ToolCall) {
+	field(strconv.Itoa(len(calls)))
+	for _, c := range calls {
+		field(c.ID)
+		field(c.Name)
+		field(c.Arguments)
+	}
+}
+
+// compact is JSON without its insignificant white space, or b as it is
+// when it is not JSON.
+func compact(b []byte) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) == nil {
+		return buf.Bytes()
+	}
+	return b
 }
 
 // writeField writes b to h prefixed with its length, so that no two
@@ -125,11 +172,13 @@ func writeField(h hash.Hash, b []byte) {
 
 // cacheEntry is a cached reply, and its encoding in the durable store.
 type cacheEntry struct {
-	Text         string    `json:"text"`
-	Provider     string    `json:"provider"`
-	Model        string    `json:"model"`
-	FinishReason string    `json:"finish_reason"`
-	CreatedAt    time.Time `json:"created_at"`
+	Text         string `json:"text"`
+	Provider     string `json:"provider"`
+	Model        string `json:"model"`
+	FinishReason string `json:"finish_reason"`
+	// ToolCalls are the reply's tool calls.
+	ToolCalls []llm.ToolCall `json:"tool_calls,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
 	// InputTokens and OutputTokens are what the reply took when it was
 	// made.
 	InputTokens  int `json:"input_tokens,omitempty"`
@@ -212,6 +261,7 @@ func (c *cache) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		}
 		return &llm.Response{
 			Text:         e.Text,
+			ToolCalls:    e.ToolCalls,
 			Provider:     e.Provider,
 			Model:        e.Model,
 			FinishReason: e.FinishReason,
@@ -228,6 +278,7 @@ func (c *cache) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	}
 	e := cacheEntry{
 		Text:         resp.Text,
+		ToolCalls:    resp.ToolCalls,
 		Provider:     resp.Provider,
 		Model:        resp.Model,
 		FinishReason: resp.FinishReason,

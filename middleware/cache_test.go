@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -150,6 +151,33 @@ func TestCacheKeyDifferences(t *testing.T) {
 		"stop":        func(r *llm.Request) { r.Stop = []string{"END"} },
 		"stops":       func(r *llm.Request) { r.Stop = []string{"EN", "D"} },
 		"seed":        func(r *llm.Request) { s := int64(0); r.Seed = &s },
+		"tools":       func(r *llm.Request) { r.Tools = []llm.Tool{{Name: "weather"}} },
+		"tool description": func(r *llm.Request) {
+			r.Tools = []llm.Tool{{Name: "weather", Description: "the weather"}}
+		},
+		"tool parameters": func(r *llm.Request) {
+			r.Tools = []llm.Tool{{Name: "weather", Parameters: json.RawMessage(`{"type":"object"}`)}}
+		},
+		"strict tool": func(r *llm.Request) { r.Tools = []llm.Tool{{Name: "weather", Strict: true}} },
+		"tool choice": func(r *llm.Request) {
+			r.Tools, r.ToolChoice = []llm.Tool{{Name: "weather"}}, &llm.ToolChoice{Mode: llm.ToolRequired}
+		},
+		"tool named": func(r *llm.Request) {
+			r.Tools, r.ToolChoice = []llm.Tool{{Name: "weather"}}, &llm.ToolChoice{Mode: llm.ToolRequired, Name: "weather"}
+		},
+		"parallel tool calls": func(r *llm.Request) {
+			no := false
+			r.Tools, r.ParallelToolCalls = []llm.Tool{{Name: "weather"}}, &no
+		},
+		"tool call": func(r *llm.Request) {
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "weather", Arguments: "{}"}}})
+		},
+		"tool call arguments": func(r *llm.Request) {
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Oslo"}`}}})
+		},
+		"tool result": func(r *llm.Request) {
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: "c1", Content: "sunny"})
+		},
 	}
 	c, next := newCache(CacheConfig{}, okResp("r"))
 	c.Generate(context.Background(), base())
@@ -382,5 +410,29 @@ func TestCacheKeyStable(t *testing.T) {
 	const want = "64d22cd07e2d08cab82d11d46750dda4ac786a29b0ba517769defc5643006730"
 	if got := CacheKey("openai", "gpt-4o-mini", req); got != want {
 		t.Errorf("CacheKey = %s, want %s", got, want)
+	}
+}
+
+// TestCacheToolCalls: a reply that calls tools is replayed with its
+// calls, from memory and from the durable store.
+func TestCacheToolCalls(t *testing.T) {
+	store := newMemStore()
+	reply := okResp("")
+	reply.FinishReason = llm.FinishToolCalls
+	reply.ToolCalls = []llm.ToolCall{{ID: "call_1", Name: "weather", Arguments: `{"city":"Oslo"}`}, {ID: "call_2", Name: "time", Arguments: `{}`}}
+	req := func() *llm.Request {
+		r := request("weather in Oslo?")
+		r.Tools = []llm.Tool{{Name: "weather", Parameters: json.RawMessage(`{"type":"object"}`)}, {Name: "time"}}
+		return r
+	}
+	c, _ := newCache(CacheConfig{Store: store}, reply)
+	if _, err := c.Generate(context.Background(), req()); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]llm.Client{"memory": c, "store": func() llm.Client { c, _ := newCache(CacheConfig{Store: store}, okResp("x")); return c }()} {
+		resp, err := c.Generate(context.Background(), req())
+		if err != nil || !resp.Cached || resp.FinishReason != llm.FinishToolCalls || !slices.Equal(resp.ToolCalls, reply.ToolCalls) {
+			t.Errorf("%s: %+v, %v", name, resp, err)
+		}
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/madspark/madspark/document"
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/input"
+	"github.com/madspark/madspark/structured"
 )
 
 // Params are a pipeline's parameters: a pointer to the pipeline's Params
@@ -107,6 +108,24 @@ type Definition struct {
 	// file's agents); when set, it is used as it is instead of being
 	// derived from Result.
 	ResultSchema json.RawMessage
+	// Verdict, optional, says whether a succeeded run's result passed the
+	// pipeline's own check (a proposal's quality control), from its record
+	// alone, for the run's page and listings; nil when it has nothing to
+	// judge.
+	Verdict func(run *madspark.Run) (*Verdict, error)
+}
+
+// Verdict is a pipeline's own judgement of a run's result, beside the
+// run's status: a proposal succeeds whether or not it passed its quality
+// control, and says which.
+type Verdict struct {
+	// Check names what judged the result, in words ("quality control").
+	Check string `json:"check"`
+	// Passed says whether the result passed it.
+	Passed bool `json:"passed"`
+	// Note says why, in one line ("not passed after 3 refinements:
+	// feasibility 0.42 is below 0.70").
+	Note string `json:"note"`
 }
 
 // Idea is an idea of a run, as a bookmark keeps it.
@@ -165,6 +184,24 @@ type entry struct {
 type Registry struct {
 	mu   sync.RWMutex
 	defs map[string]*entry
+	// maxPrompt bounds the text of one run's parameters; 0 means
+	// input.DefaultMaxPromptBytes.
+	maxPrompt int
+}
+
+// LimitPrompt sets the most text, in bytes, that Decode accepts in one
+// run's parameters (input.TextBytes: the query, instructions, history and
+// every other text together); 0 means input.DefaultMaxPromptBytes.
+func (r *Registry) LimitPrompt(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.maxPrompt = n
+}
+
+func (r *Registry) promptLimit() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.maxPrompt
 }
 
 // NewRegistry returns an empty registry.
@@ -271,7 +308,10 @@ func (r *Registry) List() []Definition {
 // input.Check refuses (a control character, a number that is not finite),
 // an unknown field, a value of the wrong type (a whole number its field's
 // type cannot hold included), or a value Validate rejects is a
-// *ParamsError naming the field; an unknown pipeline wraps ErrUnknown.
+// *ParamsError naming the field; parameters whose text is more than the
+// registry's limit (LimitPrompt) are a malformed *ParamsError wrapping an
+// *input.PromptError, before Validate; an unknown pipeline wraps
+// ErrUnknown.
 func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 	e, err := r.get(name)
 	if err != nil {
@@ -319,6 +359,10 @@ func (r *Registry) Decode(name string, raw json.RawMessage) (Params, error) {
 				pe.Field = ie.Field
 			}
 			return nil, pe
+		}
+		// Before Validate, which may compile a schema.
+		if err := input.CheckPrompt(input.TextBytes(p), r.promptLimit()); err != nil {
+			return nil, &ParamsError{Pipeline: name, Malformed: true, Err: err}
 		}
 		if e.def.Prepare != nil {
 			e.def.Prepare(p, func(field string) bool { _, ok := obj[field]; return ok })
@@ -471,7 +515,7 @@ func compileParams(raw json.RawMessage) (json.RawMessage, *validator.Schema, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("parameters schema: %w", err)
 	}
-	c := validator.NewCompiler()
+	c := structured.NewCompiler()
 	if err := c.AddResource("mem:///params.json", doc); err != nil {
 		return nil, nil, fmt.Errorf("parameters schema: %w", err)
 	}

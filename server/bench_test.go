@@ -25,7 +25,7 @@ type ttftModel struct {
 
 func (m *ttftModel) ID() string { return "bench" }
 
-func (m *ttftModel) Complete(ctx context.Context, p Prompt, onDelta func(string)) (*Completion, error) {
+func (m *ttftModel) Complete(ctx context.Context, p Prompt, out *Stream) (*Completion, error) {
 	start := time.Now()
 	select {
 	case <-time.After(m.latency):
@@ -40,7 +40,7 @@ func (m *ttftModel) Complete(ctx context.Context, p Prompt, onDelta func(string)
 			m.own[tag], m.emitted[tag] = now.Sub(start), now
 			m.mu.Unlock()
 		}
-		onDelta("tok ")
+		out.Text("tok ")
 	}
 	return &Completion{Text: strings.Repeat("tok ", m.tokens)}, nil
 }

@@ -25,6 +25,7 @@ func FuzzDecodeChat(f *testing.F) {
 		`{"model":"m","messages":[{"role":"user","content":"title\u001b]0;pwned\u0007 \u001b[2J"}]}`,
 		`{"model":"m","messages":[{"role":"system","content":"fake\rline"},{"role":"user","content":"x"}]}`,
 		`{"model":"m","messages":[],"temperature":3}`,
+		`{"model":"m","messages":[{"role":"user","content":"w?"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},{"role":"tool","tool_call_id":"c1","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"auto"}`,
 		`{"model":"m"} {}`,
 		`[`,
 	} {
@@ -37,7 +38,7 @@ func FuzzDecodeChat(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		w := &captureWriter{header: map[string][]string{}}
 		r := newRequest(body)
-		_, p, m, err := s.decode(w, r)
+		x, m, err := s.read(w, r, s.decodeChat)
 		if err != nil {
 			status, we := classify(err)
 			if status < 400 || status >= 500 || strings.Contains(we.Message, "\n") {
@@ -48,9 +49,15 @@ func FuzzDecodeChat(f *testing.F) {
 		if m == nil || m.ID() != "m" {
 			t.Fatalf("body %q: no model", body)
 		}
+		p := x.prompt
 		for _, msg := range p.Messages {
 			if !utf8.ValidString(msg.Content) || input.Text("content", msg.Content) != nil {
 				t.Fatalf("body %q: accepted content %q", body, msg.Content)
+			}
+			for _, c := range msg.ToolCalls {
+				if input.Text("arguments", c.Arguments) != nil || input.Text("id", c.ID) != nil {
+					t.Fatalf("body %q: accepted call %+v", body, c)
+				}
 			}
 		}
 		if err := input.Text("system", p.System); err != nil {
@@ -71,6 +78,7 @@ func FuzzDecodeResponses(f *testing.F) {
 		`{"model":"m","input":"hi","text":{"format":{"type":"json_schema","name":"x","schema":{"type":"object"},"strict":true}},"max_output_tokens":5}`,
 		`{"model":"m","input":[{"role":"assistant","content":[{"type":"output_text","text":"a","annotations":[]}],"id":"msg_1","status":"completed"}]}`,
 		`{"model":"m","input":[1]}`,
+		`{"model":"m","input":[{"role":"user","content":"w?"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"x"}],"tools":[{"type":"function","name":"f"}]}`,
 		`{"model":"m","input":"a\u0000b"}`,
 	} {
 		f.Add([]byte(s))
@@ -82,7 +90,7 @@ func FuzzDecodeResponses(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		w := &captureWriter{header: map[string][]string{}}
 		r := httptest.NewRequest(http.MethodPost, "http://localhost/v1/responses", bytes.NewReader(body))
-		_, p, m, err := s.decodeResponses(w, r)
+		x, m, err := s.read(w, r, s.decodeResponses)
 		if err != nil {
 			status, we := classify(err)
 			if status < 400 || status >= 500 || strings.Contains(we.Message, "\n") {
@@ -90,6 +98,7 @@ func FuzzDecodeResponses(f *testing.F) {
 			}
 			return
 		}
+		p := x.prompt
 		if m == nil || m.ID() != "m" || strings.IndexByte(p.System, 0) >= 0 {
 			t.Fatalf("body %q: model %v, system %q", body, m, p.System)
 		}

@@ -297,7 +297,8 @@ func (l *failureLimiter) fail(client string) {
 	lim.Allow()
 }
 
-// remoteIP is r's client address, an IPv6 one as its /64.
+// remoteIP is r's client address, an IPv6 one as its /64, and every
+// loopback address as one: they are one machine.
 func remoteIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -308,6 +309,9 @@ func remoteIP(r *http.Request) string {
 		return host
 	}
 	addr = addr.Unmap().WithZone("")
+	if addr.IsLoopback() {
+		return "loopback"
+	}
 	if addr.Is6() {
 		p, _ := addr.Prefix(64)
 		return p.String()

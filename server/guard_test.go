@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -224,6 +225,18 @@ func TestFailedAuthThrottled(t *testing.T) {
 	}
 	if rec := from("192.0.2.2", "right"); rec.Code != 200 {
 		t.Errorf("another address: %d", rec.Code)
+	}
+	// The loopback addresses are one machine: guessing from 127.0.0.2,
+	// 127.0.0.3… is as slow as from 127.0.0.1.
+	for i := range 3 {
+		if rec := from(fmt.Sprintf("127.0.0.%d", i+1), "wrong"); rec.Code != 401 {
+			t.Fatalf("wrong token from loopback %d: %d", i, rec.Code)
+		}
+	}
+	for _, ip := range []string{"127.0.0.4", "127.9.9.9", "[::1]"} {
+		if rec := from(ip, "wrong"); rec.Code != 429 {
+			t.Errorf("after the burst on loopback, from %s: %d", ip, rec.Code)
+		}
 	}
 }
 

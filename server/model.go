@@ -12,7 +12,10 @@ import (
 
 // Prompt is a chat as a client sent it, decoded and validated.
 type Prompt struct {
-	// Messages is the conversation; the system prompt, if any, is in System.
+	// Messages is the conversation: user and assistant messages, an
+	// assistant's tool calls and the tool messages that carry their
+	// results (each answering a call made before it); the system prompt,
+	// if any, is in System.
 	Messages []llm.Message
 	// System is the client's own instructions: its system and developer
 	// messages (Chat Completions) or its instructions (Responses), in
@@ -29,6 +32,14 @@ type Prompt struct {
 	Seed *int64
 	// Format, when not nil, asks for the answer as a JSON value.
 	Format *Format
+	// Tools are the functions the model may call: the answer's
+	// ToolCalls, which the client runs. ToolChoice, nil when the client
+	// did not set it, says whether the model may, must or must not call
+	// them; ParallelToolCalls, nil when not set, whether it may call more
+	// than one at once.
+	Tools             []llm.Tool
+	ToolChoice        *llm.ToolChoice
+	ParallelToolCalls *bool
 }
 
 // Format is a client's request for a JSON answer: response_format in Chat
@@ -41,6 +52,8 @@ type Format struct {
 	Schema json.RawMessage
 	// Strict is the client's strict flag.
 	Strict bool
+	// param is where the schema is in the request, for its errors.
+	param string
 }
 
 // Setting is a kind of request field beside the messages that a Model may
@@ -58,9 +71,12 @@ const (
 	SettingSeed
 	// SettingFormat: a JSON answer (json_object or json_schema).
 	SettingFormat
+	// SettingTools: tools the model may call (not tools with tool_choice
+	// "none", which ask for no call).
+	SettingTools
 
 	// AllSettings are every setting.
-	AllSettings = SettingSystem | SettingTemperature | SettingTopP | SettingMaxTokens | SettingStop | SettingSeed | SettingFormat
+	AllSettings = SettingSystem | SettingTemperature | SettingTopP | SettingMaxTokens | SettingStop | SettingSeed | SettingFormat | SettingTools
 )
 
 // Configurable is implemented by a Model that applies only some settings,
@@ -76,41 +92,61 @@ type Configurable interface {
 // Query returns the content of the last user message: what a pipeline
 // answers.
 func (p Prompt) Query() string {
+	_, q, _ := p.Split()
+	return q
+}
+
+// Split returns the conversation around its last user message: the
+// messages before it (history), its content (the query) and the messages
+// after it (turns: the answer's tool calls so far and their results).
+func (p Prompt) Split() (history []llm.Message, query string, turns []llm.Message) {
 	for i := len(p.Messages) - 1; i >= 0; i-- {
 		if p.Messages[i].Role == llm.RoleUser {
-			return p.Messages[i].Content
+			return p.Messages[:i], p.Messages[i].Content, p.Messages[i+1:]
 		}
 	}
-	return ""
+	return p.Messages, "", nil
 }
 
 // Completion is a model's answer.
 type Completion struct {
 	Text string
+	// Reasoning is the model's account of its work, such as a pipeline's
+	// stages one a line, which a stream sends before the answer's text;
+	// empty for a model that gives none.
+	Reasoning string
+	// ToolCalls are the client's tools the answer calls.
+	ToolCalls []llm.ToolCall
 	// FinishReason is why the model that wrote the answer stopped, as its
-	// provider said: "stop", "length" (cut off at the token limit) or
-	// another; empty means "stop".
+	// provider said: "stop", "length" (cut off at the token limit),
+	// "tool_calls" or another; empty means "stop", or "tool_calls" when
+	// there are ToolCalls.
 	FinishReason string
 	Usage        llm.Usage
 	// RunID names the run that produced the answer, when one was recorded.
 	RunID string
 }
 
+// Stream receives an answer as a model makes it.
+type Stream struct {
+	// Text receives the answer's text, in order, from one goroutine.
+	Text func(string)
+	// Reasoning receives the model's account of its work as it goes (a
+	// pipeline's stages), before the answer's text; it may be called from
+	// any goroutine, and what comes once the text has begun is not
+	// streamed.
+	Reasoning func(string)
+}
+
 // Model is a pipeline exposed as a model, such as "madspark-debate".
 type Model interface {
 	// ID is the model name clients ask for.
 	ID() string
-	// Complete answers p. When onDelta is not nil the answer is streamed:
-	// onDelta receives the text as it is produced, in order, from one
-	// goroutine, and the Completion still carries the whole text; the
-	// stream starts with the first text, so an error returned before it
-	// is answered with its own HTTP status. Complete must stop promptly
-	// when ctx is done (the client went away).
-	Complete(ctx context.Context, p Prompt, onDelta func(string)) (*Completion, error)
-}
-
-// InvalidRequest marks err, returned by Model.Complete, as the client's
-// fault: it is reported as a 400 invalid_request_error.
-func InvalidRequest(err error) error {
-	return &requestError{status: 400, msg: err.Error()}
+	// Complete answers p. When s is not nil the answer is streamed: s
+	// receives the text and the reasoning as they are produced, and the
+	// Completion still carries them whole; the stream starts with the
+	// first of them, so an error returned before it is answered with its
+	// own HTTP status. Complete must stop promptly when ctx is done (the
+	// client went away).
+	Complete(ctx context.Context, p Prompt, s *Stream) (*Completion, error)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,8 +30,13 @@ type responsesRequest struct {
 		Verbosity string      `json:"verbosity"`
 	} `json:"text"`
 
+	// Function tools, applied (see tools.go).
+	Tools             json.RawMessage `json:"tools"`
+	ToolChoice        json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
+
 	// Refused unless empty: this server keeps no responses, conversations
-	// or prompts to refer to, and calls no tools.
+	// or prompts to refer to.
 	PreviousResponseID *string         `json:"previous_response_id"`
 	Conversation       json.RawMessage `json:"conversation"`
 	Prompt             json.RawMessage `json:"prompt"`
@@ -40,8 +44,6 @@ type responsesRequest struct {
 	Reasoning          json.RawMessage `json:"reasoning"`
 	TopLogprobs        *int            `json:"top_logprobs"`
 	Include            []string        `json:"include"`
-	Tools              json.RawMessage `json:"tools"`
-	ToolChoice         json.RawMessage `json:"tool_choice"`
 
 	// Accepted and ignored: they do not change the answer.
 	Store                *bool           `json:"store"`
@@ -51,12 +53,13 @@ type responsesRequest struct {
 	PromptCacheKey       string          `json:"prompt_cache_key"`
 	PromptCacheRetention string          `json:"prompt_cache_retention"`
 	ServiceTier          string          `json:"service_tier"`
-	ParallelToolCalls    *bool           `json:"parallel_tool_calls"`
-	MaxToolCalls         *int            `json:"max_tool_calls"`
-	Truncation           string          `json:"truncation"`
+	// MaxToolCalls bounds calls of built-in tools, of which this server
+	// has none.
+	MaxToolCalls *int   `json:"max_tool_calls"`
+	Truncation   string `json:"truncation"`
 }
 
-// inputItem is an item of a Responses input list: a message.
+// inputItem is a message of a Responses input list.
 type inputItem struct {
 	Type    string          `json:"type"`
 	Role    string          `json:"role"`
@@ -65,6 +68,40 @@ type inputItem struct {
 	ID     string `json:"id"`
 	Status string `json:"status"`
 	Phase  string `json:"phase"`
+}
+
+// callItem is a function_call item sent back from an earlier output: a
+// call the model made.
+type callItem struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Status    string `json:"status"`
+	// The official clients' parse of the arguments, sent back.
+	ParsedArguments json.RawMessage `json:"parsed_arguments"`
+}
+
+// outputItem is a function_call_output item: the result of a call, as
+// text or text parts.
+type outputItem struct {
+	Type   string          `json:"type"`
+	ID     string          `json:"id"`
+	CallID string          `json:"call_id"`
+	Output json.RawMessage `json:"output"`
+	Status string          `json:"status"`
+}
+
+// reasoningInput is a reasoning item sent back from an earlier output: a
+// pipeline's account of its work, which the next answer does not need.
+type reasoningInput struct {
+	Type             string          `json:"type"`
+	ID               string          `json:"id"`
+	Summary          json.RawMessage `json:"summary"`
+	Content          json.RawMessage `json:"content"`
+	EncryptedContent json.RawMessage `json:"encrypted_content"`
+	Status           string          `json:"status"`
 }
 
 // inputPart is a content part of an input message.
@@ -76,17 +113,13 @@ type inputPart struct {
 }
 
 // decodeResponses reads and validates a Responses request.
-func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request) (*responsesRequest, Prompt, Model, error) {
-	var p Prompt
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return nil, p, nil, err
-	}
+func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 	var req responsesRequest
 	if err := decodeStrict(body, &req); err != nil {
-		return nil, p, nil, err
+		return nil, err
 	}
-	fail := func(err error) (*responsesRequest, Prompt, Model, error) { return &req, p, nil, err }
+	x := &exchange{name: req.Model, stream: req.Stream}
+	fail := func(err error) (*exchange, error) { return x, err }
 	switch {
 	case req.Model == "":
 		return fail(badRequest("model", "model is required"))
@@ -104,14 +137,13 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request) (*respo
 		return fail(badRequest("top_logprobs", "top_logprobs is not supported; leave it unset or 0"))
 	case slices.Contains(req.Include, "message.output_text.logprobs"):
 		return fail(badRequest("include", "include: message.output_text.logprobs is not supported"))
-	case nonEmptyList(req.Tools) && forcesCall(req.ToolChoice):
-		return fail(badRequest("tool_choice", "tool_choice requires a tool call, but this server answers without calling tools; leave tool_choice unset, \"auto\" or \"none\""))
 	}
-	var g given
-	if err := (sampling{temperature: req.Temperature, topP: req.TopP, maxTokens: req.MaxOutputTokens, maxTokensParam: "max_output_tokens"}).apply(&p, &g); err != nil {
+	p, g := &x.prompt, &x.given
+	if err := (sampling{temperature: req.Temperature, topP: req.TopP, maxTokens: req.MaxOutputTokens, maxTokensParam: "max_output_tokens"}).apply(p, g); err != nil {
 		return fail(err)
 	}
 	if req.Text != nil {
+		var err error
 		if p.Format, err = formatOf(req.Text.Format, "text.format", false); err != nil {
 			return fail(err)
 		}
@@ -119,9 +151,8 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request) (*respo
 			g.add(SettingFormat, "text.format")
 		}
 	}
-	m, ok := s.models[req.Model]
-	if !ok {
-		return fail(modelNotFound(req.Model, s.order))
+	if err := readTools(p, g, req.Tools, req.ToolChoice, req.ParallelToolCalls, false); err != nil {
+		return fail(err)
 	}
 	var system []string
 	if req.Instructions != nil && *req.Instructions != "" {
@@ -149,20 +180,68 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request) (*respo
 		if err := json.Unmarshal(input, &items); err != nil {
 			return fail(badRequest("input", "input must be a string or a list of messages"))
 		}
+		var made calls
 		for i, raw := range items {
 			param := fmt.Sprintf("input[%d]", i)
 			if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
 				return fail(badRequest(param, "%s must be a message object, such as {\"role\": \"user\", \"content\": \"...\"}", param))
 			}
-			var it inputItem
-			if err := decodeStrict(raw, &it); err != nil {
-				if re, ok := errors.AsType[*requestError](err); ok {
-					re.param, re.msg = strings.TrimSuffix(param+"."+re.param, "."), param+": "+re.msg
-				}
-				return fail(err)
+			var probe struct {
+				Type string `json:"type"`
 			}
-			if it.Type != "" && it.Type != "message" {
-				return fail(badRequest(param+".type", "%s.type %q is not supported; this server takes messages only", param, it.Type))
+			if err := json.Unmarshal(raw, &probe); err != nil {
+				return fail(badRequest(param+".type", "%s.type must be a string", param))
+			}
+			switch probe.Type {
+			case "", "message":
+			case "function_call":
+				var it callItem
+				if err := decodeAt(raw, &it, param); err != nil {
+					return fail(err)
+				}
+				call := llm.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments}
+				if err := made.add([]llm.ToolCall{call}, param); err != nil {
+					return fail(err)
+				}
+				// Calls that follow an assistant message are its: one
+				// turn.
+				if n := len(p.Messages); n > 0 && p.Messages[n-1].Role == llm.RoleAssistant {
+					p.Messages[n-1].ToolCalls = append(p.Messages[n-1].ToolCalls, call)
+				} else {
+					p.Messages = append(p.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}})
+				}
+				continue
+			case "function_call_output":
+				var it outputItem
+				if err := decodeAt(raw, &it, param); err != nil {
+					return fail(err)
+				}
+				if err := made.answers(it.CallID, param+".call_id"); err != nil {
+					return fail(err)
+				}
+				text, err := itemText(it.Output)
+				if err == nil && strings.IndexByte(text, 0) >= 0 {
+					err = errors.New("output contains a NUL byte")
+				}
+				if err != nil {
+					return fail(badRequest(param+".output", "%s.output: %v", param, err))
+				}
+				p.Messages = append(p.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: it.CallID, Content: text})
+				continue
+			case "reasoning":
+				var it reasoningInput
+				if err := decodeAt(raw, &it, param); err != nil {
+					return fail(err)
+				}
+				continue
+			case "item_reference":
+				return fail(badRequest(param+".type", "%s: item_reference is not supported: this server does not store items; send the items themselves", param))
+			default:
+				return fail(badRequest(param+".type", "%s.type %q is not supported (want message, function_call, function_call_output or reasoning)", param, probe.Type))
+			}
+			var it inputItem
+			if err := decodeAt(raw, &it, param); err != nil {
+				return fail(err)
 			}
 			text, err := itemText(it.Content)
 			if err == nil && strings.IndexByte(text, 0) >= 0 {
@@ -190,15 +269,8 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request) (*respo
 	if strings.TrimSpace(p.Query()) == "" {
 		return fail(badRequest("input", "input must include a user message with content"))
 	}
-	if err := g.check(m); err != nil {
-		return fail(err)
-	}
-	return &req, p, m, nil
-}
-
-func isNull(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || string(raw) == "null"
+	x.wire = newResponsesWire(newResponse(&req, *p))
+	return x, nil
 }
 
 // itemText accepts a message's content as a string or a list of text
@@ -244,7 +316,7 @@ type (
 		Instructions       *string            `json:"instructions"`
 		MaxOutputTokens    *int               `json:"max_output_tokens"`
 		Model              string             `json:"model"`
-		Output             []outputMessage    `json:"output"`
+		Output             []any              `json:"output"`
 		ParallelToolCalls  bool               `json:"parallel_tool_calls"`
 		PreviousResponseID *string            `json:"previous_response_id"`
 		Reasoning          struct {
@@ -254,8 +326,8 @@ type (
 		Store       bool            `json:"store"`
 		Temperature *float64        `json:"temperature"`
 		Text        responseText    `json:"text"`
-		ToolChoice  string          `json:"tool_choice"`
-		Tools       []any           `json:"tools"`
+		ToolChoice  any             `json:"tool_choice"`
+		Tools       []functionTool  `json:"tools"`
 		TopP        *float64        `json:"top_p"`
 		Truncation  string          `json:"truncation"`
 		Usage       *responsesUsage `json:"usage"`
@@ -273,6 +345,13 @@ type (
 	responseText struct {
 		Format map[string]any `json:"format"`
 	}
+	functionTool struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description *string         `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Strict      bool            `json:"strict"`
+	}
 	outputMessage struct {
 		ID      string       `json:"id"`
 		Type    string       `json:"type"`
@@ -285,6 +364,25 @@ type (
 		Text        string `json:"text"`
 		Annotations []any  `json:"annotations"`
 		Logprobs    []any  `json:"logprobs"`
+	}
+	// reasoningOutput is a pipeline's account of its work, as a
+	// reasoning model's summary.
+	reasoningOutput struct {
+		ID      string        `json:"id"`
+		Type    string        `json:"type"`
+		Summary []summaryPart `json:"summary"`
+	}
+	summaryPart struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	functionCall struct {
+		ID        string `json:"id"`
+		Type      string `json:"type"`
+		Status    string `json:"status"`
+		Arguments string `json:"arguments"`
+		CallID    string `json:"call_id"`
+		Name      string `json:"name"`
 	}
 	responsesUsage struct {
 		InputTokens        int `json:"input_tokens"`
@@ -305,15 +403,28 @@ type (
 func newResponse(req *responsesRequest, p Prompt) *response {
 	r := &response{
 		ID: "resp_" + randomID(), Object: "response", CreatedAt: time.Now().Unix(), Status: "in_progress",
-		Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Model: req.Model, Output: []outputMessage{},
+		Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Model: req.Model, Output: []any{},
 		ParallelToolCalls: req.ParallelToolCalls == nil || *req.ParallelToolCalls, Temperature: req.Temperature,
-		ToolChoice: "auto", Tools: []any{}, TopP: req.TopP, Truncation: "disabled", Metadata: json.RawMessage(`{}`),
+		ToolChoice: "auto", Tools: []functionTool{}, TopP: req.TopP, Truncation: "disabled", Metadata: json.RawMessage(`{}`),
 	}
 	if req.User != "" {
 		r.User = &req.User
 	}
 	if nonEmptyObject(req.Metadata) {
 		r.Metadata = req.Metadata
+	}
+	for _, t := range p.Tools {
+		ft := functionTool{Type: "function", Name: t.Name, Parameters: t.Parameters, Strict: t.Strict}
+		if t.Description != "" {
+			ft.Description = &t.Description
+		}
+		r.Tools = append(r.Tools, ft)
+	}
+	if c := p.ToolChoice; c != nil {
+		r.ToolChoice = c.Mode
+		if c.Name != "" {
+			r.ToolChoice = map[string]string{"type": "function", "name": c.Name}
+		}
 	}
 	r.Text.Format = map[string]any{"type": "text"}
 	if f := p.Format; f != nil {
@@ -326,59 +437,107 @@ func newResponse(req *responsesRequest, p Prompt) *response {
 	return r
 }
 
-// complete fills r with the completion c, whose text is in message msgID.
-func (r *response) complete(c *Completion, msgID string) {
-	r.Status = "completed"
+// status is the status of the response of c: incomplete when cut off at
+// the token limit.
+func status(c *Completion) string {
 	if finishReason(c) == "length" {
-		r.Status, r.IncompleteDetails = "incomplete", &incompleteDetails{Reason: "max_output_tokens"}
+		return "incomplete"
 	}
-	r.Output = []outputMessage{{ID: msgID, Type: "message", Status: r.Status, Role: "assistant",
-		Content: []outputText{{Type: "output_text", Text: c.Text, Annotations: []any{}, Logprobs: []any{}}}}}
+	return "completed"
+}
+
+// complete fills r with the completion c: its output items (the
+// reasoning item rsID with thought, when there is any; the message msgID,
+// when it has text or calls no tools; a function_call item per call) and
+// usage.
+func (r *response) complete(c *Completion, rsID, thought, msgID string) {
+	r.Status = status(c)
+	if r.Status == "incomplete" {
+		r.IncompleteDetails = &incompleteDetails{Reason: "max_output_tokens"}
+	}
+	r.Output = []any{}
+	if thought != "" {
+		r.Output = append(r.Output, reasoningItem(rsID, thought))
+	}
+	if c.Text != "" || len(c.ToolCalls) == 0 {
+		r.Output = append(r.Output, messageItem(msgID, r.Status, c.Text))
+	}
+	for _, tc := range c.ToolCalls {
+		r.Output = append(r.Output, callOf(tc, "completed"))
+	}
 	in, out := c.Usage.InputTokens+c.Usage.CachedInputTokens, c.Usage.OutputTokens+c.Usage.CachedOutputTokens
 	r.Usage = &responsesUsage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
 	r.Usage.InputTokensDetails.CachedTokens = c.Usage.CachedInputTokens
 	r.Madspark = extensionOf(c)
 }
 
-// responses serves POST /v1/responses.
-func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
-	info := infoOf(r.Context())
-	req, prompt, model, err := s.decodeResponses(w, r)
-	if req != nil {
-		info.model, info.stream = req.Model, req.Stream
+func reasoningItem(id, text string) reasoningOutput {
+	r := reasoningOutput{ID: id, Type: "reasoning", Summary: []summaryPart{}}
+	if text != "" {
+		r.Summary = append(r.Summary, summaryPart{Type: "summary_text", Text: text})
 	}
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
+	return r
+}
+
+func messageItem(id, status, text string) outputMessage {
+	content := []outputText{}
+	if status != "in_progress" {
+		content = append(content, textPart(text))
 	}
-	resp := newResponse(req, prompt)
-	msgID := "msg_" + randomID()
-	if req.Stream {
-		s.answerStream(w, r, model, prompt, newResponseEvents(resp, msgID))
-		return
-	}
-	c, ok := s.answer(w, r, model, prompt)
-	if !ok {
-		return
-	}
-	resp.complete(c, msgID)
-	writeJSON(w, http.StatusOK, resp)
+	return outputMessage{ID: id, Type: "message", Status: status, Role: "assistant", Content: content}
+}
+
+func textPart(text string) outputText {
+	return outputText{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []any{}}
+}
+
+// callOf is the function_call item of tc. Its item ID is made from the
+// call's, so that the same call has the same item in a response and in
+// its events.
+func callOf(tc llm.ToolCall, status string) functionCall {
+	return functionCall{ID: "fc_" + tc.ID, Type: "function_call", Status: status, Arguments: tc.Arguments, CallID: tc.ID, Name: tc.Name}
+}
+
+// responsesWire writes a response: the response object, or its events.
+type responsesWire struct {
+	resp        *response
+	rsID, msgID string
+}
+
+func newResponsesWire(resp *response) *responsesWire {
+	return &responsesWire{resp: resp, rsID: "rs_" + randomID(), msgID: "msg_" + randomID()}
+}
+
+func (rw *responsesWire) body(c *Completion) any {
+	rw.resp.complete(c, rw.rsID, c.Reasoning, rw.msgID)
+	return rw.resp
+}
+
+func (rw *responsesWire) events() eventStream {
+	return &responseEvents{resp: rw.resp, rsID: rw.rsID, msgID: rw.msgID, rs: -1, msg: -1}
 }
 
 // responseEvents are the events of a streamed response: created and
-// in_progress, the message and its text part added, a delta per piece of
-// text, the text, part and message done, then completed (or incomplete,
-// when cut off at the token limit); a failure ends it with failed.
+// in_progress; with the first reasoning, the reasoning item added and its
+// summary part, a delta per piece, and all done with the first text; with
+// the first text, the message added and its text part; a delta per piece
+// of text; then the text, part and message done, each function call
+// added, its arguments and the call done; then completed (or incomplete,
+// when cut off at the token limit). A failure ends it with failed.
 type responseEvents struct {
-	resp  *response
-	msgID string
-	seq   int
+	resp        *response
+	rsID, msgID string
+	seq         int
+	// next is the output index of the next item added.
+	next int
+	// rs and msg are the reasoning's and the message's output indexes, -1
+	// until they are added.
+	rs, msg int
+	// thought is the reasoning sent; thinking that it is not done.
+	thought  strings.Builder
+	thinking bool
 	// delta is the frame of a delta up to its text.
 	delta []byte
-}
-
-func newResponseEvents(resp *response, msgID string) *responseEvents {
-	return &responseEvents{resp: resp, msgID: msgID}
 }
 
 // frame appends the event of type typ, with v's fields after type and
@@ -401,26 +560,52 @@ func (e *responseEvents) frame(b []byte, typ string, v map[string]any) []byte {
 	return append(b, "\n\n"...)
 }
 
-func (e *responseEvents) item(status string, content []outputText) map[string]any {
-	return map[string]any{"id": e.msgID, "type": "message", "status": status, "role": "assistant", "content": content}
-}
-
-func (e *responseEvents) part(text string) outputText {
-	return outputText{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []any{}}
-}
-
 func (e *responseEvents) open() []byte {
 	b := e.frame(nil, "response.created", map[string]any{"response": e.resp})
-	b = e.frame(b, "response.in_progress", map[string]any{"response": e.resp})
-	b = e.frame(b, "response.output_item.added", map[string]any{"output_index": 0, "item": e.item("in_progress", []outputText{})})
-	b = e.frame(b, "response.content_part.added", map[string]any{"item_id": e.msgID, "output_index": 0, "content_index": 0, "part": e.part("")})
-	e.delta = fmt.Appendf(nil, `,"item_id":%q,"output_index":0,"content_index":0,"logprobs":[],"delta":`, e.msgID)
+	return e.frame(b, "response.in_progress", map[string]any{"response": e.resp})
+}
+
+// openMessage appends the events that add the message and its text part.
+func (e *responseEvents) openMessage(b []byte) []byte {
+	e.msg, e.next = e.next, e.next+1
+	b = e.frame(b, "response.output_item.added", map[string]any{"output_index": e.msg, "item": messageItem(e.msgID, "in_progress", "")})
+	b = e.frame(b, "response.content_part.added", map[string]any{"item_id": e.msgID, "output_index": e.msg, "content_index": 0, "part": textPart("")})
+	e.delta = fmt.Appendf(nil, `,"item_id":%q,"output_index":%d,"content_index":0,"logprobs":[],"delta":`, e.msgID, e.msg)
 	return b
+}
+
+func (e *responseEvents) reasoning(delta string) []byte {
+	var b []byte
+	if e.rs < 0 {
+		e.rs, e.next, e.thinking = e.next, e.next+1, true
+		b = e.frame(b, "response.output_item.added", map[string]any{"output_index": e.rs, "item": reasoningItem(e.rsID, "")})
+		b = e.frame(b, "response.reasoning_summary_part.added", map[string]any{"item_id": e.rsID, "output_index": e.rs, "summary_index": 0,
+			"part": summaryPart{Type: "summary_text", Text: ""}})
+	}
+	e.thought.WriteString(delta)
+	return e.frame(b, "response.reasoning_summary_text.delta", map[string]any{"item_id": e.rsID, "output_index": e.rs, "summary_index": 0, "delta": delta})
+}
+
+// endReasoning appends the events that end the reasoning, if it goes on.
+func (e *responseEvents) endReasoning(b []byte) []byte {
+	if !e.thinking {
+		return b
+	}
+	e.thinking = false
+	text := e.thought.String()
+	b = e.frame(b, "response.reasoning_summary_text.done", map[string]any{"item_id": e.rsID, "output_index": e.rs, "summary_index": 0, "text": text})
+	b = e.frame(b, "response.reasoning_summary_part.done", map[string]any{"item_id": e.rsID, "output_index": e.rs, "summary_index": 0,
+		"part": summaryPart{Type: "summary_text", Text: text}})
+	return e.frame(b, "response.output_item.done", map[string]any{"output_index": e.rs, "item": reasoningItem(e.rsID, text)})
 }
 
 func (e *responseEvents) text(delta string) []byte {
 	const typ = "response.output_text.delta"
-	b := make([]byte, 0, 128+len(e.delta)+len(delta))
+	b := e.endReasoning(nil)
+	if e.msg < 0 {
+		b = e.openMessage(b)
+	}
+	b = slices.Grow(b, 128+len(e.delta)+len(delta))
 	b = append(b, "event: "+typ+"\ndata: {\"type\":\""+typ+"\",\"sequence_number\":"...)
 	b = strconv.AppendInt(b, int64(e.seq), 10)
 	e.seq++
@@ -430,11 +615,33 @@ func (e *responseEvents) text(delta string) []byte {
 }
 
 func (e *responseEvents) done(c *Completion) []byte {
-	e.resp.complete(c, e.msgID)
-	text := c.Text
-	b := e.frame(nil, "response.output_text.done", map[string]any{"item_id": e.msgID, "output_index": 0, "content_index": 0, "text": text, "logprobs": []any{}})
-	b = e.frame(b, "response.content_part.done", map[string]any{"item_id": e.msgID, "output_index": 0, "content_index": 0, "part": e.part(text)})
-	b = e.frame(b, "response.output_item.done", map[string]any{"output_index": 0, "item": e.item(e.resp.Status, []outputText{e.part(text)})})
+	// The response's reasoning is what the stream sent.
+	e.resp.complete(c, e.rsID, e.thought.String(), e.msgID)
+	b := e.endReasoning(nil)
+	if e.msg < 0 && (c.Text != "" || len(c.ToolCalls) == 0) {
+		// A model that wrote its text without streaming it.
+		b = e.openMessage(b)
+		if c.Text != "" {
+			b = append(b, e.text(c.Text)...)
+		}
+	}
+	if e.msg >= 0 {
+		text := c.Text
+		b = e.frame(b, "response.output_text.done", map[string]any{"item_id": e.msgID, "output_index": e.msg, "content_index": 0, "text": text, "logprobs": []any{}})
+		b = e.frame(b, "response.content_part.done", map[string]any{"item_id": e.msgID, "output_index": e.msg, "content_index": 0, "part": textPart(text)})
+		b = e.frame(b, "response.output_item.done", map[string]any{"output_index": e.msg, "item": messageItem(e.msgID, e.resp.Status, text)})
+	}
+	for _, tc := range c.ToolCalls {
+		i := e.next
+		e.next++
+		added := callOf(tc, "in_progress")
+		added.Arguments = ""
+		item := callOf(tc, "completed")
+		b = e.frame(b, "response.output_item.added", map[string]any{"output_index": i, "item": added})
+		b = e.frame(b, "response.function_call_arguments.delta", map[string]any{"item_id": item.ID, "output_index": i, "delta": tc.Arguments})
+		b = e.frame(b, "response.function_call_arguments.done", map[string]any{"item_id": item.ID, "output_index": i, "name": tc.Name, "arguments": tc.Arguments})
+		b = e.frame(b, "response.output_item.done", map[string]any{"output_index": i, "item": item})
+	}
 	end := "response.completed"
 	if e.resp.Status == "incomplete" {
 		end = "response.incomplete"

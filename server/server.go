@@ -40,6 +40,11 @@ type Config struct {
 	// MaxBodyBytes bounds the size of a request body; larger bodies are
 	// answered with 413. Zero means 1 MiB.
 	MaxBodyBytes int64
+	// MaxPromptBytes bounds the text of an OpenAI-compatible request that
+	// reaches the model, its instructions and every message together;
+	// more is refused with 400 (context_length_exceeded) before the
+	// request is admitted. Zero means input.DefaultMaxPromptBytes.
+	MaxPromptBytes int
 	// Version is reported by GET /health.
 	Version string
 	// WriteTimeout bounds each write of a streamed chat completion: a
@@ -187,8 +192,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.HandleFunc("GET /v1/models", s.listModels)
 	s.mux.HandleFunc("GET /v1/models/{model}", s.getModel)
-	s.mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
-	s.mux.HandleFunc("POST /v1/responses", s.responses)
+	s.mux.HandleFunc("POST /v1/chat/completions", s.api(s.decodeChat))
+	s.mux.HandleFunc("POST /v1/responses", s.api(s.decodeResponses))
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
 	if s.origins, err = NewOrigins(cfg.CORSOrigins); err != nil {
 		return nil, fmt.Errorf("server: CORS %w", err)
@@ -285,16 +290,23 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Serve accepts connections on ln and serves them until ctx is done. It
 // then shuts down gracefully: it closes ln, so that new connections are
 // refused, and waits for requests and streams in progress to finish, up to
-// Config.DrainTimeout, after which it closes their connections. It returns
-// nil after a clean shutdown, and an error when serving fails or the drain
-// timed out. Serve closes ln.
+// Config.DrainTimeout; then it cancels the contexts of those still in
+// progress with ErrStopped, waits up to 15 s more for them to return (a
+// Model records its run interrupted: StopCause) and closes their
+// connections. It returns nil after a clean shutdown, and an error when
+// serving fails or the drain timed out. Serve closes ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	// Every request's context ends, with ErrStopped as its cause, when
+	// the drain is over: their runs are recorded interrupted.
+	base, stopRequests := context.WithCancelCause(context.Background())
+	defer stopRequests(nil)
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -307,15 +319,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	dctx, cancel := context.WithTimeout(context.Background(), s.cfg.DrainTimeout)
 	defer cancel()
 	if err := hs.Shutdown(dctx); err != nil {
+		// The requests still in progress are stopped, and given the time
+		// to record their runs, before their connections are cut.
+		stopRequests(ErrStopped)
+		rctx, cancel := context.WithTimeout(context.Background(), stopRecordTimeout)
+		defer cancel()
+		_ = hs.Shutdown(rctx)
 		_ = hs.Close()
 		<-errc
-		return fmt.Errorf("server: shutdown: requests still in progress after %s were cut: %w", s.cfg.DrainTimeout, err)
+		return fmt.Errorf("server: shutdown: requests still in progress after %s were stopped: %w", s.cfg.DrainTimeout, err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("server: %w", err)
 	}
 	return nil
 }
+
+// stopRecordTimeout bounds how long Serve waits, after the drain, for the
+// requests it stopped to record their runs (engine.Run.Finish gives its
+// writes 10 s).
+const stopRecordTimeout = 15 * time.Second
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.cfg.Version, "models": s.order})

@@ -23,6 +23,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/middleware"
 )
 
 // fakeModel streams chunks, with delay before each, and can fail, block or
@@ -57,7 +58,7 @@ var fakeUsage = llm.Usage{LLMCalls: 4, CachedCalls: 2, InputTokens: 30, OutputTo
 
 func (f *fakeModel) ID() string { return f.id }
 
-func (f *fakeModel) Complete(ctx context.Context, p Prompt, onDelta func(string)) (*Completion, error) {
+func (f *fakeModel) Complete(ctx context.Context, p Prompt, out *Stream) (*Completion, error) {
 	f.mu.Lock()
 	f.prompts = append(f.prompts, p)
 	f.calls++
@@ -93,8 +94,8 @@ func (f *fakeModel) Complete(ctx context.Context, p Prompt, onDelta func(string)
 			}
 		}
 		b.WriteString(f.chunks[i])
-		if onDelta != nil {
-			onDelta(f.chunks[i])
+		if out != nil {
+			out.Text(f.chunks[i])
 		}
 	}
 	return &Completion{Text: b.String(), FinishReason: f.finish, Usage: fakeUsage, RunID: "run-1"}, nil
@@ -495,7 +496,10 @@ func TestBadRequests(t *testing.T) {
 		want   string
 	}{
 		{`{"model":"madspark-debate",` + user + `,"temperture":1}`, 400, "temperture", `unknown field "temperture"`},
-		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi","tool_calls":[]}]}`, 400, "tool_calls", `unknown field "tool_calls"`},
+		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, 400, "messages[0].tool_calls", "only an assistant message calls tools"},
+		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi","audio":{}}]}`, 400, "messages[0].audio", `audio is not supported`},
+		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi","voice":{}}]}`, 400, "voice", `unknown field "voice"`},
+		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"x","refusal":"no"}]}`, 400, "messages[1].refusal", `refusal sent back`},
 		{`{` + user + `}`, 400, "model", "model is required"},
 		{`{"model":"madspark-debate"}`, 400, "messages", "messages must not be empty"},
 		{`{"model":"madspark-debate","messages":[]}`, 400, "messages", "messages must not be empty"},
@@ -519,11 +523,22 @@ func TestBadRequests(t *testing.T) {
 		{`{"model":"madspark-debate",` + user + `,"logit_bias":{"50256":-100}}`, 400, "logit_bias", "not supported"},
 		{`{"model":"madspark-debate",` + user + `,"stream_options":{"include_usage":true}}`, 400, "stream_options", "stream true"},
 		{`{"model":"madspark-debate",` + user + `,"logprobs":true}`, 400, "logprobs", "logprobs is not supported"},
-		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"}`, 400, "tool_choice", "requires a tool call"},
-		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}}}`, 400, "tool_choice", "requires a tool call"},
+		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"custom","custom":{"name":"f"}}]}`, 400, "tools[0].type", `"custom" is not supported`},
+		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function"}]}`, 400, "tools[0].function", "required"},
+		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f","parameters":[]}}]}`, 400, "tools", "JSON Schema object"},
+		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f","extra":1}}]}`, 400, "tools[0].function.extra", "unknown field"},
+		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"maybe"}`, 400, "tool_choice", `"maybe" is not one of`},
+		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"g"}}}`, 400, "tool_choice", `"g", which is not among the tools`},
+		{`{"model":"madspark-debate",` + user + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"allowed_tools","allowed_tools":{}}}`, 400, "tool_choice.type", `"allowed_tools" is not supported`},
+		{`{"model":"madspark-debate",` + user + `,"tool_choice":"required"}`, 400, "tool_choice", "without tools"},
+		{`{"model":"madspark-debate",` + user + `,"functions":[{"name":"f"}]}`, 400, "functions", "send the functions as tools"},
+		{`{"model":"madspark-debate",` + user + `,"function_call":{"name":"f"}}`, 400, "function_call", "use tool_choice"},
+		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, 400, "messages[1].tool_calls[0]", "needs an ID"},
+		{`{"model":"madspark-debate","messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"c9","content":"x"}]}`, 400, "messages[1].tool_call_id", `"c9" answers no tool call`},
 		{`{"model":"madspark-debate","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "messages[0].content", `type "image_url"`},
 		{`{"model":"madspark-debate","messages":[{"role":"user","content":42}]}`, 400, "messages[0].content", "string or an array"},
-		{`{"model":"madspark-debate","messages":[{"role":"tool","content":"x"}]}`, 400, "messages[0].role", `"tool" is not supported`},
+		{`{"model":"madspark-debate","messages":[{"role":"tool","content":"x"}]}`, 400, "messages[0].tool_call_id", `is required`},
+		{`{"model":"madspark-debate","messages":[{"role":"function","content":"x"}]}`, 400, "messages[0].role", `"function" is not supported`},
 		{`{"model":"madspark-debate","messages":[{"role":"system","content":"x"}]}`, 400, "messages", "user message"},
 		{`{"model":"gpt-4o",` + user + `}`, 404, "model", `model "gpt-4o" does not exist`},
 		{`not json`, 400, "", "not valid JSON"},
@@ -569,7 +584,9 @@ func TestBadRequests(t *testing.T) {
 }
 
 // TestClientDefaults: the fields OpenAI clients and frameworks send by
-// default are accepted and ignored.
+// default are accepted; those that cannot change the answer (no tools,
+// tool_choice auto or none without tools, an empty functions list) are
+// ignored.
 func TestClientDefaults(t *testing.T) {
 	m := newFake("madspark-debate", "x")
 	srv := newTestServer(t, "", m)
@@ -577,6 +594,7 @@ func TestClientDefaults(t *testing.T) {
 		`"tools":[],"tool_choice":"none","logprobs":false,"top_logprobs":0,"store":false,"metadata":{"app":"x"},` +
 			`"parallel_tool_calls":true,"service_tier":"auto","presence_penalty":0,"frequency_penalty":0,"logit_bias":{}`,
 		`"tools":[{"type":"function","function":{"name":"lookup"}}],"tool_choice":"auto"`,
+		`"tool_choice":"auto","functions":[],"function_call":"none"`,
 	} {
 		body := `{"model":"madspark-debate","messages":[{"role":"user","content":"hi"}],` + extra + `}`
 		resp, b := post(t, srv.URL, "", body)
@@ -713,6 +731,9 @@ func TestModelErrors(t *testing.T) {
 		"invalid":   InvalidRequest(errors.New("query must not be empty")),
 		"pipeline":  errors.New("judge returned no verdict"),
 		"panicking": nil,
+		"paused": &llm.Error{Message: "circuit breaker open after 5 consecutive failures (last: x); next trial call at 2026-01-01T00:00:00Z (in 42s)",
+			RetryAfter: 41200 * time.Millisecond, Err: middleware.ErrCircuitOpen},
+		"limited": &llm.Error{Provider: "openai", Status: 429, Message: "Rate limit reached"},
 	}
 	var ms []Model
 	for id, err := range models {
@@ -726,10 +747,12 @@ func TestModelErrors(t *testing.T) {
 		status                int
 		retry, retryAfter     string
 	}{
-		{"upstream", "upstream_error", "upstream_error", "openai: HTTP 400: context length exceeded", 502, "false", ""},
-		{"retry", "upstream_error", "upstream_error", "slow down", 502, "", "2"},
-		{"timeout", "timeout_error", "timeout", "no reply within 30s", 504, "", ""},
-		{"deadline", "timeout_error", "timeout", "debate: context deadline exceeded", 504, "", ""},
+		{"upstream", "upstream_error", "upstream_error", "OpenAI refused the request (HTTP 400: context length exceeded)", 502, "false", ""},
+		{"retry", "rate_limit_error", "rate_limit_exceeded", "slow down", 429, "true", "2"},
+		{"limited", "rate_limit_error", "rate_limit_exceeded", "Rate limit reached", 429, "true", "5"},
+		{"paused", "server_error", "provider_paused", "paused its calls to the model provider", 503, "true", "42"},
+		{"timeout", "timeout_error", "timeout", "no reply within 30s", 503, "true", "5"},
+		{"deadline", "timeout_error", "timeout", "took longer than allowed", 503, "true", "5"},
 		{"invalid", "invalid_request_error", "", "query must not be empty", 400, "", ""},
 		{"pipeline", "server_error", "pipeline_error", "judge returned no verdict", 502, "false", ""},
 		{"panicking", "server_error", "internal_error", "failed unexpectedly", 500, "false", ""},
@@ -1053,18 +1076,18 @@ func TestMuxRoutes(t *testing.T) {
 	})
 }
 
-// lateModel calls onDelta from another goroutine that outlives Complete,
+// lateModel sends text from another goroutine that outlives Complete,
 // as a buggy pipeline might.
 type lateModel struct{ done chan struct{} }
 
 func (lateModel) ID() string { return "late" }
 
-func (m lateModel) Complete(ctx context.Context, p Prompt, onDelta func(string)) (*Completion, error) {
-	onDelta("on time")
+func (m lateModel) Complete(ctx context.Context, p Prompt, out *Stream) (*Completion, error) {
+	out.Text("on time")
 	go func() {
 		defer close(m.done)
 		for range 1000 {
-			onDelta("late")
+			out.Text("late")
 		}
 	}()
 	return &Completion{Text: "on time"}, nil

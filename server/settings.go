@@ -2,18 +2,20 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http"
+	"io"
 	"regexp"
+	"slices"
 	"strings"
-	"time"
 
-	"github.com/madspark/madspark/llm"
-	"github.com/madspark/madspark/middleware"
+	"github.com/madspark/madspark/failure"
+	"github.com/madspark/madspark/structured"
 )
+
+// What both APIs' requests share, decoded alike: the settings a request
+// gives and the model must apply, sampling, stop sequences, a JSON
+// format, and the strict reading of a body.
 
 // given records the request fields that set each Setting, as the client
 // named them ("max_completion_tokens", "messages[0]"), so that a model that
@@ -39,11 +41,13 @@ func (g given) check(m Model) error {
 	takes := c.Settings()
 	for _, x := range g {
 		if takes&x.setting == 0 {
-			what := x.param
-			if x.setting == SettingSystem {
-				what = "system and developer messages (and instructions)"
+			switch x.setting {
+			case SettingSystem:
+				return badRequest(x.param, "%s: model %s does not apply system and developer messages (and instructions); leave it out", x.param, m.ID())
+			case SettingTools:
+				return badRequest(x.param, "tools: model %s has no step that calls tools; leave tools out, set tool_choice to \"none\", or use a model that calls them (madspark-direct)", m.ID())
 			}
-			return badRequest(x.param, "%s: model %s does not apply %s; leave it out", x.param, m.ID(), what)
+			return badRequest(x.param, "%s: model %s does not apply %s; leave it out", x.param, m.ID(), x.param)
 		}
 	}
 	return nil
@@ -162,7 +166,7 @@ func formatOf(f *wireFormat, param string, nested bool) (*Format, error) {
 	if !schemaName.MatchString(s.Name) {
 		return nil, badRequest(where+".name", "%s.name must be 1 to 64 letters, digits, _ or -, got %q", where, clip(s.Name, 80))
 	}
-	out := &Format{Name: s.Name, Strict: s.Strict != nil && *s.Strict}
+	out := &Format{Name: s.Name, Strict: s.Strict != nil && *s.Strict, param: where + ".schema"}
 	schema := bytes.TrimSpace(s.Schema)
 	if len(schema) == 0 || string(schema) == "null" {
 		return out, nil
@@ -181,27 +185,51 @@ func formatOf(f *wireFormat, param string, nested bool) (*Format, error) {
 	return out, nil
 }
 
-// admit asks Config.Admit, if set, whether a request for m may go on, and
-// returns the context the model runs in (calls that wait for the provider
-// rather than be refused once admitted) and the function that ends the
-// admission. A refusal is an error answered 429 with Retry-After.
-func (s *Server) admit(ctx context.Context) (context.Context, func(), error) {
-	ctx = middleware.RefuseWhenBusy(ctx)
-	if s.cfg.Admit == nil {
-		return ctx, func() {}, nil
-	}
-	return s.cfg.Admit(ctx)
-}
-
-// retryAfterHeader sets Retry-After from err's hint, in whole seconds.
-func retryAfterHeader(h http.Header, err error) {
-	if d := llm.RetryAfterOf(err); d > 0 {
-		h.Set("Retry-After", fmt.Sprint(int((d+time.Second-1)/time.Second)))
-	}
-}
-
-// isBusy reports whether err is a capacity refusal.
-func isBusy(err error) bool { return errors.Is(err, middleware.ErrBusy) }
-
 // systemText joins instructions as Prompt.System does.
 func systemText(parts []string) string { return strings.Join(parts, "\n\n") }
+
+// decodeStrict decodes body into v as one JSON object with no unknown
+// fields.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
+			return badRequest(te.Field, "%s must be %s, not %s", te.Field, structured.KindOf(te.Type), te.Value)
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return badRequest(strings.Trim(f, `"`), "unknown field %s", f)
+		}
+		if errors.Is(err, io.EOF) {
+			return badRequest("", "request body is empty; want a JSON object")
+		}
+		return badRequest("", "request body is not valid JSON: %s", failure.Plain(oneLine(strings.TrimPrefix(err.Error(), "json: "))))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("", "request body has data after the JSON object")
+	}
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// nonEmptyList reports whether raw is a JSON array with at least one item.
+func nonEmptyList(raw json.RawMessage) bool {
+	var list []json.RawMessage
+	return json.Unmarshal(raw, &list) == nil && len(list) > 0
+}
+
+// nonEmptyObject reports whether raw is a JSON object with a member.
+func nonEmptyObject(raw json.RawMessage) bool {
+	var obj map[string]json.RawMessage
+	return json.Unmarshal(raw, &obj) == nil && len(obj) > 0
+}
+
+// isString reports whether raw is a JSON string, one of values.
+func isString(raw json.RawMessage, values ...string) bool {
+	var s string
+	return json.Unmarshal(raw, &s) == nil && slices.Contains(values, s)
+}

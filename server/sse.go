@@ -130,10 +130,17 @@ func newChunker(id string, created int64, model string) *chunker {
 }
 
 // content encodes a delta carrying text.
-func (c *chunker) content(text string) []byte {
-	b := make([]byte, 0, len(c.prefix)+len(text)+48)
+func (c *chunker) content(text string) []byte { return c.field(`{"content":`, text) }
+
+// reasoningContent encodes a delta carrying reasoning.
+func (c *chunker) reasoningContent(text string) []byte { return c.field(`{"reasoning_content":`, text) }
+
+// field encodes a delta of one member, opened by key, with text as its
+// value.
+func (c *chunker) field(key, text string) []byte {
+	b := make([]byte, 0, len(c.prefix)+len(key)+len(text)+37)
 	b = append(b, c.prefix...)
-	b = append(b, `{"content":`...)
+	b = append(b, key...)
 	b = appendJSONString(b, text)
 	return append(b, "},\"finish_reason\":null}]}\n\n"...)
 }

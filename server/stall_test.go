@@ -24,11 +24,11 @@ type floodModel struct {
 
 func (*floodModel) ID() string { return "flood" }
 
-func (m *floodModel) Complete(ctx context.Context, _ Prompt, onDelta func(string)) (*Completion, error) {
+func (m *floodModel) Complete(ctx context.Context, _ Prompt, out *Stream) (*Completion, error) {
 	chunk := strings.Repeat("x", 32<<10)
 	for ctx.Err() == nil {
-		if onDelta != nil {
-			onDelta(chunk)
+		if out != nil {
+			out.Text(chunk)
 		}
 		// Paced, so that what queues while a write waits stays small.
 		select {

@@ -329,7 +329,11 @@ func TestResponsesAPI(t *testing.T) {
 		{`"input":"hi","text":{"format":{"type":"json_schema","schema":{"type":"object"}}}`, "text.format.name"},
 		{`"input":"hi","temperature":3`, "temperature"},
 		{`"input":"hi","max_output_tokens":0`, "max_output_tokens"},
-		{`"input":"hi","tools":[{"type":"function","name":"f"}],"tool_choice":"required"`, "tool_choice"},
+		{`"input":"hi","tools":[{"type":"web_search"}]`, "tools[0].type"},
+		{`"input":"hi","tools":[{"type":"function","name":"f","function":{}}]`, "tools[0].function"},
+		{`"input":"hi","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"file_search"}`, "tool_choice.type"},
+		{`"input":[{"type":"item_reference","id":"fc_1"}]`, "input[0].type"},
+		{`"input":[{"type":"function_call","call_id":"c","name":"f","arguments":"{}","extra":1}]`, "input[0].extra"},
 	} {
 		resp, body := do(t, http.MethodPost, srv.URL+"/v1/responses", "", `{"model":"madspark-direct",`+tc.body+`}`)
 		e, _ := jsonMap(t, body)["error"].(map[string]any)
@@ -355,7 +359,7 @@ type heldModel struct {
 
 func (m *heldModel) ID() string { return m.id }
 
-func (m *heldModel) Complete(ctx context.Context, _ Prompt, onDelta func(string)) (*Completion, error) {
+func (m *heldModel) Complete(ctx context.Context, _ Prompt, out *Stream) (*Completion, error) {
 	select {
 	case <-m.release:
 	case <-ctx.Done():
@@ -365,7 +369,7 @@ func (m *heldModel) Complete(ctx context.Context, _ Prompt, onDelta func(string)
 		return nil, m.err
 	}
 	for _, c := range m.chunks {
-		onDelta(c)
+		out.Text(c)
 	}
 	return &Completion{Text: strings.Join(m.chunks, "")}, nil
 }

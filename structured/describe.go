@@ -16,6 +16,9 @@ func describe(n *node) string {
 }
 
 func writeDescription(b *strings.Builder, n *node, depth int) {
+	if b.Len() > MaxHintBytes {
+		return // refused by newSpec
+	}
 	if n == nil || depth > 8 {
 		b.WriteString("any")
 		return

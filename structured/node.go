@@ -58,11 +58,17 @@ func compileNode(schema []byte) (*node, error) {
 type nodeCompiler struct {
 	root any
 	refs map[string]*node
+	// work counts the subschemas read and the properties allOf merged,
+	// bounded by MaxSchemaWork.
+	work int
 }
 
 func (c *nodeCompiler) compile(v any, depth int) (*node, error) {
 	if depth > 64 {
 		return nil, fmt.Errorf("schema nested too deeply")
+	}
+	if c.work++; c.work > MaxSchemaWork {
+		return nil, errSchemaWork
 	}
 	switch x := v.(type) {
 	case bool:
@@ -169,6 +175,9 @@ func (c *nodeCompiler) object(o *object, depth int) (*node, error) {
 			an, err := c.compile(a, depth+1)
 			if err != nil {
 				return nil, fmt.Errorf("allOf: %w", err)
+			}
+			if c.work += len(an.props); c.work > MaxSchemaWork {
+				return nil, errSchemaWork
 			}
 			n.merge(an)
 		}

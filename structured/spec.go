@@ -59,7 +59,14 @@ func NewSpec[T any](name string) (*Spec[T], error) {
 
 // newSpec builds the Spec of the JSON Schema raw.
 func newSpec[T any](name string, raw []byte) (*Spec[T], error) {
+	if err := CheckSchema(context.Background(), raw); err != nil {
+		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
+	}
 	n, err := compileNode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
+	}
+	hint, err := boundedHint(n)
 	if err != nil {
 		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
 	}
@@ -67,7 +74,7 @@ func newSpec[T any](name string, raw []byte) (*Spec[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Spec[T]{name: name, schema: raw, node: n, v: v, hint: describe(n), al: newAligner(n, nil)}, nil
+	return &Spec[T]{name: name, schema: raw, node: n, v: v, hint: hint, al: newAligner(n, nil)}, nil
 }
 
 // compile compiles the validator of the hard rules of schema raw, named
@@ -81,14 +88,14 @@ func compile(name string, raw []byte) (*validator.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
 	}
-	c := validator.NewCompiler()
+	c := NewCompiler()
 	url := "mem:///" + name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("structured: schema of %s: %w", name, err)
 	}
 	v, err := c.Compile(url)
 	if err != nil {
-		return nil, fmt.Errorf("structured: compile schema of %s: %w", name, err)
+		return nil, fmt.Errorf("structured: compile schema of %s: %w", name, compileProblem(err))
 	}
 	return v, nil
 }

@@ -35,8 +35,9 @@ func mcpWire(req *openaitest.ChatRequest) openaitest.Reply {
 // stdio) and `madspark serve`'s /mcp (Streamable HTTP, with a token), both
 // calling an in-process OpenAI wire fake whose requests the script counts:
 // tools listed, spark with progress, a bad call, a slow chaos cancelled,
-// the run read as a resource, the token required and a foreign Origin
-// refused.
+// the run read as a resource, the token required, a foreign Origin
+// refused (its POST and its GET), a session's end stopping its running
+// call, and a body over 1 MiB refused.
 //
 // It needs node and mcpserver/e2e/node_modules (npm ci there). Without
 // them it is skipped, saying what is missing, except in CI (CI set), where

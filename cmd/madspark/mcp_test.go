@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/store/sqlite"
 )
 
 // TestMCPStdio runs `madspark mcp` in this process with the Go SDK's client
@@ -88,6 +93,10 @@ func TestServeMCPChecks(t *testing.T) {
 		{"a rebound name", "POST", map[string]string{"Host": "evil.example"}, 421},
 		{"a form", "POST", map[string]string{"Content-Type": "text/plain"}, 415},
 		{"PUT", "PUT", nil, 405},
+		// The stream of server messages is a stream a page could follow.
+		{"a foreign origin's GET", "GET", map[string]string{"Origin": "https://evil.example"}, 403},
+		{"a cross-site GET", "GET", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
+		{"the own origin's GET, without a session", "GET", map[string]string{"Origin": base}, 400},
 	} {
 		req, _ := http.NewRequest(c.method, base+"/mcp", strings.NewReader(initialize))
 		req.Header.Set("Content-Type", "application/json")
@@ -107,5 +116,67 @@ func TestServeMCPChecks(t *testing.T) {
 		if resp.StatusCode != c.status {
 			t.Errorf("%s: status %d, want %d", c.name, resp.StatusCode, c.status)
 		}
+	}
+	// A body over 1 MiB, the API's limit, is refused.
+	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + strings.Repeat("x", 1<<20) + `","version":"1"}}}`
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(big))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body over 1 MiB: status %d, want 413", resp.StatusCode)
+	}
+}
+
+// TestServeStopRecordsMCPCalls: when serve stops (SIGTERM, Ctrl-C) with a
+// tool call in progress, the call's run is recorded interrupted, and
+// resumable, before serve exits.
+func TestServeStopRecordsMCPCalls(t *testing.T) {
+	env := mockEnv(t)
+	env["MADSPARK_MOCK_LATENCY"] = "1m"
+	base, stop := startWebServe(t, env)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "debate", Arguments: map[string]any{"query": "Is tea better than coffee?"}})
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(base + "/api/runs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list struct {
+			Runs []struct {
+				Status string `json:"status"`
+			} `json:"runs"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		if len(list.Runs) == 1 && list.Runs[0].Status == "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the call's run did not start: %+v", list)
+		}
+	}
+	stop() // as SIGTERM does: serve's context ends
+	db, err := sqlite.Open(context.Background(), env["MADSPARK_DB"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs, err := db.Runs(context.Background(), madspark.RunFilter{})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	if r := runs[0]; r.Status != madspark.RunInterrupted || !r.Status.Resumable() || !strings.Contains(r.Error, "the server stopped") {
+		t.Errorf("after serve stopped, the call's run is %s %q, want interrupted", r.Status, r.Error)
 	}
 }

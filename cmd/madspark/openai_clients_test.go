@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,20 +19,25 @@ import (
 
 // TestOpenAIClients runs test/openai-clients/clients.mjs, which drives
 // `madspark serve` with the official OpenAI clients at the versions its
-// package-lock.json pins (openai, @langchain/openai, ai with
-// @ai-sdk/openai): chat with a system message and settings, plain and
-// streamed; JSON schema and JSON object answers through each client's
-// structured API (response_format, withStructuredOutput, generateObject,
-// streamObject); the Responses API (responses.create, the AI SDK's default
-// model); an unknown route; a capacity refusal. The server's provider is
-// clientsProvider on the OpenAI wire, in this process, which echoes the
-// settings it receives so that the script can check them.
+// package-lock.json pins (openai, @langchain/openai and langchain's
+// agents, ai with @ai-sdk/openai, @openai/agents): chat with a system
+// message and settings, plain and streamed; JSON schema and JSON object
+// answers through each client's structured API (response_format,
+// withStructuredOutput, generateObject, streamObject); the Responses API
+// (responses.create, the AI SDK's default model); tool calls (plain and
+// streamed, a function_call round trip, Agents SDK agents with a function
+// tool on the Responses and the chat model, LangChain's createAgent); the
+// defaults promptfoo sends; an unknown route; a capacity refusal. The
+// server's provider is clientsProvider on the OpenAI wire, in this
+// process, which echoes the settings it receives so that the script can
+// check them and calls the tools it is offered. A second server in mock
+// mode serves the pipeline models, which the script runs whole.
 //
 // It needs node and test/openai-clients/node_modules (npm ci there).
 // Without them it is skipped, saying what is missing, except in CI (CI
 // set), where it fails.
 func TestOpenAIClients(t *testing.T) {
-	node, dir, _ := needNode(t, "OpenAI clients test", "test/openai-clients", "openai", "@langchain/openai", "ai", "@ai-sdk/openai")
+	node, dir, _ := needNode(t, "OpenAI clients test", "test/openai-clients", "openai", "@langchain/openai", "langchain", "ai", "@ai-sdk/openai", "@openai/agents")
 
 	release := make(chan struct{})
 	var once sync.Once
@@ -46,10 +52,13 @@ func TestOpenAIClients(t *testing.T) {
 	base, stop := startWebServe(t, env, "--no-worker")
 	defer stop()
 	defer once.Do(func() { close(release) })
+	mockBase, stopMock := startWebServe(t, map[string]string{"MADSPARK_PROVIDER": "mock", "MADSPARK_DB": filepath.Join(t.TempDir(), "mock.db"),
+		"MADSPARK_RATE_LIMIT": "off"}, "--no-worker")
+	defer stopMock()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "clients.mjs", "--url", base, "--provider", fake.URL)
+	cmd := exec.CommandContext(ctx, node, "clients.mjs", "--url", base, "--provider", fake.URL, "--mock-url", mockBase)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LANGSMITH_TRACING=false", "LANGCHAIN_TRACING_V2=false", "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
 	cmd.WaitDelay = 10 * time.Second
@@ -72,12 +81,19 @@ func TestOpenAIClients(t *testing.T) {
 //   - a prompt with ECHO: the settings it was sent with, as a JSON object;
 //   - a prompt with HOLD: nothing until release is closed (a prompt with
 //     RELEASE closes it), so that calls pile up;
+//   - tools offered (tool_choice not "none"): a call of the tool the
+//     choice names, or else the first, with arguments made from its
+//     parameters' schema, its arguments streamed in pieces; once the
+//     conversation holds a tool's result, an answer that quotes it;
 //   - a token limit of 8 or less: that many words, cut off ("length");
 //   - else a sentence.
 func clientsProvider(release <-chan struct{}, open func()) func(req *openaitest.ChatRequest) openaitest.Reply {
 	return func(req *openaitest.ChatRequest) openaitest.Reply {
 		prompt := req.Prompt()
 		r := openaitest.Reply{PromptTokens: 11, CompletionTokens: 7}
+		if len(req.Tools) > 0 && string(req.ToolChoice) != `"none"` {
+			return toolReply(req, r)
+		}
 		limit := 0
 		for _, n := range []*int{req.MaxTokens, req.MaxCompletionTokens} {
 			if n != nil {
@@ -128,4 +144,47 @@ func clientsProvider(release <-chan struct{}, open func()) func(req *openaitest.
 		}
 		return r
 	}
+}
+
+// toolReply answers a request that offers tools: the answer quotes the
+// results the conversation holds after its last user message, or, before
+// any, a call of the tool the choice names (or the first), its arguments
+// a value of its parameters' schema.
+func toolReply(req *openaitest.ChatRequest, r openaitest.Reply) openaitest.Reply {
+	var results []string
+	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role != "user"; i-- {
+		if req.Messages[i].Role == "tool" {
+			results = append([]string{req.Messages[i].Content}, results...)
+		}
+	}
+	if len(results) > 0 {
+		r.Content = "The tools said: " + strings.Join(results, "; ")
+		return r
+	}
+	tool := req.Tools[0]
+	var named struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(req.ToolChoice, &named) == nil && named.Function.Name != "" {
+		for _, t := range req.Tools {
+			if t.Function.Name == named.Function.Name {
+				tool = t
+			}
+		}
+	}
+	args := "{}"
+	if len(tool.Function.Parameters) > 0 {
+		v, err := mock.FromSchema(tool.Function.Name, tool.Function.Parameters)
+		if err != nil {
+			r.Content = err.Error()
+			return r
+		}
+		b, _ := json.Marshal(v)
+		args = string(b)
+	}
+	r.ToolCalls = []openaitest.ToolCall{openaitest.Call(fmt.Sprintf("call_%d", len(req.Messages)), tool.Function.Name, args)}
+	r.ArgumentChunk = 5
+	return r
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,8 +27,10 @@ import (
 // the bookmarks view, evals, chat, cancelling, and every page at 1280 and
 // 375 px, light and dark. A second server, in live mode against an
 // in-process fake of OpenAI's API whose failures the script switches on and
-// off, shows how a failing provider reads. The screenshots are written to
-// web/e2e/screenshots (or $MADSPARK_E2E_SCREENSHOTS).
+// off, shows how a failing provider reads, a paused provider, and replies
+// that were repaired. A third, in mock mode, is stopped and started again
+// on the same address by the script while a run goes on. The screenshots
+// are written to web/e2e/screenshots (or $MADSPARK_E2E_SCREENSHOTS).
 //
 // It needs node, web/node_modules (npm ci in web/) and Chromium
 // (/usr/bin/chromium, or $MADSPARK_CHROMIUM). Without them it is skipped,
@@ -56,10 +60,12 @@ func TestWebUIEndToEnd(t *testing.T) {
 	base, stop := startWebServe(t, env, "--pipelines", filepath.Join("..", "..", "examples", "pipelines"))
 	defer stop()
 	live, fault := startFailingServe(t)
+	restarting, restart := startRestartableServe(t)
 
-	e2eCtx, e2eCancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	e2eCtx, e2eCancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer e2eCancel()
-	cmd := exec.CommandContext(e2eCtx, node, filepath.Join("e2e", "e2e.mjs"), "--url", base, "--live-url", live, "--fault-url", fault, "--screenshots", shots, "--chromium", chromium)
+	cmd := exec.CommandContext(e2eCtx, node, filepath.Join("e2e", "e2e.mjs"), "--url", base, "--live-url", live, "--fault-url", fault,
+		"--restart-url", restarting, "--restart-control", restart, "--screenshots", shots, "--chromium", chromium)
 	cmd.Dir = webDir
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
@@ -76,7 +82,9 @@ func TestWebUIEndToEnd(t *testing.T) {
 // an in-process fake of OpenAI's chat completions, and returns its URL and
 // the URL that switches the fake's failures: POST ?status=500 makes every
 // call fail with that HTTP status (as OpenAI answers it), ?status=0 ends
-// the failure. Answers are plain text, as a simple chat question gets.
+// the failure. Answers are plain text, as a simple chat question gets (a
+// debate's proposers, asked for JSON, get prose: their replies are
+// repaired). The circuit breaker pauses the provider for 10 s.
 func startFailingServe(t *testing.T) (string, string) {
 	t.Helper()
 	var status atomic.Int32
@@ -96,10 +104,101 @@ func startFailingServe(t *testing.T) (string, string) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(control.Close)
-	env := map[string]string{"OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "live.db")}
+	env := map[string]string{"OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "sk-test", "MADSPARK_DB": filepath.Join(t.TempDir(), "live.db"),
+		"MADSPARK_BREAKER_COOLDOWN": "10s"}
 	base, stop := startWebServe(t, env)
 	t.Cleanup(stop)
 	return base, control.URL
+}
+
+// startRestartableServe starts a third `madspark serve`, in mock mode with
+// a slow mock, and returns its URL and the URL that stops it (POST
+// ?action=stop: at once, its running runs put back in the queue, as a
+// server killed and restarted would leave them) and starts it again on the
+// same address with the same database (POST ?action=start).
+func startRestartableServe(t *testing.T) (string, string) {
+	t.Helper()
+	env := mockEnv(t)
+	env["MADSPARK_MOCK_LATENCY"] = "600ms"
+	args := []string{"--drain-timeout", "0s"}
+	base, first := startWebServe(t, env, args...)
+	addr := strings.TrimPrefix(base, "http://")
+	var mu sync.Mutex
+	// current stops the server running now, if one is.
+	current := func() error { first(); return nil }
+	running := true
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if running {
+			if err := current(); err != nil {
+				t.Errorf("the restarted server: %v", err)
+			}
+		}
+	})
+	control := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch action := r.URL.Query().Get("action"); {
+		case r.Method != http.MethodPost:
+			http.Error(w, "POST ?action=stop|start", http.StatusBadRequest)
+		case action == "stop" && running:
+			running = false
+			if err := current(); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		case action == "start" && !running:
+			stop, err := serveAt(env, append(args, "--addr", addr)...)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			current, running = stop, true
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			http.Error(w, fmt.Sprintf("cannot %s: the server is running=%v", action, running), http.StatusConflict)
+		}
+	}))
+	t.Cleanup(control.Close)
+	return base, control.URL
+}
+
+// serveAt starts `madspark serve` in this process with env and args, and
+// waits until it serves; it returns a function that stops it and says how
+// it exited. It is startWebServe for a goroutine that is not the test's.
+func serveAt(env map[string]string, args ...string) (func() error, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, &errb)
+	}()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(errb.String(), "serving http://"); time.Sleep(10 * time.Millisecond) {
+		select {
+		case code := <-done:
+			cancel()
+			return nil, fmt.Errorf("serve exited with %d: %s", code, errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			return nil, fmt.Errorf("the server did not start: %s", errb.String())
+		}
+	}
+	return func() error {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				return fmt.Errorf("serve exited with %d: %s", code, errb.String())
+			}
+			return nil
+		case <-time.After(40 * time.Second):
+			return fmt.Errorf("serve did not stop: %s", errb.String())
+		}
+	}, nil
 }
 
 // startWebServe starts `madspark serve` in this process on a free port with

@@ -11,8 +11,10 @@
 // in-process model provider behind both has answered, which the steps
 // count. For each transport it lists the tools, runs spark with progress,
 // makes a bad call, cancels a slow chaos run, and reads the run as a
-// resource; over HTTP it also checks that the token is required and that a
-// foreign Origin is refused. The cmd/madspark Go test TestMCPEndToEnd runs
+// resource; over HTTP it also checks that the token is required, that a
+// foreign Origin is refused (its POST and its GET of the stream), that
+// ending a session stops its running call and that a body over 1 MiB is
+// refused. The cmd/madspark Go test TestMCPEndToEnd runs
 // this script; its last line is "mcp e2e: N passed, M failed".
 
 import { parseArgs } from 'node:util'
@@ -212,6 +214,57 @@ await step('http: a page of another origin is refused', async () => {
   const ok = await post({ ...auth, Origin: base })
   assert(ok.status === 200, `the server's own origin: status ${ok.status}`)
   assert((await calls()).total === before.total, 'the provider was called')
+})
+
+const httpClient = async () => {
+  const client = new Client({ name: 'madspark-e2e', version: '1.0.0' })
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: auth } })
+  await client.connect(transport)
+  return { client, transport }
+}
+
+await step('http: ending the session stops its running call', async () => {
+  const { client, transport } = await httpClient()
+  const before = await calls()
+  const judged = before.by_schema?.chaos_judgement ?? 0
+  let runID
+  let judging = false
+  const call = client.callTool({ name: 'chaos', arguments: { prompt: 'a board game about tides', iterations: 1 } }, undefined, {
+    onprogress: (p) => {
+      runID ??= p.message.match(/^run (\S+) of chaos started$/)?.[1]
+      judging ||= p.message.includes('judge')
+    },
+  })
+  call.catch(() => {})
+  await waitFor('the judge to be asked', async () => judging && (await calls()).by_schema?.chaos_judgement === judged + 1)
+  const start = Date.now()
+  await transport.terminateSession()
+  assert(Date.now() - start < 10000, `the session's end took ${Date.now() - start} ms`)
+  assert(runID, 'no progress named the run')
+  const { client: reader } = await httpClient()
+  const run = await waitFor('the run to stop', async () => {
+    const r = JSON.parse((await reader.readResource({ uri: `madspark://runs/${runID}` })).contents[0].text)
+    return r.status === 'running' ? null : r
+  })
+  assert(run.status === 'cancelled' && run.resumable === true, `run ${runID}: ${run.status}, resumable ${run.resumable}`)
+  await reader.close()
+  await client.close().catch(() => {})
+})
+
+await step("http: a page of another origin cannot follow /mcp's stream", async () => {
+  const res = await fetch(`${base}/mcp`, {
+    headers: { ...auth, Accept: 'text/event-stream', Origin: 'https://evil.example', 'Sec-Fetch-Site': 'cross-site' },
+  })
+  assert(res.status === 403, `status ${res.status}`)
+})
+
+await step('http: a body over 1 MiB is refused', async () => {
+  const res = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { ...auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: initialize.replace('"page"', JSON.stringify('x'.repeat(1 << 20))),
+  })
+  assert(res.status === 413, `status ${res.status}`)
 })
 
 console.log(`mcp e2e: ${passed} passed, ${failed} failed`)

@@ -423,7 +423,7 @@ func (s *session) progress(stage, message string) {
 func (s *session) research(ctx context.Context) error {
 	switch {
 	case s.in.NoWebTools:
-		s.res.WebNote = "web tools off (--no-web-tools)"
+		s.res.WebNote = "web tools turned off for this run"
 	case s.p.cfg.Searcher == nil:
 		s.res.WebNote = s.p.cfg.NoSearchNote
 	}

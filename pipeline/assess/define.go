@@ -98,15 +98,11 @@ func Definition(cfg Config) (pipeline.Definition, error) {
 		Result:      reflect.TypeFor[Result](),
 		Title:       "Business idea assessment",
 		Description: "A one-line business idea turned into a market analysis, reviewed and revised until approved, optionally fact-checked and graded A-F on seven criteria.",
-		NewParams: func() pipeline.Params {
+		NewParams: pipeline.Defaults(func() JobParams {
 			d := DefaultParams()
-			return &JobParams{Mode: d.Mode, MaxIterations: d.MaxIterations, MinWords: d.MinWords, Strictness: d.Strictness, MaxWebsearches: d.MaxWebsearches}
-		},
-		Run: func(ctx context.Context, r *engine.Run, p pipeline.Params) (any, error) {
-			in, ok := p.(*JobParams)
-			if !ok {
-				return nil, fmt.Errorf("assess: parameters of type %T", p)
-			}
+			return JobParams{Mode: d.Mode, MaxIterations: d.MaxIterations, MinWords: d.MinWords, Strictness: d.Strictness, MaxWebsearches: d.MaxWebsearches}
+		}),
+		Run: pipeline.Runs(func(ctx context.Context, r *engine.Run, in *JobParams) (any, error) {
 			dir, err := os.MkdirTemp("", "madspark-assess-")
 			if err != nil {
 				return nil, fmt.Errorf("assess: working directory: %w", err)
@@ -117,13 +113,8 @@ func Definition(cfg Config) (pipeline.Definition, error) {
 				res.OutputDir = ""
 			}
 			return res, err
-		},
-		Topic: func(p pipeline.Params) string {
-			if in, ok := p.(*JobParams); ok {
-				return in.Idea
-			}
-			return ""
-		},
+		}),
+		Topic:      pipeline.Topics(func(p *JobParams) string { return p.Idea }),
 		Files:      RunFiles,
 		QueryParam: "idea",
 		Document:   Document,

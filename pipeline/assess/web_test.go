@@ -211,7 +211,7 @@ func TestWebResearchFailures(t *testing.T) {
 		tv := newTavily(t, "")
 		h = newHarness(t, Config{Mock: true, Searcher: tv.provider()}, nil)
 		res, _, err = h.run(context.Background(), params(t.TempDir(), func(p *Params) { p.NoWebTools = true }))
-		if err != nil || res.WebTools || res.WebNote != "web tools off (--no-web-tools)" || len(tv.queries) != 0 {
+		if err != nil || res.WebTools || res.WebNote != "web tools turned off for this run" || len(tv.queries) != 0 {
 			t.Fatalf("%v, web tools %v, note %q, %d searches", err, res.WebTools, res.WebNote, len(tv.queries))
 		}
 	})

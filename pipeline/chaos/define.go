@@ -27,23 +27,11 @@ func Definition(ideas madspark.IdeaStore) (pipeline.Definition, error) {
 		Result:      reflect.TypeFor[Result](),
 		Title:       "Chaos",
 		Description: "A creativity workflow: chaos seeds, two creative tracks, refinement and a strict-JSON judge, with an idea memory.",
-		NewParams: func() pipeline.Params {
-			p := DefaultParams()
-			return &p
-		},
-		Run: func(ctx context.Context, r *engine.Run, p pipeline.Params) (any, error) {
-			in, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("chaos: parameters of type %T", p)
-			}
-			return pipe.Run(ctx, r, *in, nil)
-		},
-		Topic: func(p pipeline.Params) string {
-			if in, ok := p.(*Params); ok {
-				return in.Prompt
-			}
-			return ""
-		},
+		NewParams:   pipeline.Defaults(DefaultParams),
+		Run: pipeline.Runs(func(ctx context.Context, r *engine.Run, p *Params) (any, error) {
+			return pipe.Run(ctx, r, *p, nil)
+		}),
+		Topic:      pipeline.Topics(func(p *Params) string { return p.Prompt }),
 		Files:      Files,
 		QueryParam: "prompt",
 		Document:   Document,

@@ -76,6 +76,16 @@ type Params struct {
 	Instructions string `json:"instructions" jsonschema:"title=Instructions,description=Your own instructions for the answer (such as a chat's system message); they come after madspark's"`
 	// Format, when set, asks for the answer as JSON of a schema.
 	Format *Format `json:"format,omitempty" jsonschema:"title=Answer format,description=Ask for the answer as JSON: an object with name (the schema's name)\\, schema (a JSON Schema; none for any JSON object) and strict (true to have the provider hold the reply to the schema exactly where it can)"`
+	// Tools are functions the answer may call (see tools.go): the step
+	// that writes it gets them, with ToolChoice and ParallelToolCalls, and
+	// its calls are the result's ToolCalls. Turns are the answer's calls
+	// so far and their results, after the query. They are set by the
+	// OpenAI-compatible API, whose clients run the calls, and are
+	// read-only in the schema (not in the forms).
+	Tools             []llm.Tool      `json:"tools,omitempty" jsonschema:"title=Tools,description=Functions the answer may call: each with a name\\, a description and the JSON Schema of its parameters"`
+	ToolChoice        *llm.ToolChoice `json:"tool_choice,omitempty" jsonschema:"title=Tool choice,description=Whether the answer may (auto)\\, must (required\\, with the name of one tool or none) or must not (none) call tools"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty" jsonschema:"title=Parallel tool calls,description=Allow more than one tool call in the answer"`
+	Turns             []llm.Message   `json:"turns,omitempty" jsonschema:"title=Tool turns,description=The answer's tool calls so far and their results\\, after the query"`
 }
 
 // DefaultParams returns a one-round, auto-routed debate with the seed's
@@ -101,6 +111,9 @@ func (p *Params) Validate() error {
 		if err := p.Format.check(); err != nil {
 			return err
 		}
+	}
+	if err := p.checkTools(); err != nil {
+		return err
 	}
 	return p.ValidateSettings()
 }
@@ -153,9 +166,11 @@ type Result struct {
 	// missing entries, a reply in prose); empty, never null, when none.
 	Repairs []llm.Repair `json:"repairs"`
 	// FinishReason is why the model that wrote the answer stopped, as its
-	// provider said: "stop", or "length" when the answer was cut off at
-	// its token limit.
+	// provider said: "stop", "length" when the answer was cut off at its
+	// token limit, or "tool_calls" when it calls tools.
 	FinishReason string `json:"finish_reason,omitempty"`
+	// ToolCalls are the asker's tools the answer calls (see Params.Tools).
+	ToolCalls []llm.ToolCall `json:"tool_calls,omitempty"`
 }
 
 // Pipeline runs debates. It is safe for concurrent use.
@@ -268,6 +283,7 @@ type (
 		History      []llm.Message
 		Instructions string  `json:",omitempty"`
 		Format       *Format `json:",omitempty"`
+		toolUse
 	}
 	proposeInput struct {
 		Query        string
@@ -292,6 +308,7 @@ type (
 		Sources      string
 		Instructions string  `json:",omitempty"`
 		Format       *Format `json:",omitempty"`
+		toolUse
 	}
 )
 
@@ -328,11 +345,12 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 		if err := m.Fire(ComplexitySimple, fmt.Sprintf("confidence %.2f", res.Route.Confidence)); err != nil {
 			return nil, err
 		}
-		answer, err := p.answer(ctx, r, "direct", p.direct, directInput{Query: in.Query, History: in.History, Instructions: in.Instructions, Format: in.Format}, in, in.Roles[Direct], onDelta)
+		di := directInput{Query: in.Query, History: in.History, Instructions: in.Instructions, Format: in.Format, toolUse: toolUseOf(in)}
+		answer, err := p.answer(ctx, r, "direct", p.direct, di, in, in.Roles[Direct], onDelta)
 		if err != nil {
 			return fail(err)
 		}
-		res.Answer, res.FinishReason = answer.Text, answer.FinishReason
+		res.Answer, res.FinishReason, res.ToolCalls = answer.Text, answer.FinishReason, answer.ToolCalls
 		if err := m.Fire(GenerationDone, ""); err != nil {
 			return nil, err
 		}
@@ -368,7 +386,7 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 		posted := make(chan Role, len(Proposers))
 		for _, role := range Proposers {
 			g.Go(func() error {
-				pi := proposeInput{Query: in.Query, History: in.History, Role: role, Round: round, Peers: peers, Instructions: in.Instructions}
+				pi := proposeInput{Query: in.Query, History: textHistory(in.History), Role: role, Round: round, Peers: peers, Instructions: in.Instructions}
 				if round > 1 {
 					s, err := board.Sources(gctx)
 					if err != nil {
@@ -426,7 +444,7 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 	res.Sources, res.SearchNote = sources, searchNote
 	events.emit("aggregate", 90, "aggregator writes the answer")
 	ai := aggregateInput{Query: in.Query, History: in.History, Handoffs: final, Sources: search.FormatForContext(sources),
-		Instructions: in.Instructions, Format: in.Format}
+		Instructions: in.Instructions, Format: in.Format, toolUse: toolUseOf(in)}
 	if len(res.Ranking) > 0 {
 		var parts []string
 		for _, rr := range res.Ranking {
@@ -438,7 +456,7 @@ func (p *Pipeline) Run(ctx context.Context, r *engine.Run, in Params, onDelta fu
 	if err != nil {
 		return fail(err)
 	}
-	res.Answer, res.FinishReason = answer.Text, answer.FinishReason
+	res.Answer, res.FinishReason, res.ToolCalls = answer.Text, answer.FinishReason, answer.ToolCalls
 	if err := m.Fire(SynthesisComplete, ""); err != nil {
 		return nil, err
 	}
@@ -480,6 +498,8 @@ type written struct {
 	Text string `json:"text"`
 	// FinishReason is the provider's for the reply used.
 	FinishReason string `json:"finish_reason,omitempty"`
+	// ToolCalls are the asker's tools the answer calls.
+	ToolCalls []llm.ToolCall `json:"tool_calls,omitempty"`
 }
 
 // UnmarshalJSON reads a journaled answer, also from before it carried its
@@ -518,6 +538,7 @@ func (p *Pipeline) answer(ctx context.Context, r *engine.Run, key string, a *age
 		if in.Instructions != "" {
 			req.System += "\n\n" + in.Instructions
 		}
+		toolUseOf(in).apply(&req, in.History)
 		if format != nil {
 			return p.answerJSON(ctx, c, req, format, onDelta)
 		}
@@ -530,7 +551,7 @@ func (p *Pipeline) answer(ctx context.Context, r *engine.Run, key string, a *age
 			if err != nil {
 				return written{}, fmt.Errorf("%s: %w", a.Name(), err)
 			}
-			if strings.TrimSpace(resp.Text) == "" {
+			if strings.TrimSpace(resp.Text) == "" && len(resp.ToolCalls) == 0 {
 				if attempt == 0 {
 					continue
 				}
@@ -540,15 +561,17 @@ func (p *Pipeline) answer(ctx context.Context, r *engine.Run, key string, a *age
 				llm.RecordRepair(ctx, llm.Repair{Agent: a.Name(), Rule: "length",
 					Action: fmt.Sprintf("answer cut off at the %d-token limit, kept as streamed", cfg.MaxTokens)})
 			}
-			return written{Text: resp.Text, FinishReason: resp.FinishReason}, nil
+			return written{Text: resp.Text, FinishReason: resp.FinishReason, ToolCalls: resp.ToolCalls}, nil
 		}
 	})
 }
 
 // answerJSON asks req for a JSON answer of format and returns it once it
-// conforms, sending it to onDelta whole.
+// conforms, sending it to onDelta whole; or, when the reply calls tools
+// instead, the calls.
 func (p *Pipeline) answerJSON(ctx context.Context, c llm.Client, req llm.Request, format *answerFormat, onDelta func(string)) (written, error) {
 	var finish string
+	var calls []llm.ToolCall
 	last := llm.ClientFunc(func(ctx context.Context, r *llm.Request) (*llm.Response, error) {
 		if format.strict && r.Schema != nil {
 			cp, schema := *r, *r.Schema
@@ -559,10 +582,18 @@ func (p *Pipeline) answerJSON(ctx context.Context, c llm.Client, req llm.Request
 		resp, err := c.Generate(ctx, r)
 		if err == nil {
 			finish = resp.FinishReason
+			if len(resp.ToolCalls) > 0 {
+				// Not the JSON answer yet: the asker runs the calls first.
+				calls = resp.ToolCalls
+				return nil, errCalled
+			}
 		}
 		return resp, err
 	})
 	v, _, err := format.spec.Generate(ctx, last, req, format.check)
+	if calls != nil && errors.Is(err, errCalled) {
+		return written{FinishReason: finish, ToolCalls: calls}, nil
+	}
 	if err != nil {
 		return written{}, err
 	}
@@ -575,6 +606,9 @@ func (p *Pipeline) answerJSON(ctx context.Context, c llm.Client, req llm.Request
 	}
 	return written{Text: text, FinishReason: finish}, nil
 }
+
+// errCalled stops the reading of a JSON answer whose reply calls tools.
+var errCalled = errors.New("the reply calls tools")
 
 // proposeStep asks one proposer for its handoff. The token budget is a
 // target: a handoff under it is kept, one over it trimmed at a sentence

@@ -3,7 +3,6 @@ package debate
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"reflect"
 
@@ -27,23 +26,11 @@ func Definition(count func(string) int, searcher search.Provider, logger *slog.L
 		Result:      reflect.TypeFor[Result](),
 		Title:       "Debate",
 		Description: "A query answered by multi-agent debate: routed by complexity, proposers on a blackboard, an aggregator that sees the original query.",
-		NewParams: func() pipeline.Params {
-			p := DefaultParams()
-			return &p
-		},
-		Run: func(ctx context.Context, r *engine.Run, p pipeline.Params) (any, error) {
-			in, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("debate: parameters of type %T", p)
-			}
-			return pipe.Run(ctx, r, *in, nil)
-		},
-		Topic: func(p pipeline.Params) string {
-			if in, ok := p.(*Params); ok {
-				return in.Query
-			}
-			return ""
-		},
+		NewParams:   pipeline.Defaults(DefaultParams),
+		Run: pipeline.Runs(func(ctx context.Context, r *engine.Run, p *Params) (any, error) {
+			return pipe.Run(ctx, r, *p, nil)
+		}),
+		Topic: pipeline.Topics(func(p *Params) string { return p.Query }),
 		Files: func(run *madspark.Run) (map[string][]byte, error) {
 			res, err := resultOf(run)
 			if err != nil {

@@ -73,6 +73,14 @@ func Document(run *madspark.Run) (*document.Document, error) {
 	if utf8.RuneCountInString(res.Query) > 140 {
 		answer.Blocks = append([]document.Block{document.Para(document.Bold("Query: "), document.Plain(res.Query))}, answer.Blocks...)
 	}
+	if len(res.ToolCalls) > 0 {
+		// The answer is the asker's tools to call, not text yet.
+		var calls []string
+		for _, c := range res.ToolCalls {
+			calls = append(calls, fmt.Sprintf("%s(%s) — call %s", c.Name, c.Arguments, c.ID))
+		}
+		answer.Blocks = append(answer.Blocks, document.Para(document.Bold("Tool calls:")), document.Bullets(calls...))
+	}
 	d.Sections = append(d.Sections, answer)
 
 	f := res.Route.Features

@@ -2,6 +2,7 @@ package debate
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -72,8 +73,34 @@ var formatName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // anyObject is the schema of Format without a Schema (JSON mode).
 const anyObject = `{"type":"object"}`
 
-// check checks the shape of f, without compiling its schema.
+// check checks f as a run would read it: its shape, and its schema
+// checked and compiled (structured.CheckSchema: bounded, and every
+// reference inside it), without keeping it.
 func (f *Format) check() error {
+	if err := f.shape(); err != nil {
+		return err
+	}
+	name, schema := f.nameAndSchema()
+	_, err := compileFormat(name, schema, f.Strict)
+	return err
+}
+
+// nameAndSchema are the name and schema a run asks for: "answer" and
+// any object when f leaves them out.
+func (f *Format) nameAndSchema() (string, []byte) {
+	name := f.Name
+	if name == "" {
+		name = "answer"
+	}
+	schema := []byte(f.Schema)
+	if len(schema) == 0 {
+		schema = []byte(anyObject)
+	}
+	return name, schema
+}
+
+// shape checks the shape of f, without compiling its schema.
+func (f *Format) shape() error {
 	if f.Name != "" && !formatName.MatchString(f.Name) {
 		return fmt.Errorf("format.name %q: use letters, digits, _ and - (at most 64)", f.Name)
 	}
@@ -115,17 +142,10 @@ func newFormats() *formats {
 // get returns f made ready, from the cache when it was seen before. A
 // schema that cannot be read or compiled is an error naming the problem.
 func (fs *formats) get(f *Format) (*answerFormat, error) {
-	if err := f.check(); err != nil {
+	if err := f.shape(); err != nil {
 		return nil, err
 	}
-	name := f.Name
-	if name == "" {
-		name = "answer"
-	}
-	schema := []byte(f.Schema)
-	if len(schema) == 0 {
-		schema = []byte(anyObject)
-	}
+	name, schema := f.nameAndSchema()
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%t\x00", name, f.Strict)
 	h.Write(schema)
@@ -146,13 +166,17 @@ func (fs *formats) get(f *Format) (*answerFormat, error) {
 // A schema whose root is not an object is wrapped as the "value" property
 // of one: the reader reads objects.
 func compileFormat(name string, schema []byte, strict bool) (*answerFormat, error) {
+	// Bounded, and every reference inside it, before anything compiles it.
+	if err := structured.CheckSchema(context.Background(), schema); err != nil {
+		return nil, fmt.Errorf("format.schema: %w", err)
+	}
 	var root map[string]any
 	d := json.NewDecoder(bytes.NewReader(schema))
 	d.UseNumber()
 	if err := d.Decode(&root); err != nil {
 		return nil, fmt.Errorf("format.schema is not valid JSON: %w", err)
 	}
-	full, err := compileSchema(schema)
+	full, err := structured.CompileSchema(context.Background(), schema)
 	if err != nil {
 		return nil, fmt.Errorf("format.schema: %w", err)
 	}
@@ -164,7 +188,7 @@ func compileFormat(name string, schema []byte, strict bool) (*answerFormat, erro
 		inner := map[string]any{}
 		for k, v := range root {
 			switch k {
-			case "$schema", "$defs", "definitions":
+			case "$schema", "$id", "$defs", "definitions":
 				wrapper[k] = v
 			default:
 				inner[k] = v
@@ -180,20 +204,6 @@ func compileFormat(name string, schema []byte, strict bool) (*answerFormat, erro
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "structured: "))
 	}
 	return af, nil
-}
-
-// compileSchema compiles schema as a validator of the draft its $schema
-// names (2020-12 when it names none).
-func compileSchema(schema []byte) (*validator.Schema, error) {
-	doc, err := validator.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, err
-	}
-	c := validator.NewCompiler()
-	if err := c.AddResource("mem:///format.json", doc); err != nil {
-		return nil, err
-	}
-	return c.Compile("mem:///format.json")
 }
 
 // value is the answer v stands for: v itself, or its "value" when the

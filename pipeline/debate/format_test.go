@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/madspark/madspark/engine"
 	"github.com/madspark/madspark/provider/openai"
@@ -232,5 +234,55 @@ func TestWrittenReadsOldJournals(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"text":"t","finish_reason":"length"}`), &w); err != nil || w.Text != "t" || w.FinishReason != "length" {
 		t.Fatalf("%+v %v", w, err)
+	}
+}
+
+// TestFormatSchemaStaysInside: a format whose schema points outside itself,
+// or is too deep, is refused by Validate (the path of the REST API and
+// MCP) and by CheckFormat (the path of /v1) before any run, naming what
+// is refused, at once and without opening anything: the FIFO would block
+// a reader for ever.
+func TestFormatSchemaStaysInside(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pipe, err := New(counter, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := `{"type":"object","properties":{"a":` + strings.Repeat(`{"type":"array","items":`, 4000) + `{}` + strings.Repeat(`}`, 4000) + `}}`
+	for _, tc := range []struct{ schema, want string }{
+		{`{"type":"object","properties":{"a":{"$ref":"file://` + fifo + `"}}}`, `"file://` + fifo + `"`},
+		{`{"type":"string","not":{"$ref":"file:///dev/stdin"}}`, `"file:///dev/stdin"`},
+		{`{"$schema":"file://` + fifo + `","type":"object"}`, `"file://` + fifo + `"`},
+		{`{"$schema":"http://127.0.0.1:1/meta.json","type":"object"}`, `"http://127.0.0.1:1/meta.json"`},
+		{`{"type":"object","properties":{"a":{"$dynamicRef":"http://127.0.0.1:1/x"}}}`, `"http://127.0.0.1:1/x"`},
+		{deep, "nests deeper than 64 levels"},
+	} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			f := &Format{Name: "x", Schema: Schema(tc.schema)}
+			p := DefaultParams()
+			p.Query, p.Format = "q", f
+			if err := p.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "format.schema: ") {
+				t.Errorf("Validate: %v, want format.schema: … %s", err, tc.want)
+			}
+			if err := pipe.CheckFormat(f); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("CheckFormat: %v, want %s", err, tc.want)
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%.80s: not refused within 5 s", tc.schema)
+		}
+	}
+	// A root that is not an object is asked for as {"value": …}: its $id
+	// and definitions stay at the root, where its references find them.
+	f := &Format{Name: "list", Schema: Schema(`{"$id":"https://example.com/list.json","type":"array","items":{"$ref":"#/$defs/item"},"$defs":{"item":{"type":"string"}}}`)}
+	if err := pipe.CheckFormat(f); err != nil {
+		t.Errorf("a list with an $id: %v", err)
 	}
 }

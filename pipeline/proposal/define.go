@@ -33,24 +33,15 @@ func Definition(sources []search.Provider, logger *slog.Logger, font []byte) (pi
 		Result:      reflect.TypeFor[Result](),
 		Title:       "Research proposal",
 		Description: "A research proposal from a researcher's profile: problem with real literature, SMART objectives, methodology, data plan and a quality-control loop, as PDF.",
-		NewParams: func() pipeline.Params {
+		NewParams: pipeline.Defaults(func() Params {
 			p := DefaultParams()
 			p.ProfileSource = "api"
-			return &p
-		},
-		Run: func(ctx context.Context, r *engine.Run, p pipeline.Params) (any, error) {
-			in, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("proposal: parameters of type %T", p)
-			}
-			return pipe.Run(ctx, r, *in)
-		},
-		Topic: func(p pipeline.Params) string {
-			if in, ok := p.(*Params); ok {
-				return in.Profile.ResearchArea
-			}
-			return ""
-		},
+			return p
+		}),
+		Run: pipeline.Runs(func(ctx context.Context, r *engine.Run, p *Params) (any, error) {
+			return pipe.Run(ctx, r, *p)
+		}),
+		Topic: pipeline.Topics(func(p *Params) string { return p.Profile.ResearchArea }),
 		Files: func(run *madspark.Run) (map[string][]byte, error) {
 			res, err := pipeline.StoredResult[Result](run)
 			if err != nil {
@@ -65,6 +56,13 @@ func Definition(sources []search.Provider, logger *slog.Logger, font []byte) (pi
 		// No QueryParam: a proposal needs a whole profile, not one line.
 		Document: RunDocument,
 		Table:    Table,
+		Verdict: func(run *madspark.Run) (*pipeline.Verdict, error) {
+			res, err := pipeline.StoredResult[Result](run)
+			if err != nil {
+				return nil, err
+			}
+			return res.Verdict(), nil
+		},
 	}, nil
 }
 

@@ -219,6 +219,9 @@ func TestMockRunPassesFirstTime(t *testing.T) {
 	if r.res.Notice(Meta{}) != "" || !strings.Contains(r.res.Notice(Meta{Mock: true}), "MOCK DATA") {
 		t.Errorf("notice %q", r.res.Notice(Meta{Mock: true}))
 	}
+	if v := r.res.Verdict(); v == nil || !v.Passed || v.Check != "quality control" || !strings.HasPrefix(v.Note, "coherence ") {
+		t.Errorf("verdict %+v", v)
+	}
 }
 
 // TestRefinementCapStillProduces gives a profile too short for any study:
@@ -249,6 +252,12 @@ func TestRefinementCapStillProduces(t *testing.T) {
 	}
 	if n := res.Notice(Meta{}); !strings.Contains(n, "NOT PASSED") {
 		t.Errorf("notice %q", n)
+	}
+	if v := res.Verdict(); v == nil || v.Passed || v.Note != "not passed after 2 refinements: "+res.QualityValidation.Reason {
+		t.Errorf("verdict %+v", v)
+	}
+	if stopped := (Result{FailedStep: "r1/objectives"}); stopped.Verdict() != nil {
+		t.Error("a proposal stopped at a failed step has a verdict")
 	}
 	// The refined problem formulation planned new searches from the
 	// feedback.

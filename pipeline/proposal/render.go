@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark/document"
+	"github.com/madspark/madspark/pipeline"
 )
 
 // MockNotice is the notice every output of a mock run carries.
@@ -34,6 +35,24 @@ func (res *Result) Notice(m Meta) string {
 		n = append(n, fmt.Sprintf("NOT PASSED: this proposal did not pass quality control after %s (%s).", document.Count(res.Refinements, "refinement"), res.QualityValidation.Reason))
 	}
 	return strings.Join(n, " ")
+}
+
+// Verdict is quality control's verdict on a finished proposal, for the
+// run's page and listings; nil for one that stopped at a failed step.
+func (res *Result) Verdict() *pipeline.Verdict {
+	if res.FailedStep != "" {
+		return nil
+	}
+	qv := res.QualityValidation
+	if res.Passed {
+		return &pipeline.Verdict{Check: "quality control", Passed: true,
+			Note: fmt.Sprintf("coherence %.2f, feasibility %.2f", qv.CoherenceScore, qv.FeasibilityScore)}
+	}
+	note := "not passed after " + document.Count(res.Refinements, "refinement")
+	if qv.Reason != "" {
+		note += ": " + qv.Reason
+	}
+	return &pipeline.Verdict{Check: "quality control", Note: note}
 }
 
 // pageNotice is the notice's short form for every page.

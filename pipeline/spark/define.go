@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"reflect"
 
 	"github.com/madspark/madspark"
@@ -23,23 +22,11 @@ func Definition() (pipeline.Definition, error) {
 		Result:      reflect.TypeFor[Result](),
 		Title:       "Spark",
 		Description: "Ideas for a topic and context: generated, critiqued, argued for and against, improved and re-scored.",
-		NewParams: func() pipeline.Params {
-			p := DefaultParams()
-			return &p
-		},
-		Run: func(ctx context.Context, r *engine.Run, p pipeline.Params) (any, error) {
-			in, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("spark: parameters of type %T", p)
-			}
-			return pipe.Run(ctx, r, *in)
-		},
-		Topic: func(p pipeline.Params) string {
-			if in, ok := p.(*Params); ok {
-				return in.Topic
-			}
-			return ""
-		},
+		NewParams:   pipeline.Defaults(DefaultParams),
+		Run: pipeline.Runs(func(ctx context.Context, r *engine.Run, p *Params) (any, error) {
+			return pipe.Run(ctx, r, *p)
+		}),
+		Topic: pipeline.Topics(func(p *Params) string { return p.Topic }),
 		Files: func(run *madspark.Run) (map[string][]byte, error) {
 			rep, err := ReportOf(run)
 			if err != nil {

@@ -9,6 +9,7 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,6 +108,15 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 // build translates req into the SDK's parameters. tool is the structured
 // output tool when req has a schema, or nil.
 func (c *Client) build(req *llm.Request) (sdk.MessageNewParams, *outputTool, error) {
+	if err := llm.CheckTools(req.Tools, req.ToolChoice); err != nil {
+		return sdk.MessageNewParams{}, nil, &llm.Error{Provider: Name, Message: err.Error(), Param: "tools"}
+	}
+	if req.Schema != nil && len(req.Tools) > 0 {
+		// Structured output is a forced tool here: the two cannot share
+		// the tool choice.
+		return sdk.MessageNewParams{}, nil, &llm.Error{Provider: Name, Param: "tools",
+			Message: "Anthropic's structured output is a forced tool call, so a request cannot ask for JSON of a schema and offer tools at once"}
+	}
 	model := req.Model
 	if model == "" {
 		model = c.model
@@ -132,15 +142,13 @@ func (c *Client) build(req *llm.Request) (sdk.MessageNewParams, *outputTool, err
 		// Sent nowhere, it would be a setting silently dropped.
 		return params, nil, &llm.Error{Provider: Name, Message: "Anthropic's API takes no seed; leave seed unset"}
 	}
-	for i, m := range req.Messages {
-		switch m.Role {
-		case llm.RoleUser:
-			params.Messages = append(params.Messages, sdk.NewUserMessage(sdk.NewTextBlock(m.Content)))
-		case llm.RoleAssistant:
-			params.Messages = append(params.Messages, sdk.NewAssistantMessage(sdk.NewTextBlock(m.Content)))
-		default:
-			return params, nil, &llm.Error{Provider: Name, Message: fmt.Sprintf("message %d: unknown role %q", i, m.Role)}
-		}
+	msgs, err := messagesOf(req.Messages)
+	if err != nil {
+		return params, nil, err
+	}
+	params.Messages = msgs
+	if err := tools(&params, req); err != nil {
+		return params, nil, err
 	}
 	if req.Schema == nil {
 		return params, nil, nil
@@ -161,6 +169,92 @@ func (c *Client) build(req *llm.Request) (sdk.MessageNewParams, *outputTool, err
 	}}}
 	params.ToolChoice = sdk.ToolChoiceParamOfTool(tool.name)
 	return params, tool, nil
+}
+
+// messagesOf translates a conversation: a user or assistant message's
+// text is a text block, an assistant's tool calls tool_use blocks after
+// it, and the results of calls, which follow them, tool_result blocks of
+// one user message.
+func messagesOf(in []llm.Message) ([]sdk.MessageParam, error) {
+	out := make([]sdk.MessageParam, 0, len(in))
+	for i, m := range in {
+		switch m.Role {
+		case llm.RoleUser:
+			out = append(out, sdk.NewUserMessage(sdk.NewTextBlock(m.Content)))
+		case llm.RoleAssistant:
+			var blocks []sdk.ContentBlockParamUnion
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				blocks = append(blocks, sdk.NewTextBlock(m.Content))
+			}
+			for _, tc := range m.ToolCalls {
+				var input map[string]json.RawMessage
+				if err := json.Unmarshal([]byte(cmp.Or(tc.Arguments, "{}")), &input); err != nil {
+					return nil, &llm.Error{Provider: Name, Param: "tools",
+						Message: fmt.Sprintf("message %d: the arguments of tool call %s are not a JSON object", i, tc.ID)}
+				}
+				blocks = append(blocks, sdk.NewToolUseBlock(tc.ID, json.RawMessage(cmp.Or(tc.Arguments, "{}")), tc.Name))
+			}
+			out = append(out, sdk.NewAssistantMessage(blocks...))
+		case llm.RoleTool:
+			result := sdk.NewToolResultBlock(m.ToolCallID, m.Content, false)
+			if n := len(out); n > 0 && i > 0 && in[i-1].Role == llm.RoleTool {
+				out[n-1].Content = append(out[n-1].Content, result)
+			} else {
+				out = append(out, sdk.NewUserMessage(result))
+			}
+		default:
+			return nil, &llm.Error{Provider: Name, Message: fmt.Sprintf("message %d: unknown role %q", i, m.Role)}
+		}
+	}
+	return out, nil
+}
+
+// tools puts req's tools and tool choice on p: "required" is Anthropic's
+// "any", a function named its "tool", and parallel_tool_calls false its
+// disable_parallel_tool_use.
+func tools(p *sdk.MessageNewParams, req *llm.Request) error {
+	for _, tool := range req.Tools {
+		params := tool.Parameters
+		if len(params) == 0 {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		schema, err := inputSchema(params)
+		if err != nil {
+			return &llm.Error{Provider: Name, Param: "tools", Message: fmt.Sprintf("tool %s: %v", tool.Name, err)}
+		}
+		tp := &sdk.ToolParam{Name: tool.Name, InputSchema: schema}
+		if tool.Description != "" {
+			tp.Description = sdk.String(tool.Description)
+		}
+		if tool.Strict {
+			tp.Strict = sdk.Bool(true)
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
+	}
+	serial := req.ParallelToolCalls != nil && !*req.ParallelToolCalls && len(req.Tools) > 0
+	switch c := req.ToolChoice; {
+	case c == nil && serial:
+		p.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{DisableParallelToolUse: sdk.Bool(true)}}
+	case c == nil:
+	case c.Mode == llm.ToolNone:
+		p.ToolChoice = sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
+	case c.Mode == llm.ToolRequired && c.Name != "":
+		p.ToolChoice = sdk.ToolChoiceParamOfTool(c.Name)
+		if serial {
+			p.ToolChoice.OfTool.DisableParallelToolUse = sdk.Bool(true)
+		}
+	case c.Mode == llm.ToolRequired:
+		p.ToolChoice = sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{}}
+		if serial {
+			p.ToolChoice.OfAny.DisableParallelToolUse = sdk.Bool(true)
+		}
+	default:
+		p.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{}}
+		if serial {
+			p.ToolChoice.OfAuto.DisableParallelToolUse = sdk.Bool(true)
+		}
+	}
+	return nil
 }
 
 // outputTool is the tool that carries a structured reply.
@@ -205,13 +299,32 @@ func newOutputTool(s *llm.Schema) (*outputTool, error) {
 		}
 		return t, nil
 	}
-	// The SDK models an input schema as properties + required + extra
-	// fields; everything but "type" goes through unchanged.
-	t.inputSchema.Properties = doc["properties"]
+	t.inputSchema = objectSchema(doc)
+	return t, nil
+}
+
+// inputSchema is a tool's input schema from the JSON Schema of an object.
+func inputSchema(raw json.RawMessage) (sdk.ToolInputSchemaParam, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return sdk.ToolInputSchemaParam{}, fmt.Errorf("the parameters are not a JSON Schema object: %w", err)
+	}
+	if typ, _ := doc["type"].(string); typ != "object" {
+		return sdk.ToolInputSchemaParam{}, errors.New(`the parameters' schema must be of type "object"`)
+	}
+	return objectSchema(doc), nil
+}
+
+// objectSchema is the input schema of doc, an object's JSON Schema: the
+// SDK models one as properties + required + extra fields; everything but
+// "type" goes through unchanged.
+func objectSchema(doc map[string]any) sdk.ToolInputSchemaParam {
+	var s sdk.ToolInputSchemaParam
+	s.Properties = doc["properties"]
 	if req, ok := doc["required"].([]any); ok {
 		for _, r := range req {
-			if s, ok := r.(string); ok {
-				t.inputSchema.Required = append(t.inputSchema.Required, s)
+			if str, ok := r.(string); ok {
+				s.Required = append(s.Required, str)
 			}
 		}
 	}
@@ -224,9 +337,9 @@ func newOutputTool(s *llm.Schema) (*outputTool, error) {
 		}
 	}
 	if len(extra) > 0 {
-		t.inputSchema.ExtraFields = extra
+		s.ExtraFields = extra
 	}
-	return t, nil
+	return s
 }
 
 // replyText returns the structured reply in a tool call's input.
@@ -303,11 +416,14 @@ func finish(msg *sdk.Message, tool *outputTool) (*llm.Response, error) {
 		stop = "none"
 	}
 	var text strings.Builder
+	var calls []llm.ToolCall
 	found := false
 	for _, b := range msg.Content {
 		switch {
 		case tool == nil && b.Type == "text":
 			text.WriteString(b.Text)
+		case tool == nil && b.Type == "tool_use":
+			calls = append(calls, llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
 		case tool != nil && b.Type == "tool_use" && b.Name == tool.name && !found:
 			found = true
 			t, err := tool.replyText(b.Input)
@@ -322,14 +438,19 @@ func finish(msg *sdk.Message, tool *outputTool) (*llm.Response, error) {
 		return nil, &llm.Error{Provider: Name, Message: fmt.Sprintf("no %s tool call in the reply: stop reason %s", tool.name, stop)}
 	case msg.StopReason == sdk.StopReasonRefusal:
 		return nil, &llm.Error{Provider: Name, Message: "reply refused: stop reason refusal"}
-	case text.Len() == 0:
+	case text.Len() == 0 && len(calls) == 0:
 		return nil, &llm.Error{Provider: Name, Message: "empty reply: stop reason " + stop}
+	}
+	finishReason := strings.ToLower(string(msg.StopReason))
+	if len(calls) > 0 {
+		finishReason = llm.FinishToolCalls
 	}
 	return &llm.Response{
 		Text:         text.String(),
+		ToolCalls:    calls,
 		Provider:     Name,
 		Model:        string(msg.Model),
-		FinishReason: strings.ToLower(string(msg.StopReason)),
+		FinishReason: finishReason,
 		Usage: llm.Usage{
 			LLMCalls:     1,
 			InputTokens:  int(msg.Usage.InputTokens),

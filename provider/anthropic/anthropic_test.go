@@ -12,59 +12,16 @@ import (
 	"time"
 
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/provider/providertest"
 )
 
 var _ llm.Client = (*Client)(nil)
-
-func baseRequest() *llm.Request {
-	return &llm.Request{
-		Agent:  "test.agent",
-		System: "You are terse.",
-		Messages: []llm.Message{
-			{Role: llm.RoleUser, Content: "Hi"},
-			{Role: llm.RoleAssistant, Content: "Hello."},
-			{Role: llm.RoleUser, Content: "Say hello again."},
-		},
-		Temperature: 0.25,
-		MaxTokens:   100,
-	}
-}
-
-// asLLMError returns err as an *llm.Error, failing the test if it is not one
-// or if it carries the API key.
-func asLLMError(t *testing.T, err error) *llm.Error {
-	t.Helper()
-	if err == nil {
-		t.Fatal("expected an error")
-	}
-	noKey(t, err)
-	var e *llm.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("error %T is not an *llm.Error: %v", err, err)
-	}
-	if e.Provider != Name {
-		t.Errorf("Provider = %q", e.Provider)
-	}
-	return e
-}
-
-// noKey fails if the API key appears in err or the errors it wraps.
-func noKey(t *testing.T, err error) {
-	t.Helper()
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		for _, s := range []string{e.Error(), fmt.Sprintf("%+v", e)} {
-			if strings.Contains(s, testKey) {
-				t.Fatalf("API key leaked in error: %s", s)
-			}
-		}
-	}
-}
 
 func TestGenerate(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
 		writeJSON(w, http.StatusOK, message("end_turn", 12, 5, textBlock("Hello"), textBlock(" again")))
 	})
-	resp, err := f.client().Generate(context.Background(), baseRequest())
+	resp, err := f.client().Generate(context.Background(), providertest.BaseRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +33,7 @@ func TestGenerate(t *testing.T) {
 		t.Errorf("response\n got %+v\nwant %+v", resp, want)
 	}
 
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests", len(reqs))
 	}
@@ -108,16 +65,16 @@ func TestGenerateDefaults(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
 		writeJSON(w, http.StatusOK, message("end_turn", 1, 1, textBlock("ok")))
 	})
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	req.MaxTokens = 0
 	req.Model = "claude-other"
 	req.System = ""
 	if _, err := f.client().Generate(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	body := f.requests()[0].JSON(t)
+	body := f.Requests()[0].JSON(t)
 	if body["max_tokens"] != float64(DefaultMaxTokens) || body["model"] != "claude-other" {
-		t.Errorf("body = %s", f.requests()[0].Body)
+		t.Errorf("body = %s", f.Requests()[0].Body)
 	}
 	if _, ok := body["system"]; ok {
 		t.Error("empty system sent")
@@ -135,7 +92,7 @@ func TestStream(t *testing.T) {
 		streamEnd(send, "end_turn", 6)
 	})
 	var deltas []string
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	req.OnDelta = func(d string) { deltas = append(deltas, d) }
 	resp, err := f.client().Generate(context.Background(), req)
 	if err != nil {
@@ -164,7 +121,7 @@ func TestLargeMaxTokensStreams(t *testing.T) {
 		streamText(send, 0, "long ", "reply")
 		streamEnd(send, "end_turn", 2)
 	})
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	req.MaxTokens = 64000
 	resp, err := f.client().Generate(context.Background(), req)
 	if err != nil {
@@ -181,7 +138,7 @@ func TestStructured(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
 		writeJSON(w, http.StatusOK, message("tool_use", 20, 15, toolUseBlock("idea", map[string]any{"title": "Solar kettles", "score": 7})))
 	})
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	req.Schema = &llm.Schema{Name: "idea", JSON: []byte(ideaSchema)}
 	resp, err := f.client().Generate(context.Background(), req)
 	if err != nil {
@@ -195,7 +152,7 @@ func TestStructured(t *testing.T) {
 		t.Errorf("response = %+v", resp)
 	}
 
-	body := f.requests()[0].JSON(t)
+	body := f.Requests()[0].JSON(t)
 	tools, _ := body["tools"].([]any)
 	if len(tools) != 1 {
 		t.Fatalf("tools = %#v", body["tools"])
@@ -224,7 +181,7 @@ func TestStructuredStream(t *testing.T) {
 		streamEnd(send, "tool_use", 15)
 	})
 	var deltas []string
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	req.Schema = &llm.Schema{Name: "idea", JSON: []byte(ideaSchema)}
 	req.OnDelta = func(d string) { deltas = append(deltas, d) }
 	resp, err := f.client().Generate(context.Background(), req)
@@ -244,7 +201,7 @@ func TestStructuredNonObject(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
 		writeJSON(w, http.StatusOK, message("tool_use", 1, 1, toolUseBlock("ideas", map[string]any{"value": []string{"a", "b"}})))
 	})
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	req.Schema = &llm.Schema{Name: "ideas", JSON: []byte(listSchema)}
 	resp, err := f.client().Generate(context.Background(), req)
 	if err != nil {
@@ -253,7 +210,7 @@ func TestStructuredNonObject(t *testing.T) {
 	if resp.Text != `["a","b"]` {
 		t.Errorf("text = %s", resp.Text)
 	}
-	tool := f.requests()[0].JSON(t)["tools"].([]any)[0].(map[string]any)
+	tool := f.Requests()[0].JSON(t)["tools"].([]any)[0].(map[string]any)
 	schema, _ := json.Marshal(tool["input_schema"])
 	want := `{"$defs":{"idea":{"type":"string"}},"additionalProperties":false,"properties":{"value":{"items":{"$ref":"#/$defs/idea"},"type":"array"}},"required":["value"],"type":"object"}`
 	if string(schema) != want {
@@ -265,7 +222,7 @@ func TestStructuredNoToolCall(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
 		writeJSON(w, http.StatusOK, message("max_tokens", 1, 1, textBlock("I think")))
 	})
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	req.Schema = &llm.Schema{Name: "idea", JSON: []byte(ideaSchema)}
 	_, err := f.client().Generate(context.Background(), req)
 	e := asLLMError(t, err)
@@ -292,7 +249,7 @@ func TestRateLimited(t *testing.T) {
 					}
 					writeError(w, http.StatusTooManyRequests, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")
 				})
-				req := baseRequest()
+				req := providertest.BaseRequest()
 				if stream {
 					req.OnDelta = func(string) {}
 				}
@@ -305,7 +262,7 @@ func TestRateLimited(t *testing.T) {
 				if d := e.RetryAfter - tc.want; d > 0 || d < -1500*time.Millisecond {
 					t.Errorf("RetryAfter = %v, want %v", e.RetryAfter, tc.want)
 				}
-				if n := len(f.requests()); n != 1 {
+				if n := len(f.Requests()); n != 1 {
 					t.Errorf("%d requests reached the server, want 1 (SDK retried)", n)
 				}
 			})
@@ -322,12 +279,12 @@ func TestServerError(t *testing.T) {
 			f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
 				writeError(w, tc.status, tc.typ, "Internal server error")
 			})
-			_, err := f.client().Generate(context.Background(), baseRequest())
+			_, err := f.client().Generate(context.Background(), providertest.BaseRequest())
 			e := asLLMError(t, err)
 			if e.Status != tc.status || !e.Retryable || e.RetryAfter != 0 {
 				t.Errorf("error = %+v", e)
 			}
-			if n := len(f.requests()); n != 1 {
+			if n := len(f.Requests()); n != 1 {
 				t.Errorf("%d requests reached the server, want 1 (SDK retried)", n)
 			}
 		})
@@ -341,7 +298,7 @@ func TestBadRequest(t *testing.T) {
 		w.Header().Set("X-Should-Retry", "true")
 		writeError(w, http.StatusBadRequest, "invalid_request_error", msg)
 	})
-	_, err := f.client().Generate(context.Background(), baseRequest())
+	_, err := f.client().Generate(context.Background(), providertest.BaseRequest())
 	e := asLLMError(t, err)
 	if e.Status != 400 || e.Retryable || llm.IsRetryable(err) {
 		t.Errorf("error = %+v", e)
@@ -349,7 +306,7 @@ func TestBadRequest(t *testing.T) {
 	if !strings.Contains(e.Message, msg) || !strings.Contains(err.Error(), "HTTP 400") {
 		t.Errorf("error = %q", err.Error())
 	}
-	if n := len(f.requests()); n != 1 {
+	if n := len(f.Requests()); n != 1 {
 		t.Errorf("%d requests", n)
 	}
 	if u := errors.Unwrap(err); u == nil || !strings.Contains(u.Error(), "req_test") {
@@ -368,7 +325,7 @@ func TestStreamBroken(t *testing.T) {
 			streamStart(send, 9)
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": textBlock("")})
 			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": "Hel"}})
-			hangUp(w)
+			providertest.HangUp(w)
 		}, 0},
 		{"ended without message_stop", func(w http.ResponseWriter, r *http.Request, stream bool) {
 			send := sse(w)
@@ -389,24 +346,7 @@ func TestStreamBroken(t *testing.T) {
 		}, 529},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, tc.handler)
-			var deltas []string
-			req := baseRequest()
-			req.OnDelta = func(d string) { deltas = append(deltas, d) }
-			resp, err := f.client().Generate(context.Background(), req)
-			if resp != nil {
-				t.Errorf("response with error: %+v", resp)
-			}
-			e := asLLMError(t, err)
-			if !e.Retryable || e.Status != tc.status {
-				t.Errorf("error = %+v", e)
-			}
-			if len(deltas) == 0 || deltas[0] != "Hel" {
-				t.Errorf("deltas = %q", deltas)
-			}
-			if n := len(f.requests()); n != 1 {
-				t.Errorf("%d requests reached the server, want 1", n)
-			}
+			harness().BrokenStream(t, func(w http.ResponseWriter, r *http.Request) { tc.handler(w, r, true) }, tc.status)
 		})
 	}
 }
@@ -416,76 +356,9 @@ func TestAPIKeyNeverInError(t *testing.T) {
 		// Some APIs echo the key back; it must not survive into our error.
 		writeError(w, http.StatusUnauthorized, "authentication_error", "invalid x-api-key "+testKey)
 	})
-	_, err := f.client().Generate(context.Background(), baseRequest())
+	_, err := f.client().Generate(context.Background(), providertest.BaseRequest())
 	e := asLLMError(t, err)
 	if e.Status != 401 || e.Retryable || !strings.Contains(e.Message, "[redacted]") {
-		t.Errorf("error = %+v", e)
-	}
-
-	// A transport failure names the URL; the key is in a header, not in it.
-	dead := newFake(t, nil)
-	c := dead.client()
-	dead.srv.Close()
-	for _, stream := range []bool{false, true} {
-		req := baseRequest()
-		if stream {
-			req.OnDelta = func(string) {}
-		}
-		_, err = c.Generate(context.Background(), req)
-		e = asLLMError(t, err)
-		if !e.Retryable || e.Status != 0 {
-			t.Errorf("connection refused: %+v", e)
-		}
-	}
-}
-
-func TestContextCanceled(t *testing.T) {
-	for _, stream := range []bool{false, true} {
-		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
-			started := make(chan struct{})
-			var f *fakeAnthropic
-			f = newFake(t, func(w http.ResponseWriter, r *http.Request, isStream bool) {
-				if isStream {
-					send := sse(w)
-					streamStart(send, 1)
-				}
-				close(started)
-				select {
-				case <-r.Context().Done():
-				case <-f.release:
-				}
-			})
-			ctx, cancel := context.WithCancel(context.Background())
-			go func() {
-				<-started
-				cancel()
-			}()
-			req := baseRequest()
-			if stream {
-				req.OnDelta = func(string) {}
-			}
-			_, err := f.client().Generate(ctx, req)
-			e := asLLMError(t, err)
-			if !errors.Is(err, context.Canceled) || e.Retryable || llm.IsRetryable(err) {
-				t.Errorf("error = %+v", e)
-			}
-		})
-	}
-}
-
-func TestDeadlineExceeded(t *testing.T) {
-	var f *fakeAnthropic
-	f = newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
-		select {
-		case <-r.Context().Done():
-		case <-f.release:
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	_, err := f.client().Generate(ctx, baseRequest())
-	e := asLLMError(t, err)
-	if !errors.Is(err, context.DeadlineExceeded) || !e.Retryable {
 		t.Errorf("error = %+v", e)
 	}
 }
@@ -501,21 +374,13 @@ func TestEmptyOrRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) { writeJSON(w, http.StatusOK, tc.msg) })
-			_, err := f.client().Generate(context.Background(), baseRequest())
+			_, err := f.client().Generate(context.Background(), providertest.BaseRequest())
 			e := asLLMError(t, err)
 			if e.Retryable || !strings.Contains(e.Message, tc.want) {
 				t.Errorf("error = %+v, want %q", e, tc.want)
 			}
 		})
 	}
-}
-
-func TestUnknownRole(t *testing.T) {
-	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) { t.Error("request sent") })
-	req := baseRequest()
-	req.Messages = append(req.Messages, llm.Message{Role: "tool", Content: "x"})
-	_, err := f.client().Generate(context.Background(), req)
-	asLLMError(t, err)
 }
 
 // TestSamplingSettings: top_p and the stop sequences reach the wire; a
@@ -525,21 +390,141 @@ func TestSamplingSettings(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
 		writeJSON(w, http.StatusOK, message("end_turn", 12, 5, textBlock("Hello")))
 	})
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	topP := 0.4
 	req.TopP, req.Stop = &topP, []string{"END"}
 	if _, err := f.client().Generate(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	body := f.requests()[0].JSON(t)
+	body := f.Requests()[0].JSON(t)
 	if body["top_p"] != 0.4 || !reflect.DeepEqual(body["stop_sequences"], []any{"END"}) {
-		t.Errorf("body = %s", f.requests()[0].Body)
+		t.Errorf("body = %s", f.Requests()[0].Body)
 	}
 	seed := int64(3)
 	req.Seed = &seed
 	_, err := f.client().Generate(context.Background(), req)
 	var le *llm.Error
-	if !errors.As(err, &le) || le.Retryable || !strings.Contains(err.Error(), "seed") || len(f.requests()) != 1 {
-		t.Errorf("a seed: %v, %d requests", err, len(f.requests()))
+	if !errors.As(err, &le) || le.Retryable || !strings.Contains(err.Error(), "seed") || len(f.Requests()) != 1 {
+		t.Errorf("a seed: %v, %d requests", err, len(f.Requests()))
+	}
+}
+
+// TestToolCalls: a request's tools go out as Anthropic's tools (their
+// input schemas as given), its tool choice as auto, any, tool or none with
+// disable_parallel_tool_use for parallel_tool_calls false; the reply's
+// tool_use blocks are its tool calls, plain and streamed; calls and their
+// results in the conversation go back as tool_use blocks and one user
+// message of tool_result blocks.
+func TestToolCalls(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
+			call := map[string]any{"type": "tool_use", "id": "toolu_1", "name": "weather", "input": map[string]any{"city": "Oslo"}}
+			if !stream {
+				writeJSON(w, http.StatusOK, message("tool_use", 20, 9, textBlock("Looking."), call))
+				return
+			}
+			send := sse(w)
+			streamStart(send, 20)
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": textBlock("")})
+			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": "Looking."}})
+			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+			call["input"] = map[string]any{}
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": 1, "content_block": call})
+			for _, p := range []string{`{"city"`, `: "Oslo"}`} {
+				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 1, "delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
+			}
+			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 1})
+			streamEnd(send, "tool_use", 9)
+		})
+		no := false
+		req := providertest.BaseRequest()
+		req.Tools = []llm.Tool{{Name: "weather", Description: "The weather", Parameters: json.RawMessage(ideaSchema)}, {Name: "clock"}}
+		req.ToolChoice, req.ParallelToolCalls = &llm.ToolChoice{Mode: llm.ToolRequired}, &no
+		var deltas strings.Builder
+		if stream {
+			req.OnDelta = func(s string) { deltas.WriteString(s) }
+		}
+		resp, err := f.client().Generate(context.Background(), req)
+		if err != nil {
+			t.Fatalf("stream %v: %v", stream, err)
+		}
+		if len(resp.ToolCalls) != 1 || resp.ToolCalls[0].ID != "toolu_1" || resp.ToolCalls[0].Name != "weather" || resp.ToolCalls[0].Arguments != `{"city":"Oslo"}` && resp.ToolCalls[0].Arguments != `{"city": "Oslo"}` ||
+			resp.FinishReason != llm.FinishToolCalls || resp.Text != "Looking." || (stream && deltas.String() != "Looking.") {
+			t.Errorf("stream %v: %+v (deltas %q)", stream, resp, deltas.String())
+		}
+		body := f.Requests()[0].JSON(t)
+		tools, _ := body["tools"].([]any)
+		var wantSchema any
+		_ = json.Unmarshal([]byte(ideaSchema), &wantSchema)
+		if len(tools) != 2 || !reflect.DeepEqual(tools[0].(map[string]any)["input_schema"], wantSchema) || tools[0].(map[string]any)["description"] != "The weather" ||
+			!reflect.DeepEqual(tools[1].(map[string]any)["input_schema"], map[string]any{"type": "object", "properties": map[string]any{}}) {
+			t.Errorf("tools %#v", body["tools"])
+		}
+		if want := map[string]any{"type": "any", "disable_parallel_tool_use": true}; !reflect.DeepEqual(body["tool_choice"], want) {
+			t.Errorf("tool_choice %#v", body["tool_choice"])
+		}
+	}
+
+	// The choices, and a conversation with calls and results.
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) {
+		writeJSON(w, http.StatusOK, message("end_turn", 5, 2, textBlock("It is sunny.")))
+	})
+	for _, tc := range []struct {
+		choice *llm.ToolChoice
+		want   map[string]any
+	}{
+		{&llm.ToolChoice{Mode: llm.ToolAuto}, map[string]any{"type": "auto"}},
+		{&llm.ToolChoice{Mode: llm.ToolNone}, map[string]any{"type": "none"}},
+		{&llm.ToolChoice{Mode: llm.ToolRequired, Name: "clock"}, map[string]any{"type": "tool", "name": "clock"}},
+	} {
+		req := providertest.BaseRequest()
+		req.Tools, req.ToolChoice = []llm.Tool{{Name: "weather"}, {Name: "clock"}}, tc.choice
+		req.Messages = append(req.Messages,
+			llm.Message{Role: llm.RoleUser, Content: "weather and time?"},
+			llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "t1", Name: "weather", Arguments: `{"city":"Oslo"}`}, {ID: "t2", Name: "clock", Arguments: "{}"}}},
+			llm.Message{Role: llm.RoleTool, ToolCallID: "t1", Content: "sunny"}, llm.Message{Role: llm.RoleTool, ToolCallID: "t2", Content: "noon"})
+		resp, err := f.client().Generate(context.Background(), req)
+		if err != nil || resp.Text != "It is sunny." || resp.FinishReason != "end_turn" {
+			t.Fatalf("%+v, %v", resp, err)
+		}
+		reqs := f.Requests()
+		body := reqs[len(reqs)-1].JSON(t)
+		if !reflect.DeepEqual(body["tool_choice"], tc.want) {
+			t.Errorf("tool_choice %#v, want %#v", body["tool_choice"], tc.want)
+		}
+		msgs := body["messages"].([]any)
+		assistant, results := msgs[len(msgs)-2].(map[string]any), msgs[len(msgs)-1].(map[string]any)
+		blocks, rblocks := assistant["content"].([]any), results["content"].([]any)
+		if len(msgs) != 6 || len(blocks) != 2 || blocks[0].(map[string]any)["type"] != "tool_use" || blocks[0].(map[string]any)["id"] != "t1" ||
+			!reflect.DeepEqual(blocks[0].(map[string]any)["input"], map[string]any{"city": "Oslo"}) || results["role"] != "user" || len(rblocks) != 2 ||
+			rblocks[1].(map[string]any)["tool_use_id"] != "t2" {
+			t.Errorf("messages %s", reqs[len(reqs)-1].Body)
+		}
+	}
+}
+
+// TestToolsRefused: tools with a JSON schema, which Anthropic's structured
+// output (a forced tool) cannot take with them, or a tool call whose
+// arguments are not an object, are refused before anything is sent,
+// naming tools.
+func TestToolsRefused(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, stream bool) { t.Error("request sent") })
+	for _, change := range []func(*llm.Request){
+		func(r *llm.Request) {
+			r.Tools, r.Schema = []llm.Tool{{Name: "weather"}}, &llm.Schema{Name: "idea", JSON: []byte(ideaSchema)}
+		},
+		func(r *llm.Request) {
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "weather", Arguments: "[1]"}}})
+		},
+		func(r *llm.Request) {
+			r.Tools = []llm.Tool{{Name: "weather", Parameters: json.RawMessage(`{"type":"string"}`)}}
+		},
+	} {
+		req := providertest.BaseRequest()
+		change(req)
+		_, err := f.client().Generate(context.Background(), req)
+		if e := asLLMError(t, err); e.Param != "tools" {
+			t.Errorf("%+v", e)
+		}
 	}
 }

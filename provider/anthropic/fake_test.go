@@ -3,32 +3,21 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
+
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/provider/providertest"
 )
 
 // testKey is the API key the tests use; it must never show in an error.
 const testKey = "sk-ant-TEST-secret-key-0123456789"
 
-// recorded is one request as the fake server received it.
-type recorded struct {
-	Method string
-	Path   string
-	Header http.Header
-	Body   []byte
-}
-
-// JSON decodes the recorded body.
-func (r recorded) JSON(t *testing.T) map[string]any {
+// asLLMError returns err as an *llm.Error, failing the test if it is not
+// one or if it carries the API key.
+func asLLMError(t *testing.T, err error) *llm.Error {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.Body, &m); err != nil {
-		t.Fatalf("request body is not JSON: %v\n%s", err, r.Body)
-	}
-	return m
+	return providertest.LLMError(t, err, Name, testKey)
 }
 
 // fakeAnthropic is an in-process server speaking the Messages API's wire
@@ -37,67 +26,40 @@ func (r recorded) JSON(t *testing.T) map[string]any {
 // content_block_start, content_block_delta, content_block_stop,
 // message_delta and message_stop. Each test supplies the handler that shapes
 // the reply (and injects faults).
-type fakeAnthropic struct {
-	srv     *httptest.Server
-	handler func(w http.ResponseWriter, r *http.Request, stream bool)
-	// release is closed at the end of the test to free blocked handlers.
-	release chan struct{}
-
-	mu   sync.Mutex
-	reqs []recorded
-}
+type fakeAnthropic struct{ *providertest.Server }
 
 func newFake(t *testing.T, handler func(w http.ResponseWriter, r *http.Request, stream bool)) *fakeAnthropic {
 	t.Helper()
-	f := &fakeAnthropic{handler: handler, release: make(chan struct{})}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
-	t.Cleanup(func() { close(f.release) }) // runs before srv.Close
-	return f
-}
-
-func (f *fakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.reqs = append(f.reqs, recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-	f.mu.Unlock()
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-		writeError(w, http.StatusNotFound, "not_found_error", "Not found")
-		return
-	}
-	if r.Header.Get("X-Api-Key") != testKey {
-		writeError(w, http.StatusUnauthorized, "authentication_error", "invalid x-api-key")
-		return
-	}
-	if r.Header.Get("Anthropic-Version") == "" {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version header is required")
-		return
-	}
-	var req struct {
-		Stream bool `json:"stream"`
-	}
-	_ = json.Unmarshal(body, &req)
-	f.handler(w, r, req.Stream)
-}
-
-// requests returns what the server has received so far.
-func (f *fakeAnthropic) requests() []recorded {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]recorded(nil), f.reqs...)
+	return &fakeAnthropic{providertest.NewServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+			writeError(w, http.StatusNotFound, "not_found_error", "Not found")
+			return
+		}
+		if r.Header.Get("X-Api-Key") != testKey {
+			writeError(w, http.StatusUnauthorized, "authentication_error", "invalid x-api-key")
+			return
+		}
+		if r.Header.Get("Anthropic-Version") == "" {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version header is required")
+			return
+		}
+		var req struct {
+			Stream bool `json:"stream"`
+		}
+		_ = json.Unmarshal(body, &req)
+		handler(w, r, req.Stream)
+	})}
 }
 
 // client returns a Client pointed at the fake server.
 func (f *fakeAnthropic) client() *Client {
-	return New(Config{APIKey: testKey, BaseURL: f.srv.URL, HTTPClient: f.srv.Client()})
+	return New(Config{APIKey: testKey, BaseURL: f.URL, HTTPClient: f.Client()})
 }
 
 // writeJSON writes v as a JSON response with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Request-Id", "req_test")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	providertest.WriteJSON(w, status, "application/json", v)
 }
 
 // writeError writes an Anthropic API error body.
@@ -126,18 +88,13 @@ func toolUseBlock(name string, input any) map[string]any {
 
 // sse starts an SSE response and returns a function that sends one event.
 func sse(w http.ResponseWriter) func(event string, data any) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	fl := w.(http.Flusher)
-	fl.Flush()
+	send := providertest.SSE(w)
 	return func(event string, data any) {
 		b, err := json.Marshal(data)
 		if err != nil {
 			panic(err)
 		}
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-		fl.Flush()
+		send(fmt.Sprintf("event: %s\ndata: %s\n\n", event, b))
 	}
 }
 
@@ -165,12 +122,16 @@ func streamEnd(send func(string, any), stop string, out int) {
 	send("message_stop", map[string]any{"type": "message_stop"})
 }
 
-// hangUp drops the connection without finishing the response, as a network
-// failure would.
-func hangUp(w http.ResponseWriter) {
-	conn, _, err := w.(http.Hijacker).Hijack()
-	if err != nil {
-		panic(err)
-	}
-	conn.Close()
+// harness is the client and the fake server as the checks all providers
+// share see them.
+func harness() providertest.Harness {
+	return providertest.Harness{Provider: Name, Key: testKey,
+		Serve: func(t *testing.T, h http.HandlerFunc) (*providertest.Server, llm.Client) {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ bool) { h(w, r) })
+			return f.Server, f.client()
+		},
+		StreamStart: func(w http.ResponseWriter) { streamStart(sse(w), 1) }}
 }
+
+// TestCommon runs the checks every provider's client must pass.
+func TestCommon(t *testing.T) { providertest.Run(t, harness()) }

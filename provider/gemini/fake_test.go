@@ -4,34 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/provider/providertest"
 )
 
 // testKey is the API key the tests use; it must never show in an error.
 const testKey = "AIzaTEST-secret-key-0123456789"
 
-// recorded is one request as the fake server received it.
-type recorded struct {
-	Method string
-	Path   string
-	Query  string
-	Header http.Header
-	Body   []byte
-}
-
-// JSON decodes the recorded body.
-func (r recorded) JSON(t *testing.T) map[string]any {
+// asLLMError returns err as an *llm.Error, failing the test if it is not
+// one or if it carries the API key.
+func asLLMError(t *testing.T, err error) *llm.Error {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.Body, &m); err != nil {
-		t.Fatalf("request body is not JSON: %v\n%s", err, r.Body)
-	}
-	return m
+	return providertest.LLMError(t, err, Name, testKey)
 }
 
 // fakeGemini is an in-process server speaking the Gemini API's wire
@@ -39,53 +27,28 @@ func (r recorded) JSON(t *testing.T) map[string]any {
 // and POST /v1beta/models/{model}:streamGenerateContent?alt=sse with
 // "data: {...}" events. Each test supplies the handler that shapes the reply
 // (and injects faults).
-type fakeGemini struct {
-	srv     *httptest.Server
-	handler func(w http.ResponseWriter, r *http.Request)
-	// release is closed at the end of the test to free blocked handlers.
-	release chan struct{}
+type fakeGemini struct{ *providertest.Server }
 
-	mu   sync.Mutex
-	reqs []recorded
-}
-
-func newFake(t *testing.T, handler func(w http.ResponseWriter, r *http.Request)) *fakeGemini {
+func newFake(t *testing.T, handler http.HandlerFunc) *fakeGemini {
 	t.Helper()
-	f := &fakeGemini{handler: handler, release: make(chan struct{})}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
-	t.Cleanup(func() { close(f.release) }) // runs before srv.Close
-	return f
-}
-
-func (f *fakeGemini) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.reqs = append(f.reqs, recorded{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
-	f.mu.Unlock()
-	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/v1beta/models/") ||
-		!(strings.HasSuffix(r.URL.Path, ":generateContent") || strings.HasSuffix(r.URL.Path, ":streamGenerateContent")) {
-		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such method "+r.URL.Path)
-		return
-	}
-	if r.Header.Get("x-goog-api-key") != testKey {
-		writeError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "missing or wrong API key")
-		return
-	}
-	f.handler(w, r)
-}
-
-// requests returns what the server has received so far.
-func (f *fakeGemini) requests() []recorded {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]recorded(nil), f.reqs...)
+	return &fakeGemini{providertest.NewServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/v1beta/models/") ||
+			!(strings.HasSuffix(r.URL.Path, ":generateContent") || strings.HasSuffix(r.URL.Path, ":streamGenerateContent")) {
+			writeError(w, http.StatusNotFound, "NOT_FOUND", "no such method "+r.URL.Path)
+			return
+		}
+		if r.Header.Get("x-goog-api-key") != testKey {
+			writeError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "missing or wrong API key")
+			return
+		}
+		handler(w, r)
+	})}
 }
 
 // client returns a Client pointed at the fake server.
 func (f *fakeGemini) client(t *testing.T) *Client {
 	t.Helper()
-	c, err := New(context.Background(), Config{APIKey: testKey, BaseURL: f.srv.URL, HTTPClient: f.srv.Client()})
+	c, err := New(context.Background(), Config{APIKey: testKey, BaseURL: f.URL, HTTPClient: f.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,9 +57,7 @@ func (f *fakeGemini) client(t *testing.T) *Client {
 
 // writeJSON writes v as a JSON response with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	providertest.WriteJSON(w, status, "application/json; charset=UTF-8", v)
 }
 
 // writeError writes a Google API error body.
@@ -110,28 +71,14 @@ func writeError(w http.ResponseWriter, status int, code, msg string, details ...
 
 // sse starts an SSE response and returns a function that sends one event.
 func sse(w http.ResponseWriter) func(v any) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	fl := w.(http.Flusher)
-	fl.Flush()
+	send := providertest.SSE(w)
 	return func(v any) {
 		b, err := json.Marshal(v)
 		if err != nil {
 			panic(err)
 		}
-		fmt.Fprintf(w, "data: %s\r\n\r\n", b)
-		fl.Flush()
+		send(fmt.Sprintf("data: %s\r\n\r\n", b))
 	}
-}
-
-// hangUp drops the connection without finishing the response, as a network
-// failure would.
-func hangUp(w http.ResponseWriter) {
-	conn, _, err := w.(http.Hijacker).Hijack()
-	if err != nil {
-		panic(err)
-	}
-	conn.Close()
 }
 
 // textResponse is a generateContent response (or stream chunk) with text,
@@ -154,3 +101,17 @@ func textResponse(text, finish string, usage map[string]any) map[string]any {
 	}
 	return r
 }
+
+// harness is the client and the fake server as the checks all providers
+// share see them.
+func harness() providertest.Harness {
+	return providertest.Harness{Provider: Name, Key: testKey,
+		Serve: func(t *testing.T, h http.HandlerFunc) (*providertest.Server, llm.Client) {
+			f := newFake(t, h)
+			return f.Server, f.client(t)
+		},
+		StreamStart: func(w http.ResponseWriter) { sse(w)(textResponse("Hel", "", nil)) }}
+}
+
+// TestCommon runs the checks every provider's client must pass.
+func TestCommon(t *testing.T) { providertest.Run(t, harness()) }

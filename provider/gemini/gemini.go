@@ -7,7 +7,10 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -150,18 +153,9 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 
 // build translates req into genai's contents and config.
 func (c *Client) build(req *llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
-	contents := make([]*genai.Content, 0, len(req.Messages))
-	for i, m := range req.Messages {
-		var role genai.Role
-		switch m.Role {
-		case llm.RoleUser:
-			role = genai.RoleUser
-		case llm.RoleAssistant:
-			role = genai.RoleModel
-		default:
-			return nil, nil, &llm.Error{Provider: Name, Message: fmt.Sprintf("message %d: unknown role %q", i, m.Role)}
-		}
-		contents = append(contents, &genai.Content{Role: string(role), Parts: []*genai.Part{{Text: m.Content}}})
+	contents, err := contentsOf(req.Messages)
+	if err != nil {
+		return nil, nil, err
 	}
 	temp := float32(req.Temperature)
 	cfg := &genai.GenerateContentConfig{
@@ -197,7 +191,99 @@ func (c *Client) build(req *llm.Request) ([]*genai.Content, *genai.GenerateConte
 		// ResponseSchema would need genai's OpenAPI-subset Schema type.
 		cfg.ResponseJsonSchema = doc
 	}
+	if err := tools(cfg, req); err != nil {
+		return nil, nil, err
+	}
 	return contents, cfg, nil
+}
+
+// contentsOf translates a conversation: an assistant's tool calls are
+// functionCall parts after its text, and the results of calls, which
+// follow them, functionResponse parts of one user content, each named
+// after its call's function (Gemini asks for the name).
+func contentsOf(msgs []llm.Message) ([]*genai.Content, error) {
+	out := make([]*genai.Content, 0, len(msgs))
+	names := map[string]string{} // call ID → function
+	for i, m := range msgs {
+		switch m.Role {
+		case llm.RoleUser:
+			out = append(out, &genai.Content{Role: string(genai.RoleUser), Parts: []*genai.Part{{Text: m.Content}}})
+		case llm.RoleAssistant:
+			c := &genai.Content{Role: string(genai.RoleModel)}
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				c.Parts = append(c.Parts, &genai.Part{Text: m.Content})
+			}
+			for _, tc := range m.ToolCalls {
+				var args map[string]any
+				if err := json.Unmarshal([]byte(cmp.Or(tc.Arguments, "{}")), &args); err != nil {
+					return nil, &llm.Error{Provider: Name, Param: "tools",
+						Message: fmt.Sprintf("message %d: the arguments of tool call %s are not a JSON object", i, tc.ID)}
+				}
+				names[tc.ID] = tc.Name
+				c.Parts = append(c.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Name, Args: args}})
+			}
+			out = append(out, c)
+		case llm.RoleTool:
+			name, ok := names[m.ToolCallID]
+			if !ok {
+				return nil, &llm.Error{Provider: Name, Param: "tools", Message: fmt.Sprintf("message %d answers %q, which no earlier message called", i, m.ToolCallID)}
+			}
+			part := &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: m.ToolCallID, Name: name, Response: map[string]any{"output": m.Content}}}
+			if n := len(out); n > 0 && i > 0 && msgs[i-1].Role == llm.RoleTool {
+				out[n-1].Parts = append(out[n-1].Parts, part)
+			} else {
+				out = append(out, &genai.Content{Role: string(genai.RoleUser), Parts: []*genai.Part{part}})
+			}
+		default:
+			return nil, &llm.Error{Provider: Name, Message: fmt.Sprintf("message %d: unknown role %q", i, m.Role)}
+		}
+	}
+	return out, nil
+}
+
+// tools puts req's tools on cfg as function declarations (their
+// parameters' JSON Schema as given) and its tool choice as the function
+// calling mode: AUTO, NONE, or ANY (with the one function named, when a
+// choice names one). Gemini has no setting for parallel_tool_calls false,
+// which is refused rather than ignored.
+func tools(cfg *genai.GenerateContentConfig, req *llm.Request) error {
+	if err := llm.CheckTools(req.Tools, req.ToolChoice); err != nil {
+		return &llm.Error{Provider: Name, Message: err.Error(), Param: "tools"}
+	}
+	if len(req.Tools) == 0 {
+		return nil
+	}
+	if req.ParallelToolCalls != nil && !*req.ParallelToolCalls {
+		return &llm.Error{Provider: Name, Param: "parallel_tool_calls",
+			Message: "Gemini cannot be held to one tool call at a time; leave parallel_tool_calls unset or true"}
+	}
+	decls := make([]*genai.FunctionDeclaration, 0, len(req.Tools))
+	for _, tool := range req.Tools {
+		d := &genai.FunctionDeclaration{Name: tool.Name, Description: tool.Description}
+		if len(tool.Parameters) > 0 {
+			var doc any
+			if err := json.Unmarshal(tool.Parameters, &doc); err != nil {
+				return &llm.Error{Provider: Name, Param: "tools", Message: fmt.Sprintf("tool %s: the parameters are not JSON", tool.Name)}
+			}
+			d.ParametersJsonSchema = doc
+		}
+		decls = append(decls, d)
+	}
+	cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+	if ch := req.ToolChoice; ch != nil {
+		fc := &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeAuto}
+		switch ch.Mode {
+		case llm.ToolNone:
+			fc.Mode = genai.FunctionCallingConfigModeNone
+		case llm.ToolRequired:
+			fc.Mode = genai.FunctionCallingConfigModeAny
+			if ch.Name != "" {
+				fc.AllowedFunctionNames = []string{ch.Name}
+			}
+		}
+		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: fc}
+	}
+	return nil
 }
 
 // stream runs a streaming call, passing text to onDelta as it arrives.
@@ -227,6 +313,7 @@ func (c *Client) stream(ctx context.Context, model string, contents []*genai.Con
 // result accumulates one reply from a response or a stream of chunks.
 type result struct {
 	text         strings.Builder
+	calls        []llm.ToolCall
 	chunks       int
 	finishReason genai.FinishReason
 	finishMsg    string
@@ -264,6 +351,21 @@ func (r *result) add(resp *genai.GenerateContentResponse, onDelta func(string)) 
 		return
 	}
 	for _, p := range cand.Content.Parts {
+		if p != nil && p.FunctionCall != nil {
+			fc := p.FunctionCall
+			args, _ := json.Marshal(fc.Args)
+			if fc.Args == nil {
+				args = []byte("{}")
+			}
+			// Gemini may give no call ID: the call gets one, so that its
+			// result can name it.
+			id := fc.ID
+			if id == "" {
+				id = "call_" + randomID()
+			}
+			r.calls = append(r.calls, llm.ToolCall{ID: id, Name: fc.Name, Arguments: string(args)})
+			continue
+		}
 		if p == nil || p.Thought || p.Text == "" {
 			continue
 		}
@@ -292,7 +394,7 @@ func (r *result) finish(model string) (*llm.Response, error) {
 		return nil, &llm.Error{Provider: Name, Message: "prompt blocked: block reason " + strings.ToLower(string(r.blockReason))}
 	}
 	fr := strings.ToLower(string(r.finishReason))
-	if blockedFinish[r.finishReason] || r.text.Len() == 0 {
+	if blockedFinish[r.finishReason] || (r.text.Len() == 0 && len(r.calls) == 0) {
 		what := "empty reply"
 		if blockedFinish[r.finishReason] {
 			what = "reply blocked"
@@ -315,8 +417,12 @@ func (r *result) finish(model string) (*llm.Response, error) {
 		// Thinking tokens are billed as output.
 		usage.OutputTokens = int(u.CandidatesTokenCount) + int(u.ThoughtsTokenCount)
 	}
+	if len(r.calls) > 0 {
+		fr = llm.FinishToolCalls
+	}
 	return &llm.Response{
 		Text:         r.text.String(),
+		ToolCalls:    r.calls,
 		Provider:     Name,
 		Model:        model,
 		FinishReason: fr,
@@ -496,4 +602,11 @@ func (t *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		next = http.DefaultTransport
 	}
 	return next.RoundTrip(r)
+}
+
+// randomID is 12 random bytes in hex.
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -3,7 +3,6 @@ package gemini
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,53 +14,10 @@ import (
 	"cloud.google.com/go/auth"
 
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/provider/providertest"
 )
 
 var _ llm.Client = (*Client)(nil)
-
-func baseRequest() *llm.Request {
-	return &llm.Request{
-		Agent:  "test.agent",
-		System: "You are terse.",
-		Messages: []llm.Message{
-			{Role: llm.RoleUser, Content: "Hi"},
-			{Role: llm.RoleAssistant, Content: "Hello."},
-			{Role: llm.RoleUser, Content: "Say hello again."},
-		},
-		Temperature: 0.25,
-		MaxTokens:   100,
-	}
-}
-
-// asLLMError returns err as an *llm.Error, failing the test if it is not one
-// or if it carries the API key.
-func asLLMError(t *testing.T, err error) *llm.Error {
-	t.Helper()
-	if err == nil {
-		t.Fatal("expected an error")
-	}
-	noKey(t, err)
-	var e *llm.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("error %T is not an *llm.Error: %v", err, err)
-	}
-	if e.Provider != Name {
-		t.Errorf("Provider = %q", e.Provider)
-	}
-	return e
-}
-
-// noKey fails if the API key appears in err or the errors it wraps.
-func noKey(t *testing.T, err error) {
-	t.Helper()
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		for _, s := range []string{e.Error(), fmt.Sprintf("%+v", e), fmt.Sprintf("%#v", e)} {
-			if strings.Contains(s, testKey) {
-				t.Fatalf("API key leaked in error: %s", s)
-			}
-		}
-	}
-}
 
 func TestGenerate(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
@@ -78,7 +34,7 @@ func TestGenerate(t *testing.T) {
 		writeJSON(w, http.StatusOK, resp)
 	})
 	c := f.client(t)
-	resp, err := c.Generate(context.Background(), baseRequest())
+	resp, err := c.Generate(context.Background(), providertest.BaseRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +46,7 @@ func TestGenerate(t *testing.T) {
 		t.Errorf("response\n got %+v\nwant %+v", resp, want)
 	}
 
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests", len(reqs))
 	}
@@ -134,7 +90,7 @@ func TestGenerateModelOverride(t *testing.T) {
 		delete(resp, "modelVersion")
 		writeJSON(w, http.StatusOK, resp)
 	})
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	req.Model = "gemini-2.5-pro"
 	resp, err := f.client(t).Generate(context.Background(), req)
 	if err != nil {
@@ -143,7 +99,7 @@ func TestGenerateModelOverride(t *testing.T) {
 	if resp.Model != "gemini-2.5-pro" || resp.Usage.LLMCalls != 1 {
 		t.Errorf("response = %+v", resp)
 	}
-	if p := f.requests()[0].Path; p != "/v1beta/models/gemini-2.5-pro:generateContent" {
+	if p := f.Requests()[0].Path; p != "/v1beta/models/gemini-2.5-pro:generateContent" {
 		t.Errorf("path = %s", p)
 	}
 }
@@ -156,7 +112,7 @@ func TestStream(t *testing.T) {
 		send(textResponse("world", "STOP", map[string]any{"promptTokenCount": 7, "candidatesTokenCount": 4, "thoughtsTokenCount": 10}))
 	})
 	var deltas []string
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	req.OnDelta = func(d string) { deltas = append(deltas, d) }
 	resp, err := f.client(t).Generate(context.Background(), req)
 	if err != nil {
@@ -171,7 +127,7 @@ func TestStream(t *testing.T) {
 	if want := (llm.Usage{LLMCalls: 1, InputTokens: 7, OutputTokens: 14}); resp.Usage != want {
 		t.Errorf("usage = %+v, want %+v", resp.Usage, want)
 	}
-	r := f.requests()[0]
+	r := f.Requests()[0]
 	if r.Path != "/v1beta/models/gemini-2.5-flash:streamGenerateContent" || r.Query != "alt=sse" {
 		t.Errorf("request = %s?%s", r.Path, r.Query)
 	}
@@ -183,7 +139,7 @@ func TestStructured(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, textResponse(`{"title":"Solar kettles","score":7}`, "STOP", nil))
 	})
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	req.Schema = &llm.Schema{Name: "idea", JSON: []byte(ideaSchema)}
 	resp, err := f.client(t).Generate(context.Background(), req)
 	if err != nil {
@@ -192,7 +148,7 @@ func TestStructured(t *testing.T) {
 	if resp.Text != `{"title":"Solar kettles","score":7}` {
 		t.Errorf("text = %s", resp.Text)
 	}
-	gc, _ := f.requests()[0].JSON(t)["generationConfig"].(map[string]any)
+	gc, _ := f.Requests()[0].JSON(t)["generationConfig"].(map[string]any)
 	if gc["responseMimeType"] != "application/json" {
 		t.Errorf("responseMimeType = %v", gc["responseMimeType"])
 	}
@@ -208,7 +164,7 @@ func TestStructured(t *testing.T) {
 
 func TestStructuredBadSchema(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { t.Error("request sent") })
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	req.Schema = &llm.Schema{Name: "idea", JSON: []byte(`{not json`)}
 	_, err := f.client(t).Generate(context.Background(), req)
 	if e := asLLMError(t, err); e.Retryable {
@@ -239,7 +195,7 @@ func TestRateLimited(t *testing.T) {
 					}
 					writeError(w, http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", "Quota exceeded", details...)
 				})
-				req := baseRequest()
+				req := providertest.BaseRequest()
 				if stream {
 					req.OnDelta = func(string) {}
 				}
@@ -255,7 +211,7 @@ func TestRateLimited(t *testing.T) {
 				if llm.RetryAfterOf(err) != e.RetryAfter {
 					t.Error("RetryAfterOf disagrees")
 				}
-				if n := len(f.requests()); n != 1 {
+				if n := len(f.Requests()); n != 1 {
 					t.Errorf("%d requests reached the server, want 1 (SDK retried)", n)
 				}
 			})
@@ -269,12 +225,12 @@ func TestServerError(t *testing.T) {
 			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
 				writeError(w, status, "INTERNAL", "An internal error has occurred.")
 			})
-			_, err := f.client(t).Generate(context.Background(), baseRequest())
+			_, err := f.client(t).Generate(context.Background(), providertest.BaseRequest())
 			e := asLLMError(t, err)
 			if e.Status != status || !e.Retryable || e.RetryAfter != 0 {
 				t.Errorf("error = %+v", e)
 			}
-			if n := len(f.requests()); n != 1 {
+			if n := len(f.Requests()); n != 1 {
 				t.Errorf("%d requests reached the server, want 1", n)
 			}
 		})
@@ -286,7 +242,7 @@ func TestBadRequest(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", msg)
 	})
-	_, err := f.client(t).Generate(context.Background(), baseRequest())
+	_, err := f.client(t).Generate(context.Background(), providertest.BaseRequest())
 	e := asLLMError(t, err)
 	if e.Status != 400 || e.Retryable || llm.IsRetryable(err) {
 		t.Errorf("error = %+v", e)
@@ -294,7 +250,7 @@ func TestBadRequest(t *testing.T) {
 	if e.Message != msg || !strings.Contains(err.Error(), msg) {
 		t.Errorf("error message = %q", err.Error())
 	}
-	if n := len(f.requests()); n != 1 {
+	if n := len(f.Requests()); n != 1 {
 		t.Errorf("%d requests", n)
 	}
 }
@@ -309,14 +265,14 @@ func TestStreamBroken(t *testing.T) {
 			send := sse(w)
 			send(textResponse("Hel", "", nil))
 			send(textResponse("lo", "", nil))
-			hangUp(w)
+			providertest.HangUp(w)
 		}, 0},
 		{"half an event", func(w http.ResponseWriter, r *http.Request) {
 			send := sse(w)
 			send(textResponse("Hel", "", nil))
 			fmt.Fprint(w, `data: {"candidates": [{"content": {"parts": [{"te`)
 			w.(http.Flusher).Flush()
-			hangUp(w)
+			providertest.HangUp(w)
 		}, 0},
 		{"ended without finish reason", func(w http.ResponseWriter, r *http.Request) {
 			send := sse(w)
@@ -329,26 +285,7 @@ func TestStreamBroken(t *testing.T) {
 			send(map[string]any{"error": map[string]any{"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}})
 		}, 503},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, tc.handler)
-			var deltas []string
-			req := baseRequest()
-			req.OnDelta = func(d string) { deltas = append(deltas, d) }
-			resp, err := f.client(t).Generate(context.Background(), req)
-			if resp != nil {
-				t.Errorf("response with error: %+v", resp)
-			}
-			e := asLLMError(t, err)
-			if !e.Retryable || e.Status != tc.status {
-				t.Errorf("error = %+v", e)
-			}
-			if len(deltas) == 0 || deltas[0] != "Hel" {
-				t.Errorf("deltas = %q", deltas)
-			}
-			if n := len(f.requests()); n != 1 {
-				t.Errorf("%d requests reached the server, want 1 (SDK resumed)", n)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { harness().BrokenStream(t, tc.handler, tc.status) })
 	}
 }
 
@@ -357,80 +294,14 @@ func TestAPIKeyNeverInError(t *testing.T) {
 		// Some APIs echo the key back; it must not survive into our error.
 		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "API key not valid: "+testKey+". Please pass a valid API key.")
 	})
-	_, err := f.client(t).Generate(context.Background(), baseRequest())
+	_, err := f.client(t).Generate(context.Background(), providertest.BaseRequest())
 	e := asLLMError(t, err)
 	if !strings.Contains(e.Message, "[redacted]") {
 		t.Errorf("message = %q", e.Message)
 	}
 
-	// A transport failure names the URL; the key is in a header, not in it.
-	dead := newFake(t, nil)
-	c := dead.client(t)
-	dead.srv.Close()
-	for _, stream := range []bool{false, true} {
-		req := baseRequest()
-		if stream {
-			req.OnDelta = func(string) {}
-		}
-		_, err = c.Generate(context.Background(), req)
-		e = asLLMError(t, err)
-		if !e.Retryable || e.Status != 0 {
-			t.Errorf("connection refused: %+v", e)
-		}
-	}
-
 	if got := llm.Redact("GET https://x/v1beta/models/m?alt=sse&key=abc123&y=1"); got != "GET https://x/v1beta/models/m?alt=sse&key=[redacted]&y=1" {
 		t.Errorf("redact = %q", got)
-	}
-}
-
-func TestContextCanceled(t *testing.T) {
-	for _, stream := range []bool{false, true} {
-		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
-			started := make(chan struct{})
-			var f *fakeGemini
-			f = newFake(t, func(w http.ResponseWriter, r *http.Request) {
-				if stream {
-					sse(w)(textResponse("Hel", "", nil))
-				}
-				close(started)
-				select {
-				case <-r.Context().Done():
-				case <-f.release:
-				}
-			})
-			ctx, cancel := context.WithCancel(context.Background())
-			go func() {
-				<-started
-				cancel()
-			}()
-			req := baseRequest()
-			if stream {
-				req.OnDelta = func(string) {}
-			}
-			_, err := f.client(t).Generate(ctx, req)
-			e := asLLMError(t, err)
-			if !errors.Is(err, context.Canceled) || e.Retryable || llm.IsRetryable(err) {
-				t.Errorf("error = %+v", e)
-			}
-		})
-	}
-}
-
-func TestDeadlineExceeded(t *testing.T) {
-	var f *fakeGemini
-	f = newFake(t, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-f.release:
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	_, err := f.client(t).Generate(ctx, baseRequest())
-	e := asLLMError(t, err)
-	if !errors.Is(err, context.DeadlineExceeded) || !e.Retryable {
-		t.Errorf("error = %+v", e)
 	}
 }
 
@@ -458,7 +329,7 @@ func TestBlocked(t *testing.T) {
 				if stream && tc.name == "no candidates" {
 					continue // a stream without a finish reason is a broken stream
 				}
-				req := baseRequest()
+				req := providertest.BaseRequest()
 				if stream {
 					req.OnDelta = func(string) {}
 				}
@@ -476,21 +347,13 @@ func TestMaxTokensWithText(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, textResponse("Once upon a", "MAX_TOKENS", nil))
 	})
-	resp, err := f.client(t).Generate(context.Background(), baseRequest())
+	resp, err := f.client(t).Generate(context.Background(), providertest.BaseRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resp.FinishReason != "max_tokens" || resp.Text != "Once upon a" {
 		t.Errorf("response = %+v", resp)
 	}
-}
-
-func TestUnknownRole(t *testing.T) {
-	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { t.Error("request sent") })
-	req := baseRequest()
-	req.Messages = append(req.Messages, llm.Message{Role: "tool", Content: "x"})
-	_, err := f.client(t).Generate(context.Background(), req)
-	asLLMError(t, err)
 }
 
 func TestNewRequiresKey(t *testing.T) {
@@ -510,7 +373,7 @@ func TestNoAutomaticContinuation(t *testing.T) {
 				}
 				writeJSON(w, http.StatusOK, resp)
 			})
-			req := baseRequest()
+			req := providertest.BaseRequest()
 			if stream {
 				req.OnDelta = func(string) {}
 			}
@@ -521,7 +384,7 @@ func TestNoAutomaticContinuation(t *testing.T) {
 			if resp.Text != "Part one" || resp.FinishReason != "continuation" {
 				t.Errorf("response = %+v", resp)
 			}
-			if n := len(f.requests()); n != 1 {
+			if n := len(f.Requests()); n != 1 {
 				t.Errorf("%d requests reached the server, want 1 (SDK continued)", n)
 			}
 		})
@@ -575,19 +438,124 @@ func TestSamplingSettings(t *testing.T) {
 		writeJSON(w, http.StatusOK, textResponse("Hello", "STOP", map[string]any{"promptTokenCount": 1, "candidatesTokenCount": 1}))
 	})
 	c := f.client(t)
-	req := baseRequest()
+	req := providertest.BaseRequest()
 	topP, seed := 0.5, int64(42)
 	req.TopP, req.Stop, req.Seed = &topP, []string{"END"}, &seed
 	if _, err := c.Generate(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _ := f.requests()[0].JSON(t)["generationConfig"].(map[string]any)
+	cfg, _ := f.Requests()[0].JSON(t)["generationConfig"].(map[string]any)
 	if cfg["topP"] != 0.5 || !reflect.DeepEqual(cfg["stopSequences"], []any{"END"}) || cfg["seed"] != float64(42) {
 		t.Errorf("generationConfig = %v", cfg)
 	}
 	big := int64(1) << 40
 	req.Seed = &big
-	if _, err := c.Generate(context.Background(), req); err == nil || !strings.Contains(err.Error(), "32-bit") || len(f.requests()) != 1 {
+	if _, err := c.Generate(context.Background(), req); err == nil || !strings.Contains(err.Error(), "32-bit") || len(f.Requests()) != 1 {
 		t.Errorf("a 40-bit seed: %v", err)
+	}
+}
+
+// callResponse is a response whose parts are text and function calls.
+func callResponse(text string, calls ...map[string]any) map[string]any {
+	parts := []any{}
+	if text != "" {
+		parts = append(parts, map[string]any{"text": text})
+	}
+	for _, c := range calls {
+		parts = append(parts, map[string]any{"functionCall": c})
+	}
+	return map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}},
+		"modelVersion": "gemini-2.5-flash-001"}
+}
+
+// TestToolCalls: a request's tools go out as function declarations (their
+// parameters' JSON Schema as given), its tool choice as the function
+// calling mode; the reply's functionCall parts are its calls (an ID made
+// for one that has none), plain and streamed; calls and their results in
+// the conversation go back as functionCall and functionResponse parts,
+// each result named after its call.
+func TestToolCalls(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+			resp := callResponse("Looking.", map[string]any{"id": "fc1", "name": "weather", "args": map[string]any{"city": "Oslo"}},
+				map[string]any{"name": "clock", "args": map[string]any{}})
+			if stream {
+				sse(w)(resp)
+				return
+			}
+			writeJSON(w, http.StatusOK, resp)
+		})
+		req := providertest.BaseRequest()
+		req.Tools = []llm.Tool{{Name: "weather", Description: "The weather", Parameters: json.RawMessage(ideaSchema)}, {Name: "clock"}}
+		req.ToolChoice = &llm.ToolChoice{Mode: llm.ToolRequired, Name: "weather"}
+		if stream {
+			req.OnDelta = func(string) {}
+		}
+		resp, err := f.client(t).Generate(context.Background(), req)
+		if err != nil {
+			t.Fatalf("stream %v: %v", stream, err)
+		}
+		if len(resp.ToolCalls) != 2 || resp.ToolCalls[0] != (llm.ToolCall{ID: "fc1", Name: "weather", Arguments: `{"city":"Oslo"}`}) ||
+			!strings.HasPrefix(resp.ToolCalls[1].ID, "call_") || resp.ToolCalls[1].Arguments != "{}" || resp.FinishReason != llm.FinishToolCalls || resp.Text != "Looking." {
+			t.Errorf("stream %v: %+v", stream, resp)
+		}
+		body := f.Requests()[0].JSON(t)
+		var want any
+		_ = json.Unmarshal([]byte(ideaSchema), &want)
+		tools, _ := body["tools"].([]any)
+		decls, _ := tools[0].(map[string]any)["functionDeclarations"].([]any)
+		if len(tools) != 1 || len(decls) != 2 || !reflect.DeepEqual(decls[0].(map[string]any)["parametersJsonSchema"], want) || decls[1].(map[string]any)["name"] != "clock" {
+			t.Errorf("tools %#v", body["tools"])
+		}
+		if fc := body["toolConfig"].(map[string]any)["functionCallingConfig"]; !reflect.DeepEqual(fc, map[string]any{"mode": "ANY", "allowedFunctionNames": []any{"weather"}}) {
+			t.Errorf("toolConfig %#v", fc)
+		}
+	}
+
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, textResponse("It is sunny.", "STOP", nil))
+	})
+	req := providertest.BaseRequest()
+	req.Tools = []llm.Tool{{Name: "weather"}, {Name: "clock"}}
+	req.Messages = append(req.Messages,
+		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "t1", Name: "weather", Arguments: `{"city":"Oslo"}`}, {ID: "t2", Name: "clock", Arguments: "{}"}}},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "t1", Content: "sunny"}, llm.Message{Role: llm.RoleTool, ToolCallID: "t2", Content: "noon"})
+	resp, err := f.client(t).Generate(context.Background(), req)
+	if err != nil || resp.Text != "It is sunny." || resp.FinishReason != "stop" {
+		t.Fatalf("%+v, %v", resp, err)
+	}
+	contents := f.Requests()[0].JSON(t)["contents"].([]any)
+	calls := contents[3].(map[string]any)["parts"].([]any)
+	results := contents[4].(map[string]any)["parts"].([]any)
+	if len(contents) != 5 || len(calls) != 2 || !reflect.DeepEqual(calls[0], map[string]any{"functionCall": map[string]any{"id": "t1", "name": "weather", "args": map[string]any{"city": "Oslo"}}}) ||
+		len(results) != 2 || !reflect.DeepEqual(results[1], map[string]any{"functionResponse": map[string]any{"id": "t2", "name": "clock", "response": map[string]any{"output": "noon"}}}) {
+		t.Errorf("contents %s", f.Requests()[0].Body)
+	}
+}
+
+// TestToolsRefused: what Gemini cannot take is refused before anything is
+// sent, naming it: one tool call at a time, a result of no call, a call
+// whose arguments are not an object.
+func TestToolsRefused(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { t.Error("request sent") })
+	no := false
+	for _, tc := range []struct {
+		change func(*llm.Request)
+		param  string
+	}{
+		{func(r *llm.Request) { r.Tools, r.ParallelToolCalls = []llm.Tool{{Name: "weather"}}, &no }, "parallel_tool_calls"},
+		{func(r *llm.Request) {
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: "c1", Content: "x"})
+		}, "tools"},
+		{func(r *llm.Request) {
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "weather", Arguments: "[]"}}})
+		}, "tools"},
+	} {
+		req := providertest.BaseRequest()
+		tc.change(req)
+		_, err := f.client(t).Generate(context.Background(), req)
+		if e := asLLMError(t, err); e.Param != tc.param {
+			t.Errorf("%+v, want param %s", e, tc.param)
+		}
 	}
 }

@@ -58,7 +58,8 @@ func New(responders map[string]Responder, opts ...Option) *Client {
 
 // Generate answers req with its agent's responder. A request for an agent
 // without a responder is answered from its schema (FromSchema) when it asks
-// for JSON, and is an error otherwise.
+// for JSON, and is an error otherwise. A request with tools may get a tool
+// call instead (see toolCalls).
 func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	r, ok := c.responders[req.Agent]
 	if !ok && req.Schema != nil && len(req.Schema.JSON) > 0 {
@@ -70,9 +71,16 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 	}
 	// The mock "sends" the request as it is.
 	llm.SendingWire(ctx, llm.WireOf(req))
-	v, err := r(req)
-	if err != nil {
-		return nil, &llm.Error{Provider: Name, Message: req.Agent + ": " + err.Error(), Err: err}
+	if err := llm.CheckTools(req.Tools, req.ToolChoice); err != nil {
+		return nil, &llm.Error{Provider: Name, Message: err.Error(), Param: "tools"}
+	}
+	var v any = ""
+	calls := toolCalls(req)
+	if calls == nil {
+		var err error
+		if v, err = r(req); err != nil {
+			return nil, &llm.Error{Provider: Name, Message: req.Agent + ": " + err.Error(), Err: err}
+		}
 	}
 	text, ok := v.(string)
 	if !ok {
@@ -87,6 +95,13 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 		in += EstimateTokens(m.Content)
 	}
 	out := EstimateTokens(text)
+	for _, c := range calls {
+		out += EstimateTokens(c.Name + c.Arguments)
+	}
+	finish := "stop"
+	if calls != nil {
+		finish = llm.FinishToolCalls
+	}
 	wait := c.latency
 	if c.rate > 0 {
 		wait += time.Duration(float64(out) / c.rate * float64(time.Second))
@@ -110,11 +125,46 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 	}
 	return &llm.Response{
 		Text:         text,
+		ToolCalls:    calls,
 		Provider:     Name,
 		Model:        Model,
-		FinishReason: "stop",
+		FinishReason: finish,
 		Usage:        llm.Usage{LLMCalls: 1, InputTokens: in, OutputTokens: out},
 	}, nil
+}
+
+// toolCalls are the mock's calls for req: with tools it may call (its tool
+// choice is not "none") and no result of a call since the last user
+// message, it calls the tool the choice names, or else the first, with
+// arguments made from its parameters' schema (FromSchema); otherwise nil,
+// and the request is answered in text.
+func toolCalls(req *llm.Request) []llm.ToolCall {
+	if len(req.Tools) == 0 || (req.ToolChoice != nil && req.ToolChoice.Mode == llm.ToolNone) {
+		return nil
+	}
+	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role != llm.RoleUser; i-- {
+		if req.Messages[i].Role == llm.RoleTool {
+			return nil
+		}
+	}
+	tool := req.Tools[0]
+	if c := req.ToolChoice; c != nil && c.Name != "" {
+		for _, t := range req.Tools {
+			if t.Name == c.Name {
+				tool = t
+			}
+		}
+	}
+	args := "{}"
+	if len(tool.Parameters) > 0 {
+		if v, err := FromSchema(tool.Name, tool.Parameters); err == nil {
+			if b, err := json.Marshal(v); err == nil {
+				args = string(b)
+			}
+		}
+	}
+	id := fmt.Sprintf("call_%08x", Hash(req.Agent, req.Prompt(), tool.Name, args))
+	return []llm.ToolCall{{ID: id, Name: tool.Name, Arguments: args}}
 }
 
 // EstimateTokens approximates a token count as a quarter of the characters,

@@ -86,3 +86,35 @@ func TestSchemaFallback(t *testing.T) {
 		t.Error("a text request without a responder was answered")
 	}
 }
+
+// TestMockToolCalls: offered tools, the mock calls the one the choice
+// names (or the first) with arguments of its schema, until a result of a
+// call follows the last user message; "none" keeps it to text.
+func TestMockToolCalls(t *testing.T) {
+	c := New(map[string]Responder{"a": func(*llm.Request) (any, error) { return "the answer", nil }})
+	tools := []llm.Tool{{Name: "weather", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}, {Name: "clock"}}
+	user := []llm.Message{{Role: llm.RoleUser, Content: "weather?"}}
+	resp, err := c.Generate(context.Background(), &llm.Request{Agent: "a", Messages: user, Tools: tools})
+	if err != nil || resp.FinishReason != llm.FinishToolCalls || len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != "weather" ||
+		resp.ToolCalls[0].Arguments != `{"city":"mock city for weather"}` || resp.ToolCalls[0].ID == "" || resp.Text != "" {
+		t.Fatalf("%+v, %v", resp, err)
+	}
+	resp, err = c.Generate(context.Background(), &llm.Request{Agent: "a", Messages: user, Tools: tools, ToolChoice: &llm.ToolChoice{Mode: llm.ToolRequired, Name: "clock"}})
+	if err != nil || len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != "clock" || resp.ToolCalls[0].Arguments != "{}" {
+		t.Fatalf("named: %+v, %v", resp, err)
+	}
+	for name, req := range map[string]*llm.Request{
+		"none":   {Agent: "a", Messages: user, Tools: tools, ToolChoice: &llm.ToolChoice{Mode: llm.ToolNone}},
+		"result": {Agent: "a", Messages: append(user, llm.Message{Role: llm.RoleAssistant, ToolCalls: resp.ToolCalls}, llm.Message{Role: llm.RoleTool, ToolCallID: resp.ToolCalls[0].ID, Content: "noon"}), Tools: tools},
+	} {
+		r, err := c.Generate(context.Background(), req)
+		if err != nil || r.Text != "the answer" || r.ToolCalls != nil || r.FinishReason != "stop" {
+			t.Errorf("%s: %+v, %v", name, r, err)
+		}
+	}
+	_, err = c.Generate(context.Background(), &llm.Request{Agent: "a", Messages: user, Tools: []llm.Tool{{Name: "bad name"}}})
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Param != "tools" {
+		t.Errorf("bad tool: %v", err)
+	}
+}

@@ -24,6 +24,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -182,13 +183,24 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 		}
 		return c.generate(ctx, req, StructuredPrompt)
 	}
+	if le, ok := errors.AsType[*llm.Error](err); ok && len(req.Tools) > 0 && le.Param == "" && refuses(err, "tool", "function") {
+		// The server does not take tools (llama-server without --jinja,
+		// a model without function calling): the request is at fault.
+		le.Param = "tools"
+	}
 	return resp, err
 }
 
 // refusesSchema reports whether err is a server refusing the request
-// because of its response_format: a 4xx other than 401, 403, 404, 408 and
-// 429 whose message names it.
+// because of its response_format.
 func refusesSchema(err error) bool {
+	return refuses(err, "response_format", "response format", "json_schema", "json schema", "grammar", "structured output")
+}
+
+// refuses reports whether err is a server refusing a request for
+// something its message names: a 4xx other than 401, 403, 404, 408 and
+// 429 whose message has one of words.
+func refuses(err error, words ...string) bool {
 	var le *llm.Error
 	if !errors.As(err, &le) || le.Status < 400 || le.Status >= 500 {
 		return false
@@ -198,7 +210,7 @@ func refusesSchema(err error) bool {
 		return false
 	}
 	msg := strings.ToLower(le.Message)
-	for _, w := range []string{"response_format", "response format", "json_schema", "json schema", "grammar", "structured output"} {
+	for _, w := range words {
 		if strings.Contains(msg, w) {
 			return true
 		}
@@ -230,6 +242,13 @@ func (c *Client) generate(ctx context.Context, req *llm.Request, mode string) (*
 	choice := resp.Choices[0]
 	r := result{model: resp.Model, finishReason: choice.FinishReason, refusal: choice.Message.Refusal}
 	r.text.WriteString(choice.Message.Content)
+	for _, tc := range choice.Message.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			return nil, &llm.Error{Provider: c.name, Message: fmt.Sprintf("reply calls a tool of type %q; only functions were offered", tc.Type), Invalid: true,
+				Usage: llm.Usage{InputTokens: int(resp.Usage.PromptTokens), OutputTokens: int(resp.Usage.CompletionTokens)}}
+		}
+		r.calls = append(r.calls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
 	r.inTokens, r.outTokens = int(resp.Usage.PromptTokens), int(resp.Usage.CompletionTokens)
 	return c.finish(&r, &params)
 }
@@ -251,11 +270,23 @@ func (c *Client) build(req *llm.Request, mode string) (sdk.ChatCompletionNewPara
 		msgs = append(msgs, sdk.SystemMessage(system))
 	}
 	for i, m := range req.Messages {
-		switch m.Role {
-		case llm.RoleUser:
+		switch {
+		case m.Role == llm.RoleUser:
 			msgs = append(msgs, sdk.UserMessage(m.Content))
-		case llm.RoleAssistant:
+		case m.Role == llm.RoleAssistant && len(m.ToolCalls) > 0:
+			a := &sdk.ChatCompletionAssistantMessageParam{}
+			if m.Content != "" {
+				a.Content.OfString = sdk.String(m.Content)
+			}
+			for _, tc := range m.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+					ID: tc.ID, Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments}}})
+			}
+			msgs = append(msgs, sdk.ChatCompletionMessageParamUnion{OfAssistant: a})
+		case m.Role == llm.RoleAssistant:
 			msgs = append(msgs, sdk.AssistantMessage(m.Content))
+		case m.Role == llm.RoleTool:
+			msgs = append(msgs, sdk.ToolMessage(m.Content, m.ToolCallID))
 		default:
 			return sdk.ChatCompletionNewParams{}, &llm.Error{Provider: c.name, Message: fmt.Sprintf("message %d: unknown role %q", i, m.Role)}
 		}
@@ -287,6 +318,9 @@ func (c *Client) build(req *llm.Request, mode string) (sdk.ChatCompletionNewPara
 	if req.Seed != nil {
 		p.Seed = sdk.Int(*req.Seed)
 	}
+	if err := c.tools(&p, req); err != nil {
+		return p, err
+	}
 	if req.Schema != nil && mode != StructuredPrompt {
 		if !json.Valid(req.Schema.JSON) {
 			return p, &llm.Error{Provider: c.name, Message: fmt.Sprintf("schema %q is not valid JSON", req.Schema.Name)}
@@ -313,6 +347,41 @@ func (c *Client) build(req *llm.Request, mode string) (sdk.ChatCompletionNewPara
 	return p, nil
 }
 
+// tools puts req's tools, tool choice and parallel_tool_calls on p. A
+// function's JSON goes as the request gives it, its parameters' key order
+// kept.
+func (c *Client) tools(p *sdk.ChatCompletionNewParams, req *llm.Request) error {
+	if err := llm.CheckTools(req.Tools, req.ToolChoice); err != nil {
+		return &llm.Error{Provider: c.name, Message: err.Error(), Param: "tools"}
+	}
+	for _, tool := range req.Tools {
+		b, err := json.Marshal(functionJSON{Name: tool.Name, Description: tool.Description, Parameters: tool.Parameters, Strict: tool.Strict})
+		if err != nil {
+			return &llm.Error{Provider: c.name, Message: fmt.Sprintf("tool %s: %v", tool.Name, err), Param: "tools"}
+		}
+		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(param.Override[shared.FunctionDefinitionParam](json.RawMessage(b))))
+	}
+	if ch := req.ToolChoice; ch != nil {
+		if ch.Mode == llm.ToolRequired && ch.Name != "" {
+			p.ToolChoice.OfFunctionToolChoice = &sdk.ChatCompletionNamedToolChoiceParam{Function: sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: ch.Name}}
+		} else {
+			p.ToolChoice.OfAuto = sdk.String(ch.Mode)
+		}
+	}
+	if req.ParallelToolCalls != nil && len(req.Tools) > 0 {
+		p.ParallelToolCalls = sdk.Bool(*req.ParallelToolCalls)
+	}
+	return nil
+}
+
+// functionJSON is a function tool's definition as it is sent.
+type functionJSON struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
 // wireOf is what p sends, for the caller's record (llm.SendingWire): its
 // messages, the system prompt first, and its response_format.
 func wireOf(p *sdk.ChatCompletionNewParams) llm.Wire {
@@ -326,8 +395,21 @@ func wireOf(p *sdk.ChatCompletionNewParams) llm.Wire {
 			role, content = string(llm.RoleUser), m.OfUser.Content.OfString.Value
 		case m.OfAssistant != nil:
 			role, content = string(llm.RoleAssistant), m.OfAssistant.Content.OfString.Value
+		case m.OfTool != nil:
+			role, content = string(llm.RoleTool), m.OfTool.Content.OfString.Value
 		}
-		w.Messages = append(w.Messages, llm.Message{Role: llm.Role(role), Content: content})
+		msg := llm.Message{Role: llm.Role(role), Content: content}
+		if m.OfTool != nil {
+			msg.ToolCallID = m.OfTool.ToolCallID
+		}
+		if m.OfAssistant != nil {
+			for _, tc := range m.OfAssistant.ToolCalls {
+				if f := tc.OfFunction; f != nil {
+					msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: f.ID, Name: f.Function.Name, Arguments: f.Function.Arguments})
+				}
+			}
+		}
+		w.Messages = append(w.Messages, msg)
 	}
 	if p.ResponseFormat.OfJSONSchema != nil {
 		w.ResponseFormat, _ = json.Marshal(p.ResponseFormat)
@@ -378,6 +460,9 @@ func (c *Client) stream(ctx context.Context, p sdk.ChatCompletionNewParams, onDe
 				r.text.WriteString(d)
 				onDelta(d)
 			}
+			if err := r.addCallDeltas(choice.Delta.ToolCalls); err != nil {
+				return nil, &llm.Error{Provider: c.name, Message: err.Error(), Invalid: true}
+			}
 			r.refusal += choice.Delta.Refusal
 			if choice.FinishReason != "" {
 				r.finishReason = choice.FinishReason
@@ -410,8 +495,9 @@ type streamChunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content string `json:"content"`
-			Refusal string `json:"refusal"`
+			Content   string          `json:"content"`
+			Refusal   string          `json:"refusal"`
+			ToolCalls []toolCallDelta `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
@@ -422,20 +508,54 @@ type streamChunk struct {
 	Error json.RawMessage `json:"error"`
 }
 
+// toolCallDelta is a piece of a streamed tool call: the first piece of a
+// call has its index, ID and name, the others more of its arguments.
+type toolCallDelta struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
 // result accumulates one reply.
 type result struct {
 	text                strings.Builder
+	calls               []llm.ToolCall
 	model               string
 	finishReason        string
 	refusal             string
 	inTokens, outTokens int
 }
 
+// addCallDeltas adds the pieces of streamed tool calls to r's calls: a
+// piece with a new index starts a call, the others add to theirs.
+func (r *result) addCallDeltas(deltas []toolCallDelta) error {
+	for _, d := range deltas {
+		switch {
+		case d.Type != "" && d.Type != "function":
+			return fmt.Errorf("reply calls a tool of type %q; only functions were offered", d.Type)
+		case d.Index == len(r.calls):
+			r.calls = append(r.calls, llm.ToolCall{ID: d.ID, Name: d.Function.Name, Arguments: d.Function.Arguments})
+		case d.Index >= 0 && d.Index < len(r.calls):
+			tc := &r.calls[d.Index]
+			tc.ID += d.ID
+			tc.Name += d.Function.Name
+			tc.Arguments += d.Function.Arguments
+		default:
+			return fmt.Errorf("a streamed tool call has index %d after %d calls", d.Index, len(r.calls))
+		}
+	}
+	return nil
+}
+
 // finish turns r, the reply to p, into a Response, or an error when the
 // reply is unusable.
 func (c *Client) finish(r *result, p *sdk.ChatCompletionNewParams) (*llm.Response, error) {
 	text := r.text.String()
-	if text == "" {
+	if text == "" && len(r.calls) == 0 {
 		fr := strings.ToLower(r.finishReason)
 		if fr == "" {
 			fr = "none"
@@ -453,8 +573,15 @@ func (c *Client) finish(r *result, p *sdk.ChatCompletionNewParams) (*llm.Respons
 	if model == "" {
 		model = string(p.Model)
 	}
+	for i, tc := range r.calls {
+		if tc.ID == "" || tc.Name == "" {
+			return nil, &llm.Error{Provider: c.name, Message: fmt.Sprintf("tool call %d has no ID or name", i), Invalid: true,
+				Usage: llm.Usage{InputTokens: r.inTokens, OutputTokens: r.outTokens}}
+		}
+	}
 	return &llm.Response{
 		Text:         text,
+		ToolCalls:    r.calls,
 		Provider:     c.name,
 		Model:        model,
 		FinishReason: strings.ToLower(r.finishReason),

@@ -1,13 +1,14 @@
-// Package postgres is the server store: runs, their step journal, the
-// response cache and remembered ideas kept in PostgreSQL, through pgx
-// (github.com/jackc/pgx/v5) and its connection pool.
+// Package postgres is the server store: madspark.Store (package
+// store/sqlstore) kept in PostgreSQL, through pgx (github.com/jackc/pgx/v5),
+// its connection pool and its database/sql adapter, with what is
+// PostgreSQL's own: its dialect, events notified to other processes
+// (LISTEN/NOTIFY) and batch items copied in (COPY).
 //
-// It keeps the same contracts as package store/sqlite, down to error
-// messages, listing order and limits, so that the two are interchangeable;
-// package store/storetest checks both. Times are stored with PostgreSQL's
-// microsecond precision (finer fractions are truncated) and come back in
-// UTC. The JSON documents of runs, steps and ideas are stored as TEXT and
-// come back byte for byte.
+// It keeps the same contracts as package store/sqlite, so that the two are
+// interchangeable; package store/storetest checks both. Times are stored
+// with PostgreSQL's microsecond precision (finer fractions are truncated)
+// and come back in UTC. The JSON documents of runs, steps and ideas are
+// stored as TEXT and come back byte for byte.
 //
 // A *DB is safe for concurrent use by many goroutines, and any number of
 // processes may share a database. The tables live in the first schema of the
@@ -24,23 +25,21 @@ package postgres
 
 import (
 	"context"
-	"errors"
+	"database/sql"
+	"embed"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/store/sqlstore"
 )
 
-// Compile-time checks that *DB satisfies the storage contracts.
-var (
-	_ madspark.RunStore   = (*DB)(nil)
-	_ madspark.CacheStore = (*DB)(nil)
-	_ madspark.IdeaStore  = (*DB)(nil)
-)
+var _ madspark.Store = (*DB)(nil)
 
 // defaultConnectTimeout bounds each connection attempt when the URL does not
 // set connect_timeout.
@@ -51,10 +50,11 @@ const defaultConnectTimeout = 10 * time.Second
 const defaultMaxConns = 16
 
 // DB is a store backed by a PostgreSQL database. It implements
-// madspark.RunStore, madspark.CacheStore and madspark.IdeaStore. Create one
-// with Open and release it with Close.
+// madspark.Store. Create one with Open and release it with Close.
 type DB struct {
+	*sqlstore.Store
 	pool *pgxpool.Pool
+	sql  *sql.DB // on pool
 }
 
 // Open connects to the PostgreSQL database at url, a URL such as
@@ -87,47 +87,85 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	if err := migrate(ctx, pool); err != nil {
-		pool.Close()
+	db := &DB{pool: pool, sql: stdlib.OpenDBFromPool(pool)}
+	d := db.dialect()
+	if err := sqlstore.Migrate(ctx, db.sql, d); err != nil {
+		_ = db.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	return &DB{pool: pool}, nil
+	db.Store = sqlstore.New(db.sql, d)
+	return db, nil
+}
+
+// migrationFS holds the schema migrations, named NNNN_description.sql.
+//
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// dialect is how the store's queries run on PostgreSQL: in transactions of
+// the pool, which lock the rows whose numbering they extend, times as
+// timestamptz, the clock the database's (so that processes on machines
+// whose clocks differ agree), events notified, batch items copied in.
+func (db *DB) dialect() sqlstore.Dialect {
+	return sqlstore.Dialect{
+		Name:      "postgres",
+		Write:     db.write,
+		Time:      func(t time.Time) any { return t.UTC().Truncate(time.Microsecond) },
+		Precision: time.Microsecond,
+		Clock:     "now()",
+		// FOR NO KEY UPDATE does not block the foreign-key checks of
+		// other transactions (FOR KEY SHARE). The table lock conflicts
+		// with itself but not with readers.
+		RowLock:    " FOR NO KEY UPDATE",
+		TableLock:  func(table string) string { return "LOCK TABLE " + table + " IN SHARE ROW EXCLUSIVE MODE" },
+		Notify:     "SELECT pg_notify('" + EventChannel + "', $1)",
+		InsertRows: copyRows,
+		Migrations: migrationFS,
+		CreateMigrations: `CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER     NOT NULL PRIMARY KEY,
+    name       TEXT        NOT NULL DEFAULT '',
+    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+)`,
+		Record: `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
+		// Migrations of the current schema take turns under a lock that
+		// other schemas of the database do not share (a plain CREATE TABLE
+		// IF NOT EXISTS is not safe against a concurrent one).
+		LockMigrations: `SELECT pg_advisory_xact_lock(
+    hashtextextended('madspark/store/postgres migrate ' || COALESCE(current_schema(), ''), 0))`,
+	}
+}
+
+// write runs fn in a transaction on a connection of the pool.
+func (db *DB) write(ctx context.Context, fn func(tx *sqlstore.Tx) error) error {
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	return sqlstore.Commit(tx, conn, fn)
+}
+
+// copyRows copies rows into table with COPY, in tx.
+func copyRows(ctx context.Context, tx *sqlstore.Tx, table string, cols []string, rows [][]any) error {
+	return tx.Conn.Raw(func(c any) error {
+		_, err := c.(*stdlib.Conn).Conn().CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+		return err
+	})
 }
 
 // Close closes the pool's connections, waiting for the ones in use to be
 // returned first. Later calls fail.
 func (db *DB) Close() error {
+	err := db.sql.Close()
 	db.pool.Close()
+	if err != nil {
+		return fmt.Errorf("postgres: close: %w", err)
+	}
 	return nil
-}
-
-// inTx runs fn in a transaction and commits it, or rolls it back if fn
-// fails. Errors are prefixed with "postgres: op: ", except those wrapping
-// madspark.ErrNotFound, which are returned as they are.
-func (db *DB) inTx(ctx context.Context, op string, fn func(tx pgx.Tx) error) error {
-	err := pgx.BeginFunc(ctx, db.pool, fn)
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, madspark.ErrNotFound) {
-		return err
-	}
-	return fmt.Errorf("postgres: %s: %w", op, err)
-}
-
-// atomically runs fn in a transaction. fn's errors are returned as they
-// are (they say what failed); those of the transaction itself are wrapped
-// with op.
-func (db *DB) atomically(ctx context.Context, op string, fn func(tx pgx.Tx) error) error {
-	var fnErr error
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		fnErr = fn(tx)
-		return fnErr
-	})
-	if err == nil || err == fnErr {
-		return err
-	}
-	return fmt.Errorf("postgres: %s: %w", op, err)
 }
 
 // Pool returns the store's connection pool, for a component that works on

@@ -2,128 +2,23 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/store/migration"
+	"github.com/madspark/madspark/store/postgres/pgtest"
 	"github.com/madspark/madspark/store/storetest"
 )
 
-// urlEnv names the database the tests use; each test works in a schema of
-// its own, which it drops at the end.
-const (
-	urlEnv     = "MADSPARK_TEST_DATABASE_URL"
-	defaultURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-)
-
-// server is the connection to the test database, shared by the tests to
-// create and drop their schemas. It is set up once: if the server is not
-// there, every test skips at once.
-var server struct {
-	once sync.Once
-	url  string
-	pool *pgxpool.Pool
-	err  error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if server.pool != nil {
-		server.pool.Close()
-	}
-	os.Exit(code)
-}
-
-// adminPool returns the shared connection to the test database, or skips t
-// if the server cannot be reached.
-func adminPool(t *testing.T) (*pgxpool.Pool, string) {
-	t.Helper()
-	server.once.Do(func() {
-		server.url = os.Getenv(urlEnv)
-		if server.url == "" {
-			server.url = defaultURL
-		}
-		cfg, err := pgxpool.ParseConfig(server.url)
-		if err != nil {
-			server.err = err
-			return
-		}
-		cfg.ConnConfig.ConnectTimeout = time.Second
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		pool, err := pgxpool.NewWithConfig(ctx, cfg)
-		if err == nil {
-			err = pool.Ping(ctx)
-		}
-		if err != nil {
-			pool.Close()
-			server.err = err
-			return
-		}
-		server.pool = pool
-	})
-	if server.err != nil {
-		t.Skipf("PostgreSQL not reachable at %s: %v; set %s", redact(server.url), server.err, urlEnv)
-	}
-	return server.pool, server.url
-}
-
-// redact hides the password of a URL.
-func redact(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	return u.Redacted()
-}
-
-// withSearchPath returns the connection string base with search_path set to
-// schema.
-func withSearchPath(t *testing.T, base, schema string) string {
-	t.Helper()
-	if strings.HasPrefix(base, "postgres://") || strings.HasPrefix(base, "postgresql://") {
-		u, err := url.Parse(base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return base + " search_path=" + schema
-}
-
-// newSchema creates an empty schema with a unique name, dropped when t ends,
-// and returns the URL of the test database with search_path set to it.
-func newSchema(t *testing.T) string {
-	t.Helper()
-	admin, base := adminPool(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "madspark_test_" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return withSearchPath(t, base, schema)
-}
+// newSchema creates an empty schema, dropped when t ends, and returns the
+// URL of the test database with search_path set to it.
+func newSchema(t *testing.T) string { return pgtest.URL(t) }
 
 // openURL opens the store at url, closed when t ends (before its schema is
 // dropped).
@@ -144,7 +39,7 @@ func openTest(t *testing.T) *DB {
 }
 
 func TestConformance(t *testing.T) {
-	adminPool(t) // skip once, not in every subtest
+	newSchema(t) // skip once, not in every subtest
 	storetest.Run(t, func(t *testing.T) storetest.Store { return openTest(t) })
 }
 
@@ -165,26 +60,11 @@ FROM information_schema.tables WHERE table_schema = current_schema()`).Scan(&sch
 func TestConcurrentOpen(t *testing.T) {
 	ctx := context.Background()
 	url := newSchema(t)
-	const n = 6
-	var (
-		wg   sync.WaitGroup
-		dbs  [n]*DB
-		errs [n]error
-	)
-	for i := range n {
-		wg.Go(func() { dbs[i], errs[i] = Open(ctx, url) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("Open %d: %v", i, err)
-		}
-		t.Cleanup(func() { dbs[i].Close() })
-	}
+	dbs := storetest.OpenAtOnce(t, 6, func() (*DB, error) { return Open(ctx, url) })
 	// And once more, later.
 	db := openURL(t, url)
 
-	ms, err := migrations()
+	ms, err := migration.Load(migrationFS, "migrations/*.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,27 +185,6 @@ func TestTimePrecision(t *testing.T) {
 	}
 }
 
-func TestPrune(t *testing.T) {
-	ctx := context.Background()
-	db := openTest(t)
-	for _, k := range []string{"a", "b"} {
-		if err := db.PutCache(ctx, k, []byte(k)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	n, err := db.Prune(ctx, time.Now().Add(-time.Hour))
-	if err != nil || n != 0 {
-		t.Fatalf("Prune old = %d, %v", n, err)
-	}
-	n, err = db.Prune(ctx, time.Now().Add(time.Second))
-	if err != nil || n != 2 {
-		t.Fatalf("Prune all = %d, %v", n, err)
-	}
-	if _, ok, _ := db.GetCache(ctx, "a"); ok {
-		t.Error("pruned entry still there")
-	}
-}
-
 func TestErrorsArePrefixed(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
@@ -333,7 +192,7 @@ func TestErrorsArePrefixed(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := db.CreateRun(ctx, &madspark.Run{ID: "r", Pipeline: "p"})
-	if err == nil || !strings.HasPrefix(err.Error(), `postgres: create run "r": `) {
+	if err == nil || !strings.HasPrefix(err.Error(), `postgres: create run: "r": `) {
 		t.Errorf("duplicate: err = %v", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/madspark/madspark/store/sqlstore"
 )
 
 // maxGroup bounds the writes one transaction commits together.
@@ -40,8 +42,7 @@ type committer struct {
 
 type commitReq struct {
 	ctx  context.Context
-	op   string
-	fn   func(tx *sql.Tx) error
+	fn   func(tx *sqlstore.Tx) error
 	errc chan error    // the outcome, once committed
 	turn chan struct{} // closed when this writer is to commit the queue
 }
@@ -56,12 +57,12 @@ func newCommitter(w *sql.DB) *committer {
 var errClosed = errors.New("the database is closed")
 
 // do runs fn, alone or in a group, and returns its outcome.
-func (c *committer) do(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
-	req := &commitReq{ctx: ctx, op: op, fn: fn, errc: make(chan error, 1)}
+func (c *committer) do(ctx context.Context, fn func(tx *sqlstore.Tx) error) error {
+	req := &commitReq{ctx: ctx, fn: fn, errc: make(chan error, 1)}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return fmt.Errorf("sqlite: %s: %w", op, errClosed)
+		return errClosed
 	}
 	if !c.leading {
 		c.leading = true
@@ -121,7 +122,7 @@ func (c *committer) commit(group []*commitReq) {
 	live := group[:0:0]
 	for _, req := range group {
 		if err := req.ctx.Err(); err != nil {
-			req.errc <- fmt.Errorf("sqlite: %s: %w", req.op, err)
+			req.errc <- err
 			continue
 		}
 		live = append(live, req)
@@ -131,33 +132,31 @@ func (c *committer) commit(group []*commitReq) {
 		return
 	case 1:
 		req := live[0]
-		req.errc <- writeAlone(req.ctx, c.w, req.op, req.fn)
+		req.errc <- writeAlone(req.ctx, c.w, req.fn)
 		return
 	}
 	// The group's transaction is not cancelled with any one writer.
 	tx, err := c.w.BeginTx(context.Background(), nil)
 	if err != nil {
 		for _, req := range live {
-			req.errc <- fmt.Errorf("sqlite: %s: %w", req.op, err)
+			req.errc <- err
 		}
 		return
 	}
 	for _, req := range live {
-		if err := req.fn(tx); err != nil {
+		if err := req.fn(&sqlstore.Tx{Tx: tx}); err != nil {
 			// One write failed: each goes on its own.
 			_ = tx.Rollback()
 			for _, req := range live {
-				req.errc <- writeAlone(req.ctx, c.w, req.op, req.fn)
+				req.errc <- writeAlone(req.ctx, c.w, req.fn)
 			}
 			return
 		}
 	}
-	err = tx.Commit()
+	if err = tx.Commit(); err != nil {
+		err = fmt.Errorf("commit: %w", err)
+	}
 	for _, req := range live {
-		if err != nil {
-			req.errc <- fmt.Errorf("sqlite: %s: commit: %w", req.op, err)
-		} else {
-			req.errc <- nil
-		}
+		req.errc <- err
 	}
 }

@@ -1,6 +1,7 @@
-// Package sqlite is the embedded store: runs, their step journal and the
-// response cache kept in one SQLite file, through the pure-Go driver
-// modernc.org/sqlite (no cgo).
+// Package sqlite is the embedded store: madspark.Store (package
+// store/sqlstore) kept in one SQLite file, through the pure-Go driver
+// modernc.org/sqlite (no cgo), with what is SQLite's own: one writer that
+// commits writes in groups, statements kept prepared, and its dialect.
 //
 // A *DB is safe for concurrent use by many goroutines, and several processes
 // may open the same file at once: the database runs in WAL mode, every write
@@ -9,14 +10,15 @@
 //
 // The schema is created and upgraded by numbered SQL files embedded in the
 // binary (migrations/0001_init.sql, ...), each applied once, in its own
-// transaction, and recorded in the schema_migrations table. The SQL keeps to
-// what PostgreSQL also accepts: JSON is TEXT, timestamps are RFC 3339 TEXT in
-// UTC, numbers are INTEGER or REAL.
+// transaction, and recorded in the schema_migrations table. JSON is TEXT,
+// timestamps are RFC 3339 TEXT in UTC with nine fraction digits (so that text
+// order is time order), numbers are INTEGER or REAL.
 package sqlite
 
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"errors"
 	"fmt"
 	"net/url"
@@ -27,25 +29,23 @@ import (
 	"time"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/store/sqlstore"
 
 	msqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// Compile-time checks that *DB satisfies the storage contracts.
-var (
-	_ madspark.RunStore   = (*DB)(nil)
-	_ madspark.CacheStore = (*DB)(nil)
-)
+var _ madspark.Store = (*DB)(nil)
 
 // busyTimeoutMS is how long a connection waits for a lock held by another
 // connection (in this process or another) before giving up with
 // SQLITE_BUSY.
 const busyTimeoutMS = 5000
 
-// DB is a store backed by one SQLite file. It implements madspark.RunStore
-// and madspark.CacheStore. Create one with Open and release it with Close.
+// DB is a store backed by one SQLite file. It implements madspark.Store.
+// Create one with Open and release it with Close.
 type DB struct {
+	*sqlstore.Store
 	// Connection pools and locking.
 	//
 	// SQLite allows many readers but only one writer at a time per file. A
@@ -116,7 +116,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	if err := migrate(ctx, w); err != nil {
+	db := &DB{w: w, writes: newCommitter(w)}
+	d := db.dialect()
+	if err := sqlstore.Migrate(ctx, w, d); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -126,16 +128,49 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	r := sql.OpenDB(rc)
+	db.r = sql.OpenDB(rc)
 	n := max(4, runtime.GOMAXPROCS(0))
-	r.SetMaxOpenConns(n)
-	r.SetMaxIdleConns(n)
-	if err := r.PingContext(ctx); err != nil {
-		_ = r.Close()
+	db.r.SetMaxOpenConns(n)
+	db.r.SetMaxIdleConns(n)
+	if err := db.r.PingContext(ctx); err != nil {
+		_ = db.r.Close()
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	return &DB{w: w, r: r, writes: newCommitter(w)}, nil
+	db.Store = sqlstore.New(db.r, d)
+	return db, nil
+}
+
+// migrationFS holds the schema migrations, named NNNN_description.sql.
+//
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// timeFormat is RFC 3339 with a fixed nine-digit fraction, in UTC: "Z".
+const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
+// dialect is how the store's queries run on SQLite: written by the one
+// writer, which holds the file from the start of its transactions (no
+// locks needed), times as text, leases timed by this machine's clock.
+func (db *DB) dialect() sqlstore.Dialect {
+	return sqlstore.Dialect{
+		Name:  "sqlite",
+		Write: db.writes.do,
+		Time:  func(t time.Time) any { return t.UTC().Format(timeFormat) },
+		// Migrations run on the write pool, whose transactions begin
+		// IMMEDIATE: the check of schema_migrations and the migration
+		// happen under the write lock. Even its creation is in such a
+		// transaction: on its own it would take a read lock and then
+		// upgrade it, and when two processes do that at once on a new
+		// file SQLite fails one of them at once instead of letting it
+		// wait.
+		Migrations: migrationFS,
+		CreateMigrations: `CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER NOT NULL PRIMARY KEY,
+    applied_at TEXT    NOT NULL
+)`,
+		Record: `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $3)`,
+	}
 }
 
 // dsn returns the modernc.org/sqlite data source name for the file at the
@@ -249,39 +284,13 @@ func DefaultPath() (string, error) {
 	return filepath.Join(home, ".local", "share", dir, file), nil
 }
 
-// write runs fn in a write transaction (BEGIN IMMEDIATE on the single write
-// connection) and commits it, or rolls it back if fn fails. Errors are
-// prefixed with "sqlite: op: ", except those wrapping madspark.ErrNotFound,
-// which are returned as they are. Writes made at the same time share one
-// transaction (see committer); each still returns only once its own
-// changes are committed, or with its own error.
-func (db *DB) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
-	return db.writes.do(ctx, op, fn)
-}
-
-// writeAlone is write in a transaction of its own.
-func writeAlone(ctx context.Context, w *sql.DB, op string, fn func(tx *sql.Tx) error) error {
+// writeAlone runs fn in a write transaction of its own.
+func writeAlone(ctx context.Context, w *sql.DB, fn func(tx *sqlstore.Tx) error) error {
 	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite: %s: %w", op, err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return opError(op, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: %s: commit: %w", op, err)
-	}
-	return nil
-}
-
-// opError prefixes err, the error of a write's fn, with op, unless it wraps
-// madspark.ErrNotFound.
-func opError(op string, err error) error {
-	if errors.Is(err, madspark.ErrNotFound) {
 		return err
 	}
-	return fmt.Errorf("sqlite: %s: %w", op, err)
+	return sqlstore.Commit(tx, nil, fn)
 }
 
 // WritePool returns the pool of the single write connection, for a component

@@ -17,6 +17,8 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/store/migration"
+	"github.com/madspark/madspark/store/storetest"
 )
 
 func openTest(t *testing.T, path string) *DB {
@@ -373,19 +375,6 @@ func TestCache(t *testing.T) {
 	if v, ok, err := db.GetCache(ctx, "empty"); err != nil || !ok || v == nil || len(v) != 0 {
 		t.Fatalf("empty = %q, %v, %v", v, ok, err)
 	}
-
-	// Prune.
-	n, err := db.Prune(ctx, time.Now().Add(-time.Hour))
-	if err != nil || n != 0 {
-		t.Fatalf("Prune old = %d, %v", n, err)
-	}
-	n, err = db.Prune(ctx, time.Now().Add(time.Second))
-	if err != nil || n != 2 {
-		t.Fatalf("Prune all = %d, %v", n, err)
-	}
-	if _, ok, _ := db.GetCache(ctx, "k"); ok {
-		t.Error("pruned entry still there")
-	}
 }
 
 func TestReopen(t *testing.T) {
@@ -438,7 +427,7 @@ func TestReopen(t *testing.T) {
 		if v, ok, err := db.GetCache(ctx, "c"); err != nil || !ok || string(v) != "v" {
 			t.Errorf("reopen %d: cache = %q, %v, %v", i, v, ok, err)
 		}
-		ms, _ := migrations()
+		ms, _ := migration.Load(migrationFS, "migrations/*.sql")
 		var n, maxV int
 		if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &maxV); err != nil {
 			t.Fatal(err)
@@ -540,22 +529,9 @@ func TestConcurrentWriters(t *testing.T) {
 func TestTwoHandles(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shared.db")
-	var (
-		dbs [2]*DB
-		wg  sync.WaitGroup
-	)
 	// Open both at once on a new file: migrations race.
-	var openErr [2]error
-	for h := range dbs {
-		wg.Go(func() { dbs[h], openErr[h] = Open(ctx, path) })
-	}
-	wg.Wait()
-	for h, err := range openErr {
-		if err != nil {
-			t.Fatalf("Open %d: %v", h, err)
-		}
-		t.Cleanup(func() { _ = dbs[h].Close() })
-	}
+	dbs := storetest.OpenAtOnce(t, 2, func() (*DB, error) { return Open(ctx, path) })
+	var wg sync.WaitGroup
 
 	const perHandle, steps = 4, 20
 	errs := make(chan error, 2*perHandle)

@@ -268,3 +268,47 @@ func testBookmarksOrder(t *testing.T, s Store) {
 		t.Errorf("Bookmarks{} = %d ids from %v to %v (total %d), want 50 from s59 to s10 of 60", len(ids), ids[0], ids[len(ids)-1], total)
 	}
 }
+
+// testBookmarkUpdate: tags and notes change, repeats dropped, and the tag
+// filter follows them; every other field stays; a missing bookmark is
+// ErrNotFound and changes nothing.
+func testBookmarkUpdate(t *testing.T, s Store) {
+	c := ctx(t)
+	orig := bookmark("u1", base, "old", "kept")
+	mustBookmark(t, s, orig)
+	mustBookmark(t, s, bookmark("u2", base.Add(time.Second), "old"))
+	got, err := s.UpdateBookmark(c, "u1", []string{"kept", "new", "kept", "Ünïcode"}, "rewritten notes\nover two lines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *orig
+	want.Tags, want.Notes = []string{"kept", "new", "Ünïcode"}, "rewritten notes\nover two lines"
+	checkTime(t, "created", got.CreatedAt, want.CreatedAt)
+	got.CreatedAt = want.CreatedAt
+	if !reflect.DeepEqual(got, &want) {
+		t.Errorf("UpdateBookmark:\n got %+v\nwant %+v", got, &want)
+	}
+	if again, err := s.Bookmark(c, "u1"); err != nil || !reflect.DeepEqual(again.Tags, want.Tags) || again.Notes != want.Notes {
+		t.Errorf("Bookmark after the update = %+v, %v", again, err)
+	}
+	for _, tc := range []struct {
+		tag  string
+		want []string
+	}{{"old", []string{"u2"}}, {"new", []string{"u1"}}, {"kept", []string{"u1"}}} {
+		if ids, _ := mustBookmarks(t, s, madspark.BookmarkFilter{Tags: []string{tc.tag}}); !reflect.DeepEqual(ids, tc.want) {
+			t.Errorf("tag %q after the update: %v, want %v", tc.tag, ids, tc.want)
+		}
+	}
+	if got, err := s.UpdateBookmark(c, "u1", nil, ""); err != nil || got.Tags == nil || len(got.Tags) != 0 || got.Notes != "" {
+		t.Errorf("UpdateBookmark to no tags and no notes = %+v, %v", got, err)
+	}
+	if ids, _ := mustBookmarks(t, s, madspark.BookmarkFilter{Tags: []string{"kept"}}); len(ids) != 0 {
+		t.Errorf("a removed tag still matches: %v", ids)
+	}
+	if _, err := s.UpdateBookmark(c, "nope", []string{"x"}, "n"); !errors.Is(err, madspark.ErrNotFound) {
+		t.Errorf("UpdateBookmark(missing) = %v, want ErrNotFound", err)
+	}
+	if ids, _ := mustBookmarks(t, s, madspark.BookmarkFilter{Tags: []string{"x"}}); len(ids) != 0 {
+		t.Errorf("the refused update's tags were stored: %v", ids)
+	}
+}

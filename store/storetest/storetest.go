@@ -110,12 +110,14 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"BookmarkRejects", testBookmarkRejects},
 		{"BookmarksFilter", testBookmarksFilter},
 		{"BookmarksOrder", testBookmarksOrder},
+		{"BookmarkUpdate", testBookmarkUpdate},
 		{"ConversationRoundTrip", testConversationRoundTrip},
 		{"ConversationRejects", testConversationRejects},
 		{"ConversationsOrder", testConversationsOrder},
 		{"ConversationRenameDelete", testConversationRenameDelete},
 		{"ConversationTruncate", testConversationTruncate},
 		{"ConcurrentAppendMessage", testConcurrentAppendMessage},
+		{"PruneCache", testPruneCache},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1184,6 +1186,27 @@ func trim(b []byte) []byte {
 // cacheKey returns a key of the shape the response cache uses: 64 hex
 // digits.
 func cacheKey(i int) string { return fmt.Sprintf("%064x", i) }
+
+// testPruneCache checks that a store whose cache can be pruned by age
+// (Prune, beside madspark.CacheStore) deletes the entries stored before the
+// time given and counts them.
+func testPruneCache(t *testing.T, s Store) {
+	p, ok := s.(interface {
+		Prune(ctx context.Context, olderThan time.Time) (int64, error)
+	})
+	if !ok {
+		t.Skip("the store does not prune its cache")
+	}
+	mustPut(t, s, "a", []byte("a"))
+	mustPut(t, s, "b", []byte("b"))
+	if n, err := p.Prune(ctx(t), time.Now().Add(-time.Hour)); err != nil || n != 0 {
+		t.Fatalf("Prune of entries older than an hour = %d, %v; want 0", n, err)
+	}
+	if n, err := p.Prune(ctx(t), time.Now().Add(time.Second)); err != nil || n != 2 {
+		t.Fatalf("Prune of all = %d, %v; want 2", n, err)
+	}
+	checkMiss(t, s, "a")
+}
 
 func testCacheMiss(t *testing.T, s madspark.CacheStore) {
 	checkMiss(t, s, cacheKey(1))

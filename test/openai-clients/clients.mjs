@@ -3,7 +3,7 @@
 // running `madspark serve` whose provider is the echoing fake of
 // cmd/madspark TestOpenAIClients:
 //
-//   node clients.mjs --url http://127.0.0.1:8080 --provider http://127.0.0.1:9090/v1
+//   node clients.mjs --url http://127.0.0.1:8080 --provider http://127.0.0.1:9090/v1 --mock-url http://127.0.0.1:8081
 //
 // With the official `openai` client, LangChain's ChatOpenAI and the Vercel
 // AI SDK (`ai` with `@ai-sdk/openai`), at the versions package-lock.json
@@ -13,10 +13,17 @@
 // (response_format and parse, withStructuredOutput, generateObject and
 // streamObject), repaired by madspark's reader or refused when unusable;
 // the Responses API (responses.create plain and streamed, responses.parse,
-// the AI SDK's default model); an unknown route; a setting a pipeline
-// model cannot apply; cached tokens; a capacity refusal (429 with
-// Retry-After before any byte of the stream, and no run recorded). Exit
-// status 0 means every case passed.
+// the AI SDK's default model); tool calls through madspark-direct (plain
+// and streamed with the openai client, a Responses function_call round
+// trip, an Agents SDK agent with a function tool on the Responses and on
+// the chat model, LangChain's createAgent with a responseFormat); the
+// defaults promptfoo sends (temperature 0, max_tokens 1024) and the
+// Agents SDK's instructions on every model; a pipeline model's stages
+// streamed as reasoning before its answer; an unknown route; a field a
+// pipeline model cannot honour; cached tokens; a capacity refusal (429
+// with Retry-After before any byte of the stream, and no run recorded).
+// The pipeline models run whole on a second server in mock mode
+// (--mock-url). Exit status 0 means every case passed.
 
 import { parseArgs } from 'node:util'
 import { deepStrictEqual } from 'node:assert'
@@ -26,20 +33,25 @@ import { ChatOpenAI } from '@langchain/openai'
 import { HumanMessage, SystemMessage } from '@langchain/core/messages'
 import { createOpenAI } from '@ai-sdk/openai'
 import { generateObject, generateText, streamObject, streamText } from 'ai'
+import { createAgent } from 'langchain'
+import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, run, setTracingDisabled, tool } from '@openai/agents'
 import { z } from 'zod'
 
 const { values: opts } = parseArgs({
   options: {
     url: { type: 'string' },
     provider: { type: 'string' },
+    'mock-url': { type: 'string' },
   },
 })
-if (!opts.url || !opts.provider) {
-  console.error('clients: --url (a running `madspark serve`) and --provider (its fake provider) are required')
+if (!opts.url || !opts.provider || !opts['mock-url']) {
+  console.error('clients: --url (a running `madspark serve`), --provider (its fake provider) and --mock-url (a server in mock mode) are required')
   process.exit(2)
 }
 const base = opts.url.replace(/\/$/, '')
 const v1 = base + '/v1'
+const mockV1 = opts['mock-url'].replace(/\/$/, '') + '/v1'
+setTracingDisabled(true)
 
 let passed = 0
 let failed = 0
@@ -205,17 +217,20 @@ await step('openai: a reply that cannot be read as the schema fails clearly', as
       throw new Error('an unusable reply was passed on as success')
     } catch (err) {
       check(err instanceof OpenAI.APIError && err.status === 502, `stream ${stream}: ${err}`)
-      check(/invalid reply/.test(err.message), `stream ${stream}: the error does not say why: ${err.message}`)
+      check(/could not be used/.test(err.message), `stream ${stream}: the error does not say why: ${err.message}`)
     }
   }
 })
 
-await step('openai: a setting a pipeline model cannot apply is a 400 naming it', async () => {
-  try {
-    await openai.chat.completions.create({ model: 'madspark-spark', temperature: 0.5, messages: [{ role: 'user', content: 'urban farming' }] })
-    throw new Error('accepted')
-  } catch (err) {
-    check(err instanceof OpenAI.BadRequestError && err.param === 'temperature', `${err}`)
+await step('openai: a field a pipeline model cannot honour is a 400 naming it', async () => {
+  for (const [extra, param] of [[{ response_format: { type: 'json_object' } }, 'response_format'],
+    [{ tools: [{ type: 'function', function: { name: 'f' } }] }, 'tools']]) {
+    try {
+      await openai.chat.completions.create({ model: 'madspark-spark', messages: [{ role: 'user', content: 'urban farming' }], ...extra })
+      throw new Error('accepted')
+    } catch (err) {
+      check(err instanceof OpenAI.BadRequestError && err.param === param, `${param}: ${err}`)
+    }
   }
 })
 
@@ -377,6 +392,162 @@ for (const model of models) {
     check(typeof object.name === 'string' && typeof object.age === 'number', `object ${JSON.stringify(object)}`)
   })
 }
+
+// --- tools through madspark-direct ----------------------------------------------
+
+const cityParams = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }
+const weatherTool = { type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: cityParams, strict: true } }
+const weather = (city) => `It is sunny in ${city}.`
+
+await step('openai: tool calls, plain and streamed, and their results sent back', async () => {
+  const messages = [{ role: 'user', content: tag('What is the weather in Oslo?') }]
+  const c = await openai.chat.completions.create({ model: 'madspark-direct', messages, tools: [weatherTool], tool_choice: 'auto', parallel_tool_calls: false })
+  const calls = c.choices[0].message.tool_calls
+  check(c.choices[0].finish_reason === 'tool_calls' && calls?.length === 1 && calls[0].type === 'function' && calls[0].function.name === 'get_weather',
+    `completion ${JSON.stringify(c.choices[0])}`)
+  const { city } = JSON.parse(calls[0].function.arguments)
+  check(typeof city === 'string' && city !== '', `arguments ${calls[0].function.arguments}`)
+
+  // Streamed: the client's stream helper puts the tool_calls deltas together.
+  const stream = openai.chat.completions.stream({ model: 'madspark-direct', messages, tools: [weatherTool] })
+  let deltas = 0
+  stream.on('chunk', (ch) => { if (ch.choices[0]?.delta?.tool_calls) deltas++ })
+  const final = await stream.finalChatCompletion()
+  const streamed = final.choices[0].message.tool_calls
+  check(final.choices[0].finish_reason === 'tool_calls' && streamed?.[0]?.function.arguments === calls[0].function.arguments && deltas >= 1,
+    `streamed ${JSON.stringify(final.choices[0])} in ${deltas} deltas`)
+
+  // The call's result goes back, with the assistant message as the client got it.
+  const answer = await openai.chat.completions.create({
+    model: 'madspark-direct', tools: [weatherTool],
+    messages: [...messages, final.choices[0].message, { role: 'tool', tool_call_id: streamed[0].id, content: weather(city) }],
+  })
+  check(answer.choices[0].finish_reason === 'stop' && answer.choices[0].message.content.includes(weather(city)), `answer ${JSON.stringify(answer.choices[0])}`)
+})
+
+await step('openai: a Responses function_call round trip, plain and streamed', async () => {
+  const tools = [{ type: 'function', name: 'get_weather', description: 'The weather in a city', parameters: cityParams, strict: true }]
+  const input = [{ role: 'user', content: tag('What is the weather in Oslo?') }]
+  const r = await openai.responses.create({ model: 'madspark-direct', input, tools })
+  const call = r.output.find((o) => o.type === 'function_call')
+  check(r.status === 'completed' && call?.name === 'get_weather' && call.call_id, `response ${JSON.stringify(r.output)}`)
+  const { city } = JSON.parse(call.arguments)
+  const r2 = await openai.responses.create({
+    model: 'madspark-direct', tools,
+    input: [...input, ...r.output, { type: 'function_call_output', call_id: call.call_id, output: weather(city) }],
+  })
+  check(r2.output_text.includes(weather(city)), `answer ${JSON.stringify(r2.output)}`)
+
+  const s = await openai.responses.create({ model: 'madspark-direct', input, tools, stream: true })
+  const types = []
+  let args = ''
+  let completed = null
+  for await (const ev of s) {
+    types.push(ev.type)
+    if (ev.type === 'response.function_call_arguments.delta') args += ev.delta
+    if (ev.type === 'response.completed') completed = ev.response
+  }
+  const done = completed?.output?.find((o) => o.type === 'function_call')
+  check(types.includes('response.function_call_arguments.done') && args === call.arguments && done?.arguments === call.arguments, `events ${types}`)
+})
+
+for (const [api, model] of [['Responses', (c) => new OpenAIResponsesModel(c, 'madspark-direct')], ['chat', (c) => new OpenAIChatCompletionsModel(c, 'madspark-direct')]]) {
+  await step(`agents: an Agents SDK agent with a function tool on madspark-direct through the ${api} model`, async () => {
+    const ran = []
+    const getWeather = tool({
+      name: 'get_weather', description: 'The weather in a city', parameters: z.object({ city: z.string() }),
+      execute: async ({ city }) => { ran.push(city); return weather(city) },
+    })
+    const agent = new Agent({ name: 'Weather', instructions: 'You answer questions about the weather.', tools: [getWeather], model: model(openai) })
+    const result = await run(agent, tag('What is the weather in Oslo?'))
+    check(ran.length === 1 && String(result.finalOutput).includes(weather(ran[0])), `tool ran with ${JSON.stringify(ran)}, final output ${result.finalOutput}`)
+  })
+}
+
+// --- LangChain's agents: a structured response, or an error ---------------------
+
+for (const [model, url] of [['madspark-direct', v1], ['madspark-spark', mockV1]]) {
+  for (const useResponsesApi of [false, true]) {
+    await step(`langchain: createAgent with a responseFormat on ${model}${useResponsesApi ? ' over the Responses API' : ''} returns a value or an error, never undefined`, async () => {
+      const agent = createAgent({ model: chat(model, { configuration: { baseURL: url }, useResponsesApi }), tools: [], responseFormat: Person })
+      let res
+      try {
+        res = await agent.invoke({ messages: [{ role: 'user', content: tag('Describe a person') }] })
+      } catch (err) {
+        // A pipeline model has no step that calls tools nor writes JSON: it says so.
+        check(model !== 'madspark-direct' && /tools|response_format|text\.format/.test(String(err?.message)), `error ${err}`)
+        return
+      }
+      const p = res.structuredResponse
+      check(typeof p?.name === 'string' && typeof p?.age === 'number', `structuredResponse ${JSON.stringify(p)}`)
+    })
+  }
+}
+
+// --- every client's defaults on every model -------------------------------------
+
+const everyModel = [[v1, 'madspark-direct'], [v1, 'madspark-debate'],
+  ...['madspark-direct', 'madspark-debate', 'madspark-spark', 'madspark-chaos', 'madspark-assess'].map((m) => [mockV1, m])]
+const mockOpenAI = new OpenAI({ baseURL: mockV1, apiKey: 'sk-local', maxRetries: 0 })
+const clientOf = (url) => (url === v1 ? openai : mockOpenAI)
+const pipeline = (m) => ['madspark-spark', 'madspark-chaos', 'madspark-assess'].includes(m)
+
+for (const [url, model] of everyModel) {
+  const where = url === v1 ? 'the OpenAI provider' : 'the mock provider'
+  await step(`promptfoo's defaults (temperature 0, max_tokens 1024) on ${model} (${where})`, async () => {
+    // The bodies promptfoo's OpenAI chat and Responses providers send by default.
+    const post = async (path, body) => {
+      const res = await fetch(`${url}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-local' }, body: JSON.stringify(body) })
+      return [res.status, await res.json()]
+    }
+    const query = model === 'madspark-debate' ? complex : 'urban farming'
+    const [status, c] = await post('chat/completions', { model, messages: [{ role: 'user', content: query }], max_tokens: 1024, temperature: 0 })
+    check(status === 200 && c.choices[0].message.content.length > 0 && ['stop', 'length'].includes(c.choices[0].finish_reason), `chat: ${status} ${JSON.stringify(c).slice(0, 300)}`)
+    const [rstatus, r] = await post('responses', { model, input: query, max_output_tokens: 1024, text: { format: { type: 'text' } } })
+    check(rstatus === 200 && r.output.some((o) => o.type === 'message') && ['completed', 'incomplete'].includes(r.status), `responses: ${rstatus} ${JSON.stringify(r).slice(0, 300)}`)
+    if (pipeline(model)) {
+      // The answer is bounded by max_tokens: a tight limit cuts it.
+      const [, cut] = await post('chat/completions', { model, messages: [{ role: 'user', content: query }], max_tokens: 12, temperature: 0 })
+      check(cut.choices[0].finish_reason === 'length' && cut.choices[0].message.content.length < c.choices[0].message.content.length, `max_tokens 12: ${JSON.stringify(cut.choices[0])}`)
+    }
+  })
+
+  await step(`agents: the Agents SDK's instructions on ${model} (${where})`, async () => {
+    const agent = new Agent({ name: 'Helper', instructions: 'You are a helpful assistant. Be concise.', model: new OpenAIResponsesModel(clientOf(url), model) })
+    const result = await run(agent, model === 'madspark-debate' ? complex : 'urban farming')
+    check(typeof result.finalOutput === 'string' && result.finalOutput.length > 0, `final output ${result.finalOutput}`)
+  })
+}
+
+// --- a pipeline model shows its work while it runs --------------------------------
+
+await step('openai: a streamed pipeline model sends its stages as reasoning before its answer', async () => {
+  const stream = await mockOpenAI.chat.completions.create({ model: 'madspark-spark', stream: true, messages: [{ role: 'user', content: 'urban farming' }] })
+  let reasoning = ''
+  let content = ''
+  let reasoningAfterContent = false
+  for await (const chunk of stream) {
+    const d = chunk.choices[0]?.delta ?? {}
+    if (d.reasoning_content) {
+      reasoningAfterContent ||= content !== ''
+      reasoning += d.reasoning_content
+    }
+    content += d.content ?? ''
+  }
+  check(/^generate: /.test(reasoning) && /\nevaluate: /.test(reasoning) && !reasoningAfterContent, `reasoning ${JSON.stringify(reasoning)}`)
+  check(content.includes('urban farming') && !content.includes('generate: '), `content ${content.slice(0, 200)}`)
+
+  const events = await mockOpenAI.responses.create({ model: 'madspark-spark', stream: true, input: 'urban farming' })
+  const types = []
+  let summary = ''
+  for await (const ev of events) {
+    types.push(ev.type)
+    if (ev.type === 'response.reasoning_summary_text.delta') summary += ev.delta
+  }
+  const first = (t) => types.indexOf(t)
+  check(first('response.reasoning_summary_text.delta') > 0 && first('response.reasoning_summary_text.delta') < first('response.output_text.delta') &&
+    summary === reasoning, `events ${types.join(' ')}; summary ${JSON.stringify(summary)}`)
+})
 
 // --- capacity: the provider's one slot and four places in line are full -------
 

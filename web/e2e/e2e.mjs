@@ -16,13 +16,23 @@
 // comparison, cancels a chaos run keeping its finished iterations, chats
 // with the debate assistant (a streamed answer, a follow-up, "How this
 // answer was made", the sidebar after a reload, Stop, Regenerate asking
-// the model again, an over-long message), meets a failing provider (a run
-// and a chat turn in plain words, Retry once it is back), and checks every
-// page at 1280 and 375 px: no word broken inside, tables as cards or
-// scrolling with a cue, nothing wider than the screen, and no serious
-// axe-core violation in light or dark mode. Each step and page writes a
-// screenshot. Exit status 0 means every step passed; the cmd/madspark Go
-// test TestWebUIEndToEnd runs this script.
+// the model again, an over-long message, a stopped answer kept, six turns at
+// 1280 and at 375 px with the message box and the conversations in place),
+// meets a failing provider (a run and a chat turn in plain words, a retry
+// shown as it happens, Retry once it is back), a paused provider (said
+// before work starts, Resume held until the time it names), replies that
+// were repaired (marked in the inspector), a proposal that did not pass
+// quality control (said in its header and its row), a server restarted
+// mid-run (the page reconnects and says the run resumed), a batch with its
+// CSV of results, a bookmark's tags and notes edited, and checks every page
+// at 1280 and 375 px: no word broken inside, tables as cards or scrolling
+// with a cue, nothing wider than the screen, and no serious axe-core
+// violation in light or dark mode (every run page at 375 px too). Each
+// step and page writes a screenshot. Exit status 0 means every step
+// passed; the cmd/madspark Go test TestWebUIEndToEnd runs this script.
+//
+// --restart-url is a server in mock mode that --restart-control stops
+// (POST ?action=stop) and starts again (POST ?action=start).
 
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -38,6 +48,8 @@ const { values: opts } = parseArgs({
     url: { type: 'string' },
     'live-url': { type: 'string' },
     'fault-url': { type: 'string' },
+    'restart-url': { type: 'string' },
+    'restart-control': { type: 'string' },
     screenshots: { type: 'string', default: 'e2e/screenshots' },
     chromium: { type: 'string', default: process.env.MADSPARK_CHROMIUM || '/usr/bin/chromium' },
     timeout: { type: 'string', default: '30000' },
@@ -50,6 +62,8 @@ if (!opts.url) {
 const base = opts.url.replace(/\/$/, '')
 const liveBase = opts['live-url']?.replace(/\/$/, '')
 const faultURL = opts['fault-url']
+const restartBase = opts['restart-url']?.replace(/\/$/, '')
+const restartControl = opts['restart-control']
 const shots = resolve(opts.screenshots)
 const timeout = Number(opts.timeout)
 mkdirSync(shots, { recursive: true })
@@ -62,6 +76,9 @@ let passed = 0
 let failed = 0
 let shotNo = 0
 const problems = [] // console errors and failed requests of the page
+// While the restartable server is down, on purpose, the page's requests
+// to it fail: they are part of the flow.
+let serverDownOnPurpose = false
 
 class StepError extends Error {}
 function check(ok, message) {
@@ -109,13 +126,17 @@ function watch(page) {
   page.on('console', (m) => {
     // The browser logs the API's expected refusals (a duplicate bookmark,
     // a value out of range) as failed loads: they are part of the flow.
-    if (m.type() === 'error' && !/Failed to load resource: .* status of (409|422) /.test(m.text())) problems.push(`console: ${m.text()}`)
+    if (m.type() !== 'error' || /Failed to load resource: .* status of (409|422) /.test(m.text())) return
+    if (serverDownOnPurpose && /ERR_CONNECTION_REFUSED/.test(m.text())) return
+    problems.push(`console: ${m.text()}`)
   })
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
   page.on('requestfailed', (r) => {
     // An aborted fetch or a closed stream after the run is over is normal.
     const f = r.failure()?.errorText ?? ''
-    if (!/ERR_ABORTED/.test(f)) problems.push(`request failed: ${r.method()} ${r.url()} ${f}`)
+    if (/ERR_ABORTED/.test(f)) return
+    if (serverDownOnPurpose && r.url().startsWith(restartBase) && /ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE/.test(f)) return
+    problems.push(`request failed: ${r.method()} ${r.url()} ${f}`)
   })
 }
 
@@ -209,6 +230,99 @@ async function setFault(status) {
   check(r.status === 204, `the fault switch answered ${r.status}`)
 }
 
+// restart stops the restartable server (action stop) or starts it again
+// (action start).
+async function restart(action) {
+  const r = await fetch(`${restartControl}?action=${action}`, { method: 'POST' })
+  check(r.status === 204, `the restart switch answered ${r.status}: ${await r.text()}`)
+}
+
+// inView reports whether the element matched by selector is wholly inside
+// the window.
+async function inView(page, selector) {
+  return page.evaluate((sel) => {
+    const el = document.querySelector(sel)
+    if (!el) return false
+    const r = el.getBoundingClientRect()
+    return r.top >= 0 && r.bottom <= window.innerHeight + 1 && r.height > 0
+  }, selector)
+}
+
+// focused reports whether the element with id has the focus, once the
+// page has settled.
+async function focused(page, id) {
+  return !!(await poll(page, (id) => document.activeElement?.id === id, { arg: id, tries: 20, every: 50 }))
+}
+
+// sixTurns asks six questions in a new conversation of the direct model
+// and checks, after each, that only the messages scrolled: the message box
+// and (on a wide screen) the conversations stay where they were, the page
+// itself does not scroll, the newest answer is in view, and the focus is
+// back in the message box.
+async function sixTurns(page, width) {
+  await page.goto(base + '/chat')
+  const input = page.getByLabel('Your message')
+  await input.waitFor()
+  // The page is laid out once the server has said it is in mock mode (its banner above the chat).
+  await page.getByTestId('mock-banner').waitFor()
+  await page.getByLabel('Model').selectOption('madspark-direct')
+  const where = () =>
+    page.evaluate(() => {
+      const box = document.querySelector('#chat-input').getBoundingClientRect()
+      const side = document.querySelector('nav.chat-side')?.getBoundingClientRect()
+      const log = document.querySelector('[data-testid=chat-log]')
+      const last = [...document.querySelectorAll('[data-testid=answer]')].pop()?.getBoundingClientRect()
+      const lr = log.getBoundingClientRect()
+      return {
+        box: [Math.round(box.top), Math.round(box.bottom)],
+        side: side && side.height > 0 ? Math.round(side.top) : null,
+        scrolled: Math.round(document.scrollingElement.scrollTop),
+        pageFits: document.scrollingElement.scrollHeight <= window.innerHeight + 1,
+        lastInView: !last || (last.bottom <= lr.bottom + 2 && last.bottom > lr.top),
+        logScrolls: log.scrollHeight > log.clientHeight + 1,
+        height: window.innerHeight,
+      }
+    })
+  const start = await where()
+  check(start.box[1] <= start.height, `the message box is below the window at first: ${JSON.stringify(start)}`)
+  for (let i = 1; i <= 6; i++) {
+    await input.fill(`Question ${i}: what is a goroutine, in one line?`)
+    await input.press('Enter')
+    await page.getByTestId('answer').nth(i - 1).waitFor({ timeout: 30000 })
+    await page.waitForFunction(() => !document.querySelector('[data-testid=streaming]'))
+    const w = await where()
+    check(w.box[1] <= w.height && Math.abs(w.box[0] - start.box[0]) <= 2, `turn ${i} at ${width}px: the message box moved: ${JSON.stringify(w)} from ${JSON.stringify(start)}`)
+    check(w.scrolled === 0 && w.pageFits, `turn ${i} at ${width}px: the page scrolled as one: ${JSON.stringify(w)}`)
+    check(w.side === start.side, `turn ${i} at ${width}px: the conversations moved: ${w.side} from ${start.side}`)
+    check(w.lastInView, `turn ${i} at ${width}px: the newest answer is out of view`)
+    check(await focused(page, 'chat-input'), `turn ${i} at ${width}px: the focus left the message box`)
+  }
+  const end = await where()
+  check(end.logScrolls, `after six turns at ${width}px the messages do not scroll: ${JSON.stringify(end)}`)
+  return end
+}
+
+// startRun starts a run of pipeline with params through the API, from
+// the page, and returns its ID.
+async function startRun(page, pipeline, params) {
+  const id = await page.evaluate(async ([pipeline, params]) => {
+    const r = await fetch('/api/runs', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ pipeline, params }) })
+    return (await r.json()).run_id
+  }, [pipeline, params])
+  check(id, `no ${pipeline} run was started`)
+  return id
+}
+
+// finished waits until run id is over, and returns its record.
+async function finished(page, id, tries = 300) {
+  const run = await poll(page, async (id) => {
+    const r = await (await fetch('/api/runs/' + id)).json()
+    return ['succeeded', 'failed', 'cancelled', 'interrupted'].includes(r.status) && r
+  }, { arg: id, tries, every: 200 })
+  check(run, `run ${id} did not finish`)
+  return run
+}
+
 const userDataDir = mkdtempSync(join(tmpdir(), 'madspark-e2e-'))
 const args = [
   '--headless',
@@ -241,6 +355,9 @@ try {
   let secondEval = ''
   let compareURL = ''
   let chatURL = ''
+  let cancelledURL = ''
+  let assessURL = ''
+  let debateURL = ''
   let batchURL = ''
   let failedRunURL = ''
 
@@ -367,6 +484,9 @@ try {
     check(n >= 4, `the timeline shows ${n} calls, want at least 4`)
     const bar = await calls.first().locator('.call-bar').boundingBox()
     check(bar && bar.width > 0, `the first call's bar is ${JSON.stringify(bar)}`)
+    // Each row says what its call cost, in tokens and dollars.
+    const usage = await calls.first().getByTestId('call-usage').textContent()
+    check(/^[\d,]+ tokens · \$/.test(usage), `the first call's row says ${usage}`)
     await calls.first().getByRole('button').click()
     const prompt = page.getByTestId('call-prompt')
     await prompt.waitFor()
@@ -462,6 +582,35 @@ try {
     check(/^Imported 0 bookmarks; \d+ were kept already and skipped\.$/.test(await status.textContent()), `import: ${await status.textContent()}`)
   })
 
+  await step('bookmarks: tags and notes edited in place, a bad tag refused beside its field', page, async () => {
+    await page.goto(`${base}/bookmarks?tag=${tag}`)
+    const item = page.getByTestId('bookmark').first()
+    await item.waitFor()
+    await item.getByRole('button', { name: /^Edit tags and notes/ }).click()
+    const editor = item.getByTestId('bookmark-editor')
+    const tags = editor.getByLabel('Tags')
+    check(await focused(page, await tags.getAttribute('id')), 'the tags field does not have the focus')
+    // A tag over 50 characters is refused, said beside the field, which keeps the focus.
+    await tags.fill(`${tag}, ${'x'.repeat(51)}`)
+    await editor.getByRole('button', { name: 'Save' }).click()
+    const err = editor.locator('.field-error')
+    await err.waitFor()
+    check(/at most 50 characters/.test(await err.textContent()), `the tag error reads: ${await err.textContent()}`)
+    check(await focused(page, await tags.getAttribute('id')), 'the focus is not on the refused field')
+    await tags.fill(`${tag}, e2e-edited, rooftops`)
+    await editor.getByLabel('Notes').fill('Ask the council about roof loads first.')
+    await editor.getByRole('button', { name: 'Save' }).click()
+    await editor.waitFor({ state: 'detached' })
+    await item.getByRole('button', { name: 'Filter by tag e2e-edited' }).waitFor()
+    check((await item.getByTestId('bookmark-notes').textContent()) === 'Ask the council about roof loads first.', 'the notes were not saved')
+    await shot(page, 'bookmark-edited', false)
+    // Kept: a reload and the tag filter find them.
+    await page.goto(`${base}/bookmarks?tag=e2e-edited`)
+    const found = page.getByTestId('bookmark')
+    await found.first().waitFor()
+    check((await found.count()) === 1 && (await found.first().getByTestId('bookmark-notes').textContent()).startsWith('Ask the council'), 'the edited bookmark is not found by its new tag')
+  })
+
   await step('history lists the run', page, async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click()
     await page.getByLabel('Pipeline').selectOption('spark')
@@ -526,6 +675,42 @@ try {
     check(run.status === 'succeeded', `the proposal run ${run.status}: ${run.error}`)
   })
 
+  let qcURL = ''
+  await step('a proposal that does not pass quality control says so in its header, at first sight, and in its row', page, async () => {
+    await page.goto(base + '/?pipeline=proposal')
+    await page.locator('#run-form-profile-academic_program').fill('MSc Computer Science')
+    await page.locator('#run-form-profile-field_of_study').fill('Computer science')
+    await page.locator('#run-form-profile-research_area').fill('carbon cost of model training')
+    // An hour a week for a month: less than the smallest study needs.
+    await page.locator('#run-form-profile-weekly_hours').fill('1')
+    await page.locator('#run-form-profile-total_timeline-value').fill('1')
+    await page.locator('#run-form-profile-total_timeline-unit').selectOption('months')
+    await page.getByRole('button', { name: 'Start run' }).click()
+    await page.waitForURL(/\/runs\/[^/]+$/)
+    qcURL = page.url()
+    await page.waitForFunction(() => ['succeeded', 'failed'].includes(document.querySelector('[data-testid=run-status]')?.textContent), null, { timeout: 90000 })
+    await page.getByTestId('run-outcome').waitFor()
+    const status = page.getByTestId('run-status')
+    check((await status.textContent()) === 'succeeded', `the proposal ${await status.textContent()}`)
+    check(!(await status.getAttribute('class')).includes('status-succeeded'), 'a proposal that did not pass quality control shows a plain success')
+    const marks = await page.getByTestId('outcome-mark').allTextContents()
+    check(marks.includes('not passed quality control'), `the header's marks: ${marks}`)
+    const note = await page.getByTestId('run-outcome').textContent()
+    check(/^It did not pass quality control \(after \d+ refinements?: .+\)\. The result is kept, marked as not passed\.$/.test(note), `the header says: ${note}`)
+    // Without scrolling.
+    await page.evaluate(() => window.scrollTo(0, 0))
+    check(await inView(page, '[data-testid=run-outcome]'), 'the outcome is not in the first screen')
+    check(await inView(page, '[data-testid=run-status]'), 'the status is not in the first screen')
+    await shot(page, 'proposal-not-passed', false)
+    // Its row in the runs list says it too.
+    await page.goto(base + '/runs?pipeline=proposal')
+    const row = page.locator(`[data-testid=run-row][data-run-id="${qcURL.split('/').pop()}"]`)
+    await row.waitFor()
+    const rowText = await row.textContent()
+    check(rowText.includes('not passed quality control'), `the row reads: ${rowText}`)
+    check(/\d+ (ms|s|min)/.test(await row.getByTestId('run-facts').textContent()), 'the row does not say how long the run took')
+  })
+
   await step('an eval: win rate with its interval, topics and links to their runs', page, async () => {
     const started = await page.evaluate(async () => {
       const r = await fetch('/api/evals', {
@@ -541,6 +726,8 @@ try {
     const headline = page.getByTestId('eval-headline')
     await headline.waitFor()
     check(/win rate \d+\.\d% \(95% CI \d+\.\d%–\d+\.\d%\)/.test(await headline.textContent()), 'the eval page shows no win rate with its interval')
+    // Two topics cannot tell: the page says so first.
+    check(/^2 topics cannot tell which does better: the 95% interval of the win rate \(\d+\.\d%–\d+\.\d%\) includes 50%/.test((await headline.textContent()).trim()), `the headline: ${await headline.textContent()}`)
     check((await page.getByRole('note').allTextContents()).some((t) => t.includes('proves nothing')), 'a mock eval does not say it proves nothing')
     check((await page.locator('figure.chart svg').count()) === 1, 'no win-rate chart')
     const rows = page.getByTestId('eval-topics').locator('tbody tr')
@@ -623,6 +810,8 @@ try {
     await shot(page, 'cancel-confirm', false)
     await confirm.getByRole('button', { name: 'Yes, cancel the run' }).click()
     await page.getByTestId('run-cancelled').waitFor()
+    cancelledURL = page.url()
+    check((await page.getByTestId('outcome-mark').allTextContents()).includes('partial'), 'the cancelled run with kept iterations is not marked partial')
     check((await page.getByTestId('run-status').textContent()) === 'cancelled', 'the run is not cancelled')
     check((await page.getByRole('button', { name: 'Cancel run' }).count()) === 0, 'the cancel button stayed')
     const stages = await page.locator('.stages li').evaluateAll((ls) => ls.map((l) => `${l.dataset.stage}:${l.dataset.status}`))
@@ -663,7 +852,27 @@ try {
     await page.getByTestId('batch-counts').filter({ hasText: '2/3 succeeded' }).waitFor({ timeout: 60000 })
     await page.getByText('finished', { exact: true }).waitFor()
     check((await page.locator('tbody tr[data-status=succeeded]').count()) === 2, 'two rows did not succeed')
+    // Each succeeded row shows its best idea and its score.
+    const best = await page.locator('tbody tr[data-status=succeeded]').evaluateAll((rows) =>
+      rows.map((r) => [r.querySelector('[data-testid=row-best]').textContent.trim(), r.querySelector('[data-testid=row-score]').textContent.trim()]),
+    )
+    check(best.every(([idea, score]) => idea.length > 10 && /^\d+\.\d$/.test(score)), `the rows' best ideas: ${JSON.stringify(best)}`)
+    check((await bad.getByTestId('row-best').textContent()) === '—', 'the rejected row shows a best idea')
     await shot(page, 'batch-finished')
+  })
+
+  await step('batches: the results of a CSV upload as CSV, a row per line of the file', page, async () => {
+    const [csvFile] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download results (CSV)' }).click()])
+    check(/^madspark-batch-[0-9a-f]{8}-results\.csv$/.test(csvFile.suggestedFilename()), `the CSV is named ${csvFile.suggestedFilename()}`)
+    const file = join(userDataDir, csvFile.suggestedFilename())
+    await csvFile.saveAs(file)
+    const lines = readFileSync(file, 'utf8').trim().split('\n')
+    const header = lines[0].split(',')
+    check(['line', 'topic', 'status', 'best_idea', 'best_score', 'cost_usd', 'run_id', 'error'].every((c) => header.includes(c)), `the CSV's header: ${lines[0]}`)
+    check(lines.length === 4, `the CSV has ${lines.length - 1} rows, want 3`)
+    const cell = (line, col) => line.match(/("([^"]|"")*"|[^,]*)(,|$)/g).map((c) => c.replace(/,$/, '').replace(/^"|"$/g, '').replace(/""/g, '"'))[header.indexOf(col)]
+    check(cell(lines[1], 'line') === '2' && cell(lines[1], 'status') === 'succeeded' && cell(lines[1], 'best_idea').length > 10, `row 1: ${lines[1].slice(0, 160)}`)
+    check(cell(lines[2], 'line') === '3' && cell(lines[2], 'status') === 'rejected' && /many/.test(cell(lines[2], 'error')), `row 2: ${lines[2]}`)
   })
 
   await step('batches: download the results and the zip of every row, open a row\'s run', page, async () => {
@@ -809,45 +1018,49 @@ try {
     await shot(page, 'chat-sidebar')
   })
 
-  await step('chat: Stop ends an answer being written and cancels its run; Regenerate writes it again', page, async () => {
+  await step('chat: Stop ends an answer being written and cancels its run, keeping what was written; Regenerate writes it again', page, async () => {
     const input = page.getByLabel('Your message')
     const answers = await page.getByTestId('answer').count()
     await input.fill('Explain step by step how to shard a job queue, and compare hashing with ranges.')
     await input.press('Enter')
     await page.getByTestId('streaming').waitFor()
-    // Stop once the server is at work on the answer: a Stop that reaches the
-    // server before it has started the run leaves no run to cancel.
-    const started = await poll(page, async () => {
-      const runs = await (await fetch('/api/runs?pipeline=debate&status=running')).json()
-      return runs.runs.length > 0
-    }, { tries: 200, every: 50 })
-    check(started, 'the question was sent but no debate run started')
+    // Stop once part of the answer is written.
+    const partial = await poll(page, () => document.querySelector('[data-testid=streaming] .markdown')?.textContent?.trim().length > 20 && document.querySelector('[data-testid=streaming] .markdown').textContent.trim(), { tries: 300, every: 50 })
+    check(partial, 'no part of the answer was written')
     // The answer grows above the composer while it is written; the click
     // lands where the button is at that moment.
     await page.getByRole('button', { name: 'Stop', exact: true }).click({ timeout: 5000, force: true })
     const stopped = page.getByTestId('stopped')
     await stopped.waitFor()
-    check((await stopped.textContent()).includes('Stopped; this partial answer is not kept.'), 'the stopped answer does not say so')
-    check((await page.getByTestId('answer').count()) === answers, 'a stopped answer was kept')
+    const kept = await stopped.textContent()
+    check(kept.includes('Stopped before it was finished: the partial answer is kept.'), `the stopped answer says: ${kept.slice(-120)}`)
+    check(kept.includes(partial.slice(0, 20)), 'the stopped answer lost what was written')
+    check((await page.getByTestId('answer').count()) === answers, 'a stopped answer was taken for an answer')
+    check(await focused(page, 'chat-input'), 'the focus left the message box after Stop')
     await shot(page, 'chat-stopped', false)
-    // The run was cancelled, and the question stays unanswered.
+    // The run was cancelled; the server kept what was written, marked stopped, after a reload too.
     const after = (await poll(page, async () => {
       const id = location.pathname.split('/').pop()
       const conv = await (await fetch(`/api/conversations/${id}`)).json()
       const runs = await (await fetch('/api/runs?pipeline=debate&status=cancelled')).json()
-      return runs.runs.length > 0 && { last: conv.messages[conv.messages.length - 1], cancelled: runs.runs.length }
+      const last = conv.messages[conv.messages.length - 1]
+      return runs.runs.length > 0 && last.role === 'stopped' && { last, question: conv.messages[conv.messages.length - 2], cancelled: runs.runs.length }
     })) ?? { cancelled: 0 }
     check(after.cancelled > 0, 'no debate run was recorded cancelled after Stop')
-    check(after.last && after.last.role === 'user' && after.last.content.startsWith('Explain step by step how to shard'), `the conversation ends with ${JSON.stringify(after.last)}`)
+    check(after.last && after.last.content.length >= partial.length - 40 && after.question.content.startsWith('Explain step by step how to shard'), `the conversation ends with ${JSON.stringify(after.last)?.slice(0, 200)}`)
+    await page.reload()
+    await stopped.waitFor()
+    check((await stopped.textContent()).includes(partial.slice(0, 20)), 'after a reload the stopped answer is gone')
     // Regenerate from the stopped answer: the question is answered.
     await stopped.getByRole('button', { name: 'Regenerate' }).click({ timeout: 5000 })
     await page.getByTestId('answer').nth(answers).waitFor()
+    check((await page.getByTestId('stopped').count()) === 0, 'the stopped answer stayed beside its new answer')
     const regenerated = await page.evaluate(async () => {
       const id = location.pathname.split('/').pop()
       return (await (await fetch(`/api/conversations/${id}`)).json()).messages
     })
     const n = regenerated.length
-    check(regenerated[n - 1].role === 'assistant' && regenerated[n - 2].content.startsWith('Explain step by step how to shard'), 'Regenerate did not answer the stopped question')
+    check(regenerated[n - 1].role === 'assistant' && regenerated[n - 2].role === 'stopped' && regenerated[n - 3].content.startsWith('Explain step by step how to shard'), 'Regenerate did not answer the stopped question')
     // Regenerate a finished answer: the model is asked again (no cache),
     // and the answer it replaces stays one click away.
     const before = regenerated[n - 1]
@@ -902,7 +1115,9 @@ try {
     const problem = live.getByTestId('run-problem')
     await problem.waitFor({ timeout: 60000 })
     const title = await problem.locator('.problem-title').textContent()
-    check(title === 'OpenAI refused the API key.', `the failure reads: ${title}`)
+    // The fake of OpenAI's API runs on this machine: a local model server,
+    // named by its address, not as OpenAI.
+    check(/^The model server at 127\.0\.0\.1:\d+ refused the API key\.$/.test(title), `the failure reads: ${title}`)
     check(/OPENAI_API_KEY/.test(await problem.locator('.problem-advice').textContent()), 'the failure does not say what to do')
     const detail = problem.locator('details.problem-detail')
     check(!(await detail.evaluate((d) => d.open)), 'the technical detail is not folded')
@@ -923,9 +1138,18 @@ try {
     await input.fill('What is a goroutine?')
     await input.press('Enter')
     await live.waitForURL(/\/chat\/[^/]+$/)
+    // The server tries the provider again, and the page says so as it happens.
+    const retrying = live.getByTestId('answer-retrying')
+    await retrying.waitFor({ timeout: 20000 })
+    const words = await retrying.textContent()
+    check(/^The model server at 127\.0\.0\.1:\d+ had a server error; trying again in \d+ seconds? \(attempt [2-4]\)\.$/.test(words), `the retry reads: ${words}`)
+    await shot(live, 'chat-retrying', false)
     const failed = live.getByTestId('answer-failed')
     await failed.waitFor({ timeout: 60000 })
-    check(/^OpenAI had a server error/.test(await failed.locator('.problem-title').textContent()), `the failed turn reads: ${await failed.textContent()}`)
+    check(await focused(live, 'chat-input'), `after the failed answer the focus is on ${await live.evaluate(() => document.activeElement?.outerHTML.slice(0, 60))}`)
+    check(/^The model server at 127\.0\.0\.1:\d+ had a server error/.test(await failed.locator('.problem-title').textContent()), `the failed turn reads: ${await failed.textContent()}`)
+    const advice = await failed.locator('.problem-advice').textContent()
+    check(!/OpenAI|status page|network/.test(advice) && /log/.test(advice), `a local server's failure is explained as a vendor's or the network's: ${advice}`)
     check((await live.getByTestId('question').locator('p').textContent()) === 'What is a goroutine?', 'the question was not kept')
     await shot(live, 'chat-failed', false)
     await live.reload()
@@ -936,29 +1160,205 @@ try {
     await live.getByTestId('answer').filter({ hasText: 'goroutine' }).waitFor({ timeout: 30000 })
     check((await live.getByTestId('answer-failed').count()) === 0, 'the failure stayed after the answer')
     await shot(live, 'chat-retried', false)
+  })
+
+  let repairedURL = ''
+  let pausedURL = ''
+  if (liveBase && faultURL) await step('a repaired reply: the inspector marks the call and says what was repaired; the run’s row counts the repairs', live, async () => {
+    // A question that takes a debate: the proposers, asked for JSON, answer in prose, which is repaired.
+    await live.goto(liveBase + '/chat')
+    const input = live.getByLabel('Your message')
+    await input.fill('Explain step by step how a garbage collector works, and compare the trade-offs of tracing and reference counting.')
+    await input.press('Enter')
+    await live.getByTestId('answer').first().waitFor({ timeout: 60000 })
+    const runID = await live.getByTestId('answer').first().getAttribute('data-run-id')
+    await live.goto(`${liveBase}/runs/${runID}`)
+    repairedURL = live.url()
+    await live.getByTestId('outcome-mark').first().waitFor()
+    const marks = await live.getByTestId('outcome-mark').allTextContents()
+    check(marks.some((m) => /^\d+ repairs?$/.test(m)), `the run's header marks: ${marks}`)
+    check(/^An answer in the chat “/.test(await live.getByTestId('run-parent').textContent()), 'the run does not say it answered a chat')
+    const repaired = live.locator('[data-testid=timeline-call][data-repaired]')
+    await repaired.first().waitFor()
+    check((await repaired.first().locator('.call-mark.repaired').textContent()).startsWith('repaired ('), 'the repaired call is not marked')
+    await repaired.first().getByRole('button').click()
+    const what = live.getByTestId('call-repairs')
+    await what.waitFor()
+    const text = await what.textContent()
+    check(/Prose instead of JSON|Length target/.test(text), `the call's repairs read: ${text}`)
+    check(/^[\d,]+ tokens · /.test(await repaired.first().getByTestId('call-usage').textContent()), 'the repaired call shows no tokens')
+    await live.getByTestId('call-detail').scrollIntoViewIfNeeded()
+    await shot(live, 'repaired-call')
+    // The runs list, sub-runs under their chat, counts the repairs.
+    await live.goto(liveBase + '/runs')
+    const row = live.locator(`[data-testid=run-row][data-run-id="${runID}"]`)
+    await row.waitFor()
+    check(/\d+ repairs?/.test(await row.textContent()), `the row: ${await row.textContent()}`)
+    check((await row.locator('xpath=ancestor::ul[@data-testid="sub-runs"]').count()) === 1, 'the answer’s run is not grouped under its chat')
+  })
+
+  if (liveBase && faultURL) await step('a paused provider: said before work starts, a run fails at once, Resume waits for the time it names, all clear by itself', live, async () => {
+    await setFault(500)
+    await live.goto(liveBase + '/chat')
+    const input = live.getByLabel('Your message')
+    await input.fill('What is a channel?')
+    await input.press('Enter')
+    await live.getByTestId('answer-failed').waitFor({ timeout: 60000 })
+    // The breaker counted four failures; one more pauses the provider.
+    await live.getByTestId('answer-failed').getByRole('button', { name: 'Retry' }).click()
+    const banner = live.getByTestId('provider-paused')
+    await banner.waitFor({ timeout: 30000 })
+    const says = await banner.textContent()
+    check(/^Calls to the model server at 127\.0\.0\.1:\d+ are paused until \d\d:\d\d:\d\d(?:\s[AP]M)?: it failed \d+ times in a row with a server error\./.test(says), `the banner says: ${says}`)
+    check(/^madspark paused its calls to the model server at 127\.0\.0\.1:\d+/.test(await live.getByTestId('answer-failed').locator('.problem-title').last().textContent()), 'the failed answer does not say the provider is paused')
+    await shot(live, 'provider-paused', false)
+    // Before work starts: the form says so.
+    await live.goto(liveBase + '/?pipeline=spark')
+    await live.locator('#run-form-topic').fill('sea-water greenhouses')
+    const warning = live.getByTestId('start-warning')
+    await warning.waitFor()
+    check(/^Calls to the model server at 127\.0\.0\.1:\d+ are paused until \d\d:\d\d:\d\d(?:\s[AP]M)?: a run started now would fail at once\./.test(await warning.textContent()), `the form warns: ${await warning.textContent()}`)
+    // Started anyway, the run fails at once; Resume waits until the time it names.
+    await live.getByRole('button', { name: 'Start run' }).click()
+    await live.waitForURL(/\/runs\/[^/]+$/)
+    const problem = live.getByTestId('run-problem')
+    await problem.waitFor({ timeout: 30000 })
+    check(/^madspark paused its calls to the model server at 127\.0\.0\.1:\d+/.test(await problem.locator('.problem-title').textContent()), `the run's failure: ${await problem.locator('.problem-title').textContent()}`)
+    const resume = live.locator('#resume-run')
+    check(await resume.isDisabled(), 'Resume is enabled while the provider is paused')
+    check(/^Resume from \d\d:\d\d:\d\d(?:\s[AP]M)?$/.test(await resume.textContent()), `Resume reads: ${await resume.textContent()}`)
+    await shot(live, 'resume-waits', false)
+    // Back up: once the pause ends, the banner goes and Resume is enabled, by themselves.
+    await setFault(0)
+    await banner.waitFor({ state: 'detached', timeout: 20000 })
+    await live.waitForFunction(() => !document.querySelector('#resume-run')?.disabled, null, { timeout: 5000 })
+    check((await resume.textContent()) === 'Resume run', `Resume reads: ${await resume.textContent()}`)
+    check((await live.getByTestId('start-warning').count()) === 0, 'a stale warning stayed')
+    pausedURL = live.url()
     await live.close()
+  })
+
+  let restartURL = ''
+  if (restartBase && restartControl) await step('a server restarted mid-run: the page says so, Cancel waits, it reconnects by itself, says the run resumed, and leaves no stale banner', page, async () => {
+    await page.goto(restartBase + '/?pipeline=chaos')
+    await page.locator('#run-form-prompt').fill('night-time city gardens')
+    await page.locator('details.advanced summary').click()
+    await page.locator('#run-form-iterations').fill('3')
+    await page.getByRole('button', { name: 'Start run' }).click()
+    await page.waitForURL(/\/runs\/[^/]+$/)
+    restartURL = page.url()
+    await page.locator('.stages li[data-stage="iteration 2"][data-status=active]').waitFor({ timeout: 60000 })
+    check(/live over WebSocket/.test(await page.getByTestId('progress-line').textContent()), 'the run is not followed live')
+    serverDownOnPurpose = true
+    await restart('stop')
+    // Down: said in words, no "live over", Cancel disabled.
+    await page.getByTestId('server-down').waitFor({ timeout: 15000 })
+    await page.getByTestId('progress-reconnecting').waitFor()
+    check(!/live over/.test(await page.getByTestId('progress-line').textContent()), `while the server is down the page says: ${await page.getByTestId('progress-line').textContent()}`)
+    check(await page.locator('#cancel-run').isDisabled(), 'Cancel is enabled while the server is down')
+    await shot(page, 'server-down', false)
+    await restart('start')
+    // Back: the page reconnects by itself and says what happened.
+    await page.getByTestId('server-down').waitFor({ state: 'detached', timeout: 20000 })
+    const requeued = page.getByTestId('run-requeued')
+    await requeued.waitFor({ timeout: 30000 })
+    serverDownOnPurpose = false
+    await page.waitForFunction(() => document.querySelector('[data-testid=run-status]')?.textContent === 'succeeded', null, { timeout: 90000 })
+    const said = await requeued.textContent()
+    check(/^The run was interrupted \(the server stopped while it worked on the run\) and resumed where it stopped; the steps it had finished were not paid for again\.$/.test(said), `the page says: ${said}`)
+    check((await page.getByTestId('progress-reconnecting').count()) === 0 && (await page.getByTestId('server-down').count()) === 0, 'a stale banner stayed')
+    check(!(await page.locator('#cancel-run').count()), 'Cancel stayed after the run finished')
+    const stages = await page.locator('.stages li').evaluateAll((ls) => ls.map((l) => `${l.dataset.stage}:${l.dataset.status}`))
+    check(stages.includes('iteration 3:done') && !stages.some((x) => /:(failed|active|interrupted)$/.test(x)), `the stages after the restart: ${stages}`)
+    const progressText = await page.getByTestId('progress').textContent()
+    check(!/requeued|worker [a-z0-9-]+ lost|_/.test(progressText), `the progress shows identifiers: ${progressText.slice(0, 300)}`)
+    await shot(page, 'server-restarted')
+  })
+
+  await step('chat at 1280 px: six turns, only the messages scroll; the message box and the conversations stay in place', page, async () => {
+    await sixTurns(page, 1280)
+    check(await page.getByRole('navigation', { name: 'Conversations' }).isVisible(), 'the conversations are not beside the messages')
+    check(!(await page.getByRole('button', { name: 'Conversations' }).isVisible()), 'a wide screen shows the drawer button')
+    await shot(page, 'chat-six-turns', false)
+    await accessible(page, 'the chat after six turns')
+  })
+
+  await step('chat at 375 px: six turns in place, the conversations in a drawer', narrow, async () => {
+    await sixTurns(narrow, 375)
+    await noHorizontalScroll(narrow, 375)
+    // The conversations are in a drawer, not above the chat.
+    const side = narrow.getByRole('navigation', { name: 'Conversations' })
+    check(!(await side.isVisible()), 'the conversations show above the chat on a narrow screen')
+    const toggle = narrow.getByRole('button', { name: 'Conversations' })
+    await toggle.click()
+    await side.waitFor()
+    check((await toggle.getAttribute('aria-expanded')) === 'true', 'the drawer button does not say it is open')
+    check(await poll(narrow, () => document.activeElement?.textContent === 'Close', { tries: 20, every: 50 }), 'the focus did not move to the drawer’s Close button')
+    await shot(narrow, 'chat-drawer', false)
+    await accessible(narrow, 'the chat drawer at 375px')
+    await narrow.keyboard.press('Escape')
+    await side.waitFor({ state: 'hidden' })
+    check(await focused(narrow, 'chat-drawer-toggle'), 'Escape did not bring the focus back to the drawer button')
+    // A conversation chosen in the drawer opens, and the drawer closes.
+    await toggle.click()
+    await side.getByRole('link', { name: 'Job queues' }).click()
+    await side.waitFor({ state: 'hidden' })
+    await narrow.getByRole('heading', { name: 'Job queues', level: 1 }).waitFor()
+    await shot(narrow, 'chat-six-turns-375', false)
+  })
+
+  await step('an assess run and a chat answer’s debate run, for their pages', page, async () => {
+    await page.goto(base + '/')
+    const id = await startRun(page, 'assess', { idea: 'A tool library run by the neighbours of one street' })
+    const run = await finished(page, id)
+    check(run.status === 'succeeded', `the assess run ${run.status}: ${run.error}`)
+    assessURL = `/runs/${id}`
+    const conv = await page.evaluate(async (id) => (await (await fetch(`/api/conversations/${id}`)).json()).messages, chatURL.split('/').pop())
+    const answer = conv.filter((m) => m.role === 'assistant' && m.run_id).pop()
+    check(answer, 'the chat has no answer with its run')
+    debateURL = `/runs/${answer.run_id}`
+    // The runs list groups the runs made for an eval, a batch or a chat under them.
+    const groups = async (pipeline) => {
+      await page.goto(`${base}/runs?pipeline=${pipeline}`)
+      await page.locator('[data-testid=sub-runs]').first().waitFor()
+      return page.locator('[data-testid=run-group] > .run-row a').allTextContents()
+    }
+    const batches = await groups('spark')
+    check(batches.some((g) => g === 'Batch: e2e-batch.csv'), `the spark runs' groups: ${batches}`)
+    await shot(page, 'runs-grouped-batch')
+    const chats = await groups('debate')
+    check(chats.some((g) => g.startsWith('Chat: ')), `the debate runs' groups: ${chats}`)
+    await shot(page, 'runs-grouped-chat')
   })
 
   await step('every page at 1280 and 375 px, light and dark: words whole, tables that read, no serious axe-core violation', page, async () => {
     const path = (u) => (u.startsWith('http') ? u : base + u)
+    // Run pages are checked with axe-core at 375 px too, in both schemes.
     const pages = [
       ['new-run', '/', '#run-form-topic'],
       ['runs', '/runs', '.run-list li'],
-      ['run', runURL, '[data-testid=candidate]'],
+      ['run', runURL, '[data-testid=candidate]', true],
+      ['proposal-not-passed', qcURL, 'section.results .markdown', true],
+      ['chaos-cancelled', cancelledURL, 'section.results .markdown', true],
+      ['assess', assessURL, 'section.results .markdown', true],
+      ['debate', debateURL, 'section.results .markdown', true],
+      ['restarted', restartURL, 'section.results .markdown', true],
+      ['repaired', repairedURL, '[data-testid=timeline-call][data-repaired]', true],
+      ['paused', pausedURL, '[data-testid=run-problem]', true],
       ['batches', '/batches', '.run-list li'],
       ['batch', batchURL, 'table.batch-rows tbody tr'],
       ['evals', '/evals', '[data-testid=eval-list]'],
-      ['eval-report', `/runs/${secondEval}`, '[data-testid=eval-topics]'],
+      ['eval-report', `/runs/${secondEval}`, '[data-testid=eval-topics]', true],
       ['evals-compare', compareURL, '[data-testid=compare-table]'],
-      ['pipeline-file', pipelineFileURL, 'section.results .markdown table'],
+      ['pipeline-file', pipelineFileURL, 'section.results .markdown table', true],
       ['bookmarks', '/bookmarks', '[data-testid=bookmark]'],
       ['chat', chatURL, '[data-testid=answer]'],
       ['settings', '/settings', 'h1'],
       ['not-found', '/no-such-page', 'h1'],
-      ['failed-run', failedRunURL, '[data-testid=run-problem]'],
-    ].filter(([name, url]) => url || name !== 'failed-run')
+      ['failed-run', failedRunURL, '[data-testid=run-problem]', true],
+    ].filter(([name, url]) => url || !['failed-run', 'restarted', 'repaired', 'paused'].includes(name))
     const times = []
-    for (const [name, url, ready] of pages) {
+    for (const [name, url, ready, runPage] of pages) {
       const t0 = Date.now()
       check(url, `no page for ${name}`)
       await page.goto(path(url), { waitUntil: 'domcontentloaded' })
@@ -974,26 +1374,16 @@ try {
       await narrow.locator(ready).first().waitFor()
       await noHorizontalScroll(narrow, 375)
       await tablesRead(narrow, 375, name)
+      if (runPage) {
+        await accessible(narrow, `${name} at 375px (light)`)
+        await narrow.emulateMedia({ colorScheme: 'dark' })
+        await accessible(narrow, `${name} at 375px (dark)`)
+        await narrow.emulateMedia({ colorScheme: 'light' })
+      }
       await shot(narrow, `page-${name}-375`)
       times.push(`${name} ${((Date.now() - t0) / 1000).toFixed(1)} s`)
     }
     console.log(`     ${times.join(', ')}`)
-  })
-
-  await step('a 375px-wide screen: the chat works', narrow, async () => {
-    await narrow.goto(base + '/chat')
-    await narrow.locator('#chat-input').waitFor()
-    await noHorizontalScroll(narrow, 375)
-    await accessible(narrow, '/chat at 375px')
-    await narrow.goto(chatURL)
-    await narrow.getByTestId('answer').first().waitFor()
-    const input = narrow.getByLabel('Your message')
-    await input.fill('What is a goroutine?')
-    await input.press('Enter')
-    await narrow.getByTestId('question').last().filter({ hasText: 'What is a goroutine?' }).waitFor()
-    await narrow.getByTestId('answer').last().filter({ hasText: 'goroutine' }).waitFor()
-    await noHorizontalScroll(narrow, 375)
-    await shot(narrow, 'narrow-chat-answered')
   })
 
   await step('no errors in the browser console', null, async () => {

@@ -2,6 +2,8 @@ import { useEffect, useRef, useState } from 'react'
 import { NavLink, Route, Routes, useLocation } from 'react-router'
 import { useApi } from './api/context'
 import { ServerModeProvider } from './api/mode'
+import { localTime } from './api/problems'
+import { StatusProvider, pausedUntil, providerWho, useNow, useStatus } from './api/status'
 import { BatchView, Batches } from './views/Batches'
 import { Chat } from './chat/Chat'
 import { Bookmarks } from './views/Bookmarks'
@@ -30,14 +32,19 @@ function titleOf(path: string): string {
 export function App() {
   const api = useApi()
   const [mode, setMode] = useState<string>()
-  const { pathname } = useLocation()
+  const location = useLocation()
+  const { pathname } = location
+  const keepFocus = (location.state as { keepFocus?: boolean } | null)?.keepFocus
   const main = useRef<HTMLElement>(null)
   const first = useRef(true)
   useEffect(() => {
     document.title = `${titleOf(pathname)} · madspark`
-    // After a navigation, keyboard and screen reader users start at the new content.
+    // After a navigation, keyboard and screen reader users start at the
+    // new content; unless the page moved by itself while they typed (a
+    // chat's first question gives it its address).
     if (first.current) first.current = false
-    else main.current?.focus()
+    else if (!keepFocus) main.current?.focus()
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [pathname])
   useEffect(() => {
     const ac = new AbortController()
@@ -48,7 +55,7 @@ export function App() {
     return () => ac.abort()
   }, [api])
   return (
-    <>
+    <StatusProvider client={api}>
       <a className="skip" href="#main">
         Skip to content
       </a>
@@ -91,6 +98,7 @@ export function App() {
           <strong>Mock mode:</strong> the server has no model configured; every run returns mock data.
         </div>
       )}
+      <Outages />
       <main id="main" tabIndex={-1} ref={main}>
         {/* A run page shows no banner of its own when this one is shown. */}
         <ServerModeProvider value={mode}>
@@ -109,8 +117,40 @@ export function App() {
           </Routes>
         </ServerModeProvider>
       </main>
-    </>
+    </StatusProvider>
   )
+}
+
+/**
+ * Outages says, on every page and before anyone starts work, what cannot
+ * work now: the madspark server not answering (the page reconnects by
+ * itself), or the model provider's calls paused after failures in a row
+ * (until when). Each goes away by itself when it ends.
+ */
+function Outages() {
+  const { server, downSince, provider } = useStatus()
+  const paused = pausedUntil(provider)
+  useNow(paused) // drawn again when the pause ends
+  if (server === 'down') {
+    return (
+      <div className="banner outage global" role="status" data-testid="server-down">
+        <strong>The madspark server is not answering</strong>
+        {downSince ? ` (since ${localTime(new Date(downSince).toISOString())})` : ''}. What this page shows stays; it reconnects by itself as soon as the
+        server is back. Nothing can be started or cancelled until then.
+      </div>
+    )
+  }
+  if (paused && provider) {
+    const who = providerWho(provider)
+    return (
+      <div className="banner outage global" role="status" data-testid="provider-paused">
+        <strong>Calls to {who} are paused until {localTime(paused.toISOString())}</strong>: it failed {provider.failures} times in a row
+        {provider.failure?.kind === 'provider_error' ? ' with a server error' : provider.failure?.kind === 'network' ? ', out of reach' : ''}. A run or an
+        answer started before then fails at once; wait until then, and madspark tries it again by itself.
+      </div>
+    )
+  }
+  return null
 }
 
 function NotFound() {

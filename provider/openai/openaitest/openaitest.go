@@ -50,6 +50,12 @@ type ChatRequest struct {
 	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 	Stream         bool            `json:"stream,omitempty"`
 	StreamOptions  *StreamOptions  `json:"stream_options,omitempty"`
+	// Tools are the request's tools; ToolChoice its tool_choice as sent
+	// (a string or an object), ParallelToolCalls its
+	// parallel_tool_calls.
+	Tools             []Tool          `json:"tools,omitempty"`
+	ToolChoice        json.RawMessage `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
 
 	// Header holds the HTTP request headers, Authorization included.
 	Header http.Header `json:"-"`
@@ -77,24 +83,59 @@ func (r *ChatRequest) Prompt() string {
 	return r.Messages[len(r.Messages)-1].Content
 }
 
+// Tool is a function tool of a request.
+type Tool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+		Strict      *bool           `json:"strict,omitempty"`
+	} `json:"function"`
+}
+
+// ToolCall is a function call, in a reply or in an assistant message of
+// a request.
+type ToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// Call returns the ToolCall of function name with arguments.
+func Call(id, name, arguments string) ToolCall {
+	c := ToolCall{ID: id, Type: "function"}
+	c.Function.Name, c.Function.Arguments = name, arguments
+	return c
+}
+
 // Message is one message of a ChatRequest.
 type Message struct {
 	Role string `json:"role"`
 	// Content is the message text. Content sent as an array of parts has
 	// the text of its text parts concatenated.
 	Content string `json:"content"`
+	// ToolCalls are an assistant message's calls; ToolCallID the call a
+	// tool message answers.
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
 }
 
 // UnmarshalJSON accepts content as a string or as an array of content parts.
 func (m *Message) UnmarshalJSON(data []byte) error {
 	var raw struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCalls  []ToolCall      `json:"tool_calls"`
+		ToolCallID string          `json:"tool_call_id"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
 	}
-	m.Role, m.Content = raw.Role, ""
+	m.Role, m.Content, m.ToolCalls, m.ToolCallID = raw.Role, "", raw.ToolCalls, raw.ToolCallID
 	c := bytes.TrimSpace(raw.Content)
 	switch {
 	case len(c) == 0 || bytes.Equal(c, []byte("null")):
@@ -165,7 +206,13 @@ type Reply struct {
 	// Interval, when positive, is the time between the content chunks of
 	// a stream, as a model generates them (20ms for 50 tokens a second).
 	Interval time.Duration
-	// FinishReason is "stop" when empty.
+	// ToolCalls are the reply's tool calls, after its content. A stream
+	// sends each as OpenAI does: a chunk with its index, ID, type and
+	// name, then its arguments in pieces of ArgumentChunk bytes (all at
+	// once when 0).
+	ToolCalls     []ToolCall
+	ArgumentChunk int
+	// FinishReason is "stop" when empty ("tool_calls" with ToolCalls).
 	FinishReason string
 	// Model is the model reported; the requested model when empty.
 	Model string
@@ -400,10 +447,13 @@ func usageOf(r Reply) *usage {
 }
 
 func finishReason(r Reply) string {
-	if r.FinishReason == "" {
-		return "stop"
+	switch {
+	case r.FinishReason != "":
+		return r.FinishReason
+	case len(r.ToolCalls) > 0:
+		return "tool_calls"
 	}
-	return r.FinishReason
+	return "stop"
 }
 
 // plain writes a chat.completion object.
@@ -414,13 +464,8 @@ func (s *Server) plain(w http.ResponseWriter, reply Reply, model, id string, tru
 		"created": time.Now().Unix(),
 		"model":   model,
 		"choices": []any{map[string]any{
-			"index": 0,
-			"message": map[string]any{
-				"role":        "assistant",
-				"content":     reply.Content,
-				"refusal":     nil,
-				"annotations": []any{},
-			},
+			"index":         0,
+			"message":       messageOf(reply),
 			"logprobs":      nil,
 			"finish_reason": finishReason(reply),
 		}},
@@ -438,6 +483,19 @@ func (s *Server) plain(w http.ResponseWriter, reply Reply, model, id string, tru
 		panic(http.ErrAbortHandler)
 	}
 	_, _ = w.Write(b)
+}
+
+// messageOf is the message of a plain reply: content null when the reply
+// only calls tools, as OpenAI sends it.
+func messageOf(reply Reply) map[string]any {
+	m := map[string]any{"role": "assistant", "content": reply.Content, "refusal": nil, "annotations": []any{}}
+	if len(reply.ToolCalls) > 0 {
+		m["tool_calls"] = reply.ToolCalls
+		if reply.Content == "" {
+			m["content"] = nil
+		}
+	}
+	return m
 }
 
 // stream writes a reply as OpenAI streams it: a first chunk with the role,
@@ -489,6 +547,19 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req *ChatReq
 	}
 	if truncateAfter > 0 {
 		panic(http.ErrAbortHandler)
+	}
+	for i, tc := range reply.ToolCalls {
+		send(choice(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": tc.ID, "type": "function",
+			"function": map[string]any{"name": tc.Function.Name, "arguments": ""}}}}, nil), nil)
+		args := tc.Function.Arguments
+		for len(args) > 0 {
+			n := len(args)
+			if reply.ArgumentChunk > 0 && reply.ArgumentChunk < n {
+				n = reply.ArgumentChunk
+			}
+			send(choice(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": args[:n]}}}}, nil), nil)
+			args = args[n:]
+		}
 	}
 	send(choice(map[string]any{}, finishReason(reply)), nil)
 	if includeUsage {

@@ -38,6 +38,13 @@ func BaseURL() string {
 // set to it. It skips tb if the server cannot be reached.
 func URL(tb testing.TB) string {
 	tb.Helper()
+	u, _ := Schema(tb)
+	return u
+}
+
+// Schema is URL, which it returns with the schema's name.
+func Schema(tb testing.TB) (u, schema string) {
+	tb.Helper()
 	base := BaseURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -48,7 +55,7 @@ func URL(tb testing.TB) string {
 	defer conn.Close(context.Background())
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	schema := "madspark_test_" + hex.EncodeToString(b[:])
+	schema = "madspark_test_" + hex.EncodeToString(b[:])
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		tb.Fatalf("create schema: %v", err)
 	}
@@ -65,7 +72,7 @@ func URL(tb testing.TB) string {
 			tb.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
-	return WithSearchPath(tb, base, schema)
+	return WithSearchPath(tb, base, schema), schema
 }
 
 // WithSearchPath returns the connection string base with search_path set

@@ -239,21 +239,48 @@ describe('followRun', () => {
     expect(s.calls[0].headers.get('Authorization')).toBe('Bearer tok')
   })
 
-  it('reconnects when the stream ends early, and gives up with an error after its retries', async () => {
+  it('reconnects by itself, for as long as it takes, when the stream ends early or the server cannot be reached', async () => {
+    // The stream ends after seq 1, then the server is down three times,
+    // then it is back and the run ends.
     let n = 0
     const s = fakeServer({
       'GET /api/runs/r1/events': () => {
         n++
-        return n === 1 ? sse([{ id: 1, data: msg(1, 'progress', 'generate', 5) }]) : sse([])
+        if (n === 1) return sse([{ id: 1, data: msg(1, 'progress', 'generate', 5) }])
+        if (n <= 4) throw new TypeError('Failed to fetch')
+        return sse([{ id: 2, data: msg(2, 'progress', 'evaluate', 20) }, { id: 3, data: msg(3, 'result', 'done', 100) }])
       },
     })
     const got: number[] = []
-    let fail!: (e: string) => void
-    const failed = new Promise<string>((r) => (fail = r))
-    followRun(s.client(), 'r1', { onMessage: (m) => got.push(m.seq), onError: fail }, { WebSocket: null, retryDelays: [1, 1] })
-    expect(await failed).toMatch(/keeps ending/)
-    expect(got).toEqual([1])
-    expect(s.calls.map((c) => c.url.searchParams.get('after'))).toEqual([null, '1', '1'])
+    const events: string[] = []
+    let done!: () => void
+    const finished = new Promise<void>((r) => (done = r))
+    followRun(
+      s.client(),
+      'r1',
+      {
+        onMessage: (m) => {
+          got.push(m.seq)
+          if (m.type === 'result') done()
+        },
+        onConnected: (t) => events.push(`connected ${t}`),
+        onDisconnected: (why) => events.push(`lost: ${why}`),
+        onError: (e) => events.push(`error ${e}`),
+      },
+      { WebSocket: null, retryDelays: [1, 2] },
+    )
+    await finished
+    expect(got).toEqual([1, 2, 3])
+    expect(events).toEqual([
+      'connected sse',
+      'lost: the progress stream ended before the run did',
+      'lost: lost the progress stream: cannot reach the server: Failed to fetch',
+      'lost: lost the progress stream: cannot reach the server: Failed to fetch',
+      'lost: lost the progress stream: cannot reach the server: Failed to fetch',
+      'connected sse',
+    ])
+    // Each attempt resumes after the last message received.
+    expect(s.calls.map((c) => c.url.searchParams.get('after'))).toEqual([null, '1', '1', '1', '1'])
   })
 
   it('does not retry an unknown run', async () => {

@@ -14,6 +14,7 @@ import type {
   HealthDetailed,
   PipelineInfo,
   PipelineList,
+  ProviderStatus,
   RemixRequest,
   Run,
   RunFilter,
@@ -106,12 +107,36 @@ export class Client {
   private readonly base: string
   private readonly token: () => string | undefined
   private readonly doFetch: typeof fetch
+  private readonly reachListeners = new Set<(reached: boolean) => void>()
 
   constructor(opts: ClientOptions = {}) {
     this.base = (opts.baseUrl ?? '').replace(/\/$/, '')
     this.token = opts.token ?? (() => undefined)
     const f = opts.fetch ?? globalThis.fetch
-    this.doFetch = (input, init) => f(input, init)
+    this.doFetch = async (input, init) => {
+      try {
+        const res = await f(input, init)
+        this.reached(true)
+        return res
+      } catch (err) {
+        if (!(err instanceof DOMException && err.name === 'AbortError')) this.reached(false)
+        throw err
+      }
+    }
+  }
+
+  /**
+   * onReach calls listener with true whenever the server answers a
+   * request, and false whenever a request cannot reach it; the returned
+   * function stops that.
+   */
+  onReach(listener: (reached: boolean) => void): () => void {
+    this.reachListeners.add(listener)
+    return () => this.reachListeners.delete(listener)
+  }
+
+  private reached(ok: boolean) {
+    for (const l of this.reachListeners) l(ok)
   }
 
   /** hasToken reports whether requests carry a bearer token. */
@@ -182,6 +207,11 @@ export class Client {
 
   health(signal?: AbortSignal): Promise<HealthDetailed> {
     return this.json('GET', '/health/detailed', undefined, signal)
+  }
+
+  /** provider says which provider the server calls and whether its calls are paused. */
+  provider(signal?: AbortSignal): Promise<ProviderStatus> {
+    return this.json('GET', '/api/provider', undefined, signal)
   }
 
   startRun(pipeline: string, params: Record<string, unknown>, tags?: string[]): Promise<StartRunResponse> {
@@ -281,6 +311,11 @@ export class Client {
     )
   }
 
+  /** updateBookmark sets a bookmark's tags, its notes or both; what is left out is kept. */
+  updateBookmark(id: string, change: { tags?: string[]; notes?: string }): Promise<Bookmark> {
+    return this.json('PATCH', `/api/bookmarks/${encodeURIComponent(id)}`, change)
+  }
+
   deleteBookmark(id: string): Promise<void> {
     return this.json('DELETE', `/api/bookmarks/${encodeURIComponent(id)}`)
   }
@@ -328,12 +363,16 @@ export class Client {
     return this.request('GET', `/api/batches/${encodeURIComponent(id)}/events`, undefined, signal, { Accept: 'text/event-stream' })
   }
 
-  /** batchFile downloads a batch's results document (results) or the zip of its exports (export). */
-  async batchFile(id: string, which: 'results' | 'export'): Promise<ExportFile> {
-    const res = await this.request('GET', `/api/batches/${encodeURIComponent(id)}/${which}`, undefined, undefined, { Accept: '*/*' })
+  /**
+   * batchFile downloads a batch's results document (results), its results
+   * as a spreadsheet (results-csv) or the zip of its exports (export).
+   */
+  async batchFile(id: string, which: 'results' | 'results-csv' | 'export'): Promise<ExportFile> {
+    const path = which === 'results-csv' ? 'results?format=csv' : which
+    const res = await this.request('GET', `/api/batches/${encodeURIComponent(id)}/${path}`, undefined, undefined, { Accept: '*/*' })
     const blob = await res.blob()
-    const fallback = `madspark-batch-${id.slice(-8)}${which === 'export' ? '.zip' : '-results.json'}`
-    return { blob, filename: filenameOf(res.headers.get('Content-Disposition')) ?? fallback }
+    const ext = { results: '-results.json', 'results-csv': '-results.csv', export: '.zip' }[which]
+    return { blob, filename: filenameOf(res.headers.get('Content-Disposition')) ?? `madspark-batch-${id.slice(-8)}${ext}` }
   }
 
   /**

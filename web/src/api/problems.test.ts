@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ApiError } from './client'
-import { fieldMessage, fieldWords, localTime, problemOf, problemOfError } from './problems'
+import { fieldMessage, fieldWords, localAddressIn, localTime, problemOf, problemOfError, retryWords } from './problems'
 import type { FailureKind } from './types'
 
 describe('problems in plain words', () => {
@@ -70,5 +70,39 @@ describe('problems in plain words', () => {
     const f = problemOfError(new ApiError(502, 'stage x: openai: HTTP 429: busy', 'internal', { failure: { kind: 'rate_limited', provider: 'openai', detail: 'stage x: openai: HTTP 429: busy' } }), undefined)
     expect(f.kind).toBe('rate_limited')
     expect(problemOfError(new Error('x'), { kind: 'rate_limited', detail: 'd' }).kind).toBe('rate_limited')
+  })
+
+  it('names a local model server by its address, never as the vendor it imitates, and says to check it rather than the network', () => {
+    const where = { provider: 'openai', local: true, address: '127.0.0.1:11434' }
+    const refused = problemOf({ kind: 'network', provider: 'openai', detail: 'stage generate: dial tcp 127.0.0.1:11434: connect: connection refused' })
+    expect(refused.title).toBe('madspark could not connect to the model server at 127.0.0.1:11434.')
+    expect(refused.advice).toMatch(/running and listening/)
+    expect(refused.title + refused.advice).not.toMatch(/OpenAI|network|internet/)
+    const down = problemOf({ kind: 'provider_error', provider: 'openai', status: 500, detail: 'openai: HTTP 500: oops' }, undefined, where)
+    expect(down.title).toBe('The model server at 127.0.0.1:11434 had a server error and did not answer, even after several tries.')
+    expect(down.advice).toMatch(/log/)
+    expect(down.advice).not.toMatch(/status page|OpenAI/)
+    expect(problemOf({ kind: 'provider_paused', provider: 'openai', detail: 'x' }, undefined, where).title).toBe(
+      'madspark paused its calls to the model server at 127.0.0.1:11434 after it failed several times in a row.',
+    )
+    // A vendor's API is named, and its status page is where to look.
+    const vendor = problemOf({ kind: 'provider_error', provider: 'openai', detail: 'openai: HTTP 500' }, undefined, { provider: 'openai', local: false })
+    expect(vendor.advice).toContain('OpenAI’s status page')
+    expect(problemOf({ kind: 'network', provider: 'anthropic', detail: 'dial tcp: lookup api.anthropic.com: no such host' }).advice).toMatch(/internet connection/)
+    // Another provider than the local one (a debate's proposer) is named as itself.
+    expect(problemOf({ kind: 'provider_error', provider: 'anthropic', detail: 'anthropic: HTTP 529' }, undefined, where).title).toMatch(/^Anthropic had a server error/)
+    // The mock is no model server.
+    expect(problemOf({ kind: 'timeout', provider: 'mock', detail: 'x' }, undefined, { provider: 'mock', local: true }).title).toBe('It took longer than allowed and was stopped.')
+    expect(localAddressIn('Post "http://localhost:8080/v1/chat/completions": EOF')).toBe('localhost:8080')
+    expect(localAddressIn('dial tcp 192.168.1.20:8000: i/o timeout')).toBe('192.168.1.20:8000')
+    expect(localAddressIn('dial tcp 8.8.8.8:443: i/o timeout')).toBeUndefined()
+  })
+
+  it('says a retry as it happens: why, when and which attempt', () => {
+    expect(retryWords({ kind: 'provider_error', provider: 'openai', detail: 'openai: HTTP 500' }, 2000, 3)).toBe('OpenAI had a server error; trying again in 2 seconds (attempt 3).')
+    expect(retryWords({ kind: 'rate_limited', provider: 'openai', detail: 'x' }, 1000, 2, { provider: 'openai', local: true, address: '127.0.0.1:8080' })).toBe(
+      'The model server at 127.0.0.1:8080 is limiting how many requests it takes; trying again in 1 second (attempt 2).',
+    )
+    expect(retryWords(undefined, 400, 2)).toBe('A call to the model provider failed; trying again in 1 second (attempt 2).')
   })
 })

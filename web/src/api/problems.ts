@@ -95,27 +95,69 @@ export function fieldMessage(message: string, field?: string): string {
 }
 
 /**
+ * Where says where the provider that failed is: a model server on this
+ * machine or its network (Ollama, llama-server, a local proxy), at an
+ * address, or a vendor's API. The server says so (GET /api/provider).
+ */
+export interface Where {
+  /** The provider the server calls, such as "openai". */
+  provider?: string
+  local?: boolean
+  /** The host and port of a local server. */
+  address?: string
+}
+
+/** A host of this machine or a private network, with its port, as an error names it. */
+const localAddress =
+  /(?:dial tcp |https?:\/\/|\s)((?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|10(?:\.\d{1,3}){3}|192\.168(?:\.\d{1,3}){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d{1,3}){2})(?::\d{1,5})?)\b/
+
+/** localAddressIn returns the local address an error names, if any ("127.0.0.1:11434"). */
+export function localAddressIn(detail: string | undefined): string | undefined {
+  return detail ? localAddress.exec(detail)?.[1] : undefined
+}
+
+/**
+ * whoFailed names the provider of a failure for people: a local model
+ * server by its address ("the model server at 127.0.0.1:11434"), never as
+ * a vendor it merely speaks the protocol of; a vendor's API by its name.
+ */
+function whoFailed(f: Failure | undefined, detail: string | undefined, where: Where | undefined): { who: string; local: boolean } {
+  const named = localAddressIn(detail)
+  const sameProvider = !f?.provider || !where?.provider || f.provider === where.provider
+  const local = !!named || (!!where?.local && sameProvider && where.provider !== 'mock')
+  if (!local) return { who: providerName(f?.provider), local }
+  const address = named ?? where?.address
+  return { who: address ? `the model server at ${address}` : 'the local model server', local }
+}
+
+/**
  * problemOf says what a run's or an answer's failure means for the person
  * who meets it. It is the one mapping from failure kinds to words, shared
- * by every page.
+ * by every page. where says whether the provider is a local server, which
+ * changes what to check: its process and log, not the network or a
+ * vendor's status page.
  */
-export function problemOf(f: Failure | undefined, fallback?: string): Problem {
+export function problemOf(f: Failure | undefined, fallback?: string, where?: Where): Problem {
   const detail = f?.detail ?? fallback
-  const who = providerName(f?.provider)
+  const { who, local } = whoFailed(f, detail, where)
   const Who = capitalize(who)
   switch (f?.kind) {
     case 'provider_error':
       return {
         kind: f.kind,
         title: `${Who} had a server error and did not answer, even after several tries.`,
-        advice: 'This is usually brief: try again in a minute. If it keeps happening, check the provider’s status page.',
+        advice: local
+          ? 'Its log says why (a model too large for the memory it has is a common cause); try again once it answers.'
+          : `This is usually brief: try again in a minute. If it keeps happening, check ${who}’s status page.`,
         detail,
       }
     case 'rate_limited':
       return {
         kind: f.kind,
         title: `${Who} is limiting how many requests it takes.`,
-        advice: 'Wait a minute and try again. Fewer runs at once (MADSPARK_PROVIDER_CONCURRENCY) or a higher plan with the provider avoids it.',
+        advice: local
+          ? 'Wait a moment and try again. Fewer runs at once (MADSPARK_PROVIDER_CONCURRENCY) keeps it from being overloaded.'
+          : 'Wait a minute and try again. Fewer runs at once (MADSPARK_PROVIDER_CONCURRENCY) or a higher plan with the provider avoids it.',
         detail,
       }
     case 'provider_paused': {
@@ -142,17 +184,26 @@ export function problemOf(f: Failure | undefined, fallback?: string): Problem {
         detail,
       }
     case 'network':
-      return {
-        kind: f.kind,
-        title: `madspark could not reach ${who}.`,
-        advice: 'Check the network connection of the machine madspark runs on, then try again.',
-        detail,
-      }
+      return local
+        ? {
+            kind: f.kind,
+            title: `madspark could not connect to ${who}.`,
+            advice: 'Check that the model server is running and listening at that address (start it again if it stopped), then try again.',
+            detail,
+          }
+        : {
+            kind: f.kind,
+            title: `madspark could not reach ${who}.`,
+            advice: 'Check the internet connection of the machine madspark runs on (and its proxy, if it uses one), then try again.',
+            detail,
+          }
     case 'timeout':
       return {
         kind: f.kind,
-        title: 'It took longer than allowed and was stopped.',
-        advice: 'Try again. A smaller run (fewer ideas, iterations or rounds) finishes sooner.',
+        title: local ? `${Who} took longer than allowed, and the call was stopped.` : 'It took longer than allowed and was stopped.',
+        advice: local
+          ? 'Try again. A smaller model, or a smaller run (fewer ideas, iterations or rounds), finishes sooner on this machine.'
+          : 'Try again. A smaller run (fewer ideas, iterations or rounds) finishes sooner.',
         detail,
       }
     case 'search_unavailable':
@@ -200,9 +251,9 @@ export function problemOf(f: Failure | undefined, fallback?: string): Problem {
  * means: the server out of reach, a token needed, too many requests, a
  * value refused, or a failure the server classified.
  */
-export function problemOfError(err: unknown, failure?: Failure): Problem {
+export function problemOfError(err: unknown, failure?: Failure, where?: Where): Problem {
   failure ??= err instanceof ApiError ? err.failure : undefined
-  if (failure) return problemOf(failure, err instanceof Error ? err.message : String(err))
+  if (failure) return problemOf(failure, err instanceof Error ? err.message : String(err), where)
   if (!(err instanceof ApiError)) {
     const detail = err instanceof Error ? err.message : String(err)
     return { kind: 'unknown', title: 'Something went wrong in this page.', advice: 'Reload the page and try again.', detail }
@@ -251,4 +302,26 @@ export function problemOfError(err: unknown, failure?: Failure): Problem {
       }
   }
   return { kind: 'unknown', title: sentence(capitalize(err.message)), advice: 'Try again.', detail }
+}
+
+/**
+ * retryWords says that a call is being tried again, as it happens: why
+ * it failed, when it is tried again and which attempt that is. "OpenAI
+ * had a server error; trying again in 2 s (attempt 3)."
+ */
+export function retryWords(f: Failure | undefined, delayMs: number, attempt: number, where?: Where): string {
+  const { who } = whoFailed(f, f?.detail, where)
+  const Who = capitalize(who)
+  const why =
+    f?.kind === 'provider_error'
+      ? `${Who} had a server error`
+      : f?.kind === 'rate_limited'
+        ? `${Who} is limiting how many requests it takes`
+        : f?.kind === 'network'
+          ? `madspark could not reach ${who}`
+          : f?.kind === 'timeout'
+            ? `${Who} took too long to answer`
+            : `A call to ${who} failed`
+  const secs = Math.max(1, Math.round(delayMs / 1000))
+  return `${why}; trying again in ${secs} ${secs === 1 ? 'second' : 'seconds'} (attempt ${attempt}).`
 }

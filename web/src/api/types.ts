@@ -66,6 +66,32 @@ export interface Usage {
   priced?: boolean
 }
 
+/** A pipeline's own judgement of a run's result, such as a proposal's quality control. */
+export interface Verdict {
+  /** What judged it, in words ("quality control"). */
+  check: string
+  passed: boolean
+  /** Why, in one line. */
+  note: string
+}
+
+/** How a run came out beyond its status. */
+export interface Outcome {
+  verdict?: Verdict
+  /** The run stopped before it finished and kept part of its result. */
+  partial?: boolean
+  /** Repairs made to the model's replies. */
+  repairs?: number
+}
+
+/** The eval, batch or conversation a run was made for. */
+export interface Parent {
+  kind: 'eval' | 'batch' | 'chat'
+  id: string
+  /** Its name; empty when it is gone. */
+  title: string
+}
+
 export interface RunSummary {
   run_id: string
   pipeline: string
@@ -77,9 +103,13 @@ export interface RunSummary {
   tags?: string[]
   created_at: string
   finished_at?: string | null
+  /** How long a finished run took, its time in the queue included; null while it goes on. */
+  duration_ms?: number | null
   usage?: Usage
   /** resumable: the run failed or was interrupted, and POST /api/runs/{id}/resume finishes it. */
   resumable?: boolean
+  outcome?: Outcome
+  parent?: Parent
 }
 
 export interface Progress {
@@ -237,6 +267,22 @@ export interface TemperaturePresets {
   default?: string
 }
 
+/** The provider this server calls and whether its calls go through (GET /api/provider). */
+export interface ProviderStatus {
+  mode: string
+  provider: string
+  model: string
+  /** A model served on this machine or its network (the mock, Ollama, a local server), not a vendor's API. */
+  local: boolean
+  /** The host and port of a local server. */
+  address?: string
+  /** paused: failures in a row, calls fail at once until retry_at; trial: the next call decides. */
+  state: 'ok' | 'paused' | 'trial'
+  failures: number
+  retry_at: string | null
+  failure?: Failure
+}
+
 export interface HealthDetailed {
   status: string
   version?: string
@@ -345,6 +391,10 @@ export interface BatchItem {
   error?: string
   progress?: number
   stage?: string
+  /** A succeeded row's best-scored idea (its improved version), when its pipeline lists ideas. */
+  best?: { text: string; score: number }
+  /** How a row's run came out, once it ended. */
+  outcome?: Outcome
 }
 
 /** A batch with its rows (GET /api/batches/{id}, and its progress events). */

@@ -1,8 +1,9 @@
-import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react'
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent, type ReactNode } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
 import { ApiError } from '../api/client'
 import { useApi } from '../api/context'
-import { problemOf, problemOfError, type Problem } from '../api/problems'
+import { problemOf, problemOfError, retryWords, type Problem, type Where } from '../api/problems'
+import { StartWarning, useStatus, whereOf } from '../api/status'
 import { ProblemView } from '../components/ProblemView'
 import { Markdown } from '../results/Markdown'
 import {
@@ -13,6 +14,7 @@ import {
   listConversations,
   renameConversation,
   type ChatMessage,
+  type ChatRetry,
   type Conversation,
 } from './api'
 import { HowMade } from './HowMade'
@@ -46,9 +48,11 @@ export interface Turn {
   answers: ChatMessage[]
   /** The failure of its last attempt, when no answer came after it. */
   failure?: ChatMessage
+  /** The answer its last attempt had written when it was stopped, when no answer came after it. */
+  stopped?: ChatMessage
 }
 
-/** turnsOf groups a conversation's messages by question. */
+/** turnsOf groups a conversation's messages by question: the last reply to each says how it stands. */
 export function turnsOf(msgs: ChatMessage[]): Turn[] {
   const out: Turn[] = []
   for (const m of msgs) {
@@ -60,21 +64,29 @@ export function turnsOf(msgs: ChatMessage[]): Turn[] {
     if (!t) continue
     if (m.role === 'assistant') {
       t.answers.push(m)
+      t.failure = t.stopped = undefined
+    } else if (m.role === 'stopped') {
+      t.stopped = m
       t.failure = undefined
     } else {
       t.failure = m
+      t.stopped = undefined
     }
   }
   return out
 }
 
-/** The answer being written, or the one that was stopped. */
+/** The answer being written. */
 interface Pending {
   /** The question it answers: its seq, or 0 for a question not yet kept. */
   turn: number
   text: string
-  stopped?: boolean
+  /** A call of it is being tried again. */
+  retry?: ChatRetry
 }
+
+/** local numbers the messages this page shows before the server has them: below 0, and never 0 (a question being sent). */
+let local = -1
 
 /**
  * Chat is a conversation with the debate assistant: a sidebar of the kept
@@ -106,6 +118,11 @@ export function Chat() {
   // A conversation this page created and already holds: not loaded again.
   const created = useRef<string | null>(null)
   const composer = useRef<HTMLTextAreaElement>(null)
+  const serverStatus = useStatus()
+  const where = whereOf(serverStatus.provider)
+  const [drawer, setDrawer] = useState(false)
+  const box = useChatHeight()
+  const log = useStickyLog([conv, pending])
 
   const refreshList = useCallback(() => {
     listConversations(api).then(
@@ -162,6 +179,9 @@ export function Chat() {
     setStatus('Answering…')
     let text = ''
     let kept = false
+    // Whatever the page held of the last attempt (its failure, a stopped
+    // answer) gives way to the new attempt; a new question keeps the rest.
+    const keep = (m: ChatMessage) => (content === undefined ? m.seq > 0 : m.seq !== 0)
     try {
       await ask(
         api,
@@ -174,15 +194,20 @@ export function Chat() {
             setPending((p) => p && { ...p, turn: q.seq })
             // A new question replaces its optimistic copy; one asked
             // again keeps the answers it had.
-            setConv((cur) => cur && { ...cur, messages: content === undefined ? cur.messages.filter((m) => m.seq > 0) : [...cur.messages.filter((m) => m.seq > 0), q] })
-            if (fresh) navigate(`/chat/${encodeURIComponent(c.id)}`)
+            setConv((cur) => cur && { ...cur, messages: content === undefined ? cur.messages.filter(keep) : [...cur.messages.filter(keep), q] })
+            // The page stays where the person is: in the message box.
+            if (fresh) navigate(`/chat/${encodeURIComponent(c.id)}`, { state: { keepFocus: true } })
           },
           onDelta: (d) => {
             text += d
             setPending({ turn, text })
           },
+          onRetry: (r) => {
+            setPending({ turn, text, retry: r })
+            setStatus(retryWords(r.failure, r.delay_ms, r.attempt, where))
+          },
           onAnswer: (a) => {
-            setConv((cur) => cur && { ...cur, messages: [...cur.messages.filter((m) => m.seq > 0 && m.seq < a.seq), a] })
+            setConv((cur) => cur && { ...cur, messages: [...cur.messages.filter((m) => m.seq !== 0 && m.seq < a.seq), a] })
             setShown((s) => {
               const n = { ...s }
               delete n[turn]
@@ -196,13 +221,16 @@ export function Chat() {
       setStatus('Answer complete.')
     } catch (err) {
       if (ac.signal.aborted) {
-        setPending({ turn, text, stopped: true })
-        setStatus('Stopped.')
+        // What was written is kept, as the server keeps it.
+        setPending(undefined)
+        const m: ChatMessage = { seq: local--, role: 'stopped', content: text, model, created_at: new Date().toISOString() }
+        setConv((cur) => cur && { ...cur, messages: [...cur.messages.filter((x) => x.seq !== 0), m] })
+        setStatus('Stopped; the partial answer is kept.')
       } else if (!kept) {
         // Refused before the question was kept: the text goes back to the
         // composer, and a conversation made for it goes away.
         setPending(undefined)
-        setConv((cur) => cur && { ...cur, messages: cur.messages.filter((m) => m.seq > 0) })
+        setConv((cur) => cur && { ...cur, messages: cur.messages.filter((m) => m.seq !== 0) })
         if (content !== undefined) setInput((cur) => cur || content)
         if (fresh) {
           created.current = null
@@ -216,18 +244,23 @@ export function Chat() {
         // The server kept the failure with the question (role error);
         // without its failure (the stream was lost) the page says so.
         const failure = err instanceof ApiError ? err.failure : undefined
-        const m: ChatMessage = { seq: -1, role: 'error', content: err instanceof Error ? err.message : String(err), failure, created_at: new Date().toISOString() }
+        const m: ChatMessage = { seq: local--, role: 'error', content: err instanceof Error ? err.message : String(err), failure, created_at: new Date().toISOString() }
         setConv((cur) => cur && { ...cur, messages: [...cur.messages, m] })
         if (!failure) setProblem(problemOfError(err))
         setStatus('The answer failed.')
+        // A failure may have paused the provider: the page says so at once.
+        serverStatus.refresh()
       }
     } finally {
       abort.current = null
       setBusy(false)
       refreshList()
-      composer.current?.focus()
+      focusComposer()
     }
   }
+
+  /** focusComposer puts the focus back in the message box, once the page has settled. */
+  const focusComposer = () => requestAnimationFrame(() => composer.current?.focus())
 
   const used = useMemo(() => messageBytes(input), [input])
   const tooLong = used > maxBytes
@@ -243,6 +276,7 @@ export function Chat() {
         c = await createConversation(api, model)
       } catch (err) {
         setProblem(problemOfError(err))
+        focusComposer()
         return
       }
       created.current = c.id
@@ -277,19 +311,35 @@ export function Chat() {
 
   const turns = turnsOf(conv?.messages ?? [])
   const lastTurn = turns.length - 1
+  const title = list.find((c) => c.id === conv?.id)?.title || conv?.title || 'New chat'
   return (
-    <div className="chat">
-      <ConversationList
-        list={list}
-        current={id}
-        onChanged={(deleted) => {
-          refreshList()
-          if (deleted && deleted === id) navigate('/chat')
-        }}
-      />
+    <div className="chat" ref={box}>
+      <ConversationDrawer open={drawer} onClose={() => setDrawer(false)}>
+        <ConversationList
+          list={list}
+          current={id}
+          onOpen={() => setDrawer(false)}
+          onChanged={(deleted) => {
+            refreshList()
+            if (deleted && deleted === id) navigate('/chat')
+          }}
+        />
+      </ConversationDrawer>
       <section className="chat-main" aria-labelledby="chat-heading">
-        <h1 id="chat-heading">{list.find((c) => c.id === conv?.id)?.title || conv?.title || 'New chat'}</h1>
-        <div className="chat-log" role="log" aria-label="Messages" data-testid="chat-log">
+        <div className="chat-head">
+          <button
+            type="button"
+            id="chat-drawer-toggle"
+            className="chat-drawer-toggle"
+            aria-expanded={drawer}
+            aria-controls="chat-drawer"
+            onClick={() => setDrawer((d) => !d)}
+          >
+            Conversations
+          </button>
+          <h1 id="chat-heading">{title}</h1>
+        </div>
+        <div className="chat-log" role="log" aria-label="Messages" data-testid="chat-log" tabIndex={0} ref={log}>
           {turns.length === 0 && !pending && <p className="hint">Ask the debate assistant anything. Enter sends; Shift+Enter adds a line.</p>}
           {turns.map((t, i) => (
             <TurnView
@@ -297,6 +347,7 @@ export function Chat() {
               turn={t}
               last={i === lastTurn}
               busy={busy}
+              where={where}
               pending={pending && (pending.turn === t.question.seq || (pending.turn === 0 && i === lastTurn)) ? pending : undefined}
               shown={shown[t.question.seq]}
               onShow={(n) => setShown((s) => ({ ...s, [t.question.seq]: n }))}
@@ -306,6 +357,7 @@ export function Chat() {
           ))}
         </div>
         {problem && <ProblemView problem={problem} testId="chat-problem" />}
+        <StartWarning what="A question asked now" />
         <p className="sr-only" role="status">
           {status}
         </p>
@@ -361,6 +413,7 @@ function TurnView(props: {
   turn: Turn
   last: boolean
   busy: boolean
+  where?: Where
   pending?: Pending
   shown?: number
   onShow(n: number): void
@@ -368,7 +421,7 @@ function TurnView(props: {
   onCopy(text: string): void
 }) {
   const { turn: t, last, busy, pending } = props
-  const writing = pending && !pending.stopped
+  const writing = !!pending
   const n = t.answers.length
   const index = Math.min(props.shown ?? n - 1, n - 1)
   const answer = n > 0 ? t.answers[index] : undefined
@@ -381,7 +434,12 @@ function TurnView(props: {
       {writing ? (
         <article className="msg msg-assistant" aria-busy={busy} data-testid="streaming">
           <h2 className="sr-only">Answer</h2>
-          {pending.text ? <Markdown source={pending.text} /> : <p className="muted">Thinking…</p>}
+          {pending.text ? <Markdown source={pending.text} /> : !pending.retry && <p className="muted">Thinking…</p>}
+          {pending.retry && (
+            <p className="retrying" data-testid="answer-retrying">
+              {retryWords(pending.retry.failure, pending.retry.delay_ms, pending.retry.attempt, props.where)}
+            </p>
+          )}
         </article>
       ) : (
         answer && (
@@ -416,20 +474,22 @@ function TurnView(props: {
           </article>
         )
       )}
-      {pending?.stopped && (
-        <article className="msg msg-assistant" data-testid="stopped">
-          <h2 className="sr-only">Answer</h2>
-          {pending.text && <Markdown source={pending.text} />}
+      {!writing && t.stopped && (
+        <article className="msg msg-assistant msg-stopped" data-testid="stopped">
+          <h2 className="sr-only">Answer, stopped</h2>
+          {t.stopped.content && <Markdown source={t.stopped.content} />}
           <p className="muted">
-            Stopped; this partial answer is not kept.{' '}
-            <button type="button" onClick={props.onAgain} disabled={busy}>
-              Regenerate
-            </button>
+            {t.stopped.content ? 'Stopped before it was finished: the partial answer is kept.' : 'Stopped before any of the answer was written.'}{' '}
+            {last && (
+              <button type="button" onClick={props.onAgain} disabled={busy}>
+                Regenerate
+              </button>
+            )}
           </p>
         </article>
       )}
-      {!writing && !pending?.stopped && t.failure && (
-        <ProblemView problem={problemOf(t.failure.failure, t.failure.content)} testId="answer-failed">
+      {!writing && t.failure && (
+        <ProblemView problem={problemOf(t.failure.failure, t.failure.content, props.where)} testId="answer-failed">
           {last ? (
             <button type="button" className="primary" onClick={props.onAgain} disabled={busy}>
               Retry
@@ -439,7 +499,7 @@ function TurnView(props: {
           )}
         </ProblemView>
       )}
-      {!writing && !pending && !t.failure && n === 0 && t.question.seq > 0 && (
+      {!writing && !t.failure && !t.stopped && n === 0 && t.question.seq > 0 && (
         <p className="msg msg-note" data-testid="unanswered">
           This question has no answer: it was stopped or interrupted.{' '}
           {last && (
@@ -453,8 +513,99 @@ function TurnView(props: {
   )
 }
 
+/**
+ * ConversationDrawer holds the conversations: beside the messages on a
+ * wide screen; on a narrow one, a drawer that the Conversations button
+ * opens over them, closed by its own button, Escape or a tap beside it.
+ */
+function ConversationDrawer({ open, onClose, children }: { open: boolean; onClose(): void; children: ReactNode }) {
+  const close = useRef<HTMLButtonElement>(null)
+  useEffect(() => {
+    if (!open) return
+    close.current?.focus()
+    const onKey = (e: globalThis.KeyboardEvent) => {
+      if (e.key === 'Escape') {
+        onClose()
+        document.getElementById('chat-drawer-toggle')?.focus()
+      }
+    }
+    window.addEventListener('keydown', onKey)
+    return () => window.removeEventListener('keydown', onKey)
+  }, [open, onClose])
+  return (
+    <>
+      <div id="chat-drawer" className={open ? 'chat-drawer open' : 'chat-drawer'} data-testid="chat-drawer">
+        <button
+          ref={close}
+          type="button"
+          className="chat-drawer-close"
+          onClick={() => {
+            onClose()
+            document.getElementById('chat-drawer-toggle')?.focus()
+          }}
+        >
+          Close
+        </button>
+        {children}
+      </div>
+      {open && <div className="chat-backdrop" aria-hidden="true" onClick={onClose} />}
+    </>
+  )
+}
+
+/**
+ * useChatHeight keeps the chat within the window: its height is what is
+ * left below the header and banners, so that only the messages scroll
+ * and the message box stays in view.
+ */
+function useChatHeight() {
+  const box = useRef<HTMLDivElement>(null)
+  useLayoutEffect(() => {
+    const el = box.current
+    if (!el) return
+    const fit = () => {
+      const top = `${Math.round(el.getBoundingClientRect().top + window.scrollY)}px`
+      if (el.style.getPropertyValue('--chat-top') !== top) el.style.setProperty('--chat-top', top)
+    }
+    fit()
+    window.addEventListener('resize', fit)
+    const ro = typeof ResizeObserver === 'undefined' ? undefined : new ResizeObserver(fit)
+    ro?.observe(document.body)
+    return () => {
+      window.removeEventListener('resize', fit)
+      ro?.disconnect()
+    }
+  }, [])
+  return box
+}
+
+/**
+ * useStickyLog keeps the messages scrolled to the newest while the reader
+ * is there (within a few lines of the end); one who scrolled up to read is
+ * left where they are. deps are what changes the messages.
+ */
+function useStickyLog(deps: unknown[]) {
+  const log = useRef<HTMLDivElement>(null)
+  const atEnd = useRef(true)
+  useEffect(() => {
+    const el = log.current
+    if (!el) return
+    const onScroll = () => {
+      atEnd.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80
+    }
+    el.addEventListener('scroll', onScroll)
+    return () => el.removeEventListener('scroll', onScroll)
+  }, [])
+  useLayoutEffect(() => {
+    const el = log.current
+    if (el && atEnd.current) el.scrollTop = el.scrollHeight
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, deps)
+  return log
+}
+
 /** ConversationList is the sidebar: the kept conversations, renamed and deleted in place. */
-function ConversationList({ list, current, onChanged }: { list: Conversation[]; current?: string; onChanged(deleted?: string): void }) {
+function ConversationList({ list, current, onOpen, onChanged }: { list: Conversation[]; current?: string; onOpen(): void; onChanged(deleted?: string): void }) {
   const api = useApi()
   const [editing, setEditing] = useState<string>()
   const [title, setTitle] = useState('')
@@ -481,7 +632,7 @@ function ConversationList({ list, current, onChanged }: { list: Conversation[]; 
   }
   return (
     <nav className="chat-side" aria-label="Conversations">
-      <Link to="/chat" className="button new-chat">
+      <Link to="/chat" className="button new-chat" onClick={onOpen}>
         New chat
       </Link>
       {problem && <ProblemView problem={problem} />}
@@ -504,7 +655,7 @@ function ConversationList({ list, current, onChanged }: { list: Conversation[]; 
                 </form>
               ) : (
                 <>
-                  <Link to={`/chat/${encodeURIComponent(c.id)}`} aria-current={c.id === current ? 'page' : undefined}>
+                  <Link to={`/chat/${encodeURIComponent(c.id)}`} aria-current={c.id === current ? 'page' : undefined} onClick={onOpen}>
                     {c.title || 'Untitled'}
                   </Link>
                   <span className="side-actions">

@@ -6,8 +6,12 @@ import type { Failure } from '../api/types'
 
 export interface ChatMessage {
   seq: number
-  /** A question, an answer, or the failure of an answer (its content the error). */
-  role: 'user' | 'assistant' | 'error'
+  /**
+   * A question, an answer, the failure of an answer (its content the
+   * error), or an answer stopped before it finished (its content what had
+   * been written).
+   */
+  role: 'user' | 'assistant' | 'error' | 'stopped'
   content: string
   /** What kind of failure a failed answer was. */
   failure?: Failure
@@ -62,11 +66,22 @@ export async function deleteConversation(c: Client, id: string): Promise<void> {
   await c.request('DELETE', path(id))
 }
 
+/** A call of an answer failed with an error that may pass, and is sent again after a pause. */
+export interface ChatRetry {
+  /** The attempt about to be made: 2 for the first retry. */
+  attempt: number
+  /** The pause before it, in ms. */
+  delay_ms: number
+  failure?: Failure
+}
+
 export interface AnswerHandlers {
   /** The question, as kept. */
   onQuestion(m: ChatMessage): void
   /** The answer's next piece. */
   onDelta(text: string): void
+  /** A call of the answer is being tried again. */
+  onRetry?(r: ChatRetry): void
   /** The answer, as kept. */
   onAnswer(m: ChatMessage): void
 }
@@ -105,6 +120,9 @@ export async function ask(
           break
         case 'delta':
           h.onDelta((data as { text: string }).text)
+          break
+        case 'retry':
+          h.onRetry?.(data as ChatRetry)
           break
         case 'answer':
           answered = true

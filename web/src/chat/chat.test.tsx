@@ -193,4 +193,67 @@ describe('the chat page', () => {
     await waitFor(() => expect(s.calls.some((c) => c.method === 'DELETE' && c.url.pathname === '/api/conversations/c1')).toBe(true))
     expect(screen.queryByTestId('question')).toBeNull()
   })
+
+  it('keeps a stopped answer with its question: the last reply says how the turn stands', () => {
+    const q = (seq: number) => ({ seq, role: 'user' as const, content: `q${seq}`, created_at: '' })
+    const a = (seq: number) => ({ seq, role: 'assistant' as const, content: `a${seq}`, created_at: '' })
+    const st = (seq: number) => ({ seq, role: 'stopped' as const, content: `partial ${seq}`, created_at: '' })
+    const e = (seq: number) => ({ seq, role: 'error' as const, content: `e${seq}`, created_at: '' })
+    const turns = turnsOf([q(1), st(2), q(3), a(4), st(5), q(6), st(7), e(8), q(9), st(10), a(11)])
+    expect(turns.map((t) => [t.question.seq, t.answers.map((x) => x.seq), t.stopped?.seq, t.failure?.seq])).toEqual([
+      [1, [], 2, undefined],
+      [3, [4], 5, undefined],
+      [6, [], undefined, 8],
+      [9, [11], undefined, undefined],
+    ])
+  })
+
+  it('shows a stopped answer, after a reload too, with what was written, and Regenerate', async () => {
+    page({
+      'GET /api/conversations/c1': () =>
+        json(200, conv([{ seq: 1, role: 'user', content: 'q', created_at: '' }, { seq: 2, role: 'stopped', content: 'A goroutine is a func', created_at: '' }])),
+    })
+    const stopped = await screen.findByTestId('stopped')
+    expect(stopped.textContent).toContain('A goroutine is a func')
+    expect(stopped.textContent).toContain('Stopped before it was finished: the partial answer is kept.')
+    expect(within(stopped).getByRole('button', { name: 'Regenerate' })).toBeTruthy()
+    expect(screen.queryByTestId('unanswered')).toBeNull()
+  })
+
+  it('says a retry as it happens while the answer is being written', async () => {
+    let release!: () => void
+    const held = new Promise<void>((r) => (release = r))
+    const enc = new TextEncoder()
+    page({
+      'GET /api/conversations/c1': () => json(200, conv([])),
+      'POST /api/conversations/c1/messages': () =>
+        new Response(
+          new ReadableStream({
+            async start(c) {
+              c.enqueue(enc.encode(`event: question\ndata: ${JSON.stringify({ seq: 1, role: 'user', content: 'hi', created_at: '' })}\n\n`))
+              c.enqueue(enc.encode(`event: retry\ndata: ${JSON.stringify({ attempt: 2, delay_ms: 1000, failure: { kind: 'provider_error', provider: 'openai', detail: 'openai: HTTP 500' } })}\n\n`))
+              await held
+              c.enqueue(enc.encode(`event: answer\ndata: ${JSON.stringify({ seq: 2, role: 'assistant', content: 'Hello', created_at: '' })}\n\n`))
+              c.close()
+            },
+          }),
+          { headers: { 'Content-Type': 'text/event-stream' } },
+        ),
+    })
+    const user = userEvent.setup()
+    await user.type(await screen.findByLabelText('Your message'), 'hi{Enter}')
+    expect((await screen.findByTestId('answer-retrying')).textContent).toBe('OpenAI had a server error; trying again in 1 second (attempt 2).')
+    release()
+    expect((await screen.findByTestId('answer')).textContent).toContain('Hello')
+    expect(screen.queryByTestId('answer-retrying')).toBeNull()
+  })
+
+  it('keeps the focus in the message box after a send the server could not take', async () => {
+    const { user } = page({ 'POST /api/conversations': () => { throw new TypeError('Failed to fetch') } }, '/chat')
+    const input = await screen.findByLabelText('Your message')
+    await user.type(input, 'hello{Enter}')
+    expect((await screen.findByTestId('chat-problem')).textContent).toContain('The madspark server cannot be reached.')
+    await waitFor(() => expect(document.activeElement).toBe(input))
+    expect((input as HTMLTextAreaElement).value).toBe('hello')
+  })
 })

@@ -58,7 +58,24 @@ export function cost(n: number | undefined | null, priced?: boolean): string {
  */
 export function liveStatus(recorded: string, phase: string, stage?: string): string {
   if (recorded === 'succeeded' || recorded === 'failed' || recorded === 'cancelled' || recorded === 'interrupted') return recorded
-  if (phase === 'failed' || phase === 'succeeded') return phase
+  if (phase === 'failed' || phase === 'succeeded' || phase === 'cancelled' || phase === 'interrupted') return phase
   if (phase === 'running' && stage && stage !== 'queued') return 'running'
   return recorded
+}
+
+/** duration says how long something took: "850 ms", "42 s", "3 min 5 s", "1 h 2 min". */
+export function duration(ms: number | undefined | null): string {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return '–'
+  if (ms < 1000) return `${Math.round(ms)} ms`
+  const s = Math.round(ms / 1000)
+  if (s < 60) return `${s} s`
+  const m = Math.floor(s / 60)
+  if (m < 60) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`
+  const h = Math.floor(m / 60)
+  return m % 60 ? `${h} h ${m % 60} min` : `${h} h`
+}
+
+/** tokens counts the tokens of a usage, in and out together: "12,345 tokens". */
+export function tokens(u: { input_tokens?: number; output_tokens?: number } | undefined): string {
+  return plural((u?.input_tokens ?? 0) + (u?.output_tokens ?? 0), 'token')
 }

@@ -124,3 +124,57 @@ describe('progressReducer', () => {
     expect(stageLabel('iteration 2')).toBe('Iteration 2')
   })
 })
+
+describe('progressReducer, when the run or its stream is interrupted', () => {
+  it('says it is reconnecting while the stream is lost, and live again once it is back', () => {
+    let s = fold([{ type: 'connecting' }, { type: 'connected', transport: 'websocket' }, m(1, 'progress', 'generate', 5)])
+    expect([s.connection, s.transport]).toEqual(['live', 'websocket'])
+    s = fold([{ type: 'disconnected' }], s)
+    expect([s.connection, s.transport, s.phase]).toEqual(['reconnecting', undefined, 'running'])
+    // Lost again while reconnecting: the same state.
+    expect(fold([{ type: 'disconnected' }], s)).toBe(s)
+    s = fold([{ type: 'connected', transport: 'sse' }, m(2, 'progress', 'evaluate', 20)], s)
+    expect([s.connection, s.transport, s.stages.map((x) => x.status)]).toEqual(['live', 'sse', ['done', 'active']])
+    // A run that ended is not reconnecting.
+    const over = fold([m(3, 'result', 'done', 100)], s)
+    expect(fold([{ type: 'disconnected' }], over)).toBe(over)
+  })
+
+  it('marks the stage a requeue interrupted, then says the run resumed when it goes on', () => {
+    let s = fold([m(1, 'progress', 'queued', 0, 'waiting for a worker'), m(2, 'progress', 'iteration 1', 5), m(3, 'progress', 'iteration 2', 40)])
+    s = fold([m(4, 'progress', 'queued', 0, 'requeued: its worker stopped')], s)
+    expect(s.requeued).toEqual({ why: 'the server stopped while it worked on the run', resumed: false })
+    expect(s.stages.map((x) => [x.name, x.status])).toEqual([
+      ['iteration 1', 'done'],
+      ['iteration 2', 'interrupted'],
+      ['queued', 'active'],
+    ])
+    expect(s.progress).toBe(40)
+    // The resumed run replays its finished iterations, then goes on.
+    s = fold([m(5, 'progress', 'iteration 1', 5), m(6, 'progress', 'iteration 2', 40), m(7, 'progress', 'iteration 3', 70)], s)
+    expect(s.requeued).toEqual({ why: 'the server stopped while it worked on the run', resumed: true })
+    expect(s.stages.map((x) => [x.name, x.status])).toEqual([
+      ['iteration 1', 'done'],
+      ['iteration 2', 'done'],
+      ['queued', 'done'],
+      ['iteration 3', 'active'],
+    ])
+    s = fold([m(8, 'result', 'done', 100)], s)
+    expect([s.phase, s.requeued?.resumed]).toEqual(['succeeded', true])
+  })
+
+  it('ends interrupted, from the final message or the record', () => {
+    const s = fold([m(1, 'progress', 'answer', 50), { type: 'message', message: { type: 'error', seq: 2, stage: 'answer', progress: 50, message: 'interrupted: madspark serve stopped', data: { status: 'interrupted' } } }])
+    expect([s.phase, s.stages[0].status]).toEqual(['interrupted', 'interrupted'])
+    const r = fold([m(1, 'progress', 'answer', 50), { type: 'ended', status: 'interrupted', error: 'interrupted: gone' }])
+    expect([r.phase, r.error, r.stages[0].status]).toEqual(['interrupted', 'interrupted: gone', 'interrupted'])
+  })
+
+  it('marks the stage before done when a refinement goes back to an earlier stage', () => {
+    const s = fold([m(1, 'progress', 'problem_formulation', 5), m(2, 'progress', 'quality_control', 85), m(3, 'progress', 'problem_formulation', 5, 'problem_formulation (round 1)')])
+    expect(s.stages.map((x) => [x.name, x.status])).toEqual([
+      ['problem_formulation', 'active'],
+      ['quality_control', 'done'],
+    ])
+  })
+})

@@ -1,16 +1,23 @@
 import type { Progress, ProgressMessage } from '../api/types'
+import { requeueReason } from './words'
+
+export { stageLabel } from './words'
 
 /** A stage as the progress display shows it. */
 export interface StageState {
   name: string
-  status: 'active' | 'done' | 'failed' | 'cancelled'
+  /** interrupted: the run stopped during it (its process was lost) and was queued again. */
+  status: 'active' | 'done' | 'failed' | 'cancelled' | 'interrupted'
   /** The run's overall progress when the stage last reported, 0-100. */
   progress: number
   message: string
 }
 
-export type Phase = 'idle' | 'connecting' | 'running' | 'succeeded' | 'failed' | 'cancelled'
+export type Phase = 'idle' | 'connecting' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted'
 export type Transport = 'websocket' | 'sse'
+
+/** The state of the live stream: being opened, open, or lost and being opened again. */
+export type Connection = 'connecting' | 'live' | 'reconnecting'
 
 export interface ProgressState {
   phase: Phase
@@ -30,6 +37,12 @@ export interface ProgressState {
   streamError?: string
   /** The stages shown come from the run record's snapshot, until the stream's own messages replace them. */
   fromSnapshot?: boolean
+  connection?: Connection
+  /**
+   * The run went back to the queue while it ran (its worker stopped or was
+   * lost): why, in words, and whether it has resumed since.
+   */
+  requeued?: { why: string; resumed: boolean }
 }
 
 export type ProgressAction =
@@ -38,8 +51,10 @@ export type ProgressAction =
   | { type: 'message'; message: ProgressMessage }
   | { type: 'snapshot'; progress: Progress }
   | { type: 'stream_error'; error: string }
+  /** The stream was lost; it is being opened again. */
+  | { type: 'disconnected' }
   /** The run record says the run is over: the stream may have been lost before its final message. */
-  | { type: 'ended'; status: 'succeeded' | 'failed' | 'cancelled'; error?: string }
+  | { type: 'ended'; status: 'succeeded' | 'failed' | 'cancelled' | 'interrupted'; error?: string }
   /** The run was resumed: its progress starts over. */
   | { type: 'reset' }
 
@@ -59,13 +74,21 @@ export function progressReducer(state: ProgressState, action: ProgressAction): P
     case 'reset':
       return initialProgress
     case 'connecting':
-      return isFinal(state) ? state : { ...state, phase: 'connecting', streamError: undefined }
+      return isFinal(state) ? state : { ...state, phase: 'connecting', streamError: undefined, connection: 'connecting' }
     case 'connected':
       return isFinal(state)
         ? state
-        : { ...state, phase: state.phase === 'connecting' || state.phase === 'idle' ? 'running' : state.phase, transport: action.transport }
+        : {
+            ...state,
+            phase: state.phase === 'connecting' || state.phase === 'idle' ? 'running' : state.phase,
+            transport: action.transport,
+            connection: 'live',
+            streamError: undefined,
+          }
+    case 'disconnected':
+      return isFinal(state) || state.connection === 'reconnecting' ? state : { ...state, transport: undefined, connection: 'reconnecting' }
     case 'stream_error':
-      return isFinal(state) ? state : { ...state, streamError: action.error }
+      return isFinal(state) ? state : { ...state, streamError: action.error, transport: undefined, connection: undefined }
     case 'snapshot':
       if (isFinal(state) || state.stages.length > 0) return state
       return { ...applyProgress({ ...state, phase: 'running' }, action.progress.stage, action.progress.progress, action.progress.message ?? ''), fromSnapshot: true }
@@ -83,29 +106,31 @@ export function progressReducer(state: ProgressState, action: ProgressAction): P
           streamError: undefined,
         }
       }
-      // The stage under way when the run failed or was cancelled did not
-      // finish: it failed, or was cancelled.
+      // The stage under way when the run failed, was cancelled or was
+      // interrupted did not finish.
       {
-        const ended = action.status === 'cancelled' ? 'cancelled' : 'failed'
+        const ended = action.status
         return {
           ...state,
           phase: ended,
           error: action.error || action.status,
           stages: state.stages.map((s) => (s.status === 'active' ? { ...s, status: ended } : s)),
           streamError: undefined,
+          connection: undefined,
         }
       }
   }
 }
 
 export function isFinal(s: ProgressState): boolean {
-  return s.phase === 'succeeded' || s.phase === 'failed' || s.phase === 'cancelled'
+  return s.phase === 'succeeded' || s.phase === 'failed' || s.phase === 'cancelled' || s.phase === 'interrupted'
 }
 
-/** finalStatus is the status a final error message gives: its data's, cancelled or failed. */
-function finalStatus(m: ProgressMessage): 'failed' | 'cancelled' {
+/** finalStatus is the status a final error message gives: its data's (cancelled, interrupted), else failed. */
+function finalStatus(m: ProgressMessage): 'failed' | 'cancelled' | 'interrupted' {
   const d = m.data as { status?: string } | undefined
-  return d && typeof d === 'object' && d.status === 'cancelled' ? 'cancelled' : 'failed'
+  const st = d && typeof d === 'object' ? d.status : undefined
+  return st === 'cancelled' || st === 'interrupted' ? st : 'failed'
 }
 
 function applyMessage(state: ProgressState, m: ProgressMessage): ProgressState {
@@ -130,6 +155,7 @@ function applyMessage(state: ProgressState, m: ProgressMessage): ProgressState {
         stages: state.stages.map((s) => (s.status === 'active' ? { ...s, status: 'done' } : s)),
         result: m.data,
         streamError: undefined,
+        connection: undefined,
       }
     case 'error': {
       const error = m.message || (typeof m.data === 'string' ? m.data : 'the run failed')
@@ -139,7 +165,7 @@ function applyMessage(state: ProgressState, m: ProgressMessage): ProgressState {
       if (failing && failing !== doneStage && !stages.some((s) => s.name === failing)) {
         stages = [...stages, { name: failing, status: ended, progress: state.progress, message: ended === 'cancelled' ? '' : error }]
       }
-      return { ...state, phase: ended, error, stages, streamError: undefined }
+      return { ...state, phase: ended, error, stages, streamError: undefined, connection: undefined }
     }
     case 'progress':
       return applyProgress({ ...state, phase: 'running', streamError: undefined }, m.stage ?? '', m.progress ?? -1, m.message ?? '')
@@ -155,6 +181,13 @@ function applyProgress(state: ProgressState, stage: string, progress: number, me
     return { ...state, notes: [...state.notes, { stage, message }] }
   }
   const overall = Math.max(state.progress, Math.min(100, progress))
+  // Back in the queue while it ran: the stage under way was interrupted.
+  const why = stage === queuedStage ? requeueReason(message) : undefined
+  if (why) {
+    const stages = state.stages.map((s) => (s.status === 'active' ? { ...s, status: 'interrupted' as const } : s)).filter((s) => s.name !== queuedStage)
+    return { ...state, progress: overall, stage, message, requeued: { why, resumed: false }, stages: [...stages, { name: stage, status: 'active', progress: overall, message }] }
+  }
+  if (state.requeued && !state.requeued.resumed && stage !== queuedStage) state = { ...state, requeued: { ...state.requeued, resumed: true } }
   if (stage === doneStage || stage === '') {
     return {
       ...state,
@@ -163,22 +196,15 @@ function applyProgress(state: ProgressState, stage: string, progress: number, me
       stages: stage === doneStage ? state.stages.map((s) => (s.status === 'active' ? { ...s, status: 'done' } : s)) : state.stages,
     }
   }
+  // The stage reporting is under way; the one under way before it, if
+  // another, is done (a refinement or a resumed run goes back to a stage
+  // seen before), as is one that was interrupted and is now past.
   const i = state.stages.findIndex((s) => s.name === stage)
-  let stages: StageState[]
-  if (i >= 0) {
-    stages = state.stages.map((s, j) => (j === i ? { ...s, status: 'active', progress: overall, message } : s))
-  } else {
-    // A new stage: those before it are done.
-    stages = [
-      ...state.stages.map((s) => (s.status === 'active' ? { ...s, status: 'done' as const } : s)),
-      { name: stage, status: 'active', progress: overall, message },
-    ]
-  }
+  const others = state.stages.map((s) => (s.name !== stage && (s.status === 'active' || s.status === 'interrupted') ? { ...s, status: 'done' as const } : s))
+  const stages: StageState[] =
+    i >= 0 ? others.map((s, j) => (j === i ? { ...s, status: 'active', progress: overall, message } : s)) : [...others, { name: stage, status: 'active', progress: overall, message }]
   return { ...state, progress: overall, stage, message, stages }
 }
 
-/** stageLabel turns a stage name such as "re_evaluate" into "Re-evaluate". */
-export function stageLabel(name: string): string {
-  const s = name.replace(/_/g, ' ').replace(/^re /, 're-')
-  return s.charAt(0).toUpperCase() + s.slice(1)
-}
+/** The stage the queue reports a run waiting in. */
+const queuedStage = 'queued'

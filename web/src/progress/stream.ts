@@ -6,27 +6,36 @@ import type { Transport } from './reducer'
 export interface FollowHandlers {
   /** A progress, result or error message, in order (possibly replayed twice). */
   onMessage(m: ProgressMessage): void
-  /** The stream is open over transport. */
+  /** The stream is open over transport (again, after onDisconnected). */
   onConnected?(transport: Transport): void
-  /** The stream could not be kept open; the run may still be going. */
+  /**
+   * The stream was lost, or could not be opened (the server is restarting,
+   * say); it is being opened again, after the last message received, until
+   * it is or the run is over.
+   */
+  onDisconnected?(message: string): void
+  /** The stream was refused for good (an unknown run, a refused token); the run may still be going. */
   onError?(message: string): void
 }
 
 export interface FollowOptions {
   /** The WebSocket constructor; undefined or null means SSE only. */
   WebSocket?: typeof WebSocket | null
-  /** Delays between SSE reconnection attempts, in ms. */
+  /** Delays between reconnection attempts, in ms; the last one repeats for as long as it takes. */
   retryDelays?: number[]
 }
 
-const defaultRetryDelays = [250, 500, 1000, 2000, 4000]
+const defaultRetryDelays = [250, 500, 1000, 2000]
 
 /**
  * followRun streams a run's progress: over the WebSocket /ws/runs/{id}
  * first, and over SSE (/api/runs/{id}/events) when the WebSocket cannot be
- * opened or is lost, resuming after the last message received. It stops
- * after the final result or error message, or when the returned function
- * is called.
+ * opened or is lost, resuming after the last message received. A stream
+ * that is lost, or cannot be opened, is opened again by itself, for as
+ * long as it takes (a server restarting comes back), pausing a little
+ * longer each time up to the last of retryDelays. It stops after the final
+ * result or error message, on a refusal that retrying cannot help (a 4xx
+ * but 429), or when the returned function is called.
  *
  * A browser cannot send an Authorization header on a WebSocket, so when the
  * client has a token SSE (a fetch that can) is used from the start.
@@ -55,8 +64,7 @@ export function followRun(client: Client, runId: string, h: FollowHandlers, opts
     }
   }
 
-  const sse = async () => {
-    let attempt = 0
+  const sse = async (attempt = 0) => {
     while (!finished && !abort.signal.aborted) {
       try {
         const res = await client.events(runId, lastSeq, abort.signal)
@@ -66,7 +74,7 @@ export function followRun(client: Client, runId: string, h: FollowHandlers, opts
           onEvent(ev) {
             const m = parse(ev.data)
             if (m) {
-              // A stream that delivers earns a fresh set of retries.
+              // A stream that delivers earns a fresh set of delays.
               attempt = 0
               deliver(m)
             }
@@ -82,6 +90,8 @@ export function followRun(client: Client, runId: string, h: FollowHandlers, opts
             break
           }
         }
+        if (finished || abort.signal.aborted) return
+        h.onDisconnected?.('the progress stream ended before the run did')
       } catch (err) {
         if (abort.signal.aborted) return
         // An unknown run or a refused request will not get better by retrying.
@@ -89,18 +99,10 @@ export function followRun(client: Client, runId: string, h: FollowHandlers, opts
           h.onError?.(errorMessage(err))
           return
         }
-        if (attempt >= delays.length) {
-          h.onError?.(`lost the progress stream: ${errorMessage(err)}`)
-          return
-        }
+        h.onDisconnected?.(`lost the progress stream: ${errorMessage(err)}`)
       }
       if (finished || abort.signal.aborted) return
-      // The stream ended before the final message: reconnect after a pause.
-      if (attempt >= delays.length) {
-        h.onError?.('the progress stream keeps ending before the run does')
-        return
-      }
-      await sleep(delays[attempt++], abort.signal)
+      await sleep(delays[Math.min(attempt++, delays.length - 1)], abort.signal)
     }
   }
 
@@ -113,7 +115,9 @@ export function followRun(client: Client, runId: string, h: FollowHandlers, opts
       return
     }
     socket = ws
+    let opened = false
     ws.onopen = () => {
+      opened = true
       h.onConnected?.('websocket')
     }
     ws.onmessage = (ev: MessageEvent) => {
@@ -128,6 +132,7 @@ export function followRun(client: Client, runId: string, h: FollowHandlers, opts
       if (finished || abort.signal.aborted) return
       // Refused on the way to the server, or lost: carry on over SSE from
       // the last message received.
+      if (opened) h.onDisconnected?.('lost the progress stream')
       void sse()
     }
   }

@@ -61,6 +61,15 @@ export function isEvalResult(v: unknown): v is EvalReport {
   return typeof r === 'object' && r !== null && typeof r.win_rate === 'number' && Array.isArray(r.ci) && Array.isArray(r.items)
 }
 
+/**
+ * undecided reports whether an eval cannot tell the pipeline from the
+ * single call: its interval includes 50%, as it always does with a few
+ * topics. Its win rate is then no headline.
+ */
+export function undecided(r: Pick<EvalReport, 'ci' | 'n'>): boolean {
+  return r.n === 0 || (r.ci[0] <= 0.5 && r.ci[1] >= 0.5)
+}
+
 /** pct formats a 0-1 share as a percentage with one decimal. */
 export const pct = (f: number) => `${(Math.round(f * 1000 + 1e-9) / 10).toFixed(1)}%`
 
@@ -112,7 +121,13 @@ export function EvalResults({ result }: { result: EvalReport }) {
         </p>
       )}
       <p data-testid="eval-headline">
-        {r.pipeline} won {r.wins}, lost {r.losses}, tied {r.ties} of {r.n}: win rate <strong>{pct(r.win_rate)}</strong> (95% CI {lo}–{hi}). The judge (
+        {undecided(r) && (
+          <strong className="undecided" data-testid="eval-undecided">
+            {r.n < 10 ? `${plural(r.n, 'topic')} cannot tell which does better` : 'These topics cannot tell which does better'}: the 95% interval of the
+            win rate ({lo}–{hi}) includes 50%, a draw; more topics narrow it.{' '}
+          </strong>
+        )}
+        {r.pipeline} won {r.wins}, lost {r.losses}, tied {r.ties} of {r.n}: win rate {undecided(r) ? pct(r.win_rate) : <strong>{pct(r.win_rate)}</strong>} (95% CI {lo}–{hi}). The judge (
         {r.judge_provider}
         {r.judge_model ? `/${r.judge_model}` : ''}) gave the same verdict in both orders for {pct(r.position_consistency)} of the topics.
         {r.failures > 0 && ` ${r.failures} of ${plural(r.topics, 'topic')} failed.`}

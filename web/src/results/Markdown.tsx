@@ -68,6 +68,12 @@ purify.addHook('uponSanitizeAttribute', (_node, data) => {
 })
 
 purify.addHook('afterSanitizeAttributes', (node) => {
+  // A table scrolls sideways on its own when it is wider than the page:
+  // keyboard users reach it, and scroll it, with Tab.
+  if (node.tagName === 'TABLE') {
+    node.setAttribute('tabindex', '0')
+    return
+  }
   if (node.tagName !== 'A') return
   const href = node.getAttribute('href')
   if (href === null) return

@@ -19,8 +19,10 @@ function expectInert(html: string) {
   for (const el of root.querySelectorAll('*')) {
     expect(ALLOWED.has(el.tagName), `element ${el.tagName} in ${html}`).toBe(true)
     for (const a of el.attributes) {
-      expect(['href', 'title', 'id', 'align', 'start', 'target', 'rel'], `attribute ${a.name} in ${html}`).toContain(a.name)
+      expect(['href', 'title', 'id', 'align', 'start', 'target', 'rel', 'tabindex'], `attribute ${a.name} in ${html}`).toContain(a.name)
     }
+    // A table is reached with Tab (it may scroll sideways); nothing else is.
+    if (el.hasAttribute('tabindex')) expect([el.tagName, el.getAttribute('tabindex')]).toEqual(['TABLE', '0'])
     const href = el.getAttribute('href')
     if (href !== null) expect(linkKind(href), `href ${href}`).not.toBeNull()
     if (el.getAttribute('target') !== null) {

@@ -1,4 +1,4 @@
-import { render, screen, within } from '@testing-library/react'
+import { cleanup, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { MemoryRouter } from 'react-router'
 import { describe, expect, it } from 'vitest'
@@ -211,5 +211,18 @@ describe('eval results', () => {
     expect(within(rows[1]).getByRole('link', { name: 'earlier run' }).getAttribute('href')).toBe('/runs/run-b')
     expect(rows[2].textContent).toContain('failed')
     expect(rows[2].textContent).toContain('provider down')
+  })
+
+  it('does not headline the win rate of too few topics: it says first that they cannot tell', () => {
+    show(<EvalResults result={report as unknown as EvalReport} />)
+    const headline = screen.getByTestId('eval-headline')
+    expect(screen.getByTestId('eval-undecided').textContent).toBe('2 topics cannot tell which does better: the 95% interval of the win rate (30.0%–95.0%) includes 50%, a draw; more topics narrow it. ')
+    expect(headline.textContent!.indexOf('cannot tell')).toBeLessThan(headline.textContent!.indexOf('win rate 75.0%'))
+    expect(headline.querySelector('strong:not(.undecided)')).toBeNull()
+    cleanup()
+    // An interval clear of 50% tells: the win rate is the headline.
+    show(<EvalResults result={{ ...report, n: 40, ci: [0.6, 0.85] } as unknown as EvalReport} />)
+    expect(screen.queryByTestId('eval-undecided')).toBeNull()
+    expect(screen.getByTestId('eval-headline').querySelector('strong')!.textContent).toBe('75.0%')
   })
 })

@@ -7,7 +7,10 @@ import { useApi } from '../api/context'
 import type { Batch, BatchSummary, CreateBatchResponse, PipelineInfo } from '../api/types'
 import { FieldError } from '../components/FieldError'
 import { ProblemView } from '../components/ProblemView'
-import { shortId, when } from '../components/format'
+import { StartWarning } from '../api/status'
+import { StatusWithOutcome } from '../components/Outcome'
+import { stageLabel } from '../progress/words'
+import { score, shortId, when } from '../components/format'
 
 /** sampleCSV is the seed's batch format: a header row, then one topic per row. */
 export const sampleCSV = `topic,context,temperature_preset,num_candidates,tags
@@ -120,6 +123,7 @@ export function Batches() {
           </button>
         </div>
       </form>
+      <StartWarning what="A batch started now" />
       <FieldError id="batch" message={error} />
       {problem && <ProblemView problem={problem} />}
       {/* eslint-disable-next-line jsx-a11y/anchor-has-content */}
@@ -163,9 +167,11 @@ function countsText(b: BatchSummary): string {
 }
 
 /**
- * followBatch streams a batch's progress over SSE, reconnecting after a
- * lost stream, until its done event or until the returned function is
- * called.
+ * followBatch streams a batch's progress over SSE until its done event or
+ * until the returned function is called. A lost stream is opened again by
+ * itself, for as long as it takes (a server restarting comes back),
+ * pausing longer each time up to 3 s; onError hears of a refusal that
+ * retrying cannot help (an unknown batch).
  */
 export function followBatch(client: Client, id: string, onBatch: (b: Batch) => void, onError: (msg: string) => void): () => void {
   const abort = new AbortController()
@@ -196,12 +202,13 @@ export function followBatch(client: Client, id: string, onBatch: (b: Batch) => v
         }
       } catch (err) {
         if (abort.signal.aborted) return
-        if (++attempt > 5) {
-          onError(`lost the batch's progress: ${errorMessage(err)}`)
+        if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) {
+          onError(errorMessage(err))
           return
         }
+        attempt++
       }
-      if (!done) await new Promise((r) => setTimeout(r, 500 * attempt + 250))
+      if (!done) await new Promise((r) => setTimeout(r, Math.min(500 * attempt + 250, 3000)))
     }
   }
   void loop()
@@ -220,10 +227,10 @@ export function BatchView() {
   useEffect(() => {
     setB(undefined)
     setProblem(undefined)
-    return followBatch(api, id, setB, (msg) => setProblem(problemOfError(new ApiError(0, msg, 'network'))))
+    return followBatch(api, id, setB, (msg) => setProblem(problemOfError(new ApiError(404, msg, 'not_found'))))
   }, [api, id])
 
-  const download = async (which: 'results' | 'export') => {
+  const download = async (which: 'results' | 'results-csv' | 'export') => {
     setBusy(true)
     setProblem(undefined)
     try {
@@ -265,6 +272,9 @@ export function BatchView() {
             className="batch-progress"
           />
           <div className="actions">
+            <button type="button" onClick={() => download('results-csv')} disabled={busy} className={/\.json$/i.test(b.source) ? undefined : 'primary'}>
+              Download results (CSV)
+            </button>{' '}
             <button type="button" onClick={() => download('results')} disabled={busy}>
               Download results (JSON)
             </button>{' '}
@@ -287,6 +297,10 @@ export function BatchView() {
                 </th>
                 <th scope="col">Topic</th>
                 <th scope="col">Status</th>
+                <th scope="col">Best idea</th>
+                <th scope="col" className="num">
+                  Score
+                </th>
                 <th scope="col">Progress</th>
                 <th scope="col">Run</th>
               </tr>
@@ -306,11 +320,17 @@ export function BatchView() {
                     )}
                   </td>
                   <td data-label="Status">
-                    <span className={`status status-${it.status}`}>{it.status}</span>
+                    <StatusWithOutcome run={it} />
+                  </td>
+                  <td data-label="Best idea" data-testid="row-best">
+                    {it.best ? it.best.text : '—'}
+                  </td>
+                  <td className="num" data-label="Score" data-testid="row-score">
+                    {it.best ? score(it.best.score) : '—'}
                   </td>
                   <td data-label="Progress">
                     {it.run_id ? (
-                      <progress max={100} value={it.progress ?? 0} aria-label={`Line ${it.line} progress`} title={it.stage}>
+                      <progress max={100} value={it.progress ?? 0} aria-label={`Line ${it.line} progress`} title={it.stage && stageLabel(it.stage)}>
                         {it.progress ?? 0}%
                       </progress>
                     ) : (

@@ -219,8 +219,11 @@ function ExportImport({ onImported }: { onImported(): void }) {
 }
 
 function BookmarkItem(props: { bookmark: Bookmark; selected: boolean; onToggle(on: boolean): void; onTag(t: string): void; onDeleted(id: string): void }) {
-  const { bookmark: b } = props
   const api = useApi()
+  // The bookmark as last saved: an edit changes it in place.
+  const [b, setB] = useState(props.bookmark)
+  useEffect(() => setB(props.bookmark), [props.bookmark])
+  const [editing, setEditing] = useState(false)
   const [confirming, setConfirming] = useState(false)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<Problem>()
@@ -262,7 +265,11 @@ function BookmarkItem(props: { bookmark: Bookmark; selected: boolean; onToggle(o
           {b.improved_score !== undefined && ` → ${score(b.improved_score)}`} · <time dateTime={b.created_at}>{when(b.created_at)}</time> ·{' '}
           <Link to={`/runs/${encodeURIComponent(b.run_id)}`}>run {shortId(b.run_id)}</Link>
         </p>
-        {b.notes && <p className="notes">{b.notes}</p>}
+        {b.notes && (
+          <p className="notes prose" data-testid="bookmark-notes">
+            {b.notes}
+          </p>
+        )}
         {b.tags?.length > 0 && (
           <ul className="tags" aria-label="Tags of this bookmark">
             {b.tags.map((t) => (
@@ -274,7 +281,26 @@ function BookmarkItem(props: { bookmark: Bookmark; selected: boolean; onToggle(o
             ))}
           </ul>
         )}
+        {editing && (
+          <BookmarkEditor
+            bookmark={b}
+            onSaved={(saved) => {
+              setB(saved)
+              setEditing(false)
+              requestAnimationFrame(() => document.getElementById(`edit-${b.id}`)?.focus())
+            }}
+            onCancel={() => {
+              setEditing(false)
+              requestAnimationFrame(() => document.getElementById(`edit-${b.id}`)?.focus())
+            }}
+          />
+        )}
         <div className="field actions">
+          {!editing && (
+            <button id={`edit-${b.id}`} type="button" onClick={() => setEditing(true)} aria-label={`Edit tags and notes: ${truncate(idea, 60)}`}>
+              Edit tags and notes
+            </button>
+          )}
           {confirming ? (
             <span role="group" aria-label="Confirm deletion">
               Delete this bookmark?{' '}
@@ -294,6 +320,72 @@ function BookmarkItem(props: { bookmark: Bookmark; selected: boolean; onToggle(o
         </div>
       </div>
     </li>
+  )
+}
+
+/** BookmarkEditor edits a bookmark's tags and notes in place; what the server refuses is said beside its field. */
+function BookmarkEditor({ bookmark: b, onSaved, onCancel }: { bookmark: Bookmark; onSaved(b: Bookmark): void; onCancel(): void }) {
+  const api = useApi()
+  const [tags, setTags] = useState(b.tags.join(', '))
+  const [notes, setNotes] = useState(b.notes ?? '')
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<{ field?: 'tags' | 'notes'; message: string }>()
+  const tagsId = `tags-${b.id}`
+  const notesId = `notes-${b.id}`
+  const save = async (e: FormEvent) => {
+    e.preventDefault()
+    setBusy(true)
+    setError(undefined)
+    try {
+      onSaved(await api.updateBookmark(b.id, { tags: splitList(tags), notes }))
+    } catch (err) {
+      setBusy(false)
+      const f = err instanceof ApiError ? err.field : undefined
+      const field = f === 'notes' ? 'notes' : f === 'tags' || f?.startsWith('tags[') ? 'tags' : undefined
+      setError({ field, message: field ? fieldMessage((err as ApiError).message, f) : problemOfError(err).title })
+      requestAnimationFrame(() => document.getElementById(field === 'notes' ? notesId : tagsId)?.focus())
+    }
+  }
+  const fieldError = (f: string) => (error?.field === f ? error.message : undefined)
+  return (
+    <form className="bookmark-editor" onSubmit={(e) => void save(e)} aria-label="Edit tags and notes" data-testid="bookmark-editor">
+      <div className="field">
+        <label htmlFor={tagsId}>Tags</label>
+        <input
+          id={tagsId}
+          type="text"
+          value={tags}
+          onChange={(e) => setTags(e.target.value)}
+          placeholder="comma-separated"
+          autoComplete="off"
+          autoFocus
+          aria-invalid={fieldError('tags') ? true : undefined}
+          aria-describedby={fieldError('tags') ? errorId(tagsId) : undefined}
+        />
+        <FieldError id={tagsId} message={fieldError('tags')} />
+      </div>
+      <div className="field">
+        <label htmlFor={notesId}>Notes</label>
+        <textarea
+          id={notesId}
+          rows={3}
+          value={notes}
+          onChange={(e) => setNotes(e.target.value)}
+          aria-invalid={fieldError('notes') ? true : undefined}
+          aria-describedby={fieldError('notes') ? errorId(notesId) : undefined}
+        />
+        <FieldError id={notesId} message={fieldError('notes')} />
+      </div>
+      <div className="field actions">
+        <button type="submit" className="primary" disabled={busy} aria-describedby={error && !error.field ? errorId(`save-${b.id}`) : undefined}>
+          {busy ? 'Saving…' : 'Save'}
+        </button>
+        <button type="button" onClick={onCancel} disabled={busy}>
+          Cancel
+        </button>
+        <FieldError id={`save-${b.id}`} message={error && !error.field ? error.message : undefined} />
+      </div>
+    </form>
   )
 }
 

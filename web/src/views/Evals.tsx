@@ -6,6 +6,8 @@ import { fieldMessage, problemOfError, type Problem } from '../api/problems'
 import type { EvalComparison, JSONSchema, PipelineInfo, RunPage, StartEvalRequest } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
 import { ProblemView } from '../components/ProblemView'
+import { StartWarning } from '../api/status'
+import { StatusWithOutcome } from '../components/Outcome'
 import { shortId, when } from '../components/format'
 import { splitList } from '../form/schema'
 import { interval, pct, sideName } from '../results/EvalResults'
@@ -244,6 +246,7 @@ export function Evals() {
             </p>
           </div>
         </details>
+        <StartWarning what="An eval started now" />
         <div className="submit-row">
           <button type="submit" className="primary" disabled={busy || !pipelines}>
             {busy ? 'Starting…' : 'Start eval'}
@@ -286,7 +289,7 @@ export function Evals() {
                     <Link to={`/runs/${encodeURIComponent(r.run_id)}`}>{r.title || `eval ${shortId(r.run_id)}`}</Link>
                   </td>
                   <td data-label="Status">
-                    <span className={`status status-${r.status}`}>{r.status}</span>
+                    <StatusWithOutcome run={r} />
                   </td>
                   <td data-label="Started">
                     <time dateTime={r.created_at}>{when(r.created_at)}</time>

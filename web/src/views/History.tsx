@@ -3,9 +3,10 @@ import { Link, useSearchParams } from 'react-router'
 import { useApi } from '../api/context'
 import { problemOfError, type Problem } from '../api/problems'
 import { ProblemView } from '../components/ProblemView'
-import type { PipelineInfo, RunPage } from '../api/types'
+import type { Parent, PipelineInfo, RunPage, RunSummary } from '../api/types'
 import { Pager } from '../components/Pager'
-import { shortId, when } from '../components/format'
+import { StatusWithOutcome, parentWords } from '../components/Outcome'
+import { cost, duration, plural, shortId, tokens, when } from '../components/format'
 
 const pageSize = 20
 const statuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'interrupted']
@@ -95,15 +96,19 @@ export function History() {
       {page && page.runs.length === 0 && <p>No runs{pipeline || status || q ? ' match these filters' : ' yet'}.</p>}
       {page && page.runs.length > 0 && (
         <ul className="run-list" aria-label="Runs">
-          {page.runs.map((r) => (
-            <li key={r.run_id}>
-              <Link to={`/runs/${encodeURIComponent(r.run_id)}`}>{r.title || `${r.pipeline} ${shortId(r.run_id)}`}</Link>
-              <span className="meta">
-                <span className="badge">{r.pipeline}</span> <span className={`status status-${r.status}`}>{r.status}</span>
-                {r.mode === 'mock' && <span className="badge mock">mock</span>} <time dateTime={r.created_at}>{when(r.created_at)}</time>
-              </span>
-            </li>
-          ))}
+          {groupRuns(page.runs).map((g) =>
+            g.run ? (
+              <li key={g.run.run_id} className="run-item">
+                <RunRow run={g.run} />
+                {g.children.length > 0 && <SubRuns parent={g.parent} runs={g.children} />}
+              </li>
+            ) : (
+              <li key={`${g.parent!.kind}:${g.parent!.id}`} className="run-item run-group" data-testid="run-group">
+                <ParentHeading parent={g.parent!} />
+                <SubRuns parent={g.parent} runs={g.children} />
+              </li>
+            ),
+          )}
         </ul>
       )}
       {page && (
@@ -117,5 +122,106 @@ export function History() {
         />
       )}
     </section>
+  )
+}
+
+/** A row of the runs list: a run on its own, or a parent's heading, with the runs made for it. */
+export interface RunGroup {
+  /** The run of the row; absent for a parent that is not on the page as a run (a batch, a conversation, an eval on another page). */
+  run?: RunSummary
+  parent?: Parent
+  /** The runs made for it, in the page's order. */
+  children: RunSummary[]
+}
+
+/**
+ * groupRuns groups a page of runs for the list: a run made for an eval, a
+ * batch or a conversation goes under its parent, the eval's own row when
+ * the eval is on the page, else a heading of its parent where its first
+ * run is; every other run is a row of its own, in the page's order.
+ */
+export function groupRuns(runs: RunSummary[]): RunGroup[] {
+  const out: RunGroup[] = []
+  const byRun = new Map<string, RunGroup>()
+  const byParent = new Map<string, RunGroup>()
+  for (const r of runs) {
+    if (r.parent) continue
+    const g: RunGroup = { run: r, children: [] }
+    byRun.set(r.run_id, g)
+  }
+  for (const r of runs) {
+    if (!r.parent) {
+      out.push(byRun.get(r.run_id)!)
+      continue
+    }
+    const own = r.parent.kind === 'eval' ? byRun.get(r.parent.id) : undefined
+    if (own) {
+      own.parent ??= r.parent
+      own.children.push(r)
+      continue
+    }
+    const key = `${r.parent.kind}:${r.parent.id}`
+    let g = byParent.get(key)
+    if (!g) {
+      g = { parent: r.parent, children: [] }
+      byParent.set(key, g)
+      out.push(g)
+    }
+    g.children.push(r)
+  }
+  return out
+}
+
+/** runFacts is what a row says of a run beyond its status: how long it took, its tokens, its cost. */
+export function runFacts(r: RunSummary): string {
+  const parts: string[] = []
+  if (typeof r.duration_ms === 'number') parts.push(duration(r.duration_ms))
+  if (r.usage && (r.usage.llm_calls || r.usage.cached_calls)) {
+    parts.push(plural(r.usage.llm_calls ?? 0, 'call'), tokens(r.usage), cost(r.usage.cost_usd, r.usage.priced))
+  }
+  return parts.join(' · ')
+}
+
+function RunRow({ run: r }: { run: RunSummary }) {
+  const facts = runFacts(r)
+  return (
+    <div className="run-row" data-testid="run-row" data-run-id={r.run_id}>
+      <Link to={`/runs/${encodeURIComponent(r.run_id)}`}>{r.title || `${r.pipeline} ${shortId(r.run_id)}`}</Link>
+      <span className="meta">
+        <span className="badge">{r.pipeline}</span> <StatusWithOutcome run={r} />
+        {r.mode === 'mock' && <span className="badge mock">mock</span>} <time dateTime={r.created_at}>{when(r.created_at)}</time>
+      </span>
+      {facts && (
+        <span className="facts-line" data-testid="run-facts">
+          {facts}
+        </span>
+      )}
+    </div>
+  )
+}
+
+/** ParentHeading names the batch, conversation or eval some runs were made for, with a link to it. */
+function ParentHeading({ parent }: { parent: Parent }) {
+  const w = parentWords(parent)
+  const text = { eval: 'Eval', batch: 'Batch', chat: 'Chat' }[parent.kind]
+  return (
+    <div className="run-row group-heading">
+      <Link to={w.to}>
+        {text}: {parent.title || shortId(parent.id)}
+      </Link>
+    </div>
+  )
+}
+
+function SubRuns({ parent, runs }: { parent?: Parent; runs: RunSummary[] }) {
+  const what = parent?.kind === 'eval' ? 'Topic runs of this eval' : parent?.kind === 'batch' ? 'Rows of this batch' : 'Answers of this chat'
+  return (
+    <ul className="sub-runs" aria-label={what} data-testid="sub-runs">
+      {runs.map((c) => (
+        <li key={c.run_id}>
+          <RunRow run={c} />
+        </li>
+      ))}
+    </ul>
   )
 }

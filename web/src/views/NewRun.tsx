@@ -6,6 +6,7 @@ import { fieldMessage, problemOfError, type Problem } from '../api/problems'
 import type { BrokenPipeline, PipelineInfo, Run, TemperaturePresets } from '../api/types'
 import { FieldError, errorId } from '../components/FieldError'
 import { ProblemView } from '../components/ProblemView'
+import { StartWarning, useStatus } from '../api/status'
 import { commandKey, isSubmitKey } from '../components/keys'
 import { SchemaForm, controlId } from '../form/SchemaForm'
 import {
@@ -57,6 +58,7 @@ export function NewRun() {
   const [submitting, setSubmitting] = useState(false)
   const formRef = useRef<HTMLFormElement>(null)
   const key = useMemo(() => commandKey(), [])
+  const serverDown = useStatus().server === 'down'
 
   useEffect(() => {
     const ac = new AbortController()
@@ -316,8 +318,9 @@ export function NewRun() {
           />
           <FieldError id={tagsId} message={tagsError} />
         </div>
+        <StartWarning />
         <div className="submit-row">
-          <button id={submitId} type="submit" className="primary" disabled={submitting} aria-describedby={submitError ? errorId(submitId) : undefined}>
+          <button id={submitId} type="submit" className="primary" disabled={submitting || serverDown} aria-describedby={submitError ? errorId(submitId) : undefined}>
             {submitting ? 'Starting…' : 'Start run'}
           </button>
           <span className="hint" id="submit-hint">

@@ -2,14 +2,17 @@ import { useCallback, useEffect, useReducer, useRef, useState, type ReactNode } 
 import { Link, useParams } from 'react-router'
 import { ApiError } from '../api/client'
 import { useApi } from '../api/context'
-import { problemOf, problemOfError, type Problem } from '../api/problems'
+import { localTime, problemOf, problemOfError, type Problem } from '../api/problems'
+import { pausedUntil, useNow, useStatus, whereOf } from '../api/status'
 import { ProblemView } from '../components/ProblemView'
 import { useServerMode } from '../api/mode'
-import { exportFormats, type ExportFormat, type Run } from '../api/types'
+import { exportFormats, type ExportFormat, type Parent, type ProviderStatus, type Run } from '../api/types'
 import { errorId } from '../components/FieldError'
-import { liveStatus, plural, shortId, usd, when } from '../components/format'
+import { cost, duration, liveStatus, plural, shortId, tokens, when } from '../components/format'
+import { outcomeMarks, parentWords, statusTone } from '../components/Outcome'
 import { initialProgress, isFinal, progressReducer, stageLabel, type ProgressState } from '../progress/reducer'
 import { followRun } from '../progress/stream'
+import { messageWords } from '../progress/words'
 import { GenericResult, RawJSON } from '../results/GenericResult'
 import { Repairs } from '../results/Repairs'
 import { SparkResults, isSparkResult } from '../results/SparkResults'
@@ -32,6 +35,9 @@ export function RunView() {
   const [followed, setFollowed] = useState(false)
   // attempt counts resumes: each follows the run again.
   const [attempt, setAttempt] = useState(0)
+  const status = useStatus()
+  const refreshStatus = status.refresh
+  const where = whereOf(status.provider)
 
   // reload fetches the run record until it says the run is over (the final
   // progress message may overtake the record by a moment).
@@ -62,12 +68,25 @@ export function RunView() {
         setFollowed(true)
         if (r.progress) dispatch({ type: 'snapshot', progress: r.progress })
         dispatch({ type: 'connecting' })
+        let lost = false
         stop = followRun(api, id, {
-          onConnected: (transport) => dispatch({ type: 'connected', transport }),
+          onConnected: (transport) => {
+            dispatch({ type: 'connected', transport })
+            // Back after a loss: the record says where the run stands now.
+            if (lost) void reload(false, ac.signal).catch(() => {})
+            lost = false
+          },
+          onDisconnected: () => {
+            lost = true
+            dispatch({ type: 'disconnected' })
+          },
           onMessage: (message) => {
             dispatch({ type: 'message', message })
             if (message.type === 'result' || message.type === 'error') {
               void reload(true, ac.signal).catch(() => {})
+              if (message.type === 'error') refreshStatus()
+            } else if (message.stage === 'queued') {
+              void reload(false, ac.signal).catch(() => {})
             }
           },
           onError: (error) => {
@@ -96,13 +115,13 @@ export function RunView() {
       stop?.()
       if (poll) clearInterval(poll)
     }
-  }, [api, id, reload, attempt])
+  }, [api, id, reload, attempt, refreshStatus])
 
   // When the stream was lost before its final message, the record says how the run ended.
   const ended = run && finalStatuses.has(run.status) ? run.status : undefined
   const endError = run?.error ?? undefined
   useEffect(() => {
-    if (ended) dispatch({ type: 'ended', status: ended === 'interrupted' ? 'failed' : (ended as 'succeeded' | 'failed' | 'cancelled'), error: endError })
+    if (ended) dispatch({ type: 'ended', status: ended as 'succeeded' | 'failed' | 'cancelled' | 'interrupted', error: endError })
   }, [ended, endError])
 
   if (loadError) {
@@ -132,12 +151,25 @@ export function RunView() {
   }
 
   const over = finalStatuses.has(run.status)
-  const status = liveStatus(run.status, progress.phase, progress.stage)
+  const shown = liveStatus(run.status, progress.phase, progress.stage)
   // A succeeded run's result, or what a cancelled one had finished.
   const kept = (run.status === 'succeeded' || run.status === 'cancelled') && run.result !== undefined && run.result !== null
+  const marks = outcomeMarks(run)
   return (
     <section aria-labelledby="run-heading">
       <h1 id="run-heading">{run.title || `${run.pipeline} run`}</h1>
+      <div className="run-head">
+        <span className={`status ${statusTone({ status: shown, outcome: run.outcome })}`} data-testid="run-status">
+          {shown}
+        </span>
+        {marks.map((m) => (
+          <span key={m.label} className={`badge outcome-${m.tone}`} title={m.title} data-testid="outcome-mark">
+            {m.label}
+          </span>
+        ))}
+        {run.parent && <ParentLink parent={run.parent} />}
+      </div>
+      <OutcomeNote run={run} />
       {run.mode === 'mock' && serverMode !== 'mock' && (
         <div className="banner mock" role="note" data-testid="mock-banner">
           <strong>Mock mode.</strong> This run used mock data, not a model: no provider credentials are configured, or
@@ -145,12 +177,6 @@ export function RunView() {
         </div>
       )}
       <dl className="facts run-facts">
-        <dt>Status</dt>
-        <dd>
-          <span className={`status status-${status}`} data-testid="run-status">
-            {status}
-          </span>
-        </dd>
         <dt>Pipeline</dt>
         <dd>{run.pipeline}</dd>
         <dt>Model</dt>
@@ -163,22 +189,29 @@ export function RunView() {
         </dd>
         <dt>Run ID</dt>
         <dd className="mono">{run.run_id}</dd>
+        {typeof run.duration_ms === 'number' && (
+          <>
+            <dt>Took</dt>
+            <dd data-testid="run-duration">{duration(run.duration_ms)}</dd>
+          </>
+        )}
         {run.usage?.llm_calls !== undefined && (over || run.usage.llm_calls > 0) && (
           <>
             <dt>Usage</dt>
-            <dd>
+            <dd data-testid="run-usage">
               {plural(run.usage.llm_calls, 'LLM call')}
-              {run.usage.cached_calls ? `, ${run.usage.cached_calls} cached` : ''}
-              {run.usage.priced === false ? ', unpriced' : run.usage.cost_usd ? `, ${usd(run.usage.cost_usd)}` : ''}
+              {run.usage.cached_calls ? `, ${run.usage.cached_calls} cached` : ''}, {tokens(run.usage)}, {cost(run.usage.cost_usd, run.usage.priced)}
             </dd>
           </>
         )}
       </dl>
-      {(!over || followed) && <ProgressPanel state={progress} over={over ? run.status : undefined} />}
-      {!over && <CancelControl runId={run.run_id} onCancelled={() => void reload(true).catch(() => {})} />}
+      {(!over || followed) && <ProgressPanel state={progress} over={over ? run.status : undefined} serverDown={status.server === 'down'} />}
+      {!over && <CancelControl runId={run.run_id} serverDown={status.server === 'down'} onCancelled={() => void reload(true).catch(() => {})} />}
       {(run.status === 'failed' || run.status === 'interrupted') && (
-        <ProblemView problem={problemOf(run.failure, run.error || progress.error || 'the run failed, giving no reason')} testId="run-problem">
-          {run.resumable && run.failure?.kind !== 'params' && <ResumeControl runId={run.run_id} onResumed={() => setAttempt((a) => a + 1)} />}
+        <ProblemView problem={problemOf(run.failure, run.error || progress.error || 'the run failed, giving no reason', where)} testId="run-problem">
+          {run.resumable && run.failure?.kind !== 'params' && (
+            <ResumeControl runId={run.run_id} until={resumeFrom(run, status.provider)} serverDown={status.server === 'down'} onResumed={() => setAttempt((a) => a + 1)} />
+          )}
           <Link className="button secondary" to={editLink(run)}>
             Edit and run again
           </Link>
@@ -209,8 +242,57 @@ export function RunView() {
           <GenericResult runId={run.run_id} result={run.result} />
         )
       )}
-      <Timeline runId={run.run_id} live={!over} />
+      <Timeline runId={run.run_id} live={!over} version={progress.lastSeq} />
     </section>
+  )
+}
+
+/**
+ * resumeFrom is when a failed run can be resumed: not before its paused
+ * provider is tried again, as its failure or the provider's current status
+ * says; undefined when it can be now.
+ */
+export function resumeFrom(run: Run, provider: ProviderStatus | undefined, now: number = Date.now()): Date | undefined {
+  const times = [pausedUntil(provider, now)?.getTime() ?? 0]
+  if (run.failure?.kind === 'provider_paused' && run.failure.retry_at) times.push(Date.parse(run.failure.retry_at))
+  const t = Math.max(...times.filter((x) => !Number.isNaN(x)))
+  return t > now ? new Date(t) : undefined
+}
+
+function ParentLink({ parent }: { parent: Parent }) {
+  const w = parentWords(parent)
+  return (
+    <Link className="run-parent" to={w.to} data-testid="run-parent">
+      {w.text}
+    </Link>
+  )
+}
+
+/**
+ * OutcomeNote says, at the top of a run's page, how the run came out
+ * beyond its status: the pipeline's verdict, a partial result, replies
+ * repaired. Nothing for a run that simply succeeded.
+ */
+export function OutcomeNote({ run }: { run: Run }) {
+  const o = run.outcome
+  const lines: { text: string; tone: string }[] = []
+  if (o?.verdict) {
+    const v = o.verdict
+    lines.push(
+      v.passed
+        ? { text: `It passed ${v.check}${v.note ? ` (${v.note})` : ''}.`, tone: 'ok' }
+        : { text: `It did not pass ${v.check}${v.note ? ` (${v.note.replace(/^not passed /, '')})` : ''}. The result is kept, marked as not passed.`, tone: 'warn' },
+    )
+  }
+  if (o?.partial) lines.push({ text: 'It stopped before it finished; what it had finished is kept below.', tone: 'warn' })
+  if (o?.repairs) lines.push({ text: `${plural(o.repairs, 'reply', 'replies')} of the model needed a repair to be used; they are listed under “Replies repaired”.`, tone: 'plain' })
+  if (lines.length === 0) return null
+  return (
+    <div className={`outcome-note outcome-${lines[0].tone}`} data-testid="run-outcome">
+      {lines.map((l) => (
+        <p key={l.text}>{l.text}</p>
+      ))}
+    </div>
   )
 }
 
@@ -220,18 +302,24 @@ export function editLink(run: Run): string {
   return `/?pipeline=${encodeURIComponent(run.pipeline)}&from=${encodeURIComponent(run.run_id)}`
 }
 
-/** ProgressPanel shows a run's overall progress and its stages. */
-export function ProgressPanel({ state, over }: { state: ProgressState; over?: string }) {
+/** ProgressPanel shows a run's overall progress and its stages, how it is followed, and what happened to it on the way. */
+export function ProgressPanel({ state, over, serverDown }: { state: ProgressState; over?: string; serverDown?: boolean }) {
   const label =
     over === 'cancelled' || state.phase === 'cancelled'
       ? 'Cancelled'
-      : over === 'failed' || state.phase === 'failed'
-        ? 'Failed'
-        : over || state.phase === 'succeeded'
-          ? 'Finished'
-          : state.phase === 'connecting'
-            ? 'Connecting…'
-            : 'Running'
+      : over === 'interrupted' || state.phase === 'interrupted'
+        ? 'Interrupted'
+        : over === 'failed' || state.phase === 'failed'
+          ? 'Failed'
+          : over || state.phase === 'succeeded'
+            ? 'Finished'
+            : state.connection === 'reconnecting' || serverDown
+              ? 'Reconnecting…'
+              : state.phase === 'connecting'
+                ? 'Connecting…'
+                : 'Running'
+  const message = state.message ? messageWords(state.message) : ''
+  const live = !over && !isFinal(state)
   return (
     <section className="progress" aria-labelledby="progress-heading" data-testid="progress">
       <h2 id="progress-heading">Progress</h2>
@@ -246,32 +334,49 @@ export function ProgressPanel({ state, over }: { state: ProgressState; over?: st
       >
         <div className="fill" style={{ width: `${state.progress}%` }} />
       </div>
-      <p className="muted" aria-live="polite">
-        {label} · {state.progress}%{state.message ? ` · ${state.message}` : ''}
-        {state.transport && !over && !isFinal(state) ? ` · live over ${state.transport === 'websocket' ? 'WebSocket' : 'SSE'}` : ''}
+      <p className="muted" aria-live="polite" data-testid="progress-line">
+        {label} · {state.progress}%{message && message !== 'done' ? ` · ${message}` : ''}
+        {state.transport && state.connection === 'live' && live && !serverDown ? ` · live over ${state.transport === 'websocket' ? 'WebSocket' : 'SSE'}` : ''}
       </p>
+      {live && (serverDown || state.connection === 'reconnecting') && (
+        <p className="warning" role="status" data-testid="progress-reconnecting">
+          {serverDown
+            ? 'The madspark server is not answering. The run’s progress shows again as soon as it is back: this page reconnects by itself.'
+            : 'The progress stream was lost; reconnecting by itself.'}
+        </p>
+      )}
+      {state.requeued && (
+        <p className="notice" role="status" data-testid="run-requeued">
+          {state.requeued.resumed
+            ? `The run was interrupted (${state.requeued.why}) and resumed where it stopped; the steps it had finished were not paid for again.`
+            : `The run was interrupted (${state.requeued.why}). It is back in the queue and resumes where it stopped as soon as a worker takes it.`}
+        </p>
+      )}
       {state.streamError && (
         <p className="warning" role="status">
-          {state.streamError}; checking the run every few seconds instead.
+          The progress cannot be followed live ({state.streamError}); the page checks the run every few seconds instead.
         </p>
       )}
       <ol className="stages" aria-label="Stages">
-        {state.stages.map((s) => (
-          <li key={s.name} className={`stage stage-${s.status}`} data-stage={s.name} data-status={s.status}>
-            <span className="stage-icon" aria-hidden="true">
-              {s.status === 'done' ? '✓' : s.status === 'failed' ? '✕' : s.status === 'cancelled' ? '■' : '…'}
-            </span>
-            <span className="stage-name">{stageLabel(s.name)}</span>
-            <span className="sr-only"> ({s.status})</span>
-            {s.message && <span className="stage-message"> — {s.message}</span>}
-          </li>
-        ))}
+        {state.stages.map((s) => {
+          const m = s.message ? messageWords(s.message) : ''
+          return (
+            <li key={s.name} className={`stage stage-${s.status}`} data-stage={s.name} data-status={s.status}>
+              <span className="stage-icon" aria-hidden="true">
+                {s.status === 'done' ? '✓' : s.status === 'failed' ? '✕' : s.status === 'cancelled' ? '■' : s.status === 'interrupted' ? '↻' : '…'}
+              </span>
+              <span className="stage-name">{stageLabel(s.name)}</span>
+              <span className="sr-only"> ({s.status})</span>
+              {m && m.toLowerCase() !== stageLabel(s.name).toLowerCase() && <span className="stage-message"> — {m}</span>}
+            </li>
+          )
+        })}
       </ol>
       {state.notes.length > 0 && (
         <ul className="notes">
           {state.notes.map((n, i) => (
             <li key={i}>
-              {stageLabel(n.stage)}: {n.message}
+              {stageLabel(n.stage)}: {messageWords(n.message)}
             </li>
           ))}
         </ul>
@@ -280,16 +385,21 @@ export function ProgressPanel({ state, over }: { state: ProgressState; over?: st
   )
 }
 
-/** CancelControl cancels a run once the person confirms: what it finished is kept. */
-function CancelControl({ runId, onCancelled }: { runId: string; onCancelled(): void }) {
+/** CancelControl cancels a run once the person confirms: what it finished is kept. It waits while the server is down. */
+function CancelControl({ runId, serverDown, onCancelled }: { runId: string; serverDown?: boolean; onCancelled(): void }) {
   const api = useApi()
   const [asking, setAsking] = useState(false)
-  if (!asking) {
+  if (!asking || serverDown) {
     return (
       <div className="field actions">
-        <button id="cancel-run" type="button" className="danger" onClick={() => setAsking(true)}>
+        <button id="cancel-run" type="button" className="danger" onClick={() => setAsking(true)} disabled={serverDown} aria-describedby={serverDown ? 'cancel-hint' : undefined}>
           Cancel run
         </button>
+        {serverDown && (
+          <span className="hint" id="cancel-hint">
+            The server is not answering: the run can be cancelled once it is back.
+          </span>
+        )}
       </div>
     )
   }
@@ -305,14 +415,45 @@ function CancelControl({ runId, onCancelled }: { runId: string; onCancelled(): v
   )
 }
 
-/** ResumeControl queues a failed or interrupted run to finish, from the steps it had finished. */
-export function ResumeControl({ runId, onResumed }: { runId: string; onResumed(): void }) {
+/**
+ * ResumeControl queues a failed or interrupted run to finish, from the
+ * steps it had finished. It waits until the time until, when the
+ * provider's calls are paused until then, and while the server is down.
+ */
+export function ResumeControl({ runId, until, serverDown, onResumed }: { runId: string; until?: Date; serverDown?: boolean; onResumed(): void }) {
   const api = useApi()
-  return <RunAction id="resume-run" label="Resume run" busyLabel="Resuming…" act={() => api.resumeRun(runId)} onDone={onResumed} />
+  const now = useNow(until)
+  const waiting = until && until.getTime() > now ? until : undefined
+  const hint = serverDown
+    ? 'The server is not answering: the run can be resumed once it is back.'
+    : waiting
+      ? `Calls to the model are paused until ${localTime(waiting.toISOString())}: the run can be resumed from then.`
+      : undefined
+  return (
+    <RunAction
+      id="resume-run"
+      label={waiting ? `Resume from ${localTime(waiting.toISOString())}` : 'Resume run'}
+      busyLabel="Resuming…"
+      act={() => api.resumeRun(runId)}
+      onDone={onResumed}
+      disabled={!!hint}
+      hint={hint}
+    />
+  )
 }
 
-/** RunAction is a button that acts on the run, with what went wrong beside it. */
-function RunAction(props: { id: string; className?: string; label: string; busyLabel: string; act(): Promise<unknown>; onDone(): void; children?: ReactNode }) {
+/** RunAction is a button that acts on the run, with what went wrong beside it, or why it cannot be used yet. */
+function RunAction(props: {
+  id: string
+  className?: string
+  label: string
+  busyLabel: string
+  act(): Promise<unknown>
+  onDone(): void
+  children?: ReactNode
+  disabled?: boolean
+  hint?: string
+}) {
   const { id, className, label, busyLabel, act, onDone } = props
   const [busy, setBusy] = useState(false)
   const [problem, setProblem] = useState<Problem>()
@@ -330,10 +471,22 @@ function RunAction(props: { id: string; className?: string; label: string; busyL
   }
   return (
     <div className="field actions">
-      <button id={id} type="button" className={className} onClick={() => void run()} disabled={busy} aria-describedby={problem ? errorId(id) : undefined}>
+      <button
+        id={id}
+        type="button"
+        className={className}
+        onClick={() => void run()}
+        disabled={busy || props.disabled}
+        aria-describedby={[problem ? errorId(id) : '', props.hint ? `${id}-hint` : ''].filter(Boolean).join(' ') || undefined}
+      >
         {busy ? busyLabel : label}
       </button>
       {props.children}
+      {props.hint && (
+        <span className="hint" id={`${id}-hint`}>
+          {props.hint}
+        </span>
+      )}
       {problem && <ProblemView problem={problem} id={errorId(id)} />}
     </div>
   )

@@ -1,9 +1,9 @@
-import { useEffect, useState } from 'react'
+import { useEffect, useRef, useState } from 'react'
 import { useApi } from '../api/context'
 import { problemOfError, type Problem } from '../api/problems'
 import { ProblemView } from '../components/ProblemView'
-import type { CallView, RunSteps } from '../api/types'
-import { cost } from '../components/format'
+import type { CallView, RepairView, RunSteps } from '../api/types'
+import { cost, plural, tokens } from '../components/format'
 
 /** A call placed on the waterfall: its step, and its bar as percentages of the run's span. */
 export interface Row {
@@ -13,8 +13,31 @@ export interface Row {
   call: CallView
   /** The call's step was stopped by a cancel: its error is no failure. */
   cancelled: boolean
+  /** The repairs made to this call's reply so that it could be used. */
+  repairs: RepairView[]
   left: number
   width: number
+}
+
+/**
+ * repairedCalls says which call of a step each of its repairs was made
+ * to: the reply that was used, the last call of the repair's agent that
+ * did not fail (the last such call of the step when no call names the
+ * agent). It returns the repairs by the call's index in the step.
+ */
+export function repairedCalls(calls: CallView[], repairs: RepairView[]): Map<number, RepairView[]> {
+  const out = new Map<number, RepairView[]>()
+  const used = (agent?: string) => {
+    for (let i = calls.length - 1; i >= 0; i--) if (!calls[i].error && (agent === undefined || calls[i].agent === agent)) return i
+    return -1
+  }
+  for (const r of repairs) {
+    let i = used(r.agent)
+    if (i < 0) i = used()
+    if (i < 0) continue
+    out.set(i, [...(out.get(i) ?? []), r])
+  }
+  return out
 }
 
 /**
@@ -24,7 +47,10 @@ export interface Row {
  */
 export function layout(view: RunSteps): { rows: Row[]; totalMs: number } {
   const calls: Omit<Row, 'left' | 'width'>[] = []
-  for (const s of view.steps) s.calls.forEach((call, index) => calls.push({ id: `${s.key}#${index}`, step: s.key, index, call, cancelled: s.status === 'cancelled' }))
+  for (const s of view.steps) {
+    const repaired = repairedCalls(s.calls, s.repairs ?? [])
+    s.calls.forEach((call, index) => calls.push({ id: `${s.key}#${index}`, step: s.key, index, call, cancelled: s.status === 'cancelled', repairs: repaired.get(index) ?? [] }))
+  }
   if (calls.length === 0) return { rows: [], totalMs: 0 }
   const start = (c: CallView) => Date.parse(c.started_at)
   calls.sort((a, b) => start(a.call) - start(b.call))
@@ -44,39 +70,66 @@ function ms(n: number): string {
 }
 
 /**
- * Timeline shows a run's LLM calls as a waterfall, with retries, re-asks
- * and cache hits marked; choosing a call shows its prompt and response,
- * tokens and cost. While the run goes on it polls the steps endpoint.
+ * Timeline shows a run's LLM calls as a waterfall, with retries, re-asks,
+ * cache hits and repaired replies marked, and each call's tokens and cost;
+ * choosing a call shows its prompt and response, and what was repaired.
+ * While the run goes on it reads the steps again as progress comes
+ * (version: the last progress message's number), and every few seconds.
  */
-export function Timeline({ runId, live }: { runId: string; live: boolean }) {
+export function Timeline({ runId, live, version = 0 }: { runId: string; live: boolean; version?: number }) {
   const api = useApi()
   const [view, setView] = useState<RunSteps>()
   const [error, setError] = useState<Problem>()
   const [open, setOpen] = useState<string>()
+  const load = useRef<() => void>(() => {})
 
   useEffect(() => {
     const ac = new AbortController()
     let timer: ReturnType<typeof setTimeout> | undefined
-    const load = () => {
+    let inFlight = false
+    let again = false
+    const next = (ms: number) => {
+      if (timer) clearTimeout(timer)
+      timer = live ? setTimeout(read, ms) : undefined
+    }
+    const read = () => {
+      // One read at a time; a request meanwhile reads once more after it.
+      if (inFlight) {
+        again = true
+        return
+      }
+      inFlight = true
       api.runSteps(runId, ac.signal).then(
         (v) => {
+          inFlight = false
           setView(v)
           setError(undefined)
-          if (live) timer = setTimeout(load, 1500)
+          if (again) {
+            again = false
+            read()
+          } else next(3000)
         },
         (err) => {
+          inFlight = false
           if (ac.signal.aborted) return
           setError(problemOfError(err))
-          if (live) timer = setTimeout(load, 3000)
+          next(3000)
         },
       )
     }
-    load()
+    load.current = read
+    read()
     return () => {
       ac.abort()
+      load.current = () => {}
       if (timer) clearTimeout(timer)
     }
   }, [api, runId, live])
+
+  // Progress means a step has moved: its calls are read at once.
+  useEffect(() => {
+    if (version > 0) load.current()
+  }, [version])
 
   if (!view) {
     return error ? (
@@ -96,7 +149,7 @@ export function Timeline({ runId, live }: { runId: string; live: boolean }) {
           ? live
             ? 'No call has finished yet.'
             : 'This run made no LLM call.'
-          : `${rows.length} call${rows.length === 1 ? '' : 's'} over ${ms(totalMs)}${live ? ', so far' : ''}. Choose a call to see its prompt and response.`}
+          : `${plural(rows.length, 'call')} over ${ms(totalMs)}${live ? ', so far' : ''}${repairedCount(rows)}. Choose a call to see its prompt and response.`}
       </p>
       {rows.length > 0 && (
         <ol className="waterfall" aria-label="Calls in the order they started">
@@ -106,13 +159,14 @@ export function Timeline({ runId, live }: { runId: string; live: boolean }) {
               c.cached ? 'cached' : '',
               c.attempt > 1 ? `re-ask ${c.attempt - 1}` : '',
               c.retries > 0 ? `${c.retries} ${c.retries === 1 ? 'retry' : 'retries'}` : '',
+              r.repairs.length > 0 ? `repaired (${r.repairs.length})` : '',
               c.error ? (r.cancelled ? 'cancelled' : 'failed') : '',
             ].filter(Boolean)
-            const cls = ['call-bar', c.cached ? 'cached' : '', c.error && !r.cancelled ? 'failed' : '', c.attempt > 1 || c.retries > 0 ? 'retried' : '']
+            const cls = ['call-bar', c.cached ? 'cached' : '', c.error && !r.cancelled ? 'failed' : '', c.attempt > 1 || c.retries > 0 ? 'retried' : '', r.repairs.length > 0 ? 'repaired' : '']
               .filter(Boolean)
               .join(' ')
             return (
-              <li key={r.id} className={r.id === open ? 'call-row open' : 'call-row'} data-testid="timeline-call">
+              <li key={r.id} className={r.id === open ? 'call-row open' : 'call-row'} data-testid="timeline-call" data-repaired={r.repairs.length > 0 || undefined}>
                 <button
                   type="button"
                   aria-expanded={r.id === open}
@@ -122,7 +176,7 @@ export function Timeline({ runId, live }: { runId: string; live: boolean }) {
                   <span className="call-label">
                     <span className="call-step">{r.step}</span> <span className="muted">{c.agent}</span>
                     {marks.map((m) => (
-                      <span key={m} className="call-mark">
+                      <span key={m} className={m.startsWith('repaired') ? 'call-mark repaired' : 'call-mark'}>
                         {m}
                       </span>
                     ))}
@@ -131,6 +185,9 @@ export function Timeline({ runId, live }: { runId: string; live: boolean }) {
                     <span className={cls} style={{ left: `${r.left}%`, width: `${Math.min(r.width, 100 - r.left)}%` }} />
                   </span>
                   <span className="call-time">{ms(c.latency_ms)}</span>
+                  <span className="call-usage" data-testid="call-usage">
+                    {c.cached ? 'from the cache' : `${tokens(c)} · ${cost(c.cost_usd, c.priced)}`}
+                  </span>
                 </button>
               </li>
             )
@@ -159,7 +216,7 @@ function CallDetail({ row }: { row: Row }) {
         </dd>
         <dt>Tokens</dt>
         <dd>
-          {c.input_tokens} in, {c.output_tokens} out
+          {c.input_tokens.toLocaleString('en')} in, {c.output_tokens.toLocaleString('en')} out
         </dd>
         <dt>Cost</dt>
         <dd>{cost(c.cost_usd, c.priced)}</dd>
@@ -187,6 +244,20 @@ function CallDetail({ row }: { row: Row }) {
           </div>
         ))}
       </div>
+      {row.repairs.length > 0 && (
+        <>
+          <h4>Repaired</h4>
+          <p className="hint">The reply broke {row.repairs.length === 1 ? 'a rule' : 'rules'} its agent sets, in a way madspark could fix; the fixed reply was used.</p>
+          <ul className="repair-list" data-testid="call-repairs">
+            {row.repairs.map((rp, i) => (
+              <li key={i}>
+                <strong>{repairRule(rp.rule)}</strong>
+                {rp.path ? <span className="mono"> at {rp.path}</span> : null}: {rp.action}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
       {c.response_format !== undefined && c.response_format !== null && (
         <>
           <h4>Response format sent</h4>
@@ -197,4 +268,37 @@ function CallDetail({ row }: { row: Row }) {
       <pre data-testid="call-response">{c.error || c.response}</pre>
     </section>
   )
+}
+
+/** What each rule of the reply reader checks, in words. */
+const ruleWords: Record<string, string> = {
+  syntax: 'JSON syntax',
+  shape: 'shape',
+  key: 'field name',
+  type: 'type of a value',
+  enum: 'allowed value',
+  split: 'list written as text',
+  extra: 'field not asked for',
+  missing: 'missing value',
+  count: 'number of items',
+  range: 'value out of range',
+  length: 'length',
+  prose: 'prose instead of JSON',
+  index: 'numbering of items',
+  consistency: 'consistency',
+  reference: 'reference',
+  budget: 'length target',
+  id: 'repeated item',
+}
+
+/** repairRule names a repair's rule for people: "prose" is "Prose instead of JSON". */
+export function repairRule(rule: string): string {
+  const w = ruleWords[rule] ?? rule.replace(/_/g, ' ')
+  return w.charAt(0).toUpperCase() + w.slice(1)
+}
+
+/** repairedCount says how many calls had their reply repaired, for the summary line: ", 2 repaired". */
+function repairedCount(rows: Row[]): string {
+  const n = rows.filter((r) => r.repairs.length > 0).length
+  return n > 0 ? `, ${n} repaired` : ''
 }

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ApiProvider } from '../api/context'
 import type { CallView, RunSteps, StepView } from '../api/types'
 import { fakeServer, json } from '../test/fake'
-import { Timeline, layout } from './Timeline'
+import { Timeline, layout, repairRule, repairedCalls } from './Timeline'
 
 afterEach(cleanup)
 
@@ -121,5 +121,63 @@ describe('the call timeline', () => {
     )
     expect(await screen.findByText('No call has finished yet.')).toBeTruthy()
     await waitFor(() => expect(screen.getAllByTestId('timeline-call')).toHaveLength(1), { timeout: 4000 })
+  })
+
+  it('finds the call each repair was made to: the reply used, the last call of its agent that did not fail', () => {
+    const calls = [call('debate.propose', 0, 100, { error: 'HTTP 500' }), call('debate.propose', 100, 100), call('debate.propose', 200, 100, { attempt: 2 }), call('other', 300, 10)]
+    const got = repairedCalls(calls, [
+      { agent: 'debate.propose', rule: 'prose', action: 'the text is the summary' },
+      { agent: 'debate.propose', rule: 'budget', action: 'kept, 80 tokens' },
+      { agent: 'nobody', rule: 'count', action: 'cut to 3' },
+    ])
+    expect([...got.entries()].map(([i, rs]) => [i, rs.map((r) => r.rule)])).toEqual([
+      [2, ['prose', 'budget']],
+      [3, ['count']],
+    ])
+    expect(repairedCalls([call('a', 0, 1, { error: 'x' })], [{ agent: 'a', rule: 'prose', action: 'y' }]).size).toBe(0)
+    expect(repairRule('prose')).toBe('Prose instead of JSON')
+    expect(repairRule('new_rule')).toBe('New rule')
+  })
+
+  it('marks a repaired call, says what was repaired, and shows each call’s tokens and cost', async () => {
+    const repaired: RunSteps = {
+      ...view,
+      steps: [{ ...step('r1/drafter', [call('debate.propose', 0, 400, { input_tokens: 1200, output_tokens: 34 })]), repairs: [{ agent: 'debate.propose', rule: 'prose', path: '', action: 'the text taken as the summary' }] }],
+    }
+    const s = fakeServer({ 'GET /api/runs/run-3/steps': () => json(200, { ...repaired, run_id: 'run-3' }) })
+    render(
+      <ApiProvider value={s.client()}>
+        <Timeline runId="run-3" live={false} />
+      </ApiProvider>,
+    )
+    const row = await screen.findByTestId('timeline-call')
+    expect(row.dataset.repaired).toBe('true')
+    expect(within(row).getByText('repaired (1)')).toBeTruthy()
+    expect(within(row).getByTestId('call-usage').textContent).toBe('1,234 tokens · $0.0012')
+    expect(screen.getByTestId('timeline').textContent).toContain('1 call over 400 ms, 1 repaired.')
+    await userEvent.setup().click(within(row).getByRole('button'))
+    expect((await screen.findByTestId('call-repairs')).textContent).toBe('Prose instead of JSON: the text taken as the summary')
+  })
+
+  it('reads the calls again as soon as progress comes', async () => {
+    let n = 0
+    const s = fakeServer({
+      'GET /api/runs/run-1/steps': () => {
+        n++
+        return json(200, { ...view, status: 'running', steps: view.steps.slice(0, Math.min(n, 3)) })
+      },
+    })
+    const client = s.client()
+    const ui = (version: number) => (
+      <ApiProvider value={client}>
+        <Timeline runId="run-1" live={true} version={version} />
+      </ApiProvider>
+    )
+    const { rerender } = render(ui(0))
+    await waitFor(() => expect(screen.getAllByTestId('timeline-call')).toHaveLength(1))
+    rerender(ui(5))
+    // Well before the next poll (3 s): the new step's calls are there, read once.
+    await waitFor(() => expect(screen.getAllByTestId('timeline-call')).toHaveLength(3), { timeout: 1000 })
+    expect(n).toBe(2)
   })
 })

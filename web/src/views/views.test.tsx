@@ -97,7 +97,7 @@ describe('a run', () => {
     expect(screen.getByTestId('run-status').textContent).toBe('succeeded')
     expect(screen.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('100')
     expect(screen.queryByRole('button', { name: 'Cancel run' })).toBeNull()
-    expect(screen.getByText('8 LLM calls')).toBeTruthy()
+    expect(screen.getByTestId('run-usage').textContent).toBe('8 LLM calls, 0 tokens, $0')
     expect(await screen.findByTestId('score-comparison')).toBeTruthy()
   })
 
@@ -252,6 +252,39 @@ const bm = (i: number, tags: string[] = []) => ({
 })
 
 describe('bookmarks', () => {
+  it('edits a bookmark’s tags and notes in place, and says a refused tag beside its field', async () => {
+    const sent: unknown[] = []
+    const { user } = show('/bookmarks', {
+      'GET /api/bookmarks': () => json(200, { bookmarks: [bm(1, ['old'])], total: 1, next_offset: null }),
+      'PATCH /api/bookmarks/bm-1': (c) => {
+        sent.push(c.body)
+        const tags = (c.body as { tags: string[] }).tags
+        if (tags.some((t) => t.length > 50)) return apiError(422, 'tags[1]: a tag is at most 50 characters', 'validation', 'tags[1]')
+        return json(200, { ...bm(1), tags, notes: (c.body as { notes: string }).notes })
+      },
+    })
+    const item = await screen.findByTestId('bookmark')
+    await user.click(within(item).getByRole('button', { name: /^Edit tags and notes/ }))
+    const tags = within(item).getByLabelText('Tags')
+    expect(document.activeElement).toBe(tags)
+    expect((tags as HTMLInputElement).value).toBe('old')
+    await user.clear(tags)
+    await user.type(tags, `new, ${'x'.repeat(51)}`)
+    await user.click(within(item).getByRole('button', { name: 'Save' }))
+    const err = await within(item).findByRole('alert')
+    expect(err.textContent).toBe('A tag is at most 50 characters')
+    expect(tags.getAttribute('aria-invalid')).toBe('true')
+    await user.clear(tags)
+    await user.type(tags, 'new, rooftops')
+    await user.type(within(item).getByLabelText('Notes'), 'Ask the council first.')
+    await user.click(within(item).getByRole('button', { name: 'Save' }))
+    await waitFor(() => expect(within(item).queryByTestId('bookmark-editor')).toBeNull())
+    expect(sent[1]).toEqual({ tags: ['new', 'rooftops'], notes: 'Ask the council first.' })
+    expect(within(item).getByTestId('bookmark-notes').textContent).toBe('Ask the council first.')
+    expect(within(item).getAllByRole('button', { name: /^Filter by tag/ }).map((b) => b.textContent)).toEqual(['#new', '#rooftops'])
+    await waitFor(() => expect(document.activeElement).toBe(within(item).getByRole('button', { name: /^Edit tags and notes/ })))
+  })
+
   it('imports a bookmarks.json file and says what it added; shows one bookmark by its ID', async () => {
     let imported: unknown
     const { user } = show('/bookmarks?id=bm-2', {
