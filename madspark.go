@@ -60,9 +60,10 @@ func (s RunStatus) Final() bool {
 // request; such a run ends with status RunCancelled.
 var ErrCancelled = errors.New("cancelled")
 
-// ErrInterrupted is wrapped by the error of a run stopped because the
-// process working it was stopped (a signal, a server shutting down), not
-// on request; such a run ends with status RunInterrupted, resumable.
+// ErrInterrupted is wrapped by the error of a run, or by the cause of its
+// context (context.Cause), when the process working it is stopping (a
+// signal, a server shutting down): such a run ends with status
+// RunInterrupted, to be resumed.
 var ErrInterrupted = errors.New("interrupted")
 
 // Run is one execution of a pipeline.

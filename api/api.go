@@ -85,6 +85,9 @@ type Info struct {
 	// Breaker, when not nil, says whether the provider's calls are paused
 	// (GET /api/provider).
 	Breaker *middleware.BreakerWatch
+	// Endpoint is the provider's address, named in error messages to a
+	// client on this machine only (package failure).
+	Endpoint string
 	// Database names the store's driver: "sqlite" or "postgres".
 	Database string
 	// Cache names the response cache's durable tier ("redis", or

@@ -20,6 +20,7 @@ import (
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/batch"
 	"github.com/madspark/madspark/export"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/pipeline"
 )
 
@@ -282,7 +283,7 @@ func (h *Handler) batchView(ctx context.Context, b *madspark.Batch) (Batch, erro
 			}
 		case madspark.RunFailed, madspark.RunCancelled:
 			if rec, err := h.cfg.Store.Run(ctx, it.RunID); err == nil {
-				bi.Error = oneLine(rec.Error)
+				bi.Error = failure.Scrub(failure.Of(rec.Error).Line())
 				f := h.finished.get(h, rec)
 				bi.Outcome = &f.outcome
 			}

@@ -96,20 +96,22 @@ type ChatMessage struct {
 	Failure *failure.Failure `json:"failure,omitempty"`
 }
 
-// conversationOf describes c for the API.
-func conversationOf(c *madspark.Conversation) Conversation {
+// conversationOf describes c for the client of r.
+func (h *Handler) conversationOf(r *http.Request, c *madspark.Conversation) Conversation {
 	out := Conversation{ID: c.ID, Title: c.Title, Model: c.Model, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Messages: []ChatMessage{}}
 	for _, m := range c.Messages {
-		out.Messages = append(out.Messages, messageOf(m))
+		out.Messages = append(out.Messages, h.messageOf(r, m))
 	}
 	return out
 }
 
-// messageOf describes m for the API.
-func messageOf(m madspark.ChatMessage) ChatMessage {
+// messageOf describes m for the client of r: a failed answer with its
+// failure in words, addresses hidden from a client elsewhere.
+func (h *Handler) messageOf(r *http.Request, m madspark.ChatMessage) ChatMessage {
 	out := ChatMessage{ChatMessage: m}
 	if m.Role == madspark.ChatError {
-		out.Failure = failure.Of(m.Content)
+		out.Failure = h.failureOf(r, m.Content)
+		out.Content = h.errorText(r, m.Content)
 	}
 	return out
 }
@@ -221,7 +223,7 @@ func (h *Handler) createConversation(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	w.Header().Set("Location", "/api/conversations/"+c.ID)
-	writeJSON(w, http.StatusCreated, conversationOf(c))
+	writeJSON(w, http.StatusCreated, h.conversationOf(r, c))
 	return nil
 }
 
@@ -239,7 +241,7 @@ func (h *Handler) getConversation(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, conversationOf(c))
+	writeJSON(w, http.StatusOK, h.conversationOf(r, c))
 	return nil
 }
 
@@ -262,7 +264,7 @@ func (h *Handler) renameConversation(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, conversationOf(c))
+	writeJSON(w, http.StatusOK, h.conversationOf(r, c))
 	return nil
 }
 
@@ -455,7 +457,8 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m se
 		if err := h.cfg.Store.AppendMessage(context.WithoutCancel(ctx), id, fm); err != nil {
 			h.log.Warn("could not keep a conversation's failed answer", "conversation", id, "err", err)
 		}
-		send("error", ErrorBody{Error: ErrorDetail{Message: msg, Type: typeInternal}, Failure: failure.Of(msg)})
+		f := h.failureOf(r, msg)
+		send("error", ErrorBody{Error: ErrorDetail{Message: f.Line(), Type: typeInternal}, Failure: f})
 		return
 	}
 	a := &madspark.ChatMessage{Role: madspark.ChatAssistant, Content: comp.Text, RunID: comp.RunID, Model: m.ID()}

@@ -35,8 +35,8 @@ type ErrorBody struct {
 	// Duplicates are the near-identical bookmarks that made a bookmark
 	// be refused (409).
 	Duplicates *Duplicates `json:"duplicates,omitempty"`
-	// Failure, in the error event of an answer's stream, is what kind of
-	// failure ended the answer.
+	// Failure, in the error event of an answer's stream and in a failed
+	// run's 502, is what kind of failure ended it, in words.
 	Failure *failure.Failure `json:"failure,omitempty"`
 }
 
@@ -88,9 +88,25 @@ func conflict(format string, a ...any) *apiError {
 	return errorf(http.StatusConflict, typeConflict, "", format, a...)
 }
 
-// writeError answers err: an *apiError as it says, anything else as a 500
-// whose message is logged but not shown.
+// runFailed is a run made in the request that failed: a 502 whose message
+// says why in words, for the client (package failure).
+type runFailed struct {
+	runID, model string
+	msg          string // the run's recorded error
+}
+
+func (e *runFailed) Error() string {
+	return "run " + e.runID + " failed with " + e.model + ": " + e.msg
+}
+
+// writeError answers err: an *apiError as it says, a failed run as a 502
+// in words, anything else as a 500 whose message is logged but not shown.
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if rf, ok := errors.AsType[*runFailed](err); ok {
+		f := h.failureOf(r, rf.msg)
+		writeJSON(w, http.StatusBadGateway, &ErrorBody{Error: ErrorDetail{Message: fmt.Sprintf("run %s (%s) failed: %s", rf.runID, rf.model, f.Line()), Type: typeInternal}, Failure: f})
+		return
+	}
 	ae, ok := errors.AsType[*apiError](err)
 	if !ok {
 		h.log.Warn("api request failed", "method", r.Method, "path", r.URL.Path, "err", oneLine(err.Error()))
@@ -171,7 +187,7 @@ func decodeJSON(body []byte, v any) error {
 		if errors.Is(err, io.EOF) {
 			return invalid("", "request body is empty; want a JSON object")
 		}
-		return invalid("", "request body is not valid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return invalid("", "request body is not valid JSON: %s", failure.Plain(strings.TrimPrefix(err.Error(), "json: ")))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalid("", "request body has data after the JSON value")

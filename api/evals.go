@@ -112,7 +112,7 @@ func (h *Handler) getEval(w http.ResponseWriter, r *http.Request) error {
 	if rec.Pipeline != eval.Name {
 		return notFound("no eval %s (run %s is a %s run)", rec.ID, rec.ID, rec.Pipeline)
 	}
-	out := Eval{RunSummary: h.summary(rec), Error: rec.Error, Failure: failure.Of(rec.Error)}
+	out := Eval{RunSummary: h.summary(rec), Error: h.errorText(r, rec.Error), Failure: h.failureOf(r, rec.Error)}
 	if rec.Status == madspark.RunSucceeded {
 		if out.Report, err = eval.ReportOf(rec); err != nil {
 			return err

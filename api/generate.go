@@ -137,7 +137,7 @@ func (h *Handler) runSync(ctx context.Context, name string, raw json.RawMessage,
 		return nil, e
 	}
 	if runErr != nil {
-		return nil, errorf(http.StatusBadGateway, typeInternal, "", "run %s failed with %s/%s: %v", run.ID(), i.Provider, i.Model, runErr)
+		return nil, &runFailed{runID: run.ID(), model: i.Provider + "/" + i.Model, msg: oneLine(runErr.Error())}
 	}
 	rec := run.Record()
 	return &rec, nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/failure"
 )
 
 // Component is the health of a dependency.
@@ -69,7 +70,7 @@ scan:
 	for offset := 0; offset < healthScan; offset += 500 {
 		runs, err := h.cfg.Store.Runs(ctx, madspark.RunFilter{Limit: 500, Offset: offset})
 		if err != nil {
-			out.Database = Component{OK: false, Driver: i.Database, Error: oneLine(err.Error())}
+			out.Database = Component{OK: false, Driver: i.Database, Error: h.errorText(r, failure.Words(err, failure.Provider{}))}
 			break
 		}
 		for _, rec := range runs {
@@ -108,7 +109,7 @@ scan:
 	if i.CachePing != nil {
 		out.Cache = Component{OK: true, Driver: i.Cache}
 		if err := i.CachePing(ctx); err != nil {
-			out.Cache = Component{OK: false, Driver: i.Cache, Error: oneLine(err.Error())}
+			out.Cache = Component{OK: false, Driver: i.Cache, Error: h.errorText(r, failure.Words(err, failure.Provider{}))}
 		}
 	}
 	if out.Cache.Driver == "" {

@@ -137,7 +137,7 @@ func (h *Handler) table() []route {
 			summary: "A run as a file: JSON (any run), CSV, Markdown or PDF (a succeeded run)",
 			desc:    `The file is named madspark-<pipeline>-<last 8 characters of the run ID>.<json|csv|md|pdf> (Content-Disposition). CSV cells that a spreadsheet would take for a formula start with '.`,
 			params: []param{pathID("run"),
-				queryParam("format", "the file's format", map[string]any{"type": "string", "enum": []string{"json", "csv", "markdown", "pdf"}, "default": "json"})},
+				queryParam("format", "the file's format", map[string]any{"type": "string", "enum": []string{"json", "csv", "markdown", "md", "pdf"}, "default": "json"})},
 			responses: append([]response{{status: 200, desc: "the file", headers: map[string]string{"Content-Disposition": `attachment; filename="madspark-<pipeline>-<id8>.<ext>"`},
 				content: map[string]map[string]any{
 					"application/json":             {"schema": map[string]any{"$ref": "#/components/schemas/ExportEnvelope"}},

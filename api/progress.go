@@ -32,7 +32,12 @@ type Message struct {
 	Time     time.Time          `json:"time"`
 }
 
-func message(e madspark.Event) Message {
+// message is e for the client of r: an error's message in plain words,
+// without addresses for a client elsewhere.
+func (h *Handler) message(r *http.Request, e madspark.Event) Message {
+	if e.Type == madspark.EventError {
+		e.Message = h.errorText(r, e.Message)
+	}
 	return Message{Type: e.Type, Seq: e.Seq, RunID: e.RunID, Stage: e.Stage, Progress: min(max(e.Progress, 0), 100),
 		Message: e.Message, Data: e.Data, Time: e.Time.UTC()}
 }
@@ -158,7 +163,7 @@ func (h *Handler) runEvents(w http.ResponseWriter, r *http.Request) error {
 			if !ok {
 				return nil
 			}
-			data, err := json.Marshal(message(e))
+			data, err := json.Marshal(h.message(r, e))
 			if err != nil {
 				return nil
 			}
@@ -223,7 +228,7 @@ func (h *Handler) runWebSocket(w http.ResponseWriter, r *http.Request) error {
 				}
 				return nil
 			}
-			data, err := json.Marshal(message(e))
+			data, err := json.Marshal(h.message(r, e))
 			if err != nil {
 				return nil
 			}

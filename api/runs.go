@@ -330,12 +330,12 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := Run{RunSummary: h.summary(rec), Params: rec.Params, Error: rec.Error, Failure: failure.Of(rec.Error)}
+	out := Run{RunSummary: h.summary(rec), Params: rec.Params, Error: h.errorText(r, rec.Error), Failure: h.failureOf(r, rec.Error)}
 	h.titleParents(r.Context(), []RunSummary{out.RunSummary})
 	if len(out.Params) == 0 {
 		out.Params = json.RawMessage("{}")
 	}
-	if rec.Status == madspark.RunSucceeded || rec.Status == madspark.RunCancelled {
+	if rec.Status == madspark.RunSucceeded || rec.Status == madspark.RunCancelled || rec.Status == madspark.RunInterrupted {
 		out.Result = rec.Result
 	}
 	last, err := h.cfg.Store.LastEvent(r.Context(), rec.ID)
@@ -343,7 +343,11 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if last != nil {
-		out.Progress = &Progress{Stage: last.Stage, Progress: min(max(last.Progress, 0), 100), Message: last.Message}
+		msg := last.Message
+		if last.Type == madspark.EventError {
+			msg = h.errorText(r, msg)
+		}
+		out.Progress = &Progress{Stage: last.Stage, Progress: min(max(last.Progress, 0), 100), Message: msg}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -455,7 +459,7 @@ func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) exportRun(w http.ResponseWriter, r *http.Request) error {
-	format := r.URL.Query().Get("format")
+	format := export.Canonical(r.URL.Query().Get("format"))
 	if format == "" {
 		format = "json"
 	}

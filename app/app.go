@@ -67,9 +67,10 @@ type Config struct {
 	Command string
 	// NoCache leaves the response cache aside.
 	NoCache bool
-	// Progress, if set, is called as each run starts; it returns the
-	// sink of the run's events and the function that ends the display.
-	Progress func() (sink func(madspark.Event), stop func())
+	// Progress, if set, is called as each run starts, with what tells
+	// the run's usage so far; it returns the sink of the run's events and
+	// the function that ends the display.
+	Progress func(usage func() llm.Usage) (sink func(madspark.Event), stop func())
 	// ModelPath and HFRepo start llama-server with a local GGUF model (or
 	// one it fetches) and point the OpenAI-compatible provider at it;
 	// else MADSPARK_MODEL_PATH and MADSPARK_HF_REPO do.

@@ -14,6 +14,7 @@ import (
 	"github.com/madspark/madspark/atomicfile"
 	"github.com/madspark/madspark/batch"
 	"github.com/madspark/madspark/engine"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/pipeline/assess"
 )
@@ -228,7 +229,7 @@ func (o *AssessBatchOutput) WriteSummary(w io.Writer, dir string) error {
 	fmt.Fprintf(w, "BATCH: %d ideas, %d succeeded, %d failed (%s)\n\n", o.Total, o.Succeeded, o.Failed, elapsed.Round(100*time.Millisecond))
 	for _, it := range o.Items {
 		if it.Status != string(madspark.RunSucceeded) {
-			fmt.Fprintf(w, "  ✗ line %d %q: %s\n", it.Line, short(it.Topic, 60), short(it.Error, 1<<20))
+			fmt.Fprintf(w, "  ✗ line %d %q: %s\n", it.Line, short(it.Topic, 60), short(failure.Of(it.Error).Line(), 1<<20))
 			continue
 		}
 		var r assess.Result

@@ -86,13 +86,13 @@ func (a *App) RunBatch(ctx context.Context, reg *pipeline.Registry, pipe, source
 		}
 	}
 	got, waitErr := a.WaitBatch(ctx, &Batch{svc, b}, o.OnUpdate)
-	if w != nil {
-		drain := 10 * time.Second
-		if waitErr != nil {
-			// Interrupted: the running runs go back to the queue at once.
-			drain = 0
-		}
-		w.Stop(drain)
+	switch {
+	case w != nil && waitErr != nil && ctx.Err() != nil:
+		// Interrupted: the running runs are recorded interrupted, and
+		// stay in the queue with the others.
+		w.Interrupt(interruption(ctx))
+	case w != nil:
+		w.Stop(10 * time.Second)
 	}
 	return got, waitErr
 }
@@ -166,7 +166,7 @@ func (a *App) WaitBatch(ctx context.Context, b *Batch, onUpdate func(*madspark.B
 	}
 	out := &Batch{b.Service, got}
 	if err != nil && ctx.Err() != nil {
-		return out, fmt.Errorf("batch %s interrupted: its unfinished runs stay queued; a worker finishes them (madspark worker), then: madspark batch status %s --wait --output FILE", b.ID, b.ID)
+		return out, fmt.Errorf("batch %s %v: its unfinished runs stay in the queue, those that were running recorded interrupted; a worker finishes them without paying again for their finished steps (madspark worker), then: madspark batch status %s --wait --output FILE", b.ID, interruption(ctx), b.ID)
 	}
 	return out, err
 }

@@ -65,15 +65,20 @@ func TestSparkThenResumeRefused(t *testing.T) {
 }
 
 // TestChaosWritesItsFiles: a chaos run writes each iteration's files, the
-// idea memory, the summary and the result into its directory, and the
-// result names the directory.
+// idea memory, the summary and the result into its directory, by default
+// one of its own in the outputs directory, and the result names the
+// directory.
 func TestChaosWritesItsFiles(t *testing.T) {
 	a, _ := openMock(t, nil)
 	p := chaos.DefaultParams()
 	p.Prompt, p.Seed = "a board game about rivers", 7
-	dir, err := MakeOutputDir(filepath.Join(t.TempDir(), "out"))
+	outputs := filepath.Join(t.TempDir(), "outs")
+	dir, err := MakeOutputDir(func(k string) string { return map[string]string{"MADSPARK_OUTPUT_DIR": outputs}[k] }, "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if filepath.Dir(dir) != outputs || !strings.HasPrefix(filepath.Base(dir), "run_") {
+		t.Fatalf("the default directory is %s, want run_… in %s", dir, outputs)
 	}
 	out, err := a.Chaos(context.Background(), p, dir, time.Minute)
 	if err != nil {

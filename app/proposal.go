@@ -52,7 +52,7 @@ type ProposalOutput struct {
 
 // Proposal writes a research proposal into outDir: one given is made
 // first, so that a bad one fails before any call; the default one
-// (outputs/run_…) once there is a proposal to put in it. A step that
+// (run_… under the outputs directory) once there is a proposal to put in it. A step that
 // fails after others finished leaves their output written, marked
 // incomplete; resuming the run finishes it.
 func (a *App) Proposal(ctx context.Context, p proposal.Params, outDir string, timeout time.Duration) (*ProposalOutput, error) {
@@ -61,7 +61,7 @@ func (a *App) Proposal(ctx context.Context, p proposal.Params, outDir string, ti
 		return nil, err
 	}
 	if outDir != "" {
-		if _, err := MakeOutputDir(outDir); err != nil {
+		if _, err := MakeOutputDir(a.cfg.Getenv, outDir); err != nil {
 			return nil, InputError{err}
 		}
 	}
@@ -94,7 +94,7 @@ func (a *App) Proposal(ctx context.Context, p proposal.Params, outDir string, ti
 // writeProposal writes res's files to outDir (made now when it is the
 // default).
 func (a *App) writeProposal(run *engine.Run, res *proposal.Result, outDir string, font []byte, elapsed time.Duration) (*ProposalOutput, error) {
-	dir, err := MakeOutputDir(outDir)
+	dir, err := MakeOutputDir(a.cfg.Getenv, outDir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID(), err)
 	}

@@ -235,6 +235,18 @@ func (a *App) StartWorker(ctx context.Context, reg *pipeline.Registry, o WorkerO
 	return &Worker{Queue: q, app: a}, nil
 }
 
+// Interrupt stops the worker at once because its process is stopping:
+// cause, the cause of the command's context's end, wraps
+// madspark.ErrInterrupted. Its running runs are recorded interrupted and
+// stay in the queue, for the next worker to resume.
+func (w *Worker) Interrupt(cause error) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	if err := w.Queue.Stop(ctx); err != nil {
+		w.app.cfg.Logger.Warn("worker did not stop cleanly", "err", err)
+	}
+}
+
 // Stop drains the worker: running runs may finish for drain (a Ctrl-C or
 // SIGTERM meanwhile cuts that short), then go back to the queue.
 func (w *Worker) Stop(drain time.Duration) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/madspark/madspark"
@@ -37,8 +38,14 @@ func (a *App) Execute(ctx context.Context, s Spec, fn func(context.Context, *eng
 	}
 	start := time.Now()
 	sink, stop := func(madspark.Event) {}, func() {}
+	var started atomic.Pointer[engine.Run]
 	if a.cfg.Progress != nil {
-		sink, stop = a.cfg.Progress()
+		sink, stop = a.cfg.Progress(func() llm.Usage {
+			if r := started.Load(); r != nil {
+				return r.Usage()
+			}
+			return llm.Usage{}
+		})
 	}
 	var run *engine.Run
 	var err error
@@ -51,13 +58,14 @@ func (a *App) Execute(ctx context.Context, s Spec, fn func(context.Context, *eng
 		stop()
 		return nil, 0, err
 	}
+	started.Store(run)
 	rctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	res, runErr := fn(rctx, run)
 	cancel()
 	stop()
 	switch {
 	case runErr != nil && ctx.Err() != nil:
-		runErr = fmt.Errorf("interrupted: %w", runErr)
+		runErr = &StoppedError{Cause: context.Cause(ctx), Stage: run.Stage(), Err: runErr}
 	case runErr != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
 		runErr = fmt.Errorf("run timed out after %s (--timeout): %w", s.Timeout, runErr)
 	}
@@ -68,13 +76,63 @@ func (a *App) Execute(ctx context.Context, s Spec, fn func(context.Context, *eng
 		return run, 0, &InterruptedError{RunID: run.ID(), err: runErr}
 	}
 	if runErr != nil {
-		return run, 0, fmt.Errorf("run %s failed with %s/%s: %w; once the cause is fixed, madspark resume %s finishes it", run.ID(), a.Info.Name, a.Info.Model, runErr, run.ID())
+		return run, 0, &RunError{RunID: run.ID(), Provider: a.Info.Name, Model: a.Info.Model, Err: runErr}
 	}
 	return run, time.Since(start), nil
 }
 
+// RunError is a run that failed: it is kept, and madspark resume finishes
+// it once the cause is fixed.
+type RunError struct {
+	RunID, Provider, Model string
+	// Err is the run's error, as recorded.
+	Err error
+}
+
+func (e *RunError) Error() string {
+	return fmt.Sprintf("run %s failed with %s/%s: %v; once the cause is fixed, madspark resume %s finishes it", e.RunID, e.Provider, e.Model, e.Err, e.RunID)
+}
+
+func (e *RunError) Unwrap() error { return e.Err }
+
+// StoppedError is the error of a run whose command was stopped (Ctrl-C,
+// SIGTERM) during Stage: the run is recorded as interrupted (it wraps
+// madspark.ErrInterrupted) with this error's words, not those of the
+// cancelled call.
+type StoppedError struct {
+	// Cause is the cause of the command's context's end: a
+	// cmdline.Interruption naming the signal, or context.Canceled.
+	Cause error
+	Stage string
+	Err   error
+}
+
+func (e *StoppedError) Error() string {
+	what := "interrupted"
+	if errors.Is(e.Cause, madspark.ErrInterrupted) {
+		what = e.Cause.Error()
+	}
+	if e.Stage != "" {
+		what += " at stage " + e.Stage
+	}
+	return what
+}
+
+func (e *StoppedError) Unwrap() []error { return []error{madspark.ErrInterrupted, e.Err} }
+
+// interruption is the cause of ctx's end as an interruption: its cause
+// when that wraps madspark.ErrInterrupted (a signal), else
+// madspark.ErrInterrupted, since a command's context ends only when its
+// process is stopping.
+func interruption(ctx context.Context) error {
+	if cause := context.Cause(ctx); errors.Is(cause, madspark.ErrInterrupted) {
+		return cause
+	}
+	return madspark.ErrInterrupted
+}
+
 // InterruptedError is a run stopped by Ctrl-C (or SIGTERM): it is kept,
-// failed, and "madspark resume" finishes it.
+// interrupted, and "madspark resume" finishes it.
 type InterruptedError struct {
 	RunID string
 	// Flags are resume's flags that the hint suggests ("--output-dir DIR").
@@ -108,10 +166,11 @@ func ShellQuote(s string) string {
 }
 
 // UsageLine is the summary line of a finished run, as every command prints
-// it: what the run cost, how long it took and, when replies were repaired,
-// how many repairs were made ("6 calls …; 12.3s; 3 repairs").
+// it: what the run cost and how long it took ("6 calls …; 12.3s"). The
+// repairs made to its replies are the caller's to add, once (RepairNote,
+// pipeline.RepairsNote).
 func UsageLine(run *engine.Run, elapsed time.Duration) string {
-	return fmt.Sprintf("%s; %.1fs%s", run.Usage(), elapsed.Seconds(), RepairNote(len(run.Repairs())))
+	return fmt.Sprintf("%s; %.1fs", run.Usage(), elapsed.Seconds())
 }
 
 // RepairNote is "; N repairs" for n > 0, and "" otherwise.

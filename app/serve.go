@@ -361,7 +361,7 @@ func answerSettings(params *debate.Params, p server.Prompt) {
 // apiInfo describes the app to the REST API.
 func (a *App) apiInfo() api.Info {
 	i := api.Info{Version: Version, Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model,
-		ProviderConfigured: !a.Info.Mock, ProviderLocal: a.Info.Local, Breaker: a.breakerWatch, Database: "sqlite", Cache: "database"}
+		ProviderConfigured: !a.Info.Mock, ProviderLocal: a.Info.Local, Breaker: a.breakerWatch, Database: "sqlite", Cache: "database", Endpoint: a.Info.BaseURL}
 	if u, err := url.Parse(a.Info.BaseURL); err == nil && a.Info.Local && u.Host != "" {
 		i.ProviderAddress = u.Host
 	}

@@ -143,7 +143,9 @@ func CountsOf(b *madspark.Batch) Counts {
 			c.Succeeded++
 		case string(madspark.RunRunning):
 			c.Running++
-		case string(madspark.RunQueued):
+		case string(madspark.RunQueued), string(madspark.RunInterrupted):
+			// An interrupted item's job is still queued: a worker
+			// resumes it.
 			c.Pending++
 		case string(madspark.RunCancelled):
 			c.Cancelled++
@@ -318,7 +320,7 @@ func (s *Service) Results(ctx context.Context, b *madspark.Batch, each func(mads
 		switch madspark.RunStatus(r.Status) {
 		case madspark.RunSucceeded:
 			out.Succeeded++
-		case madspark.RunQueued, madspark.RunRunning:
+		case madspark.RunQueued, madspark.RunRunning, madspark.RunInterrupted:
 			out.Pending++
 		case madspark.RunCancelled:
 			out.Cancelled++

@@ -318,6 +318,14 @@ func (e *Engine) Fail(ctx context.Context, id string, err error) error {
 // ID returns the run's ID.
 func (r *Run) ID() string { return r.rec.ID }
 
+// Stage returns the stage of the run's last progress event ("" before
+// the first).
+func (r *Run) Stage() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stage
+}
+
 // Params returns the run's parameters as stored.
 func (r *Run) Params() json.RawMessage { return r.rec.Params }
 
@@ -388,10 +396,12 @@ func (r *Run) publish(ctx context.Context, e *madspark.Event) {
 	}
 }
 
-// Finish records the run's outcome: succeeded with result when err is nil,
-// interrupted when err wraps madspark.ErrInterrupted and cancelled when it
-// wraps madspark.ErrCancelled (both with result, when not nil: what the
-// run had finished), failed with err's message otherwise; then it publishes the run's final event (a result event whose
+// Finish records the run's outcome: succeeded with result when err is nil;
+// interrupted when err, or the cause of ctx's end (context.Cause), wraps
+// madspark.ErrInterrupted (its process is stopping); cancelled when err
+// wraps madspark.ErrCancelled; failed with err's message otherwise. An
+// interrupted or cancelled run keeps result, when not nil: what it had
+// finished. Then it publishes the run's final event (a result event whose
 // data is the result, or an error event whose data is the status). It uses
 // a context that is not cancelled with ctx, so that an interrupted run is
 // still recorded.
@@ -406,6 +416,7 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 	r.mu.Unlock()
 	rec.FinishedAt = r.e.now()
 	final := &madspark.Event{RunID: rec.ID, Stage: stage, Progress: 100}
+	interrupted := runErr != nil && (errors.Is(runErr, madspark.ErrInterrupted) || errors.Is(context.Cause(ctx), madspark.ErrInterrupted))
 	switch {
 	case runErr == nil:
 		b, err := json.Marshal(result)
@@ -415,9 +426,9 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 		}
 		rec.Status, rec.Result = madspark.RunSucceeded, b
 		final.Type, final.Stage, final.Message, final.Data = madspark.EventResult, "done", "succeeded", b
-	case errors.Is(runErr, madspark.ErrInterrupted), errors.Is(runErr, madspark.ErrCancelled):
+	case interrupted || errors.Is(runErr, madspark.ErrCancelled):
 		rec.Status, rec.Error = madspark.RunCancelled, runErr.Error()
-		if errors.Is(runErr, madspark.ErrInterrupted) {
+		if interrupted {
 			rec.Status = madspark.RunInterrupted
 		}
 		// What the run had finished, when its pipeline kept it (chaos's

@@ -230,6 +230,60 @@ func TestCancelledKeepsWhatFinished(t *testing.T) {
 	}
 }
 
+// TestCauseDecidesInterruptedOrCancelled: a run stopped because its
+// process is stopping (the cause of its context, or its error, wraps
+// madspark.ErrInterrupted) is recorded interrupted, and resumes; one
+// stopped on request is cancelled; a plain failure is failed.
+func TestCauseDecidesInterruptedOrCancelled(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e := &Engine{Store: db, Client: &countingClient{}}
+	signal := fmt.Errorf("%w by SIGTERM", madspark.ErrInterrupted)
+	for _, tt := range []struct {
+		name   string
+		cancel func(context.CancelCauseFunc)
+		err    func(ctx context.Context) error
+		want   madspark.RunStatus
+	}{
+		{"signal as the cause", func(c context.CancelCauseFunc) { c(signal) }, func(ctx context.Context) error { return ctx.Err() }, madspark.RunInterrupted},
+		{"interruption as the error", func(context.CancelCauseFunc) {}, func(context.Context) error { return fmt.Errorf("stage a: %w", signal) }, madspark.RunInterrupted},
+		{"cancelled on request", func(c context.CancelCauseFunc) { c(errors.New("the client left")) }, func(context.Context) error { return fmt.Errorf("%w by request", madspark.ErrCancelled) }, madspark.RunCancelled},
+		{"plain cancel", func(c context.CancelCauseFunc) { c(nil) }, func(ctx context.Context) error { return ctx.Err() }, madspark.RunFailed},
+	} {
+		r, err := e.Start(ctx, RunInfo{Pipeline: "test"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Step(ctx, r, "a", "in", ask("A")); err != nil {
+			t.Fatal(err)
+		}
+		rctx, cancel := context.WithCancelCause(ctx)
+		tt.cancel(cancel)
+		if err := r.Finish(rctx, nil, tt.err(rctx)); err != nil {
+			t.Fatal(err)
+		}
+		cancel(nil)
+		rec, _ := db.Run(ctx, r.ID())
+		if rec.Status != tt.want {
+			t.Errorf("%s: %s (%s), want %s", tt.name, rec.Status, rec.Error, tt.want)
+		}
+		if tt.want == madspark.RunInterrupted {
+			res, err := e.Resume(ctx, r.ID(), nil)
+			if err != nil {
+				t.Fatalf("%s: resume: %v", tt.name, err)
+			}
+			if out, err := Step(ctx, res, "a", "in", ask("again")); err != nil || out != "A" {
+				t.Fatalf("%s: the finished step was not replayed: %q %v", tt.name, out, err)
+			}
+			_ = res.Finish(ctx, "done", nil)
+		}
+	}
+}
+
 func TestQueuedRecordResumes(t *testing.T) {
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))

@@ -12,10 +12,11 @@ import (
 
 // TestSmallModelShapes runs an eval of five topics through the OpenAI
 // provider against a model whose every JSON reply (the judge's verdicts)
-// comes in the shapes of small local models, with the schema sent and
-// with it in the prompt: each eval completes with the clean eval's
-// verdicts, counts and rates, the shapes recorded as repairs, and no
-// re-ask.
+// comes in the formats and shapes of small local models, with the schema
+// sent and with it in the prompt: each eval completes with the clean
+// eval's verdicts, counts and rates, the formats and shapes recorded as
+// repairs, and only the replies that need it asked again (see
+// openaitest.ShapeCheck).
 func TestSmallModelShapes(t *testing.T) {
 	agents, err := eval.Agents()
 	if err != nil {

@@ -25,6 +25,15 @@ import (
 // Formats are the export formats.
 var Formats = []string{"json", "csv", "markdown", "pdf"}
 
+// Canonical is the export format name is another name of ("md" is
+// markdown, as the MCP resource export.md has it), or name itself.
+func Canonical(name string) string {
+	if name == "md" {
+		return "markdown"
+	}
+	return name
+}
+
 // MockNotice is what a mock run's exports say of themselves.
 const MockNotice = "MOCK DATA: generated offline by the mock provider, not by a language model."
 
@@ -72,12 +81,14 @@ func FileName(run *madspark.Run, format string) string {
 	return fmt.Sprintf("madspark-%s-%s.%s", run.Pipeline, id, Ext(format))
 }
 
-// Render renders run, of the pipeline def, in format. Every format but
-// JSON needs a succeeded run, or a cancelled one that kept what it had
-// finished (ErrNoResult otherwise).
+// Render renders run, of the pipeline def, in format (or another name of
+// one: Canonical). Every format but JSON needs a succeeded run, or a
+// cancelled or interrupted one that kept what it had finished
+// (ErrNoResult otherwise).
 func Render(def pipeline.Definition, run *madspark.Run, format string, o Options) (*File, error) {
+	format = Canonical(format)
 	f := &File{Name: FileName(run, format)}
-	kept := run.Status == madspark.RunCancelled && len(run.Result) > 0
+	kept := (run.Status == madspark.RunCancelled || run.Status == madspark.RunInterrupted) && len(run.Result) > 0
 	if format != "json" && run.Status != madspark.RunSucceeded && !kept {
 		switch format {
 		case "csv", "markdown", "pdf":

@@ -1,8 +1,8 @@
 // Package inspect builds the steps view of a run from its journal: one item
 // per step, in the order the steps started, with what each step's LLM calls
 // were sent and answered, what they cost and how long they took. The CLI
-// (madspark runs show --steps), the REST API (GET /api/runs/{id}/steps) and
-// the web UI's timeline all show this one view.
+// (madspark inspect, runs show --steps), the REST API (GET
+// /api/runs/{id}/steps) and the web UI's timeline all show this one view.
 package inspect
 
 import (

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/llm"
 )
@@ -54,7 +55,7 @@ func WriteStep(w io.Writer, s *Step) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "step %s: %s", s.Key, s.Status)
 	if s.Error != "" {
-		fmt.Fprintf(&b, " (%s)", s.Error)
+		fmt.Fprintf(&b, " (%s)", failure.Plain(s.Error))
 	}
 	fmt.Fprintf(&b, ", started %s, %s, %d input + %d output tokens, %s\n",
 		s.StartedAt.Format(time.RFC3339Nano), latency(s.LatencyMS), s.InputTokens, s.OutputTokens, costText(s.CostUSD))
@@ -101,7 +102,7 @@ func WriteStep(w io.Writer, s *Step) error {
 			b.WriteString("\n")
 		}
 		if c.Error != "" {
-			fmt.Fprintf(&b, "--- error ---\n%s\n", c.Error)
+			fmt.Fprintf(&b, "--- error ---\n%s\n", failure.Plain(c.Error))
 			continue
 		}
 		fmt.Fprintf(&b, "--- response ---\n%s\n", strings.TrimRight(c.Response, "\n"))

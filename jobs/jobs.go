@@ -215,6 +215,10 @@ type generation struct {
 	deadline time.Time
 	lost     atomic.Bool // set when the lease is lost
 	hard     atomic.Bool // set when Stop cancels running jobs
+	// interrupted is set when Stop cancels them because the process is
+	// stopping (the cause of Stop's context wraps
+	// madspark.ErrInterrupted): their runs are recorded interrupted.
+	interrupted atomic.Bool
 }
 
 // fenceTx is what fence gives its function: River's driver on the

@@ -238,7 +238,9 @@ func (q *Queue) retakeLease(loop context.Context) {
 // Stop drains the worker: it takes no new job and waits for the running
 // ones to finish. If ctx is done first, the running jobs are cancelled and
 // their runs go back to the queue at once, to be resumed by the next worker
-// without paying again for their finished steps. Then the lease is dropped.
+// without paying again for their finished steps: as queued, or as
+// interrupted when the cause of ctx's end wraps madspark.ErrInterrupted
+// (the process is stopping). Then the lease is dropped.
 func (q *Queue) Stop(ctx context.Context) error {
 	if !q.started {
 		return nil
@@ -252,6 +254,7 @@ func (q *Queue) Stop(ctx context.Context) error {
 		// The lease is still renewed while the runs finish.
 		err = g.client.Stop(ctx)
 		if err != nil && ctx.Err() != nil {
+			g.interrupted.Store(errors.Is(context.Cause(ctx), madspark.ErrInterrupted))
 			g.hard.Store(true)
 			hctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			err = g.client.StopAndCancel(hctx)

@@ -108,6 +108,15 @@ func (w *runWorker) work(ctx context.Context, job *river.Job[RunArgs]) error {
 	case w.g.hard.Load() && ctx.Err() != nil:
 		// This worker is stopping: the run goes back to the queue at
 		// once, for the next worker to resume.
+		// This worker's process is stopping (a signal): the run is
+		// recorded interrupted, its job stays in the queue for the next
+		// worker.
+		if w.g.interrupted.Load() {
+			if err := run.Finish(ctx, res, fmt.Errorf("%w: the process working it was stopped; the next worker resumes it", madspark.ErrInterrupted)); err != nil {
+				q.logger.Warn("could not record a run as interrupted", "run", rec.ID, "err", err)
+			}
+			return river.JobSnooze(0)
+		}
 		run.Abandon(ctx)
 		q.requeue(ctx, rec.ID, "requeued: its worker stopped")
 		return river.JobSnooze(0)

@@ -37,7 +37,7 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/engine"
-	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/pipeline"
 )
 
@@ -269,10 +269,8 @@ func (s *Server) toolError(runID string, err error) string {
 	if pe, ok := errors.AsType[*madspark.RunHeldError](err); ok {
 		return oneLine(pe.Error())
 	}
-	if le, ok := errors.AsType[*llm.Error](err); ok {
-		return oneLine(fmt.Sprintf("run %s stopped: the model provider failed (%s, model %s): %v. The finished steps are kept; once the provider answers again, %s finishes the run.",
-			runID, s.cfg.Provider, s.cfg.Model, le, resume))
-	}
-	return oneLine(fmt.Sprintf("run %s failed with %s/%s: %v; the finished steps are kept, and once the cause is fixed, %s finishes the run.",
-		runID, s.cfg.Provider, s.cfg.Model, err, resume))
+	// In words (package failure), without the provider's address.
+	line := failure.Scrub(failure.Of(oneLine(err.Error())).Sentence())
+	return oneLine(fmt.Sprintf("run %s (%s/%s) failed: %s The finished steps are kept; once the cause is fixed, %s finishes the run.",
+		runID, s.cfg.Provider, s.cfg.Model, line, resume))
 }

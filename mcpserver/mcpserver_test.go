@@ -243,7 +243,7 @@ func TestProviderFailure(t *testing.T) {
 	}
 	id := runs[0].ID
 	msg := text(t, res)
-	if !res.IsError || !strings.Contains(msg, "run "+id+" stopped: the model provider failed (mock, model mock-1)") ||
+	if !res.IsError || !strings.Contains(msg, "run "+id+" (mock/mock-1) failed: the mock provider refused the API key (HTTP 401: invalid API key)") ||
 		!strings.Contains(msg, "invalid API key") || !strings.Contains(msg, "madspark resume "+id+" finishes the run") || strings.Contains(msg, "\n") {
 		t.Errorf("error %v: %q", res.IsError, msg)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/madspark/madspark"
 	"github.com/madspark/madspark/export"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/llm"
 )
 
@@ -149,7 +150,8 @@ type RunDoc struct {
 	Params     json.RawMessage `json:"params"`
 	// Result is the pipeline's result, once the run succeeded.
 	Result json.RawMessage `json:"result,omitempty"`
-	// Error says why the run failed or was cancelled.
+	// Error says why the run failed or was cancelled, in words (package
+	// failure).
 	Error string    `json:"error,omitempty"`
 	Usage llm.Usage `json:"usage"`
 	// Repairs are the repairs made to the run's replies so far.
@@ -201,7 +203,7 @@ func (s *Server) readRun(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 	}
 	doc := RunDoc{RunID: rec.ID, Pipeline: rec.Pipeline, Status: rec.Status, Resumable: rec.Status.Resumable(), Title: s.title(rec),
 		Mode: rec.Mode, Provider: rec.Provider, Model: rec.Model, Tags: rec.Tags, CreatedAt: rec.CreatedAt.UTC(),
-		Params: rec.Params, Error: rec.Error, Usage: rec.Usage}
+		Params: rec.Params, Error: failure.Scrub(failure.Of(rec.Error).Line()), Usage: rec.Usage}
 	if len(doc.Params) == 0 {
 		doc.Params = json.RawMessage("{}")
 	}

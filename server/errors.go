@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/middleware"
 )
@@ -82,11 +83,13 @@ func classify(err error) (int, wireError) {
 	if _, ok := errors.AsType[*panicError](err); ok {
 		return e(http.StatusInternalServerError, "server_error", "internal_error", "", "the model failed unexpectedly; see the server log")
 	}
-	msg := oneLine(err.Error())
 	if le, ok := errors.AsType[*llm.Error](err); ok && le.Param != "" {
 		// The provider cannot take a field of the request, such as tools.
-		return e(http.StatusBadRequest, "invalid_request_error", "", le.Param, msg)
+		return e(http.StatusBadRequest, "invalid_request_error", "", le.Param, failure.Scrub(oneLine(err.Error())))
 	}
+	// In words (package failure), and without the provider's address:
+	// the client did not configure it.
+	msg := failure.Scrub(failure.Of(oneLine(err.Error())).Line())
 	if isBusy(err) {
 		return e(http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded", "", msg)
 	}

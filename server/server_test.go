@@ -747,12 +747,12 @@ func TestModelErrors(t *testing.T) {
 		status                int
 		retry, retryAfter     string
 	}{
-		{"upstream", "upstream_error", "upstream_error", "openai: HTTP 400: context length exceeded", 502, "false", ""},
+		{"upstream", "upstream_error", "upstream_error", "OpenAI refused the request (HTTP 400: context length exceeded)", 502, "false", ""},
 		{"retry", "rate_limit_error", "rate_limit_exceeded", "slow down", 429, "true", "2"},
 		{"limited", "rate_limit_error", "rate_limit_exceeded", "Rate limit reached", 429, "true", "5"},
-		{"paused", "server_error", "provider_paused", "circuit breaker open", 503, "true", "42"},
+		{"paused", "server_error", "provider_paused", "paused its calls to the model provider", 503, "true", "42"},
 		{"timeout", "timeout_error", "timeout", "no reply within 30s", 503, "true", "5"},
-		{"deadline", "timeout_error", "timeout", "debate: context deadline exceeded", 503, "true", "5"},
+		{"deadline", "timeout_error", "timeout", "took longer than allowed", 503, "true", "5"},
 		{"invalid", "invalid_request_error", "", "query must not be empty", 400, "", ""},
 		{"pipeline", "server_error", "pipeline_error", "judge returned no verdict", 502, "false", ""},
 		{"panicking", "server_error", "internal_error", "failed unexpectedly", 500, "false", ""},

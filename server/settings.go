@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/structured"
 )
@@ -375,7 +376,7 @@ func decodeStrict(body []byte, v any) error {
 		if errors.Is(err, io.EOF) {
 			return badRequest("", "request body is empty; want a JSON object")
 		}
-		return badRequest("", "request body is not valid JSON: %s", oneLine(strings.TrimPrefix(err.Error(), "json: ")))
+		return badRequest("", "request body is not valid JSON: %s", failure.Plain(oneLine(strings.TrimPrefix(err.Error(), "json: "))))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return badRequest("", "request body has data after the JSON object")

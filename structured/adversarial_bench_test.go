@@ -42,6 +42,12 @@ var adversarial = []struct {
 	{"label-lines", func(n int) string {
 		return "Notes:\n" + strings.Repeat("- a note on solar farms\n", n/24) + "Score: 7\nDecision: approve\n"
 	}},
+	{"label-quoted-lines", func(n int) string {
+		return "Comment: \"" + strings.Repeat("  a quoted line\n", n/16) + "\"\nScore: 7\nDecision: approve\n"
+	}},
+	{"yaml-folded-text", func(n int) string {
+		return "comment: " + strings.Repeat("a line that YAML folds\n  ", n/25) + "end\nscore: 7\ndecision: approve\n"
+	}},
 	{"yaml-flow-deep", func(n int) string { return "notes: " + strings.Repeat("[", n/2) + strings.Repeat("]", n/2) }},
 	{"table-rows", func(n int) string { return "| a | b |\n|---|---|\n" + strings.Repeat("| x | y |\n", n/10) }},
 	{"bullets-deep", func(n int) string {

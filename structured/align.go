@@ -213,8 +213,10 @@ func (al *aligner) alternatives(n *node, v any, path string) []alternative {
 	var out []alternative
 	switch x := v.(type) {
 	case *object:
-		if len(x.keys) == 1 && x.vals[0] != nil && !n.declares(x.keys[0]) && !al.names[keyOf(x.keys[0])] {
-			out = append(out, alternative{x.vals[0], fixed{rule: "shape", path: path, action: fmt.Sprintf("the value inside the wrapper {%q: …} taken", x.keys[0])}})
+		if al.oneKeyWrapper(n, x) {
+			// The wrapper's key is set aside: a reading that keeps every
+			// key ranks above it.
+			out = append(out, alternative{x.vals[0], fixed{rule: "shape", path: path, drop: 1, action: fmt.Sprintf("the value inside the wrapper {%q: …} taken", x.keys[0])}})
 		} else if i, status, ok := al.statusWrapper(n, x); ok {
 			out = append(out, alternative{x.vals[i], fixed{rule: "shape", path: path, drop: len(status),
 				action: fmt.Sprintf("the value inside the wrapper {%q: …} taken, its status fields set aside: %s", x.keys[i], strings.Join(status, ", "))}})
@@ -239,6 +241,33 @@ func (al *aligner) alternatives(n *node, v any, path string) []alternative {
 		}
 	}
 	return out
+}
+
+// oneKeyWrapper reports whether o may be a wrapper around one value
+// ({"result": …}): its one key is no name of the schema, nor one of n's
+// fields under another name whose value it can be ({"the_reasons":
+// "[1]"} gives "reasons").
+func (al *aligner) oneKeyWrapper(n *node, o *object) bool {
+	if len(o.keys) != 1 || o.vals[0] == nil || n.declares(o.keys[0]) || al.names[keyOf(o.keys[0])] {
+		return false
+	}
+	for _, p := range n.props {
+		if related(keyOf(o.keys[0]), p.key) {
+			if m := al.align(p.n, o.vals[0], ""); len(m.hard) == 0 && !m.absent {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// container reports whether v is an object or a list.
+func container(v any) bool {
+	switch v.(type) {
+	case *object, []any:
+		return true
+	}
+	return false
 }
 
 // statusWrapper reports whether o is a wrapper around one value with
@@ -475,7 +504,8 @@ func (s sources) used(i int) bool {
 // holds the property's or is held by it, when that pairing is the only
 // one either way; else, for a list or an object still missing, the one
 // member of that kind left, when it is the only one and so is the
-// property. Each match other than by name is recorded in r.
+// property, and the like (unless o may be a wrapper, which the alignment
+// takes off instead). Each match other than by name is recorded in r.
 func (al *aligner) matchKeys(n *node, o *object, path string, r *aligned) sources {
 	src := sources{}
 	taken := make([]bool, len(o.keys))
@@ -538,6 +568,21 @@ func (al *aligner) matchKeys(n *node, o *object, path string, r *aligned) source
 		// A name of a few words, not a sentence written as a label.
 		return len(words(o.keys[i])) <= 4 && nameRE.MatchString(o.keys[i]) && o.vals[i] != nil && p.n.allows(jsonType(o.vals[i])) && fits(p, i)
 	}
+	if _, _, ok := al.statusWrapper(n, o); ok {
+		// A wrapper with status fields ({"status": "ok", "data": {…}}):
+		// its keys are no fields of n's, however few are left; the
+		// alignment reads inside it instead.
+		return src
+	}
+	for _, i := range free() {
+		if al.names[keyOf(o.keys[i])] {
+			// A member named as a field elsewhere in the schema: o may be
+			// a value of another place ({"title": …, "key_points": []}
+			// an item sent for the object holding its list); no key is
+			// mapped by meaning.
+			return src
+		}
+	}
 	// Names that hold one another, paired one to one.
 	for _, p := range missing() {
 		var hits []int
@@ -561,6 +606,11 @@ func (al *aligner) matchKeys(n *node, o *object, path string, r *aligned) source
 			r.fix("key", path+"/"+escape(p.name), "key %q → %q", o.keys[i], p.name)
 		}
 	}
+	if al.oneKeyWrapper(n, o) && container(o.vals[0]) {
+		// A wrapper ({"result": {…}}) as much as a field under another
+		// name: the alignment reads inside it too.
+		return src
+	}
 	// A list or an object left under a name of its own.
 	for _, kind := range []string{"array", "object"} {
 		var props []*prop
@@ -575,7 +625,10 @@ func (al *aligner) matchKeys(n *node, o *object, path string, r *aligned) source
 				keys = append(keys, i)
 			}
 		}
-		if len(props) == 1 && len(keys) == 1 {
+		// The one member left: beside members that are no fields, it
+		// may be a field of theirs ({"score": 7, "suggestions": []} is an
+		// item sent for its list, not the list).
+		if len(props) == 1 && len(keys) == 1 && len(free()) == 1 {
 			take(props[0], keys[0])
 			r.fix("key", path+"/"+escape(props[0].name), "the only %s left, under %q, taken as %q", map[string]string{"array": "list", "object": "object"}[kind], o.keys[keys[0]], props[0].name)
 		}

@@ -109,6 +109,11 @@ func yamlValue(n *yaml.Node, depth int) (any, error) {
 			if k.Kind != yaml.ScalarNode {
 				return nil, fmt.Errorf("a YAML key that is not a text")
 			}
+			if k.Style == 0 && itemRE.MatchString(k.Value) {
+				// "1. title: x" is a numbered item of label-value text,
+				// which YAML reads as the key "1. title".
+				return nil, fmt.Errorf("a YAML key that is a numbered list item: %.40q", k.Value)
+			}
 			v, err := yamlValue(n.Content[i+1], depth+1)
 			if err != nil {
 				return nil, err
@@ -229,6 +234,12 @@ func readLabels(text string) (any, []fixed, bool) {
 		return nil, nil, false
 	}
 	fixes := []fixed{{rule: "format", action: "read as label-value text"}}
+	switch {
+	case r.tables == 1:
+		fixes = append(fixes, fixed{rule: "format", action: "a list read as a markdown table"})
+	case r.tables > 1:
+		fixes = append(fixes, fixed{rule: "format", action: fmt.Sprintf("%d lists read as markdown tables", r.tables)})
+	}
 	if n := r.aside(0, first) + r.aside(r.i, len(r.lines)); n > 0 {
 		fixes = append(fixes, fixed{rule: "syntax", action: fmt.Sprintf("text around the fields set aside (%d characters)", n)})
 	}
@@ -238,6 +249,8 @@ func readLabels(text string) (any, []fixed, bool) {
 type lvReader struct {
 	lines []lvLine
 	i     int
+	// tables counts the lists read as markdown tables.
+	tables int
 }
 
 // aside counts the characters of lines [from, to).
@@ -306,7 +319,8 @@ func (r *lvReader) itemIndent(marker int) int {
 
 // text reads a label's value on its line, with the lines that continue
 // it: lines right after it, neither labels nor items nor blank. A value
-// wholly in quotes is the text inside them, as YAML reads it.
+// wholly in quotes, on its line or over the lines that continue it, is
+// the text inside them, as YAML reads it.
 func (r *lvReader) text(first string, indent int) any {
 	if q, ok := unquote(first); ok {
 		return q
@@ -319,6 +333,12 @@ func (r *lvReader) text(first string, indent int) any {
 		}
 		parts = append(parts, l.text)
 		r.i++
+	}
+	if len(parts) > 1 {
+		// The lines after the first indented, as YAML wants them.
+		if q, ok := unquote(strings.Join(parts, "\n  ")); ok {
+			return q
+		}
 	}
 	return strings.Join(parts, "\n")
 }
@@ -386,6 +406,7 @@ func (r *lvReader) table(indent int) (any, bool) {
 		return nil, false
 	}
 	header := rows[0]
+	r.tables++
 	list := []any{}
 	for _, row := range rows[2:] {
 		if len(row) != len(header) {

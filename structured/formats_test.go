@@ -26,7 +26,7 @@ func TestFormats(t *testing.T) {
 		{"label-value text", "Here is my review.\n\n**Title:** Seed \"quoted\" swap\n**Score:** 7 points\nTags:\n- a\n- b\nIdeas:\n1. Name: x\n   Rank: 2nd\n2. Name: y\n   Rank: #3\nScores.impact: 8\n\nHope this helps.",
 			`{"ideas":[{"name":"x","rank":2},{"name":"y","rank":3}],"score":7,"scores":{"impact":8},"tags":["a","b"],"title":"Seed \"quoted\" swap"}`, "read as label-value text"},
 		{"a table under a label", "**Title:** t\n**Score:** 7\nTags: []\nIdeas:\n| Name | Rank |\n|---|---|\n| x | 1 |\n| y \\| z | 2 |\n",
-			`{"ideas":[{"name":"x","rank":1},{"name":"y | z","rank":2}],"score":7,"tags":[],"title":"t"}`, "read as label-value text"},
+			`{"ideas":[{"name":"x","rank":1},{"name":"y | z","rank":2}],"score":7,"tags":[],"title":"t"}`, "a list read as a markdown table"},
 		{"JSON5 numbers", `{title: 't', score: +7.5, tags: [], ideas: [{name: 'x', rank: 0x2}]}`,
 			`{"ideas":[{"name":"x","rank":2}],"score":7.5,"tags":[],"title":"t"}`, "JSON5 numbers"},
 	} {

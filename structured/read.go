@@ -26,8 +26,10 @@ type parsed struct {
 	// read was cut off before its end.
 	noJSON, truncated bool
 	// jsonShaped: the reply is JSON, or mostly JSON, even if unreadable;
-	// it is never taken as prose.
-	jsonShaped bool
+	// formatted: it is written in a format beyond JSON with a field of
+	// the schema, even if that reading has hard problems. Either is never
+	// taken as prose.
+	jsonShaped, formatted bool
 	// stopped is the context's error when reading was stopped.
 	stopped error
 }
@@ -42,6 +44,7 @@ func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 	al = al.withFuel(len(text))
 	cands := findCandidates(ctx, text)
 	var best, fallback *parsed
+	formatted := false
 	shaped := jsonShaped(text, cands)
 	if shaped {
 		best, fallback = choose(ctx, al, n, text, cands)
@@ -58,6 +61,9 @@ func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 		}
 		if best == nil {
 			if more := formatCandidates(ctx, text); len(more) > 0 {
+				for _, c := range more {
+					formatted = formatted || declaresAny(n, c.v)
+				}
 				var fb *parsed
 				best, fb = choose(ctx, al, n, text, more)
 				if fallback == nil {
@@ -82,7 +88,7 @@ func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 		}
 		best.hard = []fixed{{rule: "syntax", action: msg}}
 	}
-	best.jsonShaped = jsonShaped(text, cands)
+	best.jsonShaped, best.formatted = jsonShaped(text, cands), formatted
 	return *best
 }
 
@@ -97,15 +103,23 @@ func parse(ctx context.Context, al *aligner, n *node, text string) parsed {
 func choose(ctx context.Context, al *aligner, n *node, text string, cands []candidate) (best, fallback *parsed) {
 	var complete []spanReading
 	// revisions are readings with hard problems that may revise an
-	// earlier complete one: objects with a field of the schema.
+	// earlier complete one: objects with a field of the schema, under its
+	// name or another, and any value the reply presents as its final or
+	// corrected answer, readable or not.
 	var revisions []spanReading
 	var errCand *candidate // the fallback, when it is a candidate that could not be read
+	prevEnd := 0
 	for i := range cands {
 		if ctx.Err() != nil {
 			return nil, nil
 		}
 		c := &cands[i]
+		presented := finalRE.MatchString(text[min(max(prevEnd, c.start-leadIn), c.start):c.start])
+		prevEnd = max(prevEnd, c.end)
 		if c.err != nil {
+			if presented {
+				revisions = append(revisions, spanReading{&parsed{fixes: c.fixes, hard: []fixed{{rule: "syntax", action: c.err.Error()}}}, c.start, c.end, c.labels})
+			}
 			// One hard problem, its message made only if shown.
 			if fallback == nil || len(fallback.hard) >= 1 {
 				fallback, errCand = nil, c
@@ -133,7 +147,7 @@ func choose(ctx context.Context, al *aligner, n *node, text string, cands []cand
 			complete = append(complete, spanReading{p, c.start, c.end, c.labels})
 			continue
 		}
-		if declaresAny(n, c.v) {
+		if presented || declaresAny(n, c.v) || mapsKey(r.fixes) {
 			revisions = append(revisions, spanReading{p, c.start, c.end, c.labels})
 		}
 		hard := 1
@@ -277,14 +291,17 @@ type spanReading struct {
 
 // readsApart reports whether the complete readings within [start, end)
 // give different values: a text that YAML and label-value text read
-// apart ("Note: solar #1" is "solar" in YAML) states no one value.
+// apart ("Note: solar #1" is "solar" in YAML) states no one value. Texts
+// that differ only in their white space (a long line folded: YAML joins
+// its lines with a space, label-value text with a line break) state the
+// same.
 func readsApart(complete []spanReading, start, end int) bool {
 	var first []byte
 	for _, r := range complete {
 		if r.start < start || r.end > end {
 			continue
 		}
-		b, _ := json.Marshal(r.p.value)
+		b, _ := json.Marshal(foldSpace(r.p.value))
 		if first == nil {
 			first = b
 		} else if string(b) != string(first) {
@@ -292,6 +309,28 @@ func readsApart(complete []spanReading, start, end int) bool {
 		}
 	}
 	return false
+}
+
+// foldSpace returns a copy of v, an aligned value, with each run of
+// white space in its texts one space.
+func foldSpace(v any) any {
+	switch x := v.(type) {
+	case string:
+		return strings.Join(strings.Fields(x), " ")
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = foldSpace(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = foldSpace(e)
+		}
+		return out
+	}
+	return v
 }
 
 // declaresAny reports whether v is an object with a key of n's.
@@ -302,6 +341,18 @@ func declaresAny(n *node, v any) bool {
 	}
 	for _, k := range o.keys {
 		if n.declares(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// mapsKey reports whether fixes map a key of the reply to a field of the
+// schema: a value whose fields are under other names holds fields of
+// the schema too.
+func mapsKey(fixes []fixed) bool {
+	for _, f := range fixes {
+		if f.rule == "key" {
 			return true
 		}
 	}
@@ -380,7 +431,7 @@ func (s *Spec[T]) read(ctx context.Context, text string, check func(*T, *Problem
 	case p.stopped != nil:
 		rd.decodeErr = p.stopped
 		return rd
-	case s.prose != nil && len(p.hard) > 0 && !p.jsonShaped && strings.TrimSpace(text) != "":
+	case s.prose != nil && len(p.hard) > 0 && !p.jsonShaped && !p.formatted && strings.TrimSpace(text) != "":
 		rd.val = s.prose(strings.TrimSpace(text))
 		rd.fixes = append(rd.fixes, fixed{rule: "prose", action: "a reply in prose, not JSON, taken as the answer"})
 	case len(p.hard) > 0:

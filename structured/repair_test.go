@@ -139,6 +139,39 @@ func TestGenerateProse(t *testing.T) {
 	}
 }
 
+// TestGenerateProseNotFormats: a reply written in YAML or label-value
+// text with a field of the schema is never taken as prose, even where
+// it cannot be read: its confidence is never lost. A placeholder for the
+// summary is asked again; a long YAML text folded over lines is read as
+// one text.
+func TestGenerateProseNotFormats(t *testing.T) {
+	s, _ := NewSpec[handoff]("handoff")
+	s.WithProse(func(text string) handoff { return handoff{Summary: text, Confidence: 0.5} })
+	long := strings.Repeat("B-trees favour reads and LSM trees favour writes. ", 4)
+	for _, tc := range []struct {
+		name, first string
+		calls       int
+	}{
+		{"a YAML placeholder", "summary: N/A\nconfidence: 0.8\n", 2},
+		{"a label-value placeholder", "Here it is.\n\n**Summary:** -\n**Confidence:** 0.8\n", 2},
+		{"a long YAML text folded", "summary: " + strings.TrimSpace(strings.Repeat("B-trees favour reads and LSM trees favour writes.\n  ", 4)) + "\nconfidence: 0.8\n", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &scripted{replies: []string{tc.first, "summary: " + strings.TrimSpace(long) + "\nconfidence: 0.8\n"}}
+			ctx, repairs := collect()
+			v, usage, err := s.Generate(ctx, c, llm.Request{Agent: "debate.drafter"}, nil)
+			if err != nil || v.Summary != strings.TrimSpace(long) || v.Confidence != 0.8 || usage.LLMCalls != tc.calls {
+				t.Fatalf("got %+v, %v, %d calls, want %d", v, err, usage.LLMCalls, tc.calls)
+			}
+			for _, r := range repairs() {
+				if r.Rule == "prose" {
+					t.Fatalf("taken as prose: %+v", r)
+				}
+			}
+		})
+	}
+}
+
 // TestGenerateDefersCache: the request asks the cache to wait, and the
 // reply is accepted only once it was usable.
 func TestGenerateDefersCache(t *testing.T) {

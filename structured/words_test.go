@@ -97,6 +97,19 @@ func TestLastWordWins(t *testing.T) {
 			}
 		})
 	}
+	// A revision that cannot be read, its fields under other names, or
+	// presented as the corrected answer whatever it holds: asked again,
+	// never read around.
+	for _, reply := range []string{
+		`A first draft: {"title": "draft", "score": 5} Final answer: {the_title: "N/A", the_score: 7,}`,
+		`{"title": "draft", "score": 5} Revised: {"Title": "", "Score": 7}`,
+		`{"title": "draft", "score": 5} The corrected answer: {}`,
+		"{\"title\": \"draft\", \"score\": 5}\n\nThe corrected answer:\n```json\n{\"title\": \"final\" \"score\": }\n```",
+	} {
+		if got := spec.Parse(context.Background(), reply); got.Usable {
+			t.Errorf("%s read as %s", reply, got.Value)
+		}
+	}
 }
 
 // TestNumbersWithUnits: a text holding exactly one number, with a unit,
@@ -207,5 +220,51 @@ func TestDeepWrappers(t *testing.T) {
 	}
 	if shapes != 3 {
 		t.Fatalf("%d shape repairs, want 3: %+v", shapes, got.Repairs)
+	}
+}
+
+// TestStatusWrapperKeys: the keys of a wrapper with status fields are
+// never taken for the fields they might fill by elimination: {"status":
+// "ok", "data": {…}} is the value inside, not "status" for the one text
+// field left and "data" for the one object.
+func TestStatusWrapperKeys(t *testing.T) {
+	schema := `{"type":"object","properties":{"title":{"type":"string"},"pitch":{"type":"object","properties":{"title":{"type":"string"}}}},"required":["title"]}`
+	spec, err := structured.NewSpecFromSchema("wrap", []byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := spec.Parse(context.Background(), `{"status": "ok", "data": {"title": "solar"}}`)
+	if !got.Usable || string(got.Value) != `{"title":"solar"}` {
+		t.Fatalf("read as %s (%s), %+v", got.Value, got.Problem, got.Repairs)
+	}
+}
+
+// TestWrapperOrField: a member that may be a wrapper or a field under
+// another name is never read into a field it does not state: an item
+// sent alone is not the object holding its list, a field under another
+// name is not a wrapper around a list written as text, and a one-key
+// object around nothing of the schema's is a wrapper, not a field.
+func TestWrapperOrField(t *testing.T) {
+	for _, tc := range []struct{ schema, reply, want string }{
+		{`{"type":"object","properties":{"evaluations":{"type":"array","minItems":1,"items":{"type":"object","properties":{"index":{"type":"integer"},"critique":{"type":"string"},"suggestions":{"type":"array","items":{"type":"string"}}},"required":["index","critique","suggestions"]}}},"required":["evaluations"]}`,
+			`{"critique": "solar", "suggestions": []}`, ""},
+		{`{"type":"object","properties":{"ranking":{"type":"array","items":{"type":"string"}},"reasons":{"type":"string"}},"required":["ranking"]}`,
+			`{"the_reasons": "[1]"}`, ""},
+		{`{"type":"object","properties":{"title":{"type":"array","items":{"type":"string"}}}}`,
+			`[{"model_remark": "written quickly"}]`, `{}`},
+		{`{"type":"object","properties":{"title":{"type":"object","properties":{"title":{"type":"string"}}}}}`,
+			`{"result": {}}`, `{}`},
+	} {
+		spec, err := structured.NewSpecFromSchema("wrap", []byte(tc.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := spec.Parse(context.Background(), tc.reply)
+		switch {
+		case tc.want == "" && got.Usable && len(got.Asks) == 0:
+			t.Errorf("%s read as %s, %+v", tc.reply, got.Value, got.Repairs)
+		case tc.want != "" && (!got.Usable || string(got.Value) != tc.want):
+			t.Errorf("%s read as %s (%s), want %s", tc.reply, got.Value, got.Problem, tc.want)
+		}
 	}
 }

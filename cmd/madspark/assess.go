@@ -44,7 +44,8 @@ and, with --with-review, revised until a reviewer approves it (at most
 beside the reviewer; both must approve. --judge grades the final analysis on
 seven criteria; --full also ranks every judged analysis so far.
 
-Files go under --output-dir (default the current directory):
+Files go under --output-dir (default assess/ under the outputs directory,
+$MADSPARK_OUTPUT_DIR or ./outputs):
   analyses/{slug}/iterations/iteration_N.md, reviewer_feedback_iteration_N.json
   analyses/{slug}/analysis.md (the latest iteration), metadata.json, evaluation.json
   logs/runs/{timestamp}_{slug}/messages.jsonl, run_summary.json
@@ -58,7 +59,15 @@ the others.`,
 		Example: `  madspark assess "A subscription service for refurbished lab equipment" --with-review
   madspark assess --batch --ideas-file ideas.md --max-concurrent 3 --judge
   madspark assess synthesize`,
-		Args: cmdline.Args(cobra.MaximumNArgs(1)),
+		Args: func(cmd *cobra.Command, args []string) error {
+			// "madspark assess synthesise" is a slip, not an idea.
+			if len(args) > 0 {
+				if err := cmdline.NotCommand(cmd, args[0], false); err != nil {
+					return err
+				}
+			}
+			return cmdline.Args(cobra.MaximumNArgs(1))(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.runAssess(cmd.Context(), f, args)
 		},
@@ -76,7 +85,7 @@ the others.`,
 	fs.StringVar(&f.p.AnalystPrompt, "analyst-prompt", "", "analyst system prompt: a built-in name (concise.md, looked up under agents/analyst/ then experimental/analyst/) or a path (./my.md)")
 	fs.StringVar(&f.p.ReviewerPrompt, "reviewer-prompt", "", "reviewer system prompt: a name under agents/reviewer/ or a path")
 	fs.StringVar(&f.p.PromptsDir, "prompts-dir", "", "directory of prompt files that replace the built-in ones (same layout: agents/<agent>/..., shared/...)")
-	fs.StringVar(&f.p.OutputDir, "output-dir", d.OutputDir, "where analyses/ and logs/ are written")
+	fs.StringVar(&f.p.OutputDir, "output-dir", "", "where analyses/ and logs/ are written (default assess/ under $MADSPARK_OUTPUT_DIR, else outputs)")
 	fs.BoolVar(&f.batch, "batch", false, "assess every idea of --ideas-file")
 	fs.StringVar(&f.ideasFile, "ideas-file", "", "file of ideas for --batch: one per line, or a markdown list")
 	fs.IntVar(&f.maxConcurrent, "max-concurrent", 3, "ideas assessed at once in a batch (1-16)")
@@ -139,6 +148,9 @@ func (c *cli) runAssess(ctx context.Context, f *assessFlags, args []string) erro
 		return usagef("an idea is required: madspark assess \"IDEA\" (or --batch --ideas-file FILE)")
 	case f.batch && f.p.PromptsDir != "":
 		return usagef("--prompts-dir applies to one idea; a batch's runs use the built-in prompts (choose them with --analyst-prompt and --reviewer-prompt)")
+	}
+	if f.p.OutputDir == "" {
+		f.p.OutputDir = app.AssessDir(c.env)
 	}
 	p, err := f.params()
 	if err != nil {
@@ -223,7 +235,7 @@ func (c *cli) assessBatch(ctx context.Context, a *app.App, p assess.Params, f *a
 
 func (c *cli) synthesizeCmd() *cobra.Command {
 	var (
-		in         = assess.SynthesisParams{OutputDir: ".", Top: assess.DefaultTop}
+		in         = assess.SynthesisParams{Top: assess.DefaultTop}
 		format     string
 		timeout    time.Duration
 		noCache    bool
@@ -232,13 +244,17 @@ func (c *cli) synthesizeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "synthesize",
 		Short: "Rank every judged analysis under --output-dir and explain the top ones",
-		Long: `Reads analyses/*/evaluation.json under --output-dir, ranks the ideas by the
+		Long: `Reads analyses/*/evaluation.json under --output-dir (default assess/ under
+the outputs directory, where assess writes), ranks the ideas by the
 judges' weighted scores (computed, not asked of a model), and has the
 synthesizer explain the top --top in one call. Writes reports/synthesis.md
 and reports/synthesis.json.`,
 		Args: cmdline.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in.PromptsDir = promptsDir
+			if in.OutputDir == "" {
+				in.OutputDir = app.AssessDir(c.env)
+			}
 			if err := in.Validate(); err != nil {
 				return usageError{Err: flagNames(err)}
 			}
@@ -271,7 +287,7 @@ and reports/synthesis.json.`,
 	}
 	cmd.SetFlagErrorFunc(cmdline.FlagError)
 	fs := cmd.Flags()
-	fs.StringVar(&in.OutputDir, "output-dir", in.OutputDir, "the directory whose analyses/ are compared; the report goes to its reports/")
+	fs.StringVar(&in.OutputDir, "output-dir", "", "the directory whose analyses/ are compared; the report goes to its reports/ (default assess/ under $MADSPARK_OUTPUT_DIR, else outputs)")
 	fs.IntVar(&in.Top, "top", in.Top, "how many of the best ideas the report explains (1-10)")
 	fs.StringVar(&promptsDir, "prompts-dir", "", "directory of prompt files that replace the built-in ones")
 	fs.StringVar(&format, "output-format", "text", "text (the ranking), json or markdown (the report)")

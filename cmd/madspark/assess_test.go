@@ -120,7 +120,7 @@ func TestAssessBadInput(t *testing.T) {
 		{[]string{"assess", "synthesize", "--output-dir", t.TempDir()}, "no judged analyses"},
 		{[]string{"assess", "synthesize", "--top", "0"}, "--top must be 1..10"},
 		{[]string{"assess", "synthesize", "--bogus"}, "unknown flag"},
-		{[]string{"assess", "x", "--output-dir", filepath.Join(ideas, "sub")}, "--output-dir: mkdir "},
+		{[]string{"assess", "x", "--output-dir", filepath.Join(ideas, "sub")}, "--output-dir: cannot make the directory "},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := invoke(t, env, tt.args...)
@@ -453,7 +453,7 @@ func TestAssessLiveFailuresAreRepaired(t *testing.T) {
 		if r.code != 1 || len(reqs) != 3 {
 			t.Fatalf("exit %d, %d requests: %s", r.code, len(reqs), r.stderr)
 		}
-		if msg := failure(r.stderr); !strings.HasPrefix(msg, "madspark: run ") || !strings.Contains(msg, "assess.reviewer: invalid reply") || !strings.Contains(msg, "truncated") {
+		if msg := failure(r.stderr); !strings.HasPrefix(msg, "madspark: run ") || !strings.Contains(msg, "assess.reviewer: reply is truncated") || !strings.Contains(msg, "could not be used") {
 			t.Errorf("stderr %q: want one line naming the reviewer", r.stderr)
 		}
 	})

@@ -3,7 +3,9 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,7 +42,17 @@ in which case madspark worker processes on the same database work them. The
 results (per item: line, topic, run_id, status, error, result) go to
 --output atomically, or to standard output. Exit status 1 when any item
 failed. "madspark batch status ID" shows a batch from anywhere.`, batch.MaxRows, batch.MaxBytes>>20),
-		Args: cmdline.Args(cobra.ExactArgs(1)),
+		Args: func(cmd *cobra.Command, args []string) error {
+			// "madspark batch stauts ID" is a slip, not a file.
+			if len(args) > 0 {
+				if _, err := os.Stat(args[0]); err != nil {
+					if err := cmdline.NotCommand(cmd, args[0], false); err != nil {
+						return err
+					}
+				}
+			}
+			return cmdline.Args(cobra.ExactArgs(1))(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdline.CheckTimeout(o.Timeout); err != nil {
 				return err
@@ -142,9 +154,23 @@ func (c *cli) batchStatusCmd() *cobra.Command {
 }
 
 // batchDisplay follows a batch: a progress bar on a terminal (clear
-// erases it), else onItem, if set, told of each item that finishes.
+// erases it); else onItem, or by default a line (or a JSON object, with
+// --progress json) for each item that finishes; nothing with --quiet.
 func (c *cli) batchDisplay(onItem func(it madspark.BatchItem, done, total int)) (show func(*madspark.Batch), clear func()) {
-	if !c.progress {
+	switch {
+	case c.display == "none":
+		return nil, func() {}
+	case c.display == "json":
+		enc := json.NewEncoder(c.stderr)
+		return app.ItemsFinished(func(it madspark.BatchItem, done, total int) {
+			_ = enc.Encode(map[string]any{"time": time.Now().UTC(), "type": "item", "line": it.Line, "run_id": it.RunID,
+				"status": batch.ItemStatus(it), "error": it.Error, "done": done, "total": total})
+		}), func() {}
+	case c.display == "lines" && onItem == nil:
+		return app.ItemsFinished(func(it madspark.BatchItem, done, total int) {
+			fmt.Fprintf(c.stderr, "%s item %d/%d (line %d) %s%s\n", time.Now().Format("15:04:05"), done, total, it.Line, batch.ItemStatus(it), runNote(it.RunID))
+		}), func() {}
+	case c.display != "live":
 		return app.ItemsFinished(onItem), func() {}
 	}
 	bar := termui.NewBatchBar(c.stderr)
@@ -152,6 +178,14 @@ func (c *cli) batchDisplay(onItem func(it madspark.BatchItem, done, total int)) 
 		n := batch.CountsOf(b)
 		bar.Draw(n.Finished(), n.Total, n.Failed+n.Rejected, n.Running)
 	}, bar.Clear
+}
+
+// runNote is " (run ID)", or "" for no run.
+func runNote(id string) string {
+	if id == "" {
+		return ""
+	}
+	return " (run " + id + ")"
 }
 
 // finishBatch writes the results document (to output, atomically, or to

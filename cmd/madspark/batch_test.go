@@ -227,12 +227,12 @@ func TestBatchBadInput(t *testing.T) {
 		{[]string{"batch", badJSON}, "item 2 (line 1): invalid JSON"},
 		{[]string{"batch", object}, `f.json: want a JSON array of items, [{"topic": …}, …], got one object`},
 		{[]string{"batch", notJSON}, `g.json: want a JSON array of items, [{"topic": …}, …], got invalid JSON`},
-		{[]string{"batch", filepath.Join(t.TempDir(), "missing.csv")}, "no such file"},
+		{[]string{"batch", filepath.Join(t.TempDir(), "missing.csv")}, "read batch file: no file "},
 		{[]string{"batch", onlyHeader, "--pipeline", "nosuch"}, `unknown pipeline "nosuch"`},
 		{[]string{"batch", noHeader, "--pipeline", "chaos"}, "CSV is spark's batch format"},
 		{[]string{"batch", noHeader, "--no-worker", "--concurrency", "3"}, "does nothing with --no-worker"},
 		{[]string{"batch", "status", "nope"}, "no batch nope"},
-		{[]string{"batch"}, "accepts 1 arg(s)"},
+		{[]string{"batch"}, "batch needs FILE; usage: madspark batch FILE"},
 	} {
 		r := invoke(t, env, tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "goroutine") {

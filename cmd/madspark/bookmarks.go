@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -252,10 +253,12 @@ score a column), markdown or pdf (the run laid out as a document with its
 contents).
 
 Text formats go to standard output unless --output FILE; a PDF goes to
---output, or to madspark-<pipeline>-<id8>.pdf in the current directory.
+--output, or to madspark-<pipeline>-<id8>.pdf in the outputs directory
+($MADSPARK_OUTPUT_DIR, else ./outputs).
 Files are written atomically.`,
 		Args: cmdline.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format = export.Canonical(format)
 			if err := cmdline.CheckFormat(format, export.Formats...); err != nil {
 				return err
 			}
@@ -273,12 +276,16 @@ Files are written atomically.`,
 				return err
 			}
 			if output == "" && format == "pdf" {
-				output = f.Name
+				dir := app.OutputsDir(c.env)
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return fmt.Errorf("outputs directory: %w", err)
+				}
+				output = filepath.Join(dir, f.Name)
 			}
 			return c.emit(f.Data, output, fmt.Sprintf(" (%s run %s)", rec.Pipeline, rec.ID))
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "json", strings.Join(export.Formats, "|"))
+	cmd.Flags().StringVar(&format, "format", "json", strings.Join(export.Formats, "|")+" (md is markdown)")
 	// --output-format, as every other command spells it.
 	cmd.Flags().StringVar(&format, "output-format", "json", "the same as --format")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write to FILE (atomically)")

@@ -162,7 +162,7 @@ func TestBookmarkTagsAndBookmarksCommands(t *testing.T) {
 		{[]string{"bookmarks", "list", "--limit", "0"}, "--limit must be 1..1000"},
 		{[]string{"bookmarks", "list", "--tag", " "}, "--tag: tag 1: a tag must not be empty"},
 		{[]string{"bookmarks", "search", " "}, "TEXT must not be empty"},
-		{[]string{"bookmarks", "import", filepath.Join(t.TempDir(), "missing.json")}, "no such file"},
+		{[]string{"bookmarks", "import", filepath.Join(t.TempDir(), "missing.json")}, "no file "},
 		{[]string{"spark", "x", "--bookmark-tags", strings.Repeat("t", 51)}, "--bookmark-tags: tag 1: a tag is at most 50 characters"},
 	} {
 		r := invoke(t, env, tc.args...)
@@ -250,14 +250,15 @@ func TestExportCommand(t *testing.T) {
 	if data, _ := os.ReadFile(out); string(data) != md.stdout {
 		t.Errorf("the file differs from standard output")
 	}
-	// A PDF without --output goes to its own name in the working directory.
+	// A PDF without --output goes to its own name in the outputs
+	// directory.
 	wd, _ := os.Getwd()
 	if err := os.Chdir(dir); err != nil {
 		t.Fatal(err)
 	}
 	r = invoke(t, env, "export", rep.RunID, "--format", "pdf")
 	_ = os.Chdir(wd)
-	name := "madspark-spark-" + rep.RunID[len(rep.RunID)-8:] + ".pdf"
+	name := filepath.Join("outputs", "madspark-spark-"+rep.RunID[len(rep.RunID)-8:]+".pdf")
 	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote "+name) {
 		t.Fatalf("pdf: %d %s", r.code, r.stderr)
 	}
@@ -282,7 +283,7 @@ func TestExportCommand(t *testing.T) {
 	}{
 		{[]string{"export", "nope"}, "no run nope"},
 		{[]string{"export", rep.RunID, "--format", "docx"}, `unknown output format "docx"`},
-		{[]string{"export"}, "accepts 1 arg(s)"},
+		{[]string{"export"}, "export needs RUN_ID"},
 	} {
 		if r := invoke(t, env, tc.args...); r.code != 2 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%v: exit %d %q", tc.args, r.code, r.stderr)

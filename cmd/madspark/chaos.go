@@ -29,7 +29,8 @@ generator, two creative tracks (bold and grounded) write ideas, they are
 refined, and a judge accepts or rejects each. Accepted ideas are remembered
 across iterations and runs and fed back to the creative tracks.
 
-Files go to --output-dir (default outputs/run_YYYYMMDD_HHMMSS): final_output.txt,
+Files go to --output-dir (default run_YYYYMMDD_HHMMSS under the outputs
+directory, $MADSPARK_OUTPUT_DIR or ./outputs): final_output.txt,
 ideas.json (the memory with its statistics), result.json, and each iteration's
 chaos, creative, refinement and judge outputs.`,
 		Args: cmdline.Args(cobra.ExactArgs(1)),
@@ -63,7 +64,7 @@ chaos, creative, refinement and judge outputs.`,
 	fs.StringVar(&p.Memory, "memory", "", "name of the idea memory to read and extend (default one per prompt)")
 	fs.BoolVar(&p.Tournament, "tournament", false, "rank the accepted ideas by pairwise comparison into Elo ratings")
 	fs.BoolVar(&p.Evolve, "evolve", false, "recombine the best ideas into new candidates, refined and judged like the others")
-	fs.StringVar(&outDir, "output-dir", "", "directory for the run's files (default outputs/run_YYYYMMDD_HHMMSS)")
+	fs.StringVar(&outDir, "output-dir", "", "directory for the run's files (default run_YYYYMMDD_HHMMSS under $MADSPARK_OUTPUT_DIR, else outputs)")
 	fs.StringVar(&format, "output-format", "text", "what to print: text (the final summary) or json")
 	fs.DurationVar(&timeout, "timeout", 30*time.Minute, "give up on the whole run after this long")
 	fs.BoolVar(&noCache, "no-cache", false, "do not use the response cache")
@@ -71,7 +72,7 @@ chaos, creative, refinement and judge outputs.`,
 }
 
 func (c *cli) runChaos(ctx context.Context, p chaos.Params, outDir, format string, timeout time.Duration, noCache bool) error {
-	dir, err := app.MakeOutputDir(outDir)
+	dir, err := app.MakeOutputDir(c.env, outDir)
 	if err != nil {
 		return usageError{Err: err} // before any call, as for every other bad flag
 	}

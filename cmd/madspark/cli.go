@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"unicode"
 
 	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
@@ -18,7 +19,10 @@ import (
 	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/atomicfile"
 	"github.com/madspark/madspark/cmdline"
+	"github.com/madspark/madspark/failure"
 	"github.com/madspark/madspark/input"
+	"github.com/madspark/madspark/llm"
+	"github.com/madspark/madspark/provider"
 	"github.com/madspark/madspark/termui"
 )
 
@@ -27,8 +31,9 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // the run failed: provider errors, storage errors
 	exitUsage   = 2 // bad input, detected before any LLM call
-	// exitInterrupted is a command stopped by Ctrl-C (or SIGTERM), as a
-	// shell reports a process killed by SIGINT.
+	// exitInterrupted is a command stopped by Ctrl-C, as a shell reports
+	// a process killed by SIGINT; SIGTERM is 143
+	// (cmdline.Interruption.ExitCode).
 	exitInterrupted = 130
 )
 
@@ -59,9 +64,11 @@ type cli struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
-	// progress is true when stderr is a terminal: draw a live display.
-	progress bool
-	logger   *slog.Logger
+	// display is how runs show their progress on stderr: a live display
+	// (live, on a terminal), a line per event (lines), a JSON object per
+	// event (json), or nothing (none); see setDisplay.
+	display string
+	logger  *slog.Logger
 	// command is the command being run ("madspark resume"), which the
 	// leases of its runs name.
 	command string
@@ -77,12 +84,19 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 		defer esc.Flush()
 		stdout = esc
 	}
-	c := &cli{env: getenv, stdin: stdin, stdout: stdout, stderr: stderr, progress: termui.IsTerminal(stderr)}
-	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("LOG_LEVEL"))}))
+	c := &cli{env: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("LOG_LEVEL")), ReplaceAttr: plainErrors}))
 	root := c.rootCmd()
+	var progress string
+	var quiet bool
+	root.PersistentFlags().StringVar(&progress, "progress", "auto", "how runs show their progress on stderr: auto (live on a terminal, else lines), live, lines (one per stage: time, stage, calls, tokens), json (one object per event) or none")
+	root.PersistentFlags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (--progress none)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		c.command = cmd.CommandPath()
-		return cmdline.CheckInput(cmd, args)
+		if err := cmdline.CheckInput(cmd, args); err != nil {
+			return err
+		}
+		return c.setDisplay(progress, quiet)
 	}
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -92,14 +106,19 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 	if err == nil {
 		return exitOK
 	}
-	msg := input.Show(oneLine(err.Error()))
-	if ctx.Err() != nil && msg == context.Canceled.Error() {
-		msg = "interrupted"
+	msg := input.Show(c.words(err))
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		if _, ok := errors.AsType[*app.InterruptedError](err); !ok {
+			msg = "interrupted"
+		}
 	}
 	fmt.Fprintf(stderr, "madspark: %s\n", msg)
 	var ue usageError
 	switch {
 	case ctx.Err() != nil:
+		if i, ok := errors.AsType[cmdline.Interruption](context.Cause(ctx)); ok {
+			return i.ExitCode()
+		}
 		return exitInterrupted
 	case errors.As(err, &ue):
 		return exitUsage
@@ -108,6 +127,46 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// words is err as the one line the user reads (package failure): what
+// happened, naming the thing, and what to do, without Go's wording; the
+// provider's address is shown, since the user configured it.
+func (c *cli) words(err error) string {
+	if _, ok := errors.AsType[usageError](err); ok {
+		return failure.Plain(oneLine(err.Error()))
+	}
+	if _, ok := errors.AsType[*app.InterruptedError](err); ok {
+		return oneLine(err.Error()) // its own words, and how to resume
+	}
+	p := c.provider()
+	if re, ok := errors.AsType[*app.RunError](err); ok {
+		line := failure.Explain(oneLine(re.Err.Error()), p).Sentence()
+		said := fmt.Sprintf("run %s (%s/%s) failed: %s Once the cause is fixed, madspark resume %s finishes it", re.RunID, re.Provider, re.Model, line, re.RunID)
+		// What an error around the run's says stays ("synthesis: … (the
+		// analysis is kept …)").
+		return failure.Plain(strings.Replace(oneLine(err.Error()), oneLine(re.Error()), said, 1))
+	}
+	return failure.Words(err, p)
+}
+
+// provider is what messages may say of the provider in effect: all of it,
+// to the user who configured it.
+func (c *cli) provider() failure.Provider {
+	info, err := provider.FromEnv(c.env).Choose()
+	if err != nil {
+		return failure.Provider{}
+	}
+	return failure.Provider{Name: info.Name, Endpoint: info.BaseURL, Local: info.Local}
+}
+
+// plainErrors says the errors in log lines in words (failure.Plain): the
+// log goes to the user's terminal.
+func plainErrors(_ []string, a slog.Attr) slog.Attr {
+	if a.Key == "err" || a.Key == "error" {
+		return slog.String(a.Key, failure.Plain(oneLine(a.Value.String())))
+	}
+	return a
+}
 
 func logLevel(s string) slog.Level {
 	switch strings.ToUpper(strings.TrimSpace(s)) {
@@ -128,8 +187,10 @@ func (c *cli) rootCmd() *cobra.Command {
 		Short: "Multi-agent LLM pipelines: ideas generated, critiqued, argued over and improved",
 		Long: `madspark runs multi-agent LLM pipelines.
 
-With a topic and an optional context it runs the spark pipeline, exactly as
-"madspark spark TOPIC [CONTEXT]" does.`,
+With a topic of several words (quoted) and an optional context it runs the
+spark pipeline, exactly as "madspark spark TOPIC [CONTEXT]" does. A single
+word is taken for a command, and refused when it is none: a topic of one
+word is given as "madspark spark WORD" or "madspark -- WORD".`,
 		Args:          topicArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -139,15 +200,18 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 				_ = cmd.Usage()
 				return usagef("a topic is required: madspark TOPIC [CONTEXT]")
 			}
-			// A mistyped command would otherwise be a topic, and a paid run.
-			if len(args) > 0 {
-				if name := cmdline.NearCommand(cmd, args[0]); name != "" {
-					quoted := make([]string, len(args))
-					for i, a := range args {
-						quoted[i] = app.ShellQuote(a)
-					}
-					return usagef("unknown command %q: did you mean madspark %s? (for a spark run on that topic: madspark spark %s)", args[0], name, strings.Join(quoted, " "))
+			// A word is a command, never a paid run: only a topic of
+			// several words, or one after "--", is taken as a topic here.
+			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 && strings.TrimSpace(args[0]) != "" && !strings.ContainsFunc(strings.TrimSpace(args[0]), unicode.IsSpace) {
+				quoted := make([]string, len(args))
+				for i, a := range args {
+					quoted[i] = app.ShellQuote(a)
 				}
+				tip := "a spark run on a topic of one word: madspark spark " + strings.Join(quoted, " ")
+				if len(args) == 2 {
+					tip += "; on a topic of several words, quoted: madspark " + app.ShellQuote(args[0]+" "+args[1])
+				}
+				return cmdline.UnknownCommand(cmd, args[0], tip)
 			}
 			return c.runSpark(cmd.Context(), args, sf)
 		},
@@ -156,11 +220,13 @@ With a topic and an optional context it runs the spark pipeline, exactly as
 	root.Version = versionString()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(cmdline.FlagError)
-	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.mcpCmd(), c.workerCmd(), c.batchCmd(), c.runsCmd(), c.resumeCmd(), c.exportCmd(), c.bookmarksCmd(), c.evalCmd(), c.configCmd(), c.runCmd(), c.pipelinesCmd(), c.parseCmd(), c.versionCmd())
+	root.AddCommand(c.sparkCmd(), c.chaosCmd(), c.debateCmd(), c.assessCmd(), c.proposalCmd(), c.serveCmd(), c.mcpCmd(), c.workerCmd(), c.batchCmd(), c.runsCmd(), c.resumeCmd(), c.exportCmd(), c.bookmarksCmd(), c.evalCmd(), c.configCmd(), c.runCmd(), c.pipelinesCmd(), c.parseCmd(), c.versionCmd(), c.inspectCmd())
 	for _, sub := range root.Commands() {
 		sub.SetFlagErrorFunc(cmdline.FlagError)
 	}
 	root.SetHelpCommand(cmdline.Help(root))
+	root.InitDefaultCompletionCmd() // now, so that Guard sees it
+	cmdline.Guard(root)
 	return root
 }
 
@@ -173,6 +239,29 @@ func topicArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// setDisplay sets how runs show their progress from --progress and
+// --quiet: auto is a live display when stderr is a terminal, and a line
+// per event otherwise.
+func (c *cli) setDisplay(progress string, quiet bool) error {
+	switch {
+	case quiet && progress != "auto" && progress != "none":
+		return usagef("--quiet turns progress off; drop it or --progress %s", progress)
+	case quiet:
+		progress = "none"
+	case progress == "auto" && termui.IsTerminal(c.stderr):
+		progress = "live"
+	case progress == "auto":
+		progress = "lines"
+	case progress == "live" && !termui.IsTerminal(c.stderr):
+		return usagef("--progress live draws on a terminal, and standard error is none; use lines or json")
+	}
+	if err := cmdline.CheckFormat(progress, "live", "lines", "json", "none"); err != nil {
+		return usagef("--progress must be auto, live, lines, json or none, got %q", progress)
+	}
+	c.display = progress
+	return nil
+}
+
 // open composes the system for this command (see package app).
 func (c *cli) open(ctx context.Context, noCache bool) (*app.App, error) {
 	return c.openWith(ctx, app.Config{NoCache: noCache})
@@ -181,10 +270,21 @@ func (c *cli) open(ctx context.Context, noCache bool) (*app.App, error) {
 // openWith is open with cfg's own settings (llama-server's model).
 func (c *cli) openWith(ctx context.Context, cfg app.Config) (*app.App, error) {
 	cfg.Getenv, cfg.Logger, cfg.Notices, cfg.Command = c.env, c.logger, c.stderr, c.command
-	if c.progress {
-		cfg.Progress = func() (func(madspark.Event), func()) {
+	switch c.display {
+	case "live":
+		cfg.Progress = func(func() llm.Usage) (func(madspark.Event), func()) {
 			p := termui.NewProgress(c.stderr)
 			return p.Event, p.Stop
+		}
+	case "lines":
+		cfg.Progress = func(usage func() llm.Usage) (func(madspark.Event), func()) {
+			l := termui.NewLines(c.stderr, usage)
+			return l.Event, l.Stop
+		}
+	case "json":
+		cfg.Progress = func(usage func() llm.Usage) (func(madspark.Event), func()) {
+			j := termui.NewJSONLines(c.stderr, usage)
+			return j.Event, j.Stop
 		}
 	}
 	return app.Open(ctx, cfg)

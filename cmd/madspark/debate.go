@@ -10,6 +10,7 @@ import (
 
 	"github.com/madspark/madspark/app"
 	"github.com/madspark/madspark/cmdline"
+	"github.com/madspark/madspark/input"
 	"github.com/madspark/madspark/pipeline"
 	"github.com/madspark/madspark/pipeline/debate"
 	"github.com/madspark/madspark/termui"
@@ -115,7 +116,7 @@ questions and answers are added to it.`,
 			}
 			if len(args) == 0 {
 				s := &app.Session{In: c.stdin, Conversation: conv, Ask: ask,
-					Failed: func(err error) { fmt.Fprintf(c.stderr, "madspark: %s\n", oneLine(err.Error())) }}
+					Failed: func(err error) { fmt.Fprintf(c.stderr, "madspark: %s\n", input.Show(c.words(err))) }}
 				if termui.IsTerminal(c.stdin) {
 					s.Prompt = c.stderr
 				}

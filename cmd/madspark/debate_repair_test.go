@@ -132,8 +132,8 @@ func TestDebateRepairsEndToEnd(t *testing.T) {
 	}
 	// The text summary line counts them.
 	r = invoke(t, env, "debate", "Explain step by step how to design a rate limiter", "--peer-review", "--no-search", "--no-cache")
-	if r.code != 0 || !strings.Contains(r.stderr, "· 12 repairs") {
-		t.Fatalf("summary line: %+v", r)
+	if line := regexp.MustCompile(`(?m)^madspark: run .*$`).FindString(r.stderr); r.code != 0 || !strings.Contains(line, "· 12 repairs") || strings.Count(line, "repair") != 1 {
+		t.Fatalf("summary line %q: %+v", line, r)
 	}
 }
 

@@ -46,8 +46,11 @@ parameters and model is reused (--fresh runs it again).
 --compare ID_A ID_B sets two evals side by side (two configurations), or
 judges two runs of one pipeline against each other in both orders.`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if f.compare && len(args) != 2 {
+				return usagef("--compare needs two run IDs, got %d: madspark eval --compare ID_A ID_B", len(args))
+			}
 			if f.compare {
-				return cmdline.Args(cobra.ExactArgs(2))(cmd, args)
+				return nil
 			}
 			return cmdline.Args(cobra.NoArgs)(cmd, args)
 		},

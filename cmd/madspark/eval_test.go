@@ -168,14 +168,14 @@ func TestEvalBadInputExitsTwoBeforeAnyCall(t *testing.T) {
 		{[]string{"eval", "--pipeline", "spark", "--topics", empty}, "no topics"},
 		{[]string{"eval", "--pipeline", "spark", "--topics", malformed}, "line 2"},
 		{[]string{"eval", "--pipeline", "spark", "--topics", wrongType}, "want string"},
-		{[]string{"eval", "--pipeline", "spark", "--topics", filepath.Join(dir, "missing.txt")}, "no such file"},
+		{[]string{"eval", "--pipeline", "spark", "--topics", filepath.Join(dir, "missing.txt")}, "--topics: no file "},
 		{[]string{"eval", "--pipeline", "spark", "--topics", good, "--limit", "0"}, "--limit must be at least 1"},
 		{[]string{"eval", "--pipeline", "spark", "--topics", good, "--concurrency", "0"}, "--concurrency"},
 		{[]string{"eval", "--pipeline", "spark", "--topics", good, "--judge-provider", "acme"}, "judge_provider"},
 		{[]string{"eval", "--pipeline", "spark", "--topics", good, "--output-format", "pdf"}, "unknown output format"},
 		{[]string{"eval", "--pipeline", "proposal", "--topics", "builtin"}, "no built-in topics for proposal"},
 		{[]string{"eval", "--pipeline", "proposal", "--topics", good}, "JSON lines"},
-		{[]string{"eval", "--compare", "only-one"}, "accepts 2 arg"},
+		{[]string{"eval", "--compare", "only-one"}, "--compare needs two run IDs, got 1"},
 		{[]string{"eval", "--compare", "a", "b"}, "no run a"},
 	} {
 		r := invoke(t, env, c.args...)

@@ -10,12 +10,12 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/madspark/madspark/cmdline"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cmdline.NotifyContext(context.Background())
 	code := run(ctx, os.Args[1:], osEnv(), os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

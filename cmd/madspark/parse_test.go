@@ -108,7 +108,7 @@ func invokeIn(t testing.TB, stdin string, args ...string) result {
 
 // TestParseStopsOnSIGTERM: madspark parse waiting for its reply (a pipe
 // that nothing writes to) stops at SIGTERM, says it was interrupted and
-// exits 130, as every command does.
+// exits 143, as every command does.
 func TestParseStopsOnSIGTERM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a process")
@@ -148,8 +148,8 @@ func TestParseStopsOnSIGTERM(t *testing.T) {
 	select {
 	case err := <-exited:
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
-			t.Fatalf("exit %v, stderr %q; want %d and interrupted", err, stderr.String(), exitInterrupted)
+		if !errors.As(err, &ee) || ee.ExitCode() != 143 || !strings.Contains(stderr.String(), "interrupted") {
+			t.Fatalf("exit %v, stderr %q; want 143 and interrupted", err, stderr.String())
 		}
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
@@ -175,8 +175,9 @@ func waitDrained(t *testing.T, w *os.File) {
 }
 
 // TestParseFormats: madspark parse reads a reply in each of the five
-// formats — JSON, JSON5, YAML, label-value text, a markdown table — as
-// the same value, the format named in its repairs.
+// formats — JSON, JSON5, YAML, label-value text, a markdown table, alone
+// or under a label — as the same value, the format named in its repairs,
+// in JSON and on stderr.
 func TestParseFormats(t *testing.T) {
 	schema := filepath.Join(t.TempDir(), "schema.json")
 	if err := os.WriteFile(schema, []byte(`{"type":"object","properties":{"ideas":{"type":"array","items":{"type":"object",
@@ -190,6 +191,7 @@ func TestParseFormats(t *testing.T) {
 		{"YAML", "ideas:\n  - title: Seed swap\n    score: 0.5\n  - title: Tool library\n    score: 7\n", "read as YAML"},
 		{"label-value", "Here are my ideas.\n\n**Ideas:**\n1. Title: Seed swap\n   Score: 0.5\n2. Title: Tool library\n   Score: 7 points\n", "read as label-value text"},
 		{"table", "| Title | Score |\n|---|---|\n| Seed swap | 0.5 |\n| Tool library | 7 |\n", "read as a markdown table"},
+		{"table under a label", "Ideas:\n| Title | Score |\n|---|---|\n| Seed swap | 0.5 |\n| Tool library | #7 |\n", "a list read as a markdown table"},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			r := invokeIn(t, tc.reply, "parse", "--schema", schema, "--output-format", "json", "-")
@@ -214,6 +216,14 @@ func TestParseFormats(t *testing.T) {
 			}
 			if !found {
 				t.Fatalf("no repair says %q: %+v", tc.says, out.Repairs)
+			}
+			text := invokeIn(t, tc.reply, "parse", "--schema", schema, "-")
+			named := tc.says == ""
+			for _, line := range strings.Split(text.stderr, "\n") {
+				named = named || strings.HasPrefix(line, "repair: ") && strings.Contains(line, tc.says)
+			}
+			if text.code != 0 || !named {
+				t.Fatalf("exit %d, no repair on stderr says %q:\n%s", text.code, tc.says, text.stderr)
 			}
 		})
 	}

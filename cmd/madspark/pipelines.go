@@ -14,12 +14,6 @@ func (c *cli) pipelinesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pipelines",
 		Short: "Work with pipelines defined in files",
-		Args:  cmdline.Args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cmd.SetOut(c.stderr)
-			_ = cmd.Usage()
-			return usagef("a subcommand is required: madspark pipelines check FILE")
-		},
 	}
 	check := &cobra.Command{
 		Use:   "check FILE...",

@@ -33,7 +33,8 @@ a methodology, a data collection plan, and a quality-control review that sends
 the proposal back for refinement until it passes or --max-refinements is spent.
 
 Writes proposal.pdf, proposal.md and proposal.json to --output-dir (default
-outputs/run_YYYYMMDD_HHMMSS).`,
+run_YYYYMMDD_HHMMSS under the outputs directory, $MADSPARK_OUTPUT_DIR or
+./outputs).`,
 		Args: cmdline.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdline.CheckFormat(format, "text", "json"); err != nil {
@@ -62,7 +63,7 @@ outputs/run_YYYYMMDD_HHMMSS).`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&profilePath, "profile", "", "read the interview's answers from this YAML or JSON file instead of asking")
-	fs.StringVar(&outDir, "output-dir", "", "directory for proposal.pdf, proposal.md and proposal.json (default outputs/run_YYYYMMDD_HHMMSS)")
+	fs.StringVar(&outDir, "output-dir", "", "directory for proposal.pdf, proposal.md and proposal.json (default run_YYYYMMDD_HHMMSS under $MADSPARK_OUTPUT_DIR, else outputs)")
 	fs.IntVar(&p.MaxRefinements, "max-refinements", d.MaxRefinements, "refinement rounds allowed when quality control fails the proposal (0-10)")
 	fs.BoolVar(&p.NoSearch, "no-search", false, "write the proposal without a literature search")
 	fs.DurationVar(&timeout, "timeout", 30*time.Minute, "give up on the whole run after this long")

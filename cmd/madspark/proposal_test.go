@@ -213,11 +213,11 @@ func TestProposalBadInput(t *testing.T) {
 	}{
 		{[]string{"proposal", "--profile", bad}, `profile bad.yaml: unknown field "weekly_hour"`},
 		{[]string{"proposal", "--profile", tooLong}, "profile long.json: weekly_hours must be a whole number of hours from 1 to 80, got 500"},
-		{[]string{"proposal", "--profile", filepath.Join(t.TempDir(), "none.yaml")}, "none.yaml: no such file or directory"},
+		{[]string{"proposal", "--profile", filepath.Join(t.TempDir(), "none.yaml")}, "none.yaml: no such file"},
 		{[]string{"proposal", "--max-refinements", "11", "--profile", bad}, "--max-refinements must be 0..10, got 11"},
 		{[]string{"proposal", "--output-format", "pdf"}, `unknown output format "pdf"`},
 		{[]string{"proposal", "--timeout", "0s"}, "--timeout must be positive"},
-		{[]string{"proposal", "topic"}, `unknown command "topic"`},
+		{[]string{"proposal", "topic"}, `proposal takes no argument, got "topic"`},
 	} {
 		r := invoke(t, env, tt.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
@@ -450,7 +450,7 @@ func TestProposalQualityControlFailureResumes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	r := invoke(t, env, "proposal", "--profile", profile, "--no-search", "--output-dir", dir)
 	m := regexp.MustCompile(`madspark resume (\S+) `).FindStringSubmatch(r.stderr)
-	if r.code != 1 || m == nil || !strings.Contains(r.stderr, "the step r0/quality_control failed") || !strings.Contains(r.stderr, "proposal.qc: invalid reply") {
+	if r.code != 1 || m == nil || !strings.Contains(r.stderr, "the step r0/quality_control failed") || !strings.Contains(r.stderr, "(proposal.qc: ") {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "proposal.md"))

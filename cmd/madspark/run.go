@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,9 +39,11 @@ runs lists it under the file's name.`,
 				return err
 			}
 			// "madspark run list" is "madspark runs list" mistyped.
-			if _, err := os.Stat(args[0]); err != nil {
-				if sub, _, ferr := cmd.Root().Find([]string{"runs", args[0]}); ferr == nil && sub.Name() == args[0] {
-					return usagef("no pipeline file %q: did you mean madspark runs? (madspark runs %s)", args[0], args[0])
+			if _, err := os.Stat(args[0]); err != nil && !strings.ContainsAny(args[0], "./") {
+				if runs, _, ferr := cmd.Root().Find([]string{"runs"}); ferr == nil {
+					if s := cmdline.Suggest(runs, args[0]); len(s) > 0 {
+						return usagef("no pipeline file %q: did you mean madspark runs %s?", args[0], s[0])
+					}
 				}
 			}
 			p, err := app.LoadPipeline(args[0], c.stderr)

@@ -138,6 +138,33 @@ func (c *cli) showSteps(cmd *cobra.Command, id, format string, formatSet, all bo
 	return inspect.WriteStep(c.stdout, s)
 }
 
+// inspectCmd is the inspector: the steps view of a run, or one step's
+// calls in full.
+func (c *cli) inspectCmd() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "inspect RUN_ID [STEP]",
+		Short: "Inspect a run: its steps and their LLM calls (agent, model, attempts, cache, tokens, latency, cost, repairs)",
+		Long: `Shows a run's steps from its journal, one row each: agent, model, status,
+attempts, cache hits, tokens, latency, cost and repairs. With STEP (a key
+the table lists), that step's LLM calls in full: the prompt, the messages as
+sent, the response_format, the reply or the error.
+
+The same view as madspark runs show RUN_ID --steps (--step STEP),
+GET /api/runs/{id}/steps and the web UI's timeline.`,
+		Args: cmdline.Args(cobra.RangeArgs(1, 2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key := ""
+			if len(args) == 2 {
+				key = args[1]
+			}
+			return c.showSteps(cmd, args[0], format, true, key == "", key)
+		},
+	}
+	cmd.Flags().StringVar(&format, "output-format", "table", "table|json")
+	return cmd
+}
+
 func (c *cli) runsCancelCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel RUN_ID",

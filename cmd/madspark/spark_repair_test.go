@@ -109,7 +109,7 @@ func TestHardFailureResumesOnHealthyProvider(t *testing.T) {
 				return sparkReply(req)
 			})
 			env := liveEnv(t, srv.URL)
-			failed := invoke(t, env, "urban farming", "cheap", "--output-format", "json")
+			failed := invoke(t, env, "urban farming", "cheap", "--output-format", "json", "--quiet")
 			if failed.code != 1 || !strings.Contains(failed.stderr, "stage improve") || !strings.Contains(failed.stderr, "no JSON") {
 				t.Fatalf("exit %d, stderr %q", failed.code, failed.stderr)
 			}

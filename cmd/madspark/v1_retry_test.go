@@ -63,7 +63,7 @@ func TestV1RetryableFailuresSaySo(t *testing.T) {
 		resp, body := post(`{"model":"` + model + `","stream":true,"messages":[{"role":"user","content":"urban farming"}]}`)
 		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 		if resp.StatusCode != 503 || secs < 50 || secs > 60 || resp.Header.Get("Content-Type") != "application/json" ||
-			!strings.Contains(body, `"code":"provider_paused"`) || !strings.Contains(body, "circuit breaker open") {
+			!strings.Contains(body, `"code":"provider_paused"`) || !strings.Contains(body, "paused its calls") {
 			t.Errorf("%s while paused: %d %v %s", model, resp.StatusCode, resp.Header, body)
 		}
 	}

@@ -47,7 +47,7 @@ func fileReplies(req *openaitest.ChatRequest) openaitest.Reply {
 	case "judge":
 		v = map[string]any{
 			"accepted_ideas": []any{
-				map[string]any{"idea_name": "Alpha 2", "quality_score": 8.5, "feasibility_score": 7, "impact_score": 9, "originality_score": 6.5, "next_steps": []string{"find a street", "ask the school", "count the waste"}},
+				map[string]any{"idea_name": "Alpha 2", "quality_score": 8.5, "feasibility_score": 7, "impact_score": 9, "originality_score": 6.5, "next_steps": []string{"find a street", `ask the "school" first`, "count the waste"}},
 				map[string]any{"idea_name": "Beta 1", "quality_score": 7, "feasibility_score": 9.5, "impact_score": 6, "originality_score": 4, "next_steps": []string{"rent a stall"}},
 			},
 			"rejected_ideas": []any{
@@ -75,7 +75,7 @@ func fileReplies(req *openaitest.ChatRequest) openaitest.Reply {
 		}}
 	case "analyst":
 		if strings.Contains(prompt, "Address this feedback") {
-			v = map[string]any{"analysis": "Revised: the seed bank comes first.", "key_points": []string{"seeds keep", "schools help", "costs are low"}}
+			v = map[string]any{"analysis": "Revised: the seed bank comes first.", "key_points": []string{"seeds keep", `schools "help" most`, "costs are low"}}
 		} else {
 			v = map[string]any{"analysis": "First draft: all three can work.", "key_points": []string{"three variants", "one street"}}
 		}
@@ -95,10 +95,12 @@ func fileReplies(req *openaitest.ChatRequest) openaitest.Reply {
 
 // TestSmallModelShapes runs pipeline files (the chaos example, and one
 // with for_each agents, a loop and values of every kind) through the
-// OpenAI provider against a model whose every reply comes in the shapes
-// of small local models, with the schema sent and with it in the prompt:
-// each run completes with the clean run's outputs, the loop stops where
-// it did, the shapes are recorded as repairs, and nothing is asked again.
+// OpenAI provider against a model whose every reply comes in the formats
+// and shapes of small local models, with the schema sent and with it in
+// the prompt: each run completes with the clean run's outputs, the loop
+// stops where it did, the formats and shapes are recorded as repairs, and
+// only the replies that need it are asked again (see
+// openaitest.ShapeCheck).
 func TestSmallModelShapes(t *testing.T) {
 	for _, tc := range []struct {
 		file, params string

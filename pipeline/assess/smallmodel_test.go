@@ -29,7 +29,7 @@ func variedReplies() func(*openaitest.ChatRequest) openaitest.Reply {
 		}
 		switch req.ResponseFormat.JSONSchema.Name {
 		case "assess_reviewer_feedback":
-			v["strengths"] = []string{"clear problem", "named customers"}
+			v["strengths"] = []string{"clear problem", `customers "named" by need`}
 			v["minor_suggestions"] = []string{"shorten the intro", "add a date"}
 			if m := draftRE.FindStringSubmatch(req.Prompt()); m != nil && m[1][len(m[1])-1]%2 == 1 {
 				v["iteration_recommendation"] = "reject"
@@ -47,7 +47,7 @@ func variedReplies() func(*openaitest.ChatRequest) openaitest.Reply {
 			}
 			v["recommendation"] = "refine"
 		case "assess_synthesis":
-			v["patterns"] = []string{"thin evidence", "strong demand", "high capital needs"}
+			v["patterns"] = []string{"thin evidence", `strong "repeat" demand`, "high capital needs"}
 		}
 		b, _ := json.Marshal(v)
 		r.Content = string(b)
@@ -57,10 +57,11 @@ func variedReplies() func(*openaitest.ChatRequest) openaitest.Reply {
 
 // TestSmallModelShapes runs two assessments with web research, review,
 // fact check and judge, then their synthesis, through the OpenAI provider
-// against a model whose every JSON reply comes in the shapes of small
-// local models, with the schema sent and with it in the prompt: each run
-// completes with the clean run's queries, verdicts, claims, grades and
-// ranking, the shapes recorded as repairs, and no re-ask.
+// against a model whose every JSON reply comes in the formats and shapes
+// of small local models, with the schema sent and with it in the prompt:
+// each run completes with the clean run's queries, verdicts, claims,
+// grades and ranking, the formats and shapes recorded as repairs, and
+// only the replies that need it asked again (see openaitest.ShapeCheck).
 func TestSmallModelShapes(t *testing.T) {
 	pipe, err := New(Config{})
 	if err != nil {

@@ -2,7 +2,10 @@ package chaos
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/madspark/madspark/document"
 )
 
 // Report renders the result as the seed's readable summary: accepted ideas
@@ -56,7 +59,11 @@ func (res *Result) Report() string {
 			fmt.Fprintf(&b, "%2d. %-50s Elo %6.1f  (%d–%d)\n", i+1, r.IdeaName, r.Elo, r.Wins, r.Losses)
 		}
 	}
-	fmt.Fprintf(&b, "\nThis run accepted %d new ideas; the memory %q now holds %v.\n", len(res.Accepted), res.Memory, res.SharedState["total_accepted_ideas"])
+	held := fmt.Sprint(res.SharedState["total_accepted_ideas"])
+	if n, err := strconv.Atoi(held); err == nil {
+		held = document.Count(n, "idea")
+	}
+	fmt.Fprintf(&b, "\nThis run accepted %s; the memory %q now holds %s.\n", document.Count(len(res.Accepted), "new idea"), res.Memory, held)
 	return b.String()
 }
 

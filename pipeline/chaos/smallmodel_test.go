@@ -21,7 +21,7 @@ func variedReply(req *openaitest.ChatRequest) openaitest.Reply {
 		return r
 	}
 	three := func(what string) []any {
-		return []any{what + ", first", what + ", second", what + ", third"}
+		return []any{what + `, the "first" one`, what + ", second", what + ", third"}
 	}
 	for k, x := range v {
 		items, ok := x.([]any)
@@ -55,10 +55,11 @@ func variedReply(req *openaitest.ChatRequest) openaitest.Reply {
 }
 
 // TestSmallModelShapes runs chaos with its tournament through the OpenAI
-// provider against a model whose every JSON reply comes in the shapes of
-// small local models, with the schema sent and with it in the prompt: each
-// run completes with the clean run's judgement, scores, lists and
-// tournament, the shapes recorded as repairs, and no re-ask.
+// provider against a model whose every JSON reply comes in the formats
+// and shapes of small local models, with the schema sent and with it in
+// the prompt: each run completes with the clean run's judgement, scores,
+// lists and tournament, the formats and shapes recorded as repairs, and
+// only the replies that need it asked again (see openaitest.ShapeCheck).
 func TestSmallModelShapes(t *testing.T) {
 	pipe, err := New(newDB(t))
 	if err != nil {

@@ -30,7 +30,7 @@ func variedReply(req *openaitest.ChatRequest) openaitest.Reply {
 	}
 	k := strings.Index("DRAFTER CRITIC SYNTHESIZER", role) / 7
 	if _, ok := v["key_points"]; ok {
-		v["key_points"] = []string{role + " point one", role + " point two", role + " point three"}
+		v["key_points"] = []string{role + ` point "one" first`, role + " point two", role + " point three"}
 		v["confidence_score"] = []float64{0.6, 0.75, 0.9, 0.5}[k%4]
 	}
 	if ranking, ok := v["ranking"].([]any); ok && len(ranking) > 0 {
@@ -46,10 +46,11 @@ func variedReply(req *openaitest.ChatRequest) openaitest.Reply {
 
 // TestSmallModelShapes runs a two-round debate with peer review through
 // the OpenAI provider against a model whose every JSON reply comes in the
-// shapes of small local models, with the schema sent and with it in the
-// prompt: each run completes with the clean run's handoffs, key points,
-// confidences and ranking, the shapes recorded as repairs, no handoff
-// taken as prose, and no re-ask.
+// formats and shapes of small local models, with the schema sent and with
+// it in the prompt: each run completes with the clean run's handoffs, key
+// points, confidences and ranking, the formats and shapes recorded as
+// repairs, no handoff taken as prose, and only the replies that need it
+// asked again (see openaitest.ShapeCheck).
 func TestSmallModelShapes(t *testing.T) {
 	pipe, err := New(counter, nil, nil)
 	if err != nil {

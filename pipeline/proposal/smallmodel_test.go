@@ -21,7 +21,7 @@ func variedReply(req *openaitest.ChatRequest) openaitest.Reply {
 	}
 	switch req.ResponseFormat.JSONSchema.Name {
 	case schemaProblem:
-		v["secondary_questions"] = []string{"Who benefits most?", "Does the effect last a term?", "What does it cost a school?"}
+		v["secondary_questions"] = []string{"Who benefits most?", `Does the "effect" last a term?`, "What does it cost a school?"}
 		v["key_variables"] = []string{"maths score", "attendance", "tutor hours"}
 	case schemaObjectives:
 		v["alignment_check"].(map[string]any)["verdict"] = "partially_aligned"
@@ -33,7 +33,7 @@ func variedReply(req *openaitest.ChatRequest) openaitest.Reply {
 			map[string]any{"name": "Randomised trial", "methodology_type": "quantitative", "pros": []string{"causal"}, "cons": []string{"costly", "slow", "hard to consent"}, "why_not_chosen": "Too large for 26 weeks."},
 		}
 	case schemaData:
-		v["collection_techniques"] = []string{"tests", "attendance records", "short interviews"}
+		v["collection_techniques"] = []string{"tests", "attendance records", `short "think aloud" interviews`}
 		v["recommended_tools"] = []any{
 			map[string]any{"name": "R", "purpose": "analysis", "access": "free"},
 			map[string]any{"name": "SPSS", "purpose": "checks", "access": "licensed"},
@@ -51,10 +51,11 @@ func variedReply(req *openaitest.ChatRequest) openaitest.Reply {
 }
 
 // TestSmallModelShapes runs a proposal with one refinement through the
-// OpenAI provider against a model whose every reply comes in the shapes
-// of small local models, with the schema sent and with it in the prompt:
-// each run completes with the clean run's stages, enums, scores and
-// lists, the shapes recorded as repairs, and no re-ask.
+// OpenAI provider against a model whose every reply comes in the formats
+// and shapes of small local models, with the schema sent and with it in
+// the prompt: each run completes with the clean run's stages, enums,
+// scores and lists, the formats and shapes recorded as repairs, and only
+// the replies that need it asked again (see openaitest.ShapeCheck).
 func TestSmallModelShapes(t *testing.T) {
 	pipe, err := New(offline(), nil)
 	if err != nil {

@@ -70,7 +70,7 @@ func mockGenerate(req *llm.Request) (any, error) {
 		s := mockIdeaShapes[(start+i)%len(mockIdeaShapes)]
 		desc := fmt.Sprintf(s.desc, lower)
 		if in.Context != "" {
-			desc += " Designed to be " + strings.TrimSuffix(in.Context, ".") + "."
+			desc += " Within the brief: " + strings.TrimSuffix(in.Context, ".") + "."
 		}
 		title := fmt.Sprintf(s.title, t)
 		if i >= len(mockIdeaShapes) {

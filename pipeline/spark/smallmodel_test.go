@@ -12,8 +12,8 @@ import (
 )
 
 // variedReply is wireReply with every value told apart: each list of
-// texts holds three items named after the idea, the seven dimensions score
-// differently on each idea, halves included, and the confidences differ,
+// texts holds three items named after the idea (a word of the first in
+// double quotes), the seven dimensions score differently on each idea, halves included, and the confidences differ,
 // so that a value read into the wrong place shows.
 func variedReply(req *openaitest.ChatRequest) openaitest.Reply {
 	r := wireReply(req)
@@ -32,7 +32,7 @@ func variedReply(req *openaitest.ChatRequest) openaitest.Reply {
 			for k, x := range item {
 				switch x := x.(type) {
 				case []any:
-					item[k] = []any{fmt.Sprintf("%s of idea %v, first", k, i), fmt.Sprintf("%s of idea %v, second", k, i), fmt.Sprintf("%s of idea %v, third", k, i)}
+					item[k] = []any{fmt.Sprintf(`%s of idea %v, the "first" one`, k, i), fmt.Sprintf("%s of idea %v, second", k, i), fmt.Sprintf("%s of idea %v, third", k, i)}
 				case map[string]any: // the dimensions
 					dims := make([]string, 0, len(x))
 					for d := range x {
@@ -56,9 +56,10 @@ func variedReply(req *openaitest.ChatRequest) openaitest.Reply {
 
 // TestSmallModelShapes runs the pipeline, every agent on, through the
 // OpenAI provider against a model whose every JSON reply comes in the
-// shapes of small local models, with the schema sent and with it in the
-// prompt: each run completes with the clean run's ideas, scores and
-// lists, the shapes recorded as repairs, and no re-ask.
+// formats and shapes of small local models, with the schema sent and with
+// it in the prompt: each run completes with the clean run's ideas, scores
+// and lists, the formats and shapes recorded as repairs, and only the
+// replies that need it asked again (see openaitest.ShapeCheck).
 func TestSmallModelShapes(t *testing.T) {
 	pipe, err := New()
 	if err != nil {

@@ -370,7 +370,7 @@ func numberAsText(t *rapid.T, c *corruption) bool {
 		forms = append(forms, numberNames[int(x)])
 	}
 	if x == math.Trunc(x) && x >= 1 && x < 1e6 {
-		forms = append(forms, "#"+s, ordinal(int(x)), "No. "+s)
+		forms = append(forms, "#"+s, Ordinal(int(x)), "No. "+s)
 	}
 	if x > 0 && x < 1 {
 		forms = append(forms, strings.TrimPrefix(s, "0"))
@@ -392,8 +392,8 @@ func numberAsText(t *rapid.T, c *corruption) bool {
 	return true
 }
 
-// ordinal writes n as an ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st.
-func ordinal(n int) string {
+// Ordinal writes n as an ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st.
+func Ordinal(n int) string {
 	suffix := "th"
 	if n%100 < 11 || n%100 > 13 {
 		switch n % 10 {
@@ -579,7 +579,8 @@ func bareList(_ *rapid.T, c *corruption) bool {
 
 // spoil makes the reply of v unusable in one way: a required member
 // removed or null, a number, an enum or a boolean given as something it
-// cannot be read as, or prose alone. It returns the reply, what was done,
+// cannot be read as, or prose alone; written in JSON, it may follow a
+// complete draft, its keys under other names. It returns the reply, what was done,
 // and whether a reader may still read it by leaving out the spoiled part
 // (it is in a list item, or under an optional member).
 func spoil(t *rapid.T, v *val) (string, string, bool, string) {
@@ -597,6 +598,21 @@ func spoil(t *rapid.T, v *val) (string, string, bool, string) {
 		if l, ok := renderLabels(v, func(k string) string { return k }, false); ok {
 			return l, what, lenient, format
 		}
+	}
+	if v.kind == 'o' && v.s != nil && v.s.Properties != nil && rapid.IntRange(0, 3).Draw(t, "a draft before") == 0 {
+		// A complete draft before the spoiled answer, which presents
+		// itself as corrected, its keys perhaps under other names: the
+		// answer is asked again, never read around.
+		if rapid.Bool().Draw(t, "keys under other names") {
+			for i, k := range v.keys {
+				if name := "the_" + k; !declared(v.s, name) && !containsKey(v.keys, name) {
+					v.keys[i] = name
+				}
+			}
+			what += ", its keys under other names"
+		}
+		text = "A first draft:\n" + render(generate(t, v.s, "draft"), style{}) + "\n\nThe corrected answer:\n" + render(v, style{})
+		what += ", after a complete draft"
 	}
 	return text, what, lenient, FormatJSON
 }

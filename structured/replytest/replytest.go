@@ -206,7 +206,7 @@ func heldBy(a, b any) bool {
 var vocabulary = []string{
 	"solar", "vertical", "farm", "water", "cost", "market", "users", "local", "pilot", "scale",
 	"community", "sensor", "data", "grid", "rooftop", "school", "clinic", "rural", "urban", "loop",
-	"naïve", "café", "{draft}", "[1]", "a/b", "50%", "x,y", "it's", `"quoted"`, "back\\slash", "ünïcödé", "😀",
+	"naïve", "café", "a sentence long enough that YAML folds the line it is written on when it writes it", "{draft}", "[1]", "a/b", "50%", "x,y", "it's", `"quoted"`, "back\\slash", "ünïcödé", "😀",
 }
 
 func join(parts []string) string { return strings.Join(parts, " ") }

@@ -249,7 +249,7 @@ await step('openai: a reply that cannot be read as the schema fails clearly', as
       throw new Error('an unusable reply was passed on as success')
     } catch (err) {
       check(err instanceof OpenAI.APIError && err.status === 502, `stream ${stream}: ${err}`)
-      check(/invalid reply/.test(err.message), `stream ${stream}: the error does not say why: ${err.message}`)
+      check(/could not be used/.test(err.message), `stream ${stream}: the error does not say why: ${err.message}`)
     }
   }
 })

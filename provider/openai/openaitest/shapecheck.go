@@ -14,17 +14,21 @@ import (
 
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/structured"
+	"github.com/madspark/madspark/structured/replytest"
 )
 
 // A ShapeCheck runs a pipeline through an OpenAI-compatible client against
 // a Server twice for each way the client sends schemas: once with Base's
-// replies as they are, then with every reply in the shapes of a
-// SmallModel (one run per seed). It checks that the shaped run completes,
-// that its result holds what the clean run's holds once repairs, usage,
-// timing, ids and timestamps are set aside (the same scores on the same
-// ideas, every list item), that the shapes were recorded as repairs, and
-// that reading them cost no call: a shaped run makes no more calls to any
-// agent than the clean one.
+// replies as they are, then with every reply in the formats and shapes of
+// a SmallModel (one run per seed). It checks that the shaped run
+// completes, that its result holds what the clean run's holds once
+// repairs, usage, timing, ids and timestamps are set aside (the same
+// scores on the same ideas, every list item), that the shapes were
+// recorded as repairs and each reply's format beyond JSON by a repair
+// naming it, and that the calls are the clean run's and the re-asks of
+// the replies that needed one: every reply with a placeholder for a
+// required text asked again, no other reply but one with a key under
+// another name, and no re-ask of a re-ask.
 type ShapeCheck struct {
 	// Base returns a respond function answering every agent well. It is
 	// called once per run, so that respond functions with a state (the
@@ -42,7 +46,7 @@ type ShapeCheck struct {
 	// Drop names more fields of the result, at any depth, that differ
 	// from run to run whatever the replies (ids of the pipeline's own).
 	Drop []string
-	// Seeds is the number of shaped runs for each mode; 3 when 0. Their
+	// Seeds is the number of shaped runs for each mode; 5 when 0. Their
 	// seeds come from the test's name and the agents' names: the same
 	// each time, others for each test.
 	Seeds int
@@ -59,11 +63,39 @@ var droppedSuffixes = []string{"_usage", "_ms", "_at"}
 
 // alignments are the repair rules of a reply's syntax and its alignment to
 // the schema: what the shapes are recorded as.
-var alignments = map[string]bool{"syntax": true, "shape": true, "key": true, "type": true, "enum": true, "split": true, "extra": true}
+var alignments = map[string]bool{"format": true, "candidate": true, "syntax": true, "shape": true, "key": true, "type": true, "enum": true, "split": true, "extra": true}
+
+// formatNames are the words that the repair recording a format beyond
+// JSON holds.
+var formatNames = map[string]string{
+	replytest.FormatJSON5:      "JSON5 numbers",
+	replytest.FormatYAML:       "read as YAML",
+	replytest.FormatLabelValue: "read as label-value text",
+	replytest.FormatTable:      "markdown table",
+}
+
+// NamesFormat reports whether one of actions, the actions of a reply's
+// repairs, names format, one of replytest.Formats: "read as YAML", "read
+// as label-value text", a list "read as a markdown table", "JSON5
+// numbers"; always for JSON.
+func NamesFormat(actions []string, format string) bool {
+	name, ok := formatNames[format]
+	if !ok {
+		return true
+	}
+	for _, a := range actions {
+		if strings.Contains(a, name) {
+			return true
+		}
+	}
+	return false
+}
 
 // Check runs the check for each mode, each a subtest.
 func (c ShapeCheck) Check(t *testing.T, modes ...string) {
 	t.Helper()
+	total := &tally{formats: map[string]int{}, shapes: map[string]int{}}
+	defer func() { t.Logf("over %s", total) }()
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
 			clean := c.once(t, mode, nil)
@@ -81,7 +113,7 @@ func (c ShapeCheck) Check(t *testing.T, modes ...string) {
 			}
 			seeds := c.Seeds
 			if seeds == 0 {
-				seeds = 3
+				seeds = 5
 			}
 			for i := range seeds {
 				h := fnv.New64a()
@@ -93,6 +125,7 @@ func (c ShapeCheck) Check(t *testing.T, modes ...string) {
 				t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 					got := c.once(t, mode, &seed)
 					c.compare(t, clean, got, want)
+					total.add(got.replies)
 				})
 			}
 		})
@@ -146,14 +179,64 @@ func (c ShapeCheck) once(t *testing.T, mode string, seed *uint64) run {
 
 func (c ShapeCheck) compare(t *testing.T, clean, got run, want string) {
 	t.Helper()
-	shapes := map[string]int{}
+	shapes, formats := map[string]int{}, map[string]int{}
 	shaped := 0
-	for _, r := range got.replies {
+	// The replies asked again, by the index of the re-ask's reply.
+	reasked := map[int]int{}
+	for i, r := range got.replies {
+		if r.ReaskOf >= 0 {
+			reasked[r.ReaskOf] = i
+		}
+	}
+	// The agents a request for a schema may be of: those of its name,
+	// and, as a client in prompt mode sends it, those of its hint.
+	agents := map[string][]string{}
+	for _, a := range c.Agents {
+		sa := a.Spec.Schema()
+		for _, b := range c.Agents {
+			if sb := b.Spec.Schema(); sb.Name == sa.Name || (sb.Hint != "" && sb.Hint == sa.Hint) {
+				agents[sa.Name] = append(agents[sa.Name], b.Name)
+			}
+		}
+	}
+	// What the replies used need in the repairs, by their agents: how
+	// many name each format.
+	need := map[string]map[string]int{}
+	reasks := map[string]int{}
+	unusable, mayAsk, keysAsked := 0, 0, 0
+	for i, r := range got.replies {
 		for _, s := range r.Shapes {
 			shapes[s]++
 		}
-		if len(r.Shapes) > 0 {
+		if r.Format != "" {
+			formats[r.Format]++
+		}
+		if len(r.Shapes) > 0 || (r.Format != "" && r.Format != replytest.FormatJSON) {
 			shaped++
+		}
+		if r.Unusable {
+			unusable++
+		}
+		if r.MayAsk {
+			mayAsk++
+		}
+		at, again := reasked[i]
+		switch {
+		case r.Unusable && !again:
+			t.Errorf("a reply to %s with %v was used; it must be asked again\n%s", r.Schema, r.Shapes, r.Content)
+		case again && !r.Unusable && !r.MayAsk:
+			t.Errorf("a usable reply to %s in %s, %v, was asked again:\n%s\n--- asked again, answered:\n%s", r.Schema, r.Format, r.Shapes, r.Content, got.replies[at].Content)
+		case again:
+			reasks[r.Schema]++
+			if !r.Unusable {
+				keysAsked++
+			}
+		case r.Format != "" && r.Format != replytest.FormatJSON:
+			key := strings.Join(agents[r.Schema], " or ")
+			if need[key] == nil {
+				need[key] = map[string]int{}
+			}
+			need[key][r.Format]++
 		}
 	}
 	if got.err != nil {
@@ -181,6 +264,21 @@ func (c ShapeCheck) compare(t *testing.T, clean, got run, want string) {
 	if aligned == 0 {
 		t.Errorf("%d shaped replies, but no alignment was recorded: %+v", shaped, got.repairs)
 	}
+	// Each reply used in a format beyond JSON is recorded by a repair of
+	// its agent naming the format.
+	for key, byFormat := range need {
+		for format, n := range byFormat {
+			var named []string
+			for _, r := range got.repairs {
+				if slices.Contains(strings.Split(key, " or "), r.Agent) && NamesFormat([]string{r.Action}, format) {
+					named = append(named, r.Action)
+				}
+			}
+			if len(named) < n {
+				t.Errorf("%d replies to %s used in %s, %d repairs naming it: %v", n, key, format, len(named), named)
+			}
+		}
+	}
 	names := make([]string, 0, len(clean.calls))
 	for name := range clean.calls {
 		names = append(names, name)
@@ -194,13 +292,63 @@ func (c ShapeCheck) compare(t *testing.T, clean, got run, want string) {
 	var line []string
 	for _, name := range names {
 		line = append(line, fmt.Sprintf("%s %d→%d", orText(name), clean.calls[name], got.calls[name]))
-		if got.calls[name] > clean.calls[name] {
-			t.Errorf("%s was asked %d times on shaped replies, %d on clean ones: a shape cost a re-ask\n%s",
-				orText(name), got.calls[name], clean.calls[name], lastReplies(got.replies, 0))
+		if got.calls[name] != clean.calls[name]+reasks[name] {
+			t.Errorf("%s was asked %d times on shaped replies, %d on clean ones, and %d replies needed a re-ask\n%s",
+				orText(name), got.calls[name], clean.calls[name], reasks[name], lastReplies(got.replies, 0))
 		}
 	}
-	t.Logf("calls clean→shaped: %s; %d of %d replies shaped (%s); %d alignments recorded",
-		strings.Join(line, ", "), shaped, len(got.replies), fmtShapes(shapes), aligned)
+	t.Logf("calls clean→shaped: %s; %d of %d replies shaped (formats: %s; shapes: %s); %d with a placeholder for a required text, all asked again; %d with a key under another name, %d of those without a placeholder asked again; %d alignments recorded",
+		strings.Join(line, ", "), shaped, len(got.replies), fmtFormats(formats), fmtShapes(shapes), unusable, mayAsk, keysAsked, aligned)
+}
+
+func fmtFormats(m map[string]int) string {
+	var out []string
+	for _, f := range replytest.Formats {
+		if m[f] > 0 {
+			out = append(out, fmt.Sprintf("%s ×%d", f, m[f]))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// tally counts the replies of shaped runs, by format and by shape.
+type tally struct {
+	runs, replies, unusable, mayAsk, asked int
+	formats, shapes                        map[string]int
+}
+
+func (t *tally) add(replies []Shaped) {
+	t.runs++
+	asked := map[int]bool{}
+	for _, r := range replies {
+		if r.ReaskOf >= 0 {
+			asked[r.ReaskOf] = true
+		}
+	}
+	for i, r := range replies {
+		if r.Format == "" {
+			continue
+		}
+		t.replies++
+		t.formats[r.Format]++
+		for _, s := range r.Shapes {
+			t.shapes[s]++
+		}
+		switch {
+		case r.Unusable:
+			t.unusable++
+		case r.MayAsk:
+			t.mayAsk++
+			if asked[i] {
+				t.asked++
+			}
+		}
+	}
+}
+
+func (t *tally) String() string {
+	return fmt.Sprintf("%d shaped runs, %d replies in a format: %s; shapes: %s; %d with a placeholder for a required text, each asked again; %d with a key under another name and no placeholder, %d of them asked again",
+		t.runs, t.replies, fmtFormats(t.formats), fmtShapes(t.shapes), t.unusable, t.mayAsk, t.asked)
 }
 
 func orText(name string) string {
@@ -212,7 +360,7 @@ func orText(name string) string {
 
 func fmtShapes(m map[string]int) string {
 	var out []string
-	for _, s := range Shapes {
+	for _, s := range append(Shapes, ShapeBoldLabels) {
 		if m[s] > 0 {
 			out = append(out, fmt.Sprintf("%s ×%d", s, m[s]))
 		}
@@ -224,7 +372,7 @@ func fmtShapes(m map[string]int) string {
 func lastReplies(replies []Shaped, n int) string {
 	var shaped []Shaped
 	for _, r := range replies {
-		if len(r.Shapes) > 0 {
+		if r.Format != "" {
 			shaped = append(shaped, r)
 		}
 	}
@@ -233,7 +381,7 @@ func lastReplies(replies []Shaped, n int) string {
 	}
 	var b strings.Builder
 	for _, r := range shaped {
-		fmt.Fprintf(&b, "--- reply to %s in %s:\n%s\n", r.Schema, strings.Join(r.Shapes, ", "), r.Content)
+		fmt.Fprintf(&b, "--- reply to %s in %s, %s:\n%s\n", r.Schema, r.Format, strings.Join(r.Shapes, ", "), r.Content)
 	}
 	return b.String()
 }

@@ -24,46 +24,85 @@ import (
 // value of the reply: a person reads the same answer off it.
 const (
 	// The values.
-	ShapeNumberWords = "numbers in words or units" // "8/10", "8.5 out of 10", "7 points", "85%", "seven", "1,200"
-	ShapeBoolWords   = "booleans as yes or no"     // "yes", "No", "true"
-	ShapeEnumDecor   = "enum values decorated"     // "**approve**", "Approve!", "approve (with minor reservations)"
-	ShapeBullets     = "lists as bullet text"      // "- one\n- two", a list of one as its text
-	ShapeExtraField  = "an unknown field added"    // {"model_remark": …}
-	ShapeKeyStyle    = "keys in another style"     // "Context Summary", "contextSummary", "context-summary"
+	ShapeNumberWords  = "numbers in words or units"        // "8/10", "8.5 out of 10", "7 points", "85%", "seven", "1,200"
+	ShapeBoolWords    = "booleans as yes or no"            // "yes", "No", "true"
+	ShapeEnumDecor    = "enum values decorated"            // "**approve**", "Approve!", "approve (with minor reservations)"
+	ShapeBullets      = "lists as bullet text"             // "- one\n- two", a list of one as its text
+	ShapeUnitsInItems = "numbers with units in list items" // "#2", "3rd", "No. 4", "7 points", "+7.5", ".85", "8/10" in an item
+	// Unusable: a required text given as a placeholder ("N/A", "",
+	// "TBD", "-"), which is no value: the reply must be asked again.
+	ShapePlaceholder = "a placeholder for a required text"
+	// A required key under a name the schema does not declare
+	// ("the_score"): read from it when only one field can be meant, else
+	// asked again; never read as null.
+	ShapeSynonymKey = "a key under another name"
+	ShapeExtraField = "an unknown field added" // {"model_remark": …}
+	ShapeKeyStyle   = "keys in another style"  // "Context Summary", "contextSummary", "context-summary"
 	// The shape around them.
-	ShapeBareList   = "a bare list"              // [...] for {"ideas": [...]}
-	ShapeWrapper    = "the object under one key" // {"response": {...}}
-	ShapeListAround = "inside a list of one"     // [{...}]
+	ShapeStatusWrappers = "wrappers with status fields" // {"status": "ok", "data": {...}}, one or two deep
+	ShapeBareList       = "a bare list"                 // [...] for {"ideas": [...]}
+	ShapeWrapper        = "the object under one key"    // {"response": {...}}
+	ShapeListAround     = "inside a list of one"        // [{...}]
 	// The syntax.
 	ShapeTrailingCommas = "trailing commas"
 	ShapeComments       = "// comments"
-	ShapePython         = "Python literals" // True, False, None
-	ShapeSingleQuotes   = "single quotes"   // {'title': 'Seed swap'}
-	ShapeBareKeys       = "unquoted keys"   // {title: "Seed swap"}
+	ShapePython         = "Python literals"                // True, False, None
+	ShapeSingleQuotes   = "single quotes"                  // {'title': 'Seed swap'}
+	ShapeBareKeys       = "unquoted keys"                  // {title: "Seed swap"}
+	ShapeRawQuotes      = "unescaped quotes in list items" // ["a "quoted" word"], [{"title": "a "quoted" word"}]
 	// The text around it.
-	ShapeTags  = "tags around" // a <think> block before it, or <json> tags around it
+	ShapeDraft = "a draft before the final answer" // another value first, then the answer with a trailing comma
+	ShapeTags  = "tags around"                     // a <think> block before it, or <json> tags around it
 	ShapeFence = "a code fence"
 	ShapeProse = "prose around"
 )
 
 // Shapes lists every shape of a SmallModel, in the order they apply.
 var Shapes = []string{
-	ShapeNumberWords, ShapeBoolWords, ShapeEnumDecor, ShapeBullets, ShapeExtraField, ShapeKeyStyle,
-	ShapeBareList, ShapeWrapper, ShapeListAround,
-	ShapeTrailingCommas, ShapeComments, ShapePython, ShapeSingleQuotes, ShapeBareKeys,
-	ShapeTags, ShapeFence, ShapeProse,
+	ShapeNumberWords, ShapeBoolWords, ShapeEnumDecor, ShapeBullets, ShapeUnitsInItems, ShapePlaceholder, ShapeSynonymKey,
+	ShapeExtraField, ShapeKeyStyle,
+	ShapeStatusWrappers, ShapeBareList, ShapeWrapper, ShapeListAround,
+	ShapeTrailingCommas, ShapeComments, ShapePython, ShapeSingleQuotes, ShapeBareKeys, ShapeRawQuotes,
+	ShapeDraft, ShapeTags, ShapeFence, ShapeProse,
 }
 
-// SmallModel serves base's replies in the shapes that small local models
-// (3B to 8B parameters, decoding without a grammar) give JSON in: each
-// reply that is a JSON object or list, to a request that carries a JSON
-// Schema (response_format json_schema; see PromptSchemas for clients that
-// put the schema in the prompt), is sent in one to three of the Shapes
-// that apply to it, re-asks included. The shapes, and the forms within
-// them, are chosen by a hash of the seed and the request, so a run is
-// served the same replies each time, and two requests, or two seeds, get
-// different ones. Replies without a schema, in plain text, or with a
-// fault or chunks of their own are sent as they are.
+// ShapeBoldLabels writes the labels of label-value text in bold:
+// "**Score:** 7". It is used with that format alone.
+const ShapeBoldLabels = "labels in bold"
+
+// boldLabelRE is a label of label-value text, after its indentation and
+// an item's marker.
+var boldLabelRE = regexp.MustCompile(`(?m)^([ \t]*(?:\d{1,3}\. |- )?)([A-Za-z][A-Za-z0-9 _'-]{0,59}):( |$)`)
+
+// slips are the shapes that models' replies hold less often than
+// their readers must read them every time.
+var slips = []string{ShapeUnitsInItems, ShapePlaceholder, ShapeSynonymKey, ShapeStatusWrappers, ShapeRawQuotes, ShapeDraft}
+
+// formatShapes are the shapes of the values that a reply in a format
+// beyond JSON (YAML, label-value text, a markdown table) shows too.
+var formatShapes = []string{
+	ShapeNumberWords, ShapeBoolWords, ShapeEnumDecor, ShapeUnitsInItems, ShapePlaceholder, ShapeSynonymKey,
+	ShapeExtraField, ShapeKeyStyle,
+}
+
+// SmallModel serves base's replies in the formats and shapes that small
+// local models (3B to 8B parameters, decoding without a grammar) write
+// JSON in: each reply that is a JSON object or list, to a request that
+// carries a JSON Schema (response_format json_schema; see PromptSchemas
+// for clients that put the schema in the prompt), is written in one of
+// replytest.Formats that can write it — JSON, JSON with JSON5 numbers,
+// YAML, label-value text, label-value text with a list of objects as a
+// markdown table — in one to three of the Shapes that apply to it (the
+// shapes of its values alone, in formats beyond JSON). Every shape keeps
+// the reply's value, but ShapePlaceholder, which leaves out a required
+// text, and ShapeSynonymKey, which may leave it unclear: a re-ask of a
+// reply (a request whose last message but one is that reply) is
+// answered in the shapes that keep the value. The formats, shapes, and
+// the forms within them are chosen by a hash of the seed and the
+// request, so a run is served the same replies each time, and two
+// requests, or two seeds, get different ones. Replies without a schema,
+// in plain text, or with a fault or chunks of their own are sent as they
+// are.
 //
 // A SmallModel is safe for concurrent use.
 type SmallModel struct {
@@ -78,11 +117,23 @@ type SmallModel struct {
 type Shaped struct {
 	// Schema is the name of the request's schema; "" for none.
 	Schema string
+	// Format is the format the reply was written in, one of
+	// replytest.Formats; "" when it was sent as base gave it.
+	Format string
 	// Shapes are the shapes the reply was sent in; none when it was sent
 	// as base gave it.
 	Shapes []string
 	// Content is the reply sent.
 	Content string
+	// Unusable: the reply lacks what the schema requires
+	// (ShapePlaceholder); a reader must ask again. MayAsk: a reader may
+	// ask again (ShapeSynonymKey), or read the value.
+	Unusable, MayAsk bool
+	// ReaskOf is the index, in Replies, of the reply this one answers
+	// the re-ask of; -1 for none.
+	ReaskOf int
+	// base is base's reply.
+	base Reply
 }
 
 // NewSmallModel returns a SmallModel serving base's replies, its shapes
@@ -91,15 +142,24 @@ func NewSmallModel(base func(*ChatRequest) Reply, seed uint64) *SmallModel {
 	return &SmallModel{base: base, seed: seed}
 }
 
-// Respond answers req: it is the respond function for NewServer.
+// Respond answers req: it is the respond function for NewServer. The
+// re-ask of a reply that needed one (Unusable or MayAsk) is answered
+// with base's reply to the request asked again, as a model asked again
+// gives the answer it meant; base is not called again.
 func (m *SmallModel) Respond(req *ChatRequest) Reply {
-	reply := m.base(req)
 	var name string
 	var schema json.RawMessage
 	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil {
 		name, schema = rf.JSONSchema.Name, rf.JSONSchema.Schema
 	}
-	var shapes []string
+	shaped := Shaped{Schema: name, ReaskOf: m.reaskOf(req, name)}
+	var reply Reply
+	if prev, ok := m.reply(shaped.ReaskOf); ok && (prev.Unusable || prev.MayAsk) {
+		reply = prev.base
+	} else {
+		reply = m.base(req)
+	}
+	shaped.base = reply
 	if schema != nil && reply.Fault == nil && reply.Chunks == nil {
 		h := fnv.New64a()
 		_ = binary.Write(h, binary.LittleEndian, m.seed)
@@ -109,12 +169,42 @@ func (m *SmallModel) Respond(req *ChatRequest) Reply {
 		}
 		h.Write(body)
 		rng := rand.New(rand.NewPCG(h.Sum64(), m.seed))
-		reply.Content, shapes = shape(reply.Content, schema, rng)
+		reply.Content = shape(reply.Content, schema, rng, &shaped)
 	}
+	shaped.Content = reply.Content
 	m.mu.Lock()
-	m.log = append(m.log, Shaped{Schema: name, Shapes: shapes, Content: reply.Content})
+	m.log = append(m.log, shaped)
 	m.mu.Unlock()
 	return reply
+}
+
+// reply returns the reply logged at i, if any.
+func (m *SmallModel) reply(i int) (Shaped, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i < 0 || i >= len(m.log) {
+		return Shaped{}, false
+	}
+	return m.log[i], true
+}
+
+// reaskOf returns the index of the reply, to a request for schema name,
+// that req asks again for: the one its last message but one, from the
+// assistant, repeats; -1 for none.
+func (m *SmallModel) reaskOf(req *ChatRequest, name string) int {
+	n := len(req.Messages)
+	if name == "" || n < 2 || req.Messages[n-2].Role != "assistant" || req.Messages[n-1].Role != "user" {
+		return -1
+	}
+	prev := strings.TrimSpace(req.Messages[n-2].Content)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := len(m.log) - 1; i >= 0; i-- {
+		if m.log[i].Schema == name && strings.TrimSpace(m.log[i].Content) == prev {
+			return i
+		}
+	}
+	return -1
 }
 
 // Replies returns every reply sent so far, in order.
@@ -165,28 +255,68 @@ func SchemaOf(req *ChatRequest, schemas ...*llm.Schema) *JSONSchema {
 	return &JSONSchema{Name: best.Name, Schema: json.RawMessage(best.JSON)}
 }
 
-// shape sends the JSON reply content, a value of schema, in shapes drawn
-// with rng, and returns it with their names; content that is not a JSON
-// object or list is returned as it is.
-func shape(content string, schema json.RawMessage, rng *rand.Rand) (string, []string) {
+// shape writes the JSON reply content, a value of schema, in a format
+// and shapes drawn with rng, records them in out, and returns it; content
+// that is not a JSON object or list is returned as it is. A re-ask is
+// answered in the shapes that keep the value.
+func shape(content string, schema json.RawMessage, rng *rand.Rand, out *Shaped) string {
 	var v any
 	d := json.NewDecoder(strings.NewReader(content))
 	d.UseNumber()
 	if d.Decode(&v) != nil || d.More() {
-		return content, nil
+		return content
 	}
 	switch v.(type) {
 	case map[string]any, []any:
 	default:
-		return content, nil
+		return content
 	}
 	var root map[string]any
 	if json.Unmarshal(schema, &root) != nil {
-		return content, nil
+		return content
 	}
-	s := &shaper{rng: rng, root: root, v: v}
+	s := &shaper{rng: rng, root: root, v: v, clean: copyValue(v), reask: out.ReaskOf >= 0}
 	s.names = map[string]bool{}
 	s.collectNames(root, 0)
+
+	format := []string{replytest.FormatJSON, replytest.FormatJSON, replytest.FormatJSON, replytest.FormatJSON5,
+		replytest.FormatYAML, replytest.FormatYAML, replytest.FormatLabelValue, replytest.FormatLabelValue, replytest.FormatTable}[rng.IntN(9)]
+	var applied []string
+	switch format {
+	case replytest.FormatYAML, replytest.FormatLabelValue, replytest.FormatTable:
+		// The values as models write them in these formats.
+		for _, name := range formatShapes {
+			if rng.IntN(3) == 0 && s.applies(name) && s.apply(name) {
+				applied = append(applied, name)
+			}
+		}
+		if text, ok := replytest.Write(s.v, format); ok {
+			switch r := rng.IntN(3); {
+			case format == replytest.FormatYAML:
+				if r == 0 {
+					text = "```yaml\n" + text + "```\n"
+					applied = append(applied, ShapeFence)
+				}
+			default:
+				// Labels in bold, or prose around, or both: label-value
+				// text as models write it, which YAML does not read.
+				if r != 0 {
+					text = boldLabelRE.ReplaceAllString(text, "$1**$2:**$3")
+					applied = append(applied, ShapeBoldLabels)
+				}
+				if r != 1 {
+					text = "Here is my answer.\n\n" + text + "\nI hope this helps."
+					applied = append(applied, ShapeProse)
+				}
+			}
+			out.Format, out.Shapes, out.Unusable, out.MayAsk = format, applied, s.unusable, s.mayAsk
+			return text
+		}
+		// The format cannot write this value plainly: JSON instead.
+		format = replytest.FormatJSON
+	case replytest.FormatJSON5:
+		s.json5 = true
+	}
 
 	var usable []int
 	for i, name := range Shapes {
@@ -194,23 +324,36 @@ func shape(content string, schema json.RawMessage, rng *rand.Rand) (string, []st
 			usable = append(usable, i)
 		}
 	}
-	if len(usable) == 0 {
-		return content, nil
-	}
 	rng.Shuffle(len(usable), func(i, j int) { usable[i], usable[j] = usable[j], usable[i] })
+	if rng.IntN(2) == 0 {
+		// Half the time, one of the slips among them.
+		for i, j := range usable {
+			if slices.Contains(slips, Shapes[j]) {
+				usable[0], usable[i] = usable[i], usable[0]
+				break
+			}
+		}
+	}
 	usable = usable[:min(len(usable), 1+rng.IntN(3))]
 	sort.Ints(usable)
-	var applied []string
 	for _, i := range usable {
 		if s.apply(Shapes[i]) {
 			applied = append(applied, Shapes[i])
 		}
 	}
-	if len(applied) == 0 {
+	if s.json5 && !anyValue(s.v, positive) {
+		// Every number is written another way now.
+		s.json5, format = false, replytest.FormatJSON
+	}
+	if len(applied) == 0 && !s.json5 {
 		s.fence = true
 		applied = []string{ShapeFence}
 	}
-	return s.text(), applied
+	if s.json5 {
+		format = replytest.FormatJSON5
+	}
+	out.Format, out.Shapes, out.Unusable, out.MayAsk = format, applied, s.unusable, s.mayAsk
+	return s.text()
 }
 
 // shaper is a reply on its way to its shapes.
@@ -228,6 +371,19 @@ type shaper struct {
 	// cut: the value is no longer the schema's root (a bare list, a
 	// wrapper): the value shapes no longer apply.
 	cut bool
+	// json5: numbers in JSON5 forms. rawQuotes: the double quotes of
+	// list items' texts left unescaped where they can be.
+	json5, rawQuotes bool
+	// clean is the value as base gave it; draft, when set, is written
+	// before the answer, which then presents itself as corrected (lead).
+	clean, draft any
+	lead         string
+	// reask: the reply answers a re-ask, and keeps its value.
+	reask bool
+	// unusable and mayAsk: see Shaped.
+	unusable, mayAsk bool
+	// inItem counts the lists that each, or write, is inside of.
+	inItem int
 }
 
 // applies reports whether shape name can change the reply as it is now.
@@ -248,6 +404,18 @@ func (s *shaper) applies(name string) bool {
 		return s.some(func(x any, sc map[string]any) bool { return s.closedObject(x, sc) })
 	case ShapeKeyStyle:
 		return s.some(func(x any, sc map[string]any) bool { return s.declaredKeys(x, sc) > 0 })
+	case ShapeUnitsInItems:
+		return s.some(func(x any, sc map[string]any) bool { return s.itemNumber(x, sc) })
+	case ShapePlaceholder:
+		return !s.reask && s.some(func(x any, sc map[string]any) bool { return len(s.placeholderKeys(x, sc)) > 0 })
+	case ShapeSynonymKey:
+		return !s.reask && s.some(func(x any, sc map[string]any) bool { return len(s.requiredKeys(x, sc)) > 0 })
+	case ShapeStatusWrappers:
+		return !s.cut && s.statusFree()
+	case ShapeRawQuotes:
+		return !s.single && rawQuotable(s.v, false)
+	case ShapeDraft:
+		return !s.cut && s.draft == nil && s.redraft(copyValue(s.clean))
 	case ShapeBareList:
 		return s.soleList() != ""
 	case ShapeWrapper:
@@ -305,6 +473,63 @@ func (s *shaper) apply(name string) bool {
 			first = false
 			return s.bullets(x.([]any)), true
 		})
+	case ShapeUnitsInItems:
+		return s.eachOne(func(x any, sc map[string]any) bool { return s.itemNumber(x, sc) },
+			func(x any, sc map[string]any) any { return s.unitForm(x.(json.Number), sc) })
+	case ShapePlaceholder:
+		if s.reask {
+			return false
+		}
+		done := s.eachOne(func(x any, sc map[string]any) bool { return len(s.placeholderKeys(x, sc)) > 0 },
+			func(x any, sc map[string]any) any {
+				keys := s.placeholderKeys(x, sc)
+				words := []string{"N/A", "n/a", "TBD", "-", "unknown", "none", ""}
+				x.(map[string]any)[keys[s.rng.IntN(len(keys))]] = words[s.rng.IntN(len(words))]
+				return x
+			})
+		s.unusable = s.unusable || done
+		return done
+	case ShapeSynonymKey:
+		if s.reask {
+			return false
+		}
+		done := s.eachOne(func(x any, sc map[string]any) bool { return len(s.requiredKeys(x, sc)) > 0 },
+			func(x any, sc map[string]any) any {
+				o, keys := x.(map[string]any), s.requiredKeys(x, sc)
+				k := keys[s.rng.IntN(len(keys))]
+				props, _ := sc["properties"].(map[string]any)
+				for _, name := range []string{"the_" + k, k + "_value", "main_value"} {
+					if _, declared := props[name]; !declared && o[name] == nil {
+						o[name] = o[k]
+						delete(o, k)
+						break
+					}
+				}
+				return o
+			})
+		s.mayAsk = s.mayAsk || done
+		return done
+	case ShapeStatusWrappers:
+		if s.cut || !s.statusFree() {
+			return false
+		}
+		s.v = map[string]any{"status": "ok", "data": s.v}
+		if s.rng.IntN(2) == 0 {
+			s.v = map[string]any{"success": true, "code": json.Number("200"), "response": s.v}
+		}
+		s.cut = true
+		return true
+	case ShapeRawQuotes:
+		s.rawQuotes = !s.single && rawQuotable(s.v, false)
+		return s.rawQuotes
+	case ShapeDraft:
+		d := copyValue(s.clean)
+		if s.cut || s.draft != nil || !s.redraft(d) {
+			return false
+		}
+		s.draft, s.trailing = d, true
+		s.lead = []string{"On reflection that is wrong. The corrected answer:", "Let me fix that. Final answer:",
+			"Wait, a few values are off. Here it is again:"}[s.rng.IntN(3)]
 	case ShapeExtraField:
 		done := false
 		return s.each(func(x any, sc map[string]any) (any, bool) {
@@ -422,9 +647,11 @@ func (s *shaper) each(f func(x any, sc map[string]any) (any, bool)) bool {
 			}
 		case []any:
 			items, _ := sc["items"].(map[string]any)
+			s.inItem++
 			for i, v := range y {
 				y[i] = walk(v, items)
 			}
+			s.inItem--
 		}
 		if sc == nil {
 			return x
@@ -881,6 +1108,10 @@ func (s *shaper) text() string {
 	if s.fence {
 		body = "```json\n" + body + "\n```"
 	}
+	if s.draft != nil {
+		d, _ := json.Marshal(s.draft)
+		body = "A first draft:\n" + string(d) + "\n\n" + s.lead + "\n" + body
+	}
 	if s.prose {
 		body = "Sure! Here is the answer in the format you asked for.\n\n" + body + "\n\nI hope this helps. Let me know if you want any changes."
 	}
@@ -945,6 +1176,7 @@ func (s *shaper) write(b *bytes.Buffer, x any, depth int) {
 		if s.comments && depth == 0 {
 			b.WriteString(indent + "// the answer, as asked\n")
 		}
+		s.inItem++
 		for i, e := range y {
 			b.WriteString(indent)
 			s.write(b, e, depth+1)
@@ -953,9 +1185,20 @@ func (s *shaper) write(b *bytes.Buffer, x any, depth int) {
 			}
 			b.WriteByte('\n')
 		}
+		s.inItem--
 		b.WriteString(closing + "]")
 	case string:
+		if raw, ok := replytest.RawQuoted(y); ok && s.rawQuotes && s.inItem > 0 {
+			b.WriteString(raw)
+			return
+		}
 		s.writeString(b, y)
+	case json.Number:
+		if f, err := y.Float64(); err == nil && s.json5 {
+			b.WriteString(replytest.JSON5Number(f))
+		} else {
+			b.WriteString(y.String())
+		}
 	default:
 		vb, _ := json.Marshal(y)
 		b.Write(vb)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/madspark/madspark/llm"
 	"github.com/madspark/madspark/structured"
+	"github.com/madspark/madspark/structured/replytest"
 )
 
 // review has a value of every kind the shapes change.
@@ -42,8 +43,11 @@ type ideas struct {
 
 // TestSmallModelKeepsContent: every reply a SmallModel sends reads back,
 // with the reader the pipelines use, as the value base sent, with at least
-// one repair; every shape is used; the replies depend on the request and
-// the seed only.
+// one repair and one naming its format beyond JSON; a reply with a
+// placeholder for a required text is refused, and one with a key under
+// another name is read as the value or refused, never read otherwise; a
+// re-ask is answered with the value; every shape and every format is
+// used; the replies depend on the request and the seed only.
 func TestSmallModelKeepsContent(t *testing.T) {
 	reviewSpec, err := structured.NewSpec[review]("review")
 	if err != nil {
@@ -58,14 +62,16 @@ func TestSmallModelKeepsContent(t *testing.T) {
 		clean string
 	}{
 		{reviewSpec, `{"verdict":"partially_approve","winner":"A","confidence_score":0.85,"overall_score":7.5,"budget_eur":12000,"ready_to_ship":false,
-			"key_points":["Start with one street","Measure the waste"],
+			"key_points":["Start with one \"street\" first","Measure the waste"],
 			"steps":[{"index":0,"title":"Pilot","weeks":6,"risks":["Few volunteers"]},{"index":1,"title":"Scale","weeks":20,"risks":["Cost","Weather"]}]}`},
 		{reviewSpec, `{"verdict":"revise","winner":"tie","confidence_score":0.5,"overall_score":3,"budget_eur":0,"ready_to_ship":true,
 			"key_points":["One point"],"steps":[],"note":"Checked twice."}`},
 		{ideasSpec, `{"ideas":[{"title":"Tool library","description":"Lend tools from the school shed."},{"title":"Seed swap","description":"Swap seeds each spring."}]}`},
 		{ideasSpec, `{"ideas":[{"title":"Tool library","description":"Lend tools from the school shed."}]}`},
+		{ideasSpec, `{"ideas":[{"title":"Tool library","description":"Lend the \"good\" tools from the shed."},{"title":"Seed swap","description":"Swap seeds each spring."}]}`},
 	}
-	used := map[string]int{}
+	used, formats := map[string]int{}, map[string]int{}
+	refused := 0
 	const replies = 150
 	for ci, c := range cases {
 		want := c.spec.Parse(context.Background(), c.clean)
@@ -78,32 +84,60 @@ func TestSmallModelKeepsContent(t *testing.T) {
 		for i := range replies {
 			req := schemaRequest(schema, fmt.Sprintf("request %d", i))
 			reply := m.Respond(req).Content
-			shaped := m.Replies()[i]
-			if len(shaped.Shapes) == 0 || shaped.Content != reply || shaped.Schema != schema.Name {
+			log := m.Replies()
+			at := len(log) - 1
+			shaped := log[at]
+			if (len(shaped.Shapes) == 0 && shaped.Format == replytest.FormatJSON) || shaped.Format == "" || shaped.Content != reply ||
+				shaped.Schema != schema.Name || shaped.ReaskOf != -1 {
 				t.Fatalf("case %d, reply %d: logged %+v", ci, i, shaped)
 			}
 			for _, s := range shaped.Shapes {
 				used[s]++
 			}
-			got := c.spec.Parse(context.Background(), reply)
-			if !got.Usable || !sameJSON(got.Value, want.Value) {
-				t.Fatalf("case %d, reply %d in shapes %v read as %s (%s), want %s\nreply:\n%s\nrepairs: %+v",
-					ci, i, shaped.Shapes, got.Value, got.Problem, want.Value, reply, got.Repairs)
-			}
-			if len(got.Repairs) == 0 {
-				t.Fatalf("case %d, reply %d in shapes %v read without a repair:\n%s", ci, i, shaped.Shapes, reply)
-			}
+			formats[shaped.Format]++
 			if again := twin.Respond(req).Content; again != reply {
 				t.Fatalf("case %d, reply %d: the same request answered twice differently:\n%s\n%s", ci, i, reply, again)
 			}
+			got := c.spec.Parse(context.Background(), reply)
+			asked := !got.Usable || len(got.Asks) > 0
+			switch {
+			case shaped.Unusable:
+				if !asked {
+					t.Fatalf("case %d, reply %d in %s, shapes %v, read as %s; it must be asked again\nreply:\n%s", ci, i, shaped.Format, shaped.Shapes, got.Value, reply)
+				}
+				refused++
+				again := m.Respond(reaskRequest(req, reply, got.Problem))
+				if last := m.Replies()[at+1]; last.ReaskOf != at || last.Unusable || last.MayAsk {
+					t.Fatalf("case %d, reply %d: its re-ask logged %+v", ci, i, last)
+				}
+				if g := c.spec.Parse(context.Background(), again.Content); !g.Usable || !sameJSON(g.Value, want.Value) {
+					t.Fatalf("case %d, reply %d: its re-ask read as %s (%s)\nreply:\n%s", ci, i, g.Value, g.Problem, again.Content)
+				}
+				twin.Respond(reaskRequest(req, reply, got.Problem))
+				continue
+			case shaped.MayAsk && asked:
+				refused++
+			case !got.Usable || !sameJSON(got.Value, want.Value):
+				t.Fatalf("case %d, reply %d in %s, shapes %v, read as %s (%s), want %s\nreply:\n%s\nrepairs: %+v",
+					ci, i, shaped.Format, shaped.Shapes, got.Value, got.Problem, want.Value, reply, got.Repairs)
+			case len(got.Repairs) == 0:
+				t.Fatalf("case %d, reply %d in %s, shapes %v, read without a repair:\n%s", ci, i, shaped.Format, shaped.Shapes, reply)
+			case !NamesFormat(actions(got.Repairs), shaped.Format):
+				t.Fatalf("case %d, reply %d in %s, shapes %v: no repair names the format: %+v\n%s", ci, i, shaped.Format, shaped.Shapes, got.Repairs, reply)
+			}
 		}
 	}
-	for _, s := range Shapes {
+	for _, s := range append(Shapes, ShapeBoldLabels) {
 		if used[s] == 0 {
 			t.Errorf("shape %q never used: %v", s, used)
 		}
 	}
-	t.Logf("shapes used over %d replies: %v", replies*len(cases), used)
+	for _, f := range replytest.Formats {
+		if formats[f] == 0 {
+			t.Errorf("format %q never used: %v", f, formats)
+		}
+	}
+	t.Logf("over %d replies, %d refused or asked again; formats %v; shapes %v", replies*len(cases), refused, formats, used)
 
 	// Another seed gives other replies to the same requests.
 	a := NewSmallModel(func(*ChatRequest) Reply { return Reply{Content: cases[0].clean} }, 1)
@@ -135,8 +169,8 @@ func TestSmallModelLeavesOthers(t *testing.T) {
 		{"a scalar", schemaRequest(schema, "x"), Reply{Content: `7`}},
 	} {
 		m := NewSmallModel(func(*ChatRequest) Reply { return tc.reply }, 3)
-		if got := m.Respond(tc.req); got.Content != tc.reply.Content || len(m.Replies()[0].Shapes) != 0 {
-			t.Errorf("%s: sent %q in shapes %v", tc.name, got.Content, m.Replies()[0].Shapes)
+		if got, sent := m.Respond(tc.req), m.Replies()[0]; got.Content != tc.reply.Content || len(sent.Shapes) != 0 || sent.Format != "" || sent.ReaskOf != -1 {
+			t.Errorf("%s: sent %q in %q, shapes %v", tc.name, got.Content, sent.Format, sent.Shapes)
 		}
 	}
 }
@@ -181,6 +215,15 @@ func TestPromptSchemas(t *testing.T) {
 	}
 }
 
+// reaskRequest is req asked again after reply, as Generate asks.
+func reaskRequest(req *ChatRequest, reply, problem string) *ChatRequest {
+	cp := *req
+	cp.Messages = append(append([]Message(nil), req.Messages...),
+		Message{Role: "assistant", Content: reply}, Message{Role: "user", Content: "Your reply was not valid: " + problem})
+	cp.Body = append(append([]byte(nil), req.Body...), " again"...)
+	return &cp
+}
+
 func schemaRequest(s *llm.Schema, body string) *ChatRequest {
 	return &ChatRequest{Body: []byte(body), ResponseFormat: &ResponseFormat{Type: "json_schema", JSONSchema: &JSONSchema{Name: s.Name, Schema: json.RawMessage(s.JSON)}}}
 }
@@ -215,4 +258,12 @@ func TestContent(t *testing.T) {
 	if d := Diff(ca, cb); d != `at /items/0/points/1: "b", then "c"` {
 		t.Fatalf("Diff = %s", d)
 	}
+}
+
+func actions(repairs []structured.Repair) []string {
+	var out []string
+	for _, r := range repairs {
+		out = append(out, r.Action)
+	}
+	return out
 }
