@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -227,3 +228,52 @@ func (w *discardWriter) Header() http.Header { return w.header }
 func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 
 func (w *discardWriter) WriteHeader(code int) { w.status = code }
+
+// BenchmarkDecode measures reading a request into an exchange (strict
+// decoding, every field's check, the messages, the model's settings) for
+// a chat UI's follow-up in each API, beside decoding the same body into
+// a map with encoding/json in the same run (the floor: reading the JSON
+// at all); each reports decode/json.
+func BenchmarkDecode(b *testing.B) {
+	s, err := New(Config{Models: []Model{newFake("m")}, MaxBodyBytes: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	answer := strings.Repeat("An idea about balconies and what grows on them. ", 40)
+	bodies := map[string]string{
+		"chat": `{"model":"m","stream":true,"stream_options":{"include_usage":true},"user":"652ac880c4102a77fe54c5db","messages":[` +
+			`{"role":"system","content":"Keep it short."},{"role":"user","content":"urban farming"},` +
+			`{"role":"assistant","content":"` + answer + `"},{"role":"user","content":"only on balconies"}],"temperature":0.7,"max_tokens":1024}`,
+		"responses": `{"model":"m","stream":true,"instructions":"Keep it short.","input":[{"role":"user","content":"urban farming"},` +
+			`{"role":"assistant","content":"` + answer + `"},{"role":"user","content":"only on balconies"}],"reasoning":{"effort":"low"},"max_output_tokens":1024}`,
+	}
+	for _, api := range []string{"chat", "responses"} {
+		body := []byte(bodies[api])
+		decode := s.decodeChat
+		if api == "responses" {
+			decode = s.decodeResponses
+		}
+		var floor time.Duration
+		b.Run(api+"/json", func(b *testing.B) {
+			start := time.Now()
+			for b.Loop() {
+				var m map[string]any
+				if err := json.Unmarshal(body, &m); err != nil {
+					b.Fatal(err)
+				}
+			}
+			floor = time.Since(start) / time.Duration(b.N)
+		})
+		b.Run(api+"/decode", func(b *testing.B) {
+			start := time.Now()
+			for b.Loop() {
+				if _, err := decode(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if floor > 0 {
+				b.ReportMetric(float64(time.Since(start)/time.Duration(b.N))/float64(floor), "decode/json")
+			}
+		})
+	}
+}

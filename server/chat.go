@@ -188,7 +188,7 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 	}
 	var system []string
 	var made calls
-	var pos positions
+	pos := positions{field: "messages"}
 	var names participants
 	for i, msg := range req.Messages {
 		field := fmt.Sprintf("messages[%d].content", i)
@@ -216,8 +216,10 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 		case msg.Refusal != nil && *msg.Refusal != "":
 			return fail(badRequest(at("refusal"), "%s: a refusal sent back is not supported; send it as the content", at("refusal")))
 		}
-		if err := names.check(msg, made, at("name")); err != nil {
-			return fail(err)
+		if msg.Name != "" {
+			if err := names.check(msg, made, at("name")); err != nil {
+				return fail(err)
+			}
 		}
 		switch msg.Role {
 		case "system", "developer":
@@ -227,7 +229,7 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 			system = append(system, text)
 		case "user":
 			p.Messages = append(p.Messages, llm.Message{Role: llm.RoleUser, Content: text})
-			pos = append(pos, fmt.Sprintf("messages[%d]", i))
+			pos.add(i)
 		case "assistant":
 			m := llm.Message{Role: llm.RoleAssistant, Content: text}
 			for j, tc := range msg.ToolCalls {
@@ -240,13 +242,13 @@ func (s *Server) decodeChat(body []byte) (*exchange, error) {
 				return fail(err)
 			}
 			p.Messages = append(p.Messages, m)
-			pos = append(pos, fmt.Sprintf("messages[%d]", i))
+			pos.add(i)
 		case "tool":
 			if err := made.answers(msg.ToolCallID, at("tool_call_id")); err != nil {
 				return fail(err)
 			}
 			p.Messages = append(p.Messages, llm.Message{Role: llm.RoleTool, Content: text, ToolCallID: msg.ToolCallID})
-			pos = append(pos, fmt.Sprintf("messages[%d]", i))
+			pos.add(i)
 		default:
 			return fail(badRequest(at("role"), "%s %q is not supported (want system, developer, user, assistant or tool)", at("role"), msg.Role))
 		}

@@ -218,7 +218,7 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 		system = append(system, *req.Instructions)
 	}
 	input := bytes.TrimSpace(req.Input)
-	var pos positions // where each of p.Messages is in input
+	pos := positions{field: "input"}
 	switch {
 	case isNull(input):
 		return fail(badRequest("input", "input is required: a string or a list of messages"))
@@ -231,7 +231,7 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 			return fail(badRequest("input", "input contains a NUL byte"))
 		}
 		p.Messages = []llm.Message{{Role: llm.RoleUser, Content: text}}
-		pos = positions{"input"}
+		pos.add(-1)
 	default:
 		var items []json.RawMessage
 		if err := json.Unmarshal(input, &items); err != nil {
@@ -266,7 +266,7 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 					p.Messages[n-1].ToolCalls = append(p.Messages[n-1].ToolCalls, call)
 				} else {
 					p.Messages = append(p.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}})
-					pos = append(pos, param)
+					pos.add(i)
 				}
 				continue
 			case "function_call_output":
@@ -285,7 +285,7 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 					return fail(badRequest(param+".output", "%s.output: %v", param, err))
 				}
 				p.Messages = append(p.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: it.CallID, Content: text})
-				pos = append(pos, param)
+				pos.add(i)
 				continue
 			case "reasoning":
 				var it reasoningInput
@@ -317,10 +317,10 @@ func (s *Server) decodeResponses(body []byte) (*exchange, error) {
 				system = append(system, text)
 			case "user":
 				p.Messages = append(p.Messages, llm.Message{Role: llm.RoleUser, Content: text})
-				pos = append(pos, param)
+				pos.add(i)
 			case "assistant":
 				p.Messages = append(p.Messages, llm.Message{Role: llm.RoleAssistant, Content: text})
-				pos = append(pos, param)
+				pos.add(i)
 			default:
 				return fail(badRequest(param+".role", "%s.role %q is not supported (want system, developer, user or assistant)", param, it.Role))
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"regexp"
@@ -206,17 +207,28 @@ func obfuscation(include *bool) error {
 	return nil
 }
 
-// positions track where each message of a Prompt was in the request, so
-// that the first message after the last user message can be named.
-type positions []string
+// positions track where each message of a Prompt was in the request: the
+// index of its item in field (-1 for the field itself, Responses' input as
+// a string), so that the first message after the last user message can
+// be named.
+type positions struct {
+	field string
+	at    []int
+}
+
+func (ps *positions) add(i int) { ps.at = append(ps.at, i) }
 
 // turns records, in g, the first message of p after its last user
 // message, which only a model that continues from it may take.
-func (at positions) turns(p *Prompt, g *given) {
+func (ps positions) turns(p *Prompt, g *given) {
 	for i := len(p.Messages) - 1; i >= 0; i-- {
 		if p.Messages[i].Role == llm.RoleUser {
 			if i+1 < len(p.Messages) {
-				g.add(SettingTurns, at[i+1])
+				param := ps.field
+				if k := ps.at[i+1]; k >= 0 {
+					param = fmt.Sprintf("%s[%d]", ps.field, k)
+				}
+				g.add(SettingTurns, param)
 			}
 			return
 		}
