@@ -154,10 +154,11 @@ func FromRun(def pipeline.Definition, run *madspark.Run, idx int, tags []string,
 	}
 	it := ideas[idx]
 	if tags == nil {
-		// The run's own labels, not the tag naming the eval, batch or
-		// conversation it was made for.
+		// The run's own labels that are bookmark tags: not the tag naming
+		// the eval, batch or conversation it was made for, nor a longer
+		// one (a /v1 client's metadata), which stays on the run.
 		for _, t := range run.Tags {
-			if !madspark.IsParentTag(t) {
+			if !madspark.IsParentTag(t) && utf8.RuneCountInString(t) <= MaxTagLen && len(tags) < MaxTags {
 				tags = append(tags, t)
 			}
 		}

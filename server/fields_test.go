@@ -84,7 +84,8 @@ func verbosities(param string) []fieldValue {
 
 // commonFields are the fields both APIs share (see common).
 func commonFields() []field {
-	long := strings.Repeat("x", 46)
+	long := strings.Repeat("x", MaxTagLen)
+	sha256 := strings.Repeat("9f86d081", 8) // a hashed identifier, as OpenAI advises
 	var seventeen []string
 	for i := range 17 {
 		seventeen = append(seventeen, fmt.Sprintf(`"k%d":"v"`, i))
@@ -97,6 +98,7 @@ func commonFields() []field {
 		{"user", []fieldValue{ok(`""`), tagged(`"652ac880c4102a77fe54c5db"`, "user", "user=652ac880c4102a77fe54c5db"),
 			no(`"`+long+`"`, "user"), no(`" padded"`, "user"), no(`"a\u0007b"`, "user"), no(`7`, "user")}},
 		{"safety_identifier", []fieldValue{ok(`""`), tagged(`"9f86d081884c7d659a2f"`, "safety_identifier", "safety_identifier=9f86d081884c7d659a2f"),
+			tagged(`"`+sha256+`"`, "safety_identifier", "safety_identifier="+sha256),
 			no(`"`+long+`"`, "safety_identifier")}},
 		{"metadata", []fieldValue{ok(`{}`), ok(`null`), tagged(`{"b":"2","a":"1"}`, "metadata", "a=1", "b=2"),
 			no(`{"a":1}`, "metadata"), no(`["a"]`, "metadata"), no(`{`+strings.Join(seventeen, ",")+`}`, "metadata"),

@@ -55,9 +55,11 @@ type Prompt struct {
 	Tags []string
 }
 
-// MaxTagLen is the length of a tag of Prompt.Tags at most: that of a
-// run's tags, which bookmarks of the run take (bookmark.MaxTagLen).
-const MaxTagLen = 50
+// MaxTagLen is the length of a tag of Prompt.Tags at most: room for
+// OpenAI's longest metadata pair (a key of 64 characters, a value of 512),
+// so that nothing a client may send OpenAI is refused here. A bookmark of
+// the run takes only the tags that are bookmark tags (bookmark.MaxTagLen).
+const MaxTagLen = 64 + 1 + 512
 
 // Format is a client's request for a JSON answer: response_format in Chat
 // Completions, text.format in Responses.
