@@ -124,7 +124,8 @@ func TestFromRunTags(t *testing.T) {
 		return []pipeline.Idea{{Text: "an idea", Topic: "a topic"}}, nil
 	}}
 	run := &madspark.Run{ID: "r1", Status: madspark.RunSucceeded,
-		Tags: []string{"food", madspark.ParentTag(madspark.ParentBatch, "b1"), "cities", madspark.ParentTag(madspark.ParentEval, "e1")}}
+		Tags: []string{"food", madspark.ParentTag(madspark.ParentBatch, "b1"), "cities", madspark.ParentTag(madspark.ParentEval, "e1"),
+			"safety_identifier=" + strings.Repeat("9f86d081", 8)}} // a /v1 client's, longer than a bookmark tag
 	b, err := FromRun(def, run, 0, nil, "")
 	if err != nil {
 		t.Fatal(err)
