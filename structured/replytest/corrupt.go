@@ -580,7 +580,9 @@ func bareList(_ *rapid.T, c *corruption) bool {
 // spoil makes the reply of v unusable in one way: a required member
 // removed or null, a number, an enum or a boolean given as something it
 // cannot be read as, or prose alone; written in JSON, it may follow a
-// complete draft, its keys under other names. It returns the reply, what was done,
+// complete draft, its keys under other names; in another format it is
+// written in that format (YAML, label-value text, a table, JSON5
+// numbers). It returns the reply, what was done,
 // and whether a reader may still read it by leaving out the spoiled part
 // (it is in a list item, or under an optional member).
 func spoil(t *rapid.T, v *val) (string, string, bool, string) {
@@ -589,15 +591,17 @@ func spoil(t *rapid.T, v *val) (string, string, bool, string) {
 		return text, what, lenient, FormatJSON
 	}
 	// The spoiled value in a format drawn: refused in each.
-	switch format := rapid.SampledFrom([]string{FormatJSON, FormatYAML, FormatLabelValue}).Draw(t, "spoiled format"); format {
+	switch format := rapid.SampledFrom(Formats).Draw(t, "spoiled format"); format {
 	case FormatYAML:
 		if y, ok := renderYAML(v); ok {
 			return y, what, lenient, format
 		}
-	case FormatLabelValue:
-		if l, ok := renderLabels(v, func(k string) string { return k }, false); ok {
+	case FormatLabelValue, FormatTable:
+		if l, ok := renderLabels(v, func(k string) string { return k }, format == FormatTable); ok {
 			return l, what, lenient, format
 		}
+	case FormatJSON5:
+		return render(v, style{json5: true}), what, lenient, format
 	}
 	if v.kind == 'o' && v.s != nil && v.s.Properties != nil && rapid.IntRange(0, 3).Draw(t, "a draft before") == 0 {
 		// A complete draft before the spoiled answer, which presents
