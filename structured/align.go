@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -190,20 +191,42 @@ func (al *aligner) align(n *node, v any, path string) aligned {
 	if best.clean() || v == nil {
 		return best
 	}
-	for _, alt := range al.alternatives(n, v, path) {
-		r := al.align(n, alt.v, path)
-		r.fixes = append([]fixed{alt.why}, r.fixes...)
-		if best.worse(&r) {
-			best = r
+	alts := al.alternatives(n, v, path)
+	reads := make([]aligned, len(alts))
+	for i, alt := range alts {
+		reads[i] = al.align(n, alt.v, path)
+		reads[i].fixes = append([]fixed{alt.why}, reads[i].fixes...)
+		if j := i - 1; alt.rival && whole(&reads[i], alt) && whole(&reads[j], alts[j]) && !reflect.DeepEqual(reads[i].v, reads[j].v) {
+			// Two readings of the same text, each a whole value, that
+			// differ: the text does not say which it means.
+			for _, k := range []int{i, j} {
+				reads[k].problem("shape", path, "%s, or %s: the reply does not say which", alts[j].why.action, alt.why.action)
+			}
+		}
+	}
+	for i := range reads {
+		if best.worse(&reads[i]) {
+			best = reads[i]
 		}
 	}
 	return best
+}
+
+// whole reports whether r, the reading of alt, is a whole value of the
+// reply: no problem, nothing to ask, nothing set aside but what alt
+// itself sets aside.
+func whole(r *aligned, alt alternative) bool {
+	return len(r.hard) == 0 && len(r.asks) == 0 && !r.absent && drops(r.fixes) == alt.why.drop
 }
 
 // alternative is another way to read a value: what it becomes and why.
 type alternative struct {
 	v   any
 	why fixed
+	// rival: the alternative reads the same text as the one before it
+	// does, another way; where both give a whole value and the values
+	// differ, neither is taken.
+	rival bool
 }
 
 // alternatives returns the other ways v may be meant for n: the value inside
@@ -216,18 +239,24 @@ func (al *aligner) alternatives(n *node, v any, path string) []alternative {
 		if al.oneKeyWrapper(n, x) {
 			// The wrapper's key is set aside: a reading that keeps every
 			// key ranks above it.
-			out = append(out, alternative{x.vals[0], fixed{rule: "shape", path: path, drop: 1, action: fmt.Sprintf("the value inside the wrapper {%q: …} taken", x.keys[0])}})
+			out = append(out, alternative{v: x.vals[0], why: fixed{rule: "shape", path: path, drop: 1, action: fmt.Sprintf("the value inside the wrapper {%q: …} taken", x.keys[0])}})
+			if p := n.soleOf(jsonType(x.vals[0])); p != nil && values(x.vals[0]) > 1 && !al.namesLike(x.keys[0]) {
+				// Or the one field of that kind, under another name (an
+				// empty object or list states nothing either way).
+				out = append(out, alternative{v: &object{keys: []string{p.name}, vals: []any{x.vals[0]}}, rival: true,
+					why: fixed{rule: "key", path: path + "/" + escape(p.name), action: fmt.Sprintf("key %q → %q, the only field of its kind", x.keys[0], p.name)}})
+			}
 		} else if i, status, ok := al.statusWrapper(n, x); ok {
-			out = append(out, alternative{x.vals[i], fixed{rule: "shape", path: path, drop: len(status),
+			out = append(out, alternative{v: x.vals[i], why: fixed{rule: "shape", path: path, drop: len(status),
 				action: fmt.Sprintf("the value inside the wrapper {%q: …} taken, its status fields set aside: %s", x.keys[i], strings.Join(status, ", "))}})
 		}
 	case []any:
 		if len(x) == 1 && !n.allows("array") {
-			out = append(out, alternative{x[0], fixed{rule: "shape", path: path, action: "the value inside a list of one taken"}})
+			out = append(out, alternative{v: x[0], why: fixed{rule: "shape", path: path, action: "the value inside a list of one taken"}})
 		}
 		if n.is("object") {
 			if p := n.soleList(); p != nil {
-				out = append(out, alternative{&object{keys: []string{p.name}, vals: []any{x}}, fixed{rule: "shape", path: path, action: fmt.Sprintf("a bare list taken as %q", p.name)}})
+				out = append(out, alternative{v: &object{keys: []string{p.name}, vals: []any{x}}, why: fixed{rule: "shape", path: path, action: fmt.Sprintf("a bare list taken as %q", p.name)}})
 			}
 		}
 	case string:
@@ -235,7 +264,7 @@ func (al *aligner) alternatives(n *node, v any, path string) []alternative {
 			t := strings.TrimSpace(x)
 			if t != "" && (t[0] == '{' || t[0] == '[') {
 				if c := readSpan(t, 0); c.err == nil && !c.truncated && c.end == len(t) {
-					out = append(out, alternative{c.v, fixed{rule: "type", path: path, action: "a value sent as a string of JSON decoded"}})
+					out = append(out, alternative{v: c.v, why: fixed{rule: "type", path: path, action: "a value sent as a string of JSON decoded"}})
 				}
 			}
 		}
@@ -245,7 +274,8 @@ func (al *aligner) alternatives(n *node, v any, path string) []alternative {
 
 // oneKeyWrapper reports whether o may be a wrapper around one value
 // ({"result": …}): its one key is no name of the schema, nor one of n's
-// fields under another name whose value it can be ({"the_reasons":
+// fields under another name whose type its value has ({"the_title":
+// {…}} for an object "title") or whose value it can be ({"the_reasons":
 // "[1]"} gives "reasons").
 func (al *aligner) oneKeyWrapper(n *node, o *object) bool {
 	if len(o.keys) != 1 || o.vals[0] == nil || n.declares(o.keys[0]) || al.names[keyOf(o.keys[0])] {
@@ -253,12 +283,29 @@ func (al *aligner) oneKeyWrapper(n *node, o *object) bool {
 	}
 	for _, p := range n.props {
 		if related(keyOf(o.keys[0]), p.key) {
+			if p.n.allows(jsonType(o.vals[0])) {
+				// The field under another name, its value of the field's
+				// type however it reads: never a wrapper.
+				return false
+			}
 			if m := al.align(p.n, o.vals[0], ""); len(m.hard) == 0 && !m.absent {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// namesLike reports whether key is related to a name of the schema
+// ("the_pitch" to "pitch"): it may be that field, wherever it is.
+func (al *aligner) namesLike(key string) bool {
+	k := keyOf(key)
+	for name := range al.names {
+		if related(k, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // container reports whether v is an object or a list.

@@ -368,6 +368,21 @@ func (n *node) soleList() *prop {
 	return list
 }
 
+// soleOf returns n's one property of JSON type kind ("array" or
+// "object"), or nil when it has none or several.
+func (n *node) soleOf(kind string) *prop {
+	var one *prop
+	for _, p := range n.props {
+		if p.n.is(kind) {
+			if one != nil {
+				return nil
+			}
+			one = p
+		}
+	}
+	return one
+}
+
 // jsonType names the JSON type of a decoded value.
 func jsonType(v any) string {
 	switch x := v.(type) {

@@ -254,6 +254,18 @@ func TestWrapperOrField(t *testing.T) {
 			`[{"model_remark": "written quickly"}]`, `{}`},
 		{`{"type":"object","properties":{"title":{"type":"object","properties":{"title":{"type":"string"}}}}}`,
 			`{"result": {}}`, `{}`},
+		// A wrapper around an object of the schema's, or the one list
+		// under another name holding that object: the reply does not say.
+		{`{"type":"object","properties":{"score":{"type":"array","items":{"type":"object","properties":{"score":{"type":"array","items":{"type":"string"}}}}}},"required":["score"]}`,
+			`{"answer_field": [{"score": []}]}`, ""},
+		// The field under another name, its value spoiled: asked again,
+		// never read as the object around it.
+		{`{"type":"object","properties":{"title":{"type":"object","properties":{"title":{"type":"string"},"priority":{"type":"number"}},"required":["title","priority"]},"priority":{"type":"string"}}}`,
+			`{"the_title": {"priority": 0}}`, ""},
+		// The one list under another name where no wrapper reading gives
+		// a whole value: taken.
+		{`{"type":"object","properties":{"ideas":{"type":"array","items":{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}}},"required":["ideas"]}`,
+			`{"answer_field": [{"title": "solar"}, {"title": "wind"}]}`, `{"ideas":[{"title":"solar"},{"title":"wind"}]}`},
 	} {
 		spec, err := structured.NewSpecFromSchema("wrap", []byte(tc.schema))
 		if err != nil {
