@@ -239,7 +239,9 @@ func count(n int, noun string) string {
 // argument in args as input.Text checks text (valid UTF-8, no control
 // character but tab and line breaks), so that a command refuses what the
 // API refuses, before it opens anything. The error is an InputError that
-// names the flag or the argument.
+// names the flag or the argument. The word help as the first argument of
+// a command is refused unless it follows "--": it asks for the command's
+// usage, never names a topic, an idea or a file.
 func CheckInput(cmd *cobra.Command, args []string) error {
 	var err error
 	cmd.Flags().Visit(func(f *pflag.Flag) {
@@ -264,6 +266,12 @@ func CheckInput(cmd *cobra.Command, args []string) error {
 		if err := input.Text(fmt.Sprintf("argument %d (%s)", i+1, input.Show(clipArg(a))), a); err != nil {
 			return app.InputError{Err: err}
 		}
+	}
+	if len(args) > 0 && cmd.HasParent() && cmd.Name() != "help" && cmd.ArgsLenAtDash() != 0 && strings.EqualFold(strings.TrimSpace(args[0]), "help") {
+		// "madspark spark help" asks how to use spark, not for a run on
+		// the topic "help": that is given after "--".
+		return app.Inputf(`"%s" is a command word, not a value: %s --help says how to use %s; as a value it is given after "--" (%s -- %s)`,
+			args[0], cmd.CommandPath(), name(cmd), cmd.CommandPath(), args[0])
 	}
 	return nil
 }

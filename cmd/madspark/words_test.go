@@ -46,6 +46,10 @@ func TestCommandWordsNeverStartARun(t *testing.T) {
 		{[]string{"completion", "bsh"}, `completion has no command "bsh"; did you mean madspark completion bash`},
 		{[]string{"chaos"}, "chaos needs PROMPT"},
 		{[]string{"runs", "show"}, "runs show needs RUN_ID"},
+		{[]string{"spark", "help"}, `"help" is a command word, not a value: madspark spark --help says how to use spark; as a value it is given after "--" (madspark spark -- help)`},
+		{[]string{"assess", "help"}, `"help" is a command word`},
+		{[]string{"debate", "Help"}, `"Help" is a command word`},
+		{[]string{"batch", "help"}, `"help" is a command word`},
 	} {
 		r := invoke(t, env, tt.args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) || strings.Count(r.stderr, "\n") != 1 {
@@ -71,6 +75,7 @@ func TestCommandWordsNeverStartARun(t *testing.T) {
 		"inspect":       append([]string{"spark", "inspect"}, small...),
 		"shark":         append(small, "--", "shark"),
 		"urban farming": append(small, "urban farming"),
+		"help":          append(append([]string{"spark"}, small...), "--", "help"),
 	} {
 		r := invoke(t, env, args...)
 		var rep report
