@@ -319,14 +319,16 @@ func container(v any) bool {
 
 // statusWrapper reports whether o is a wrapper around one value with
 // status fields beside it ({"status": "ok", "data": {…}}): none of its
-// keys is a name of the schema, one value is an object or a list, the
+// keys is a name of the schema or holds one, one value is an object or a list, the
 // others are texts, numbers, booleans or null. It returns the index of
 // the value and the keys of the status fields.
 func (al *aligner) statusWrapper(n *node, o *object) (int, []string, bool) {
 	at := -1
 	var status []string
 	for i, k := range o.keys {
-		if n.declares(k) || al.names[keyOf(k)] {
+		if n.declares(k) || al.names[keyOf(k)] || al.namesLike(k) {
+			// A key that names a field of the schema, or holds its name
+			// ("the_title"): content, not a wrapper's status.
 			return 0, nil, false
 		}
 		switch o.vals[i].(type) {
