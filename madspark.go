@@ -259,10 +259,42 @@ type CacheStore interface {
 type EventType string
 
 // The kinds of event. A run's last event is its one result or error event.
+// A retry event tells that a call of the run failed with an error that may
+// pass and is sent again after a pause, and then how that call ended; its
+// data is a RetryData.
 const (
 	EventProgress EventType = "progress"
+	EventRetry    EventType = "retry"
 	EventResult   EventType = "result"
 	EventError    EventType = "error"
+)
+
+// RetryData is the data of a retry event: a call of the run is retried
+// (Ended empty), or a call that was retried ended (Ended set).
+type RetryData struct {
+	// Call names the call among the run's: the events of one call share
+	// it.
+	Call string `json:"call"`
+	// Agent is the agent that made the call, when known.
+	Agent string `json:"agent,omitempty"`
+	// Attempt is the attempt about to be made (2 for the first retry);
+	// for an ended call, the attempts it made.
+	Attempt int `json:"attempt"`
+	// MaxAttempts is the most attempts the call makes.
+	MaxAttempts int `json:"max_attempts"`
+	// DelayMS is the pause before the attempt, in milliseconds.
+	DelayMS int64 `json:"delay_ms,omitempty"`
+	// Error is the failed attempt's error, on one line.
+	Error string `json:"error,omitempty"`
+	// Ended is how the call ended after its retries: RetrySucceeded or
+	// RetryFailed; empty while it is retried.
+	Ended string `json:"ended,omitempty"`
+}
+
+// How a retried call ended (RetryData.Ended).
+const (
+	RetrySucceeded = "succeeded"
+	RetryFailed    = "failed"
 )
 
 // Event is a progress report from a run, in the shape of the seed's progress
@@ -282,7 +314,7 @@ type Event struct {
 	Progress int    `json:"progress"`
 	Message  string `json:"message,omitempty"`
 	// Data is JSON: the result of a result event, the final status of an
-	// error event.
+	// error event, a RetryData for a retry event.
 	Data json.RawMessage `json:"data,omitempty"`
 	// Time is when the event happened; the store sets it when zero.
 	Time time.Time `json:"time"`

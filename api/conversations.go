@@ -128,6 +128,8 @@ type ChatDelta struct {
 type ChatRetry struct {
 	// Attempt is the attempt about to be made: 2 for the first retry.
 	Attempt int `json:"attempt"`
+	// MaxAttempts is the most attempts the call makes.
+	MaxAttempts int `json:"max_attempts"`
 	// DelayMS is the pause before it.
 	DelayMS int64 `json:"delay_ms"`
 	// Failure is what failed.
@@ -424,8 +426,8 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, id string, m se
 
 	// Retries are told as they happen: a provider that is down takes
 	// several seconds to give up on.
-	ctx = middleware.WithRetryObserver(ctx, func(attempt int, delay time.Duration, err error) {
-		send("retry", ChatRetry{Attempt: attempt + 1, DelayMS: delay.Milliseconds(), Failure: failure.Of(oneLine(err.Error()))})
+	ctx = llm.WithRetryObserver(ctx, func(rt llm.Retry) {
+		send("retry", ChatRetry{Attempt: rt.Attempt + 1, MaxAttempts: rt.MaxAttempts, DelayMS: rt.Delay.Milliseconds(), Failure: h.failureOf(r, oneLine(rt.Err.Error()))})
 	})
 	msgs := append(slices.Clip(history), llm.Message{Role: llm.RoleUser, Content: q.Content})
 	var written strings.Builder // Text is called from one goroutine

@@ -128,7 +128,7 @@ func (h *Handler) table() []route {
 			responses: append([]response{{status: 202, desc: "queued to resume", body: RunSummary{}}}, errs(404, 409)...)}},
 		{"GET", "/api/runs/{id}/events", h.runEvents, operation{tag: "progress",
 			summary: "A run's progress as server-sent events",
-			desc:    "Each event has id: SEQ, event: progress|result|error and data: a Message (#/components/schemas/Message). A client first receives every event it missed (all, or those after ?after=SEQ or Last-Event-ID), then live ones; the stream ends after the final result or error event. Comments keep an idle stream alive.",
+			desc:    "Each event has id: SEQ, event: progress|retry|result|error and data: a Message (#/components/schemas/Message); a retry event's Message has data: a RunRetry (a call of the run failed with an error that may pass and is sent again after a pause; then, with ended, how that call ended). A client first receives every event it missed (all, or those after ?after=SEQ or Last-Event-ID), then live ones; the stream ends after the final result or error event. Comments keep an idle stream alive.",
 			params: []param{pathID("run"), afterParam,
 				{name: "Last-Event-ID", in: "header", desc: "the last sequence number received (EventSource sends it when it reconnects)", schema: map[string]any{"type": "string"}}},
 			responses: append([]response{{status: 200, desc: "the event stream",
@@ -502,6 +502,7 @@ func (h *Handler) buildOpenAPI() (doc []byte, err error) {
 	s.ref(Batch{})         // the data of a batch's progress events
 	s.ref(ChatDelta{})     // the data of a conversation's answer stream
 	s.ref(ChatRetry{})
+	s.ref(RunRetry{}) // the data of a run's retry messages
 	s.ref(madspark.ChatMessage{})
 	paths := map[string]map[string]any{}
 	for _, rt := range h.documented() {

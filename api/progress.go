@@ -15,14 +15,17 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/madspark/madspark"
+	"github.com/madspark/madspark/failure"
 )
 
 // Message is a progress message of a run, in the seed's shape: {type,
 // stage, progress 0-100, message, data} with the run and the event's
 // sequence number. A result message carries the run's result in data, an
-// error message the error; both are final.
+// error message the error; both are final. A retry message (data: a
+// RunRetry) tells that a call of the run failed with an error that may
+// pass and is sent again after a pause, then how that call ended.
 type Message struct {
-	Type     madspark.EventType `json:"type" jsonschema:"enum=progress,enum=result,enum=error"`
+	Type     madspark.EventType `json:"type" jsonschema:"enum=progress,enum=retry,enum=result,enum=error"`
 	Seq      int64              `json:"seq"`
 	RunID    string             `json:"run_id"`
 	Stage    string             `json:"stage"`
@@ -32,11 +35,46 @@ type Message struct {
 	Time     time.Time          `json:"time"`
 }
 
+// RunRetry is the data of a run's retry message: a call of the run failed
+// with an error that may pass (a server error, a rate limit, a refused or
+// broken connection) and is sent again after a pause; or, with ended set,
+// a call that was retried ended.
+type RunRetry struct {
+	// Call names the call among the run's: the messages of one call share
+	// it.
+	Call string `json:"call"`
+	// Agent is the agent that made the call, when known.
+	Agent string `json:"agent,omitempty"`
+	// Attempt is the attempt about to be made (2 for the first retry); for
+	// an ended call, the attempts it made.
+	Attempt int `json:"attempt"`
+	// MaxAttempts is the most attempts the call makes.
+	MaxAttempts int `json:"max_attempts"`
+	// DelayMS is the pause before the attempt.
+	DelayMS int64 `json:"delay_ms"`
+	// Failure is what failed: the attempt before, or the call that ended
+	// failed.
+	Failure *failure.Failure `json:"failure,omitempty"`
+	// Ended is how the call ended after its retries; empty while it is
+	// retried.
+	Ended string `json:"ended,omitempty" jsonschema:"enum=succeeded,enum=failed"`
+}
+
 // message is e for the client of r: an error's message in plain words,
-// without addresses for a client elsewhere.
+// without addresses for a client elsewhere; a retry's data a RunRetry, its
+// failure in words for that client.
 func (h *Handler) message(r *http.Request, e madspark.Event) Message {
-	if e.Type == madspark.EventError {
+	switch e.Type {
+	case madspark.EventError:
 		e.Message = h.errorText(r, e.Message)
+	case madspark.EventRetry:
+		var d madspark.RetryData
+		if json.Unmarshal(e.Data, &d) == nil {
+			e.Data, _ = json.Marshal(RunRetry{Call: d.Call, Agent: d.Agent, Attempt: d.Attempt, MaxAttempts: d.MaxAttempts,
+				DelayMS: d.DelayMS, Failure: h.failureOf(r, d.Error), Ended: d.Ended})
+		} else {
+			e.Data = nil
+		}
 	}
 	return Message{Type: e.Type, Seq: e.Seq, RunID: e.RunID, Stage: e.Stage, Progress: min(max(e.Progress, 0), 100),
 		Message: e.Message, Data: e.Data, Time: e.Time.UTC()}

@@ -52,15 +52,23 @@ func (r *Run) generate(ctx context.Context, rec *callLog, key string, req *llm.R
 	base.ReasoningEffort, base.Verbosity = req.ReasoningEffort, req.Verbosity
 	owner := ctx.Value(ownerKey{}) == nil
 	o := &attempts{r: r, rec: rec, key: key, req: req, base: base, spanCtx: ctx}
+	var retried *retries
 	if owner {
 		o.span = rec.agent.named(r, req)
 		ctx = context.WithValue(ctx, ownerKey{}, true)
+		// Each retry of the call is a retry event of the run, as it
+		// happens.
+		retried = r.retriesOf(key, req)
+		ctx = llm.WithRetryObserver(ctx, retried.retry)
 	}
 	ctx = llm.WithAttemptObserver(ctx, o)
 	start := r.e.now()
 	mono := time.Now()
 	resp, err := r.e.Client.Generate(ctx, req)
 	latency := time.Since(mono)
+	if retried != nil {
+		retried.end(err)
+	}
 
 	switch {
 	case err == nil && resp.Cached:

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,7 +46,9 @@ type Engine struct {
 	// fake one and move it on.
 	Clock clockwork.Clock
 	// Events, if set, receives every event of every run: its progress
-	// events and, from Finish, its final result or error event. Package
+	// events, a retry event for each retry of a call and for how a
+	// retried call ended (madspark.RetryData), and, from Finish, its final
+	// result or error event. Package
 	// events stores them and delivers them to subscribers. A failure to
 	// publish is logged; it never fails the run.
 	Events Publisher
@@ -136,6 +139,8 @@ type Run struct {
 	lease *lease
 	// sampling replaces settings of the run's calls; nil for none.
 	sampling *Sampling
+	// calls counts the run's calls, to name each in its retry events.
+	calls atomic.Int64
 }
 
 func (e *Engine) now() time.Time {

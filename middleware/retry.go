@@ -45,7 +45,8 @@ type RetryConfig struct {
 // for good, the error wraps the last attempt's error and says how many
 // attempts were made; an error from a single attempt is returned unchanged.
 // If the caller's context is done while waiting, the error wraps the
-// context's error.
+// context's error. Each retry is told, before its pause, to the observers
+// of the call's context (llm.WithRetryObserver).
 func Retry(cfg RetryConfig) llm.Middleware {
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = 3
@@ -95,7 +96,7 @@ func (r *retrier) Generate(ctx context.Context, req *llm.Request) (*llm.Response
 			return nil, attemptsError(req, attempt, err)
 		}
 		d := r.delay(attempt, err)
-		observeRetry(ctx, attempt, d, err)
+		llm.ObserveRetry(ctx, llm.Retry{Attempt: attempt, MaxAttempts: r.cfg.MaxRetries + 1, Delay: d, Err: err})
 		r.cfg.Logger.Warn("llm call failed, retrying",
 			append(callAttrs(req, err), "attempt", attempt, "delay", d, "error", err)...)
 		if serr := r.cfg.Sleep(ctx, d); serr != nil {

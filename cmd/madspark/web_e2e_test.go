@@ -82,24 +82,33 @@ func TestWebUIEndToEnd(t *testing.T) {
 // an in-process fake of OpenAI's chat completions, and returns its URL and
 // the URL that switches the fake's failures: POST ?status=500 makes every
 // call fail with that HTTP status (as OpenAI answers it), ?status=0 ends
-// the failure. Answers are plain text, as a simple chat question gets (a
+// the failure, and ?status=503&count=2 makes only the next two calls
+// fail (a call retried twice, then answered). Answers are plain text, as a simple chat question gets (a
 // debate's proposers, asked for JSON, get prose: their replies are
 // repaired). The circuit breaker pauses the provider for 10 s.
 func startFailingServe(t *testing.T) (string, string) {
 	t.Helper()
-	var status atomic.Int32
+	var status, left atomic.Int32 // left: the failing calls still to come; 0 for all of them
 	fake := openaitest.NewServer(t, func(req *openaitest.ChatRequest) openaitest.Reply {
 		if s := status.Load(); s != 0 {
+			if left.Load() > 0 && left.Add(-1) == 0 {
+				status.Store(0)
+			}
 			return openaitest.Reply{Fault: &openaitest.Fault{Status: int(s), Message: "The server had an error while processing your request."}}
 		}
 		return openaitest.Reply{Content: "A goroutine is a function running concurrently with others, scheduled by the Go runtime onto a few threads.", PromptTokens: 20, CompletionTokens: 18}
 	})
 	control := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, err := strconv.Atoi(r.URL.Query().Get("status"))
-		if r.Method != http.MethodPost || err != nil {
-			http.Error(w, "POST ?status=N", http.StatusBadRequest)
+		count := 0
+		if c := r.URL.Query().Get("count"); c != "" && err == nil {
+			count, err = strconv.Atoi(c)
+		}
+		if r.Method != http.MethodPost || err != nil || count < 0 {
+			http.Error(w, "POST ?status=N[&count=N]", http.StatusBadRequest)
 			return
 		}
+		left.Store(int32(count))
 		status.Store(int32(n))
 		w.WriteHeader(http.StatusNoContent)
 	}))

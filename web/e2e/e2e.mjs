@@ -224,9 +224,10 @@ async function tablesRead(page, width, what) {
 }
 
 // setFault makes the live server's fake provider fail every call with an
-// HTTP status, or answer again with 0.
-async function setFault(status) {
-  const r = await fetch(`${faultURL}?status=${status}`, { method: 'POST' })
+// HTTP status, or answer again with 0; with count, only the next count
+// calls fail.
+async function setFault(status, count) {
+  const r = await fetch(`${faultURL}?status=${status}${count ? `&count=${count}` : ''}`, { method: 'POST' })
   check(r.status === 204, `the fault switch answered ${r.status}`)
 }
 
@@ -1116,13 +1117,14 @@ try {
     await problem.waitFor({ timeout: 60000 })
     const title = await problem.locator('.problem-title').textContent()
     // The fake of OpenAI's API runs on this machine: a local model server,
-    // named by its address, not as OpenAI.
-    check(/^The model server at 127\.0\.0\.1:\d+ refused the API key\.$/.test(title), `the failure reads: ${title}`)
+    // named by its address, not as OpenAI, in the server's words (package
+    // failure), which name the address to a reader on its machine.
+    check(/^The model server at (http:\/\/)?127\.0\.0\.1:\d+\S* refused the API key\b/.test(title), `the failure reads: ${title}`)
     check(/OPENAI_API_KEY/.test(await problem.locator('.problem-advice').textContent()), 'the failure does not say what to do')
     const detail = problem.locator('details.problem-detail')
     check(!(await detail.evaluate((d) => d.open)), 'the technical detail is not folded')
     check(/HTTP 401/.test(await detail.textContent()), 'the technical detail is not there')
-    check(!/HTTP|gave up|stage /.test(title + (await problem.locator('.problem-advice').textContent())), 'the words show the error chain')
+    check(!/gave up|dial tcp|Post "|openai: /.test(title + (await problem.locator('.problem-advice').textContent())), 'the words show the error chain')
     await shot(live, 'failed-run')
     await problem.getByRole('link', { name: 'Edit and run again' }).click()
     await live.waitForURL(/[?&]from=/)
@@ -1142,12 +1144,12 @@ try {
     const retrying = live.getByTestId('answer-retrying')
     await retrying.waitFor({ timeout: 20000 })
     const words = await retrying.textContent()
-    check(/^The model server at 127\.0\.0\.1:\d+ had a server error; trying again in \d+ seconds? \(attempt [2-4]\)\.$/.test(words), `the retry reads: ${words}`)
+    check(/^The model server at 127\.0\.0\.1:\d+ had a server error; trying again in \d+ s \(attempt [2-4] of 4\)\.$/.test(words), `the retry reads: ${words}`)
     await shot(live, 'chat-retrying', false)
     const failed = live.getByTestId('answer-failed')
     await failed.waitFor({ timeout: 60000 })
     check(await focused(live, 'chat-input'), `after the failed answer the focus is on ${await live.evaluate(() => document.activeElement?.outerHTML.slice(0, 60))}`)
-    check(/^The model server at 127\.0\.0\.1:\d+ had a server error/.test(await failed.locator('.problem-title').textContent()), `the failed turn reads: ${await failed.textContent()}`)
+    check(/^The model server at (http:\/\/)?127\.0\.0\.1:\d+\S* had a server error/.test(await failed.locator('.problem-title').textContent()), `the failed turn reads: ${await failed.textContent()}`)
     const advice = await failed.locator('.problem-advice').textContent()
     check(!/OpenAI|status page|network/.test(advice) && /log/.test(advice), `a local server's failure is explained as a vendor's or the network's: ${advice}`)
     check((await live.getByTestId('question').locator('p').textContent()) === 'What is a goroutine?', 'the question was not kept')
@@ -1160,6 +1162,27 @@ try {
     await live.getByTestId('answer').filter({ hasText: 'goroutine' }).waitFor({ timeout: 30000 })
     check((await live.getByTestId('answer-failed').count()) === 0, 'the failure stayed after the answer')
     await shot(live, 'chat-retried', false)
+  })
+
+  if (liveBase && faultURL) await step('a run whose provider call is retried says so on its page as it happens, in words, and stops once the call succeeds', live, async () => {
+    // The next two calls fail with a server error: the run's first call is tried a second and a third time.
+    await setFault(503, 2)
+    await live.goto(liveBase + '/?pipeline=spark')
+    await live.locator('#run-form-topic').fill('rooftop rainwater co-ops')
+    await live.getByRole('button', { name: 'Start run' }).click()
+    await live.waitForURL(/\/runs\/[^/]+$/)
+    const id = live.url().split('/').pop()
+    const retrying = live.getByTestId('progress-retrying')
+    await retrying.waitFor({ timeout: 20000 })
+    const words = await retrying.textContent()
+    check(/^The model server at 127\.0\.0\.1:\d+ had a server error; trying again in \d+ s \(attempt [23] of 4\)\.$/.test(words), `the retry reads: ${words}`)
+    await shot(live, 'run-retrying', false)
+    await retrying.waitFor({ state: 'detached', timeout: 20000 })
+    const run = await finished(live, id)
+    // The stream told the call's end: it succeeded at its third attempt.
+    const stream = await live.evaluate(async (id) => (await fetch(`/api/runs/${id}/events`)).text(), id)
+    check(/"ended":"succeeded"/.test(stream) && /"attempt":3/.test(stream), `the run's stream (${run.status}) did not tell the retried call's end: ${stream.slice(0, 400)}`)
+    await setFault(0)
   })
 
   let repairedURL = ''
@@ -1210,7 +1233,7 @@ try {
     await banner.waitFor({ timeout: 30000 })
     const says = await banner.textContent()
     check(/^Calls to the model server at 127\.0\.0\.1:\d+ are paused until \d\d:\d\d:\d\d(?:\s[AP]M)?: it failed \d+ times in a row with a server error\./.test(says), `the banner says: ${says}`)
-    check(/^madspark paused its calls to the model server at 127\.0\.0\.1:\d+/.test(await live.getByTestId('answer-failed').locator('.problem-title').last().textContent()), 'the failed answer does not say the provider is paused')
+    check(/^madspark paused its calls to the model server at (http:\/\/)?127\.0\.0\.1:\d+/.test(await live.getByTestId('answer-failed').locator('.problem-title').last().textContent()), 'the failed answer does not say the provider is paused')
     await shot(live, 'provider-paused', false)
     // Before work starts: the form says so.
     await live.goto(liveBase + '/?pipeline=spark')
@@ -1223,7 +1246,7 @@ try {
     await live.waitForURL(/\/runs\/[^/]+$/)
     const problem = live.getByTestId('run-problem')
     await problem.waitFor({ timeout: 30000 })
-    check(/^madspark paused its calls to the model server at 127\.0\.0\.1:\d+/.test(await problem.locator('.problem-title').textContent()), `the run's failure: ${await problem.locator('.problem-title').textContent()}`)
+    check(/^madspark paused its calls to the model server at (http:\/\/)?127\.0\.0\.1:\d+/.test(await problem.locator('.problem-title').textContent()), `the run's failure: ${await problem.locator('.problem-title').textContent()}`)
     const resume = live.locator('#resume-run')
     check(await resume.isDisabled(), 'Resume is enabled while the provider is paused')
     check(/^Resume from \d\d:\d\d:\d\d(?:\s[AP]M)?$/.test(await resume.textContent()), `Resume reads: ${await resume.textContent()}`)

@@ -98,11 +98,59 @@ describe('problems in plain words', () => {
     expect(localAddressIn('dial tcp 8.8.8.8:443: i/o timeout')).toBeUndefined()
   })
 
-  it('says a retry as it happens: why, when and which attempt', () => {
-    expect(retryWords({ kind: 'provider_error', provider: 'openai', detail: 'openai: HTTP 500' }, 2000, 3)).toBe('OpenAI had a server error; trying again in 2 seconds (attempt 3).')
-    expect(retryWords({ kind: 'rate_limited', provider: 'openai', detail: 'x' }, 1000, 2, { provider: 'openai', local: true, address: '127.0.0.1:8080' })).toBe(
-      'The model server at 127.0.0.1:8080 is limiting how many requests it takes; trying again in 1 second (attempt 2).',
+  it('says a retry as it happens: why, when and which attempt of how many', () => {
+    expect(retryWords({ kind: 'provider_error', provider: 'openai', detail: 'openai: HTTP 500' }, 2000, 3)).toBe('OpenAI had a server error; trying again in 2 s (attempt 3).')
+    expect(retryWords({ kind: 'rate_limited', provider: 'openai', detail: 'x' }, 1000, 2, { provider: 'openai', local: true, address: '127.0.0.1:8080' }, 4)).toBe(
+      'The model server at 127.0.0.1:8080 is limiting how many requests it takes; trying again in 1 s (attempt 2 of 4).',
     )
-    expect(retryWords(undefined, 400, 2)).toBe('A call to the model provider failed; trying again in 1 second (attempt 2).')
+    expect(retryWords(undefined, 400, 2)).toBe('A call to the model provider failed; trying again in 1 s (attempt 2).')
+  })
+
+  it('says a refused connection to a local server as its refusal, never the network or a vendor', () => {
+    const refused = {
+      kind: 'network' as const,
+      provider: 'openai',
+      message: 'cannot reach madspark’s model server: connection refused',
+      advice: 'is the server running?',
+      detail: 'openai: connection refused at 127.0.0.1:8080',
+    }
+    const words = retryWords(refused, 2000, 2, { provider: 'openai', local: true, address: '127.0.0.1:8080' }, 4)
+    expect(words).toBe('The model server at 127.0.0.1:8080 refused the connection; trying again in 2 s (attempt 2 of 4).')
+    expect(words).not.toMatch(/OpenAI|network/)
+    // A provider elsewhere that cannot be reached is the network's doing.
+    expect(retryWords({ kind: 'network', provider: 'openai', detail: 'openai: no such host api.openai.com' }, 1000, 3, undefined, 4)).toBe(
+      'madspark could not reach OpenAI; trying again in 1 s (attempt 3 of 4).',
+    )
+  })
+
+  it('shows the server’s words for a failure when it gives them, its own otherwise', () => {
+    const where = { provider: 'openai', local: true, address: '127.0.0.1:8080' }
+    // A refused connection to a server on this machine.
+    let p = problemOf(
+      { kind: 'network', provider: 'openai', message: 'cannot reach the provider at http://127.0.0.1:8080/v1: connection refused', advice: 'is the server running?', detail: 'x' },
+      undefined,
+      where,
+    )
+    expect(p.title).toBe('Cannot reach the provider at http://127.0.0.1:8080/v1: connection refused.')
+    expect(p.advice).toBe('Is the server running?')
+    // Paused calls, with the time the server names.
+    p = problemOf({ kind: 'provider_paused', message: 'madspark paused its calls to madspark’s model server after it failed several times in a row', advice: 'it tries again at 14:05:00; try after that', detail: 'x' })
+    expect(p.title).toBe('madspark paused its calls to madspark’s model server after it failed several times in a row.')
+    expect(p.advice).toBe('It tries again at 14:05:00; try after that.')
+    // An interrupted run.
+    p = problemOf({ kind: 'interrupted', message: 'the run was interrupted at stage evaluate', advice: 'resume it to finish it; its finished steps are not paid again', detail: 'interrupted at stage evaluate' })
+    expect(p.title).toBe('The run was interrupted at stage evaluate.')
+    expect(p.advice).toBe('Resume it to finish it; its finished steps are not paid again.')
+    // A kind the page has no words of its own for.
+    p = problemOf({ kind: 'database', message: 'the database is busy: another process is writing to it', advice: 'try again in a moment', detail: 'database is locked' })
+    expect(p.title).toBe('The database is busy: another process is writing to it.')
+    // Advice for the command line gives way to the page's own.
+    p = problemOf({ kind: 'search_unavailable', message: 'the literature search reached none of its sources', advice: 'check the network connection, or run without the literature search (--no-search)', detail: 'x' })
+    expect(p.advice).toMatch(/No literature search/)
+    // A refused setting is said beside its field, in the page's words.
+    p = problemOf({ kind: 'params', field: 'params.topic', message: 'a setting was not accepted: topic: required', advice: 'correct it and run again', detail: 'spark parameters: topic: required' })
+    expect(p.title).toBe('A setting was not accepted: topic.')
+    // Without the server's words, the page's own.
+    expect(problemOf({ kind: 'auth', provider: 'openai', detail: 'openai: HTTP 401' }).title).toBe('OpenAI refused the API key.')
   })
 })

@@ -44,6 +44,11 @@ function capitalize(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1)
 }
 
+/** opening is s as a sentence starts, capitalised, but for madspark, whose name is written in lower case. */
+function opening(s: string): string {
+  return /^madspark\b/.test(s) ? s : capitalize(s)
+}
+
 /** sentence ends s with a full stop, unless it ends with a mark already. */
 function sentence(s: string): string {
   return /[.!?…]$/.test(s) ? s : s + '.'
@@ -132,12 +137,26 @@ function whoFailed(f: Failure | undefined, detail: string | undefined, where: Wh
 
 /**
  * problemOf says what a run's or an answer's failure means for the person
- * who meets it. It is the one mapping from failure kinds to words, shared
- * by every page. where says whether the provider is a local server, which
- * changes what to check: its process and log, not the network or a
- * vendor's status page.
+ * who meets it, shared by every page. The server's words come first: a
+ * failure it sends says what happened (message) and what to do (advice)
+ * from package failure, the one mapping from errors to words, which
+ * knows whether the provider is a server on this machine and names its
+ * address only to a reader on the server's machine. The page keeps its
+ * own words for a failure without them, for a refused setting (said
+ * beside its field), and for advice that names a command-line flag (the
+ * page has its own control). where says whether the provider is a local
+ * server, which changes what to check: its process and log, not the
+ * network or a vendor's status page.
  */
 export function problemOf(f: Failure | undefined, fallback?: string, where?: Where): Problem {
+  const own = ownWords(f, fallback, where)
+  if (!f?.message || f.kind === 'params') return own
+  const advice = f.advice && !/(^|[\s(])--[a-z]/.test(f.advice) ? sentence(opening(f.advice)) : own.advice
+  return { ...own, title: sentence(opening(f.message)), advice }
+}
+
+/** ownWords is the page's own words for a failure, from its kind. */
+function ownWords(f: Failure | undefined, fallback?: string, where?: Where): Problem {
   const detail = f?.detail ?? fallback
   const { who, local } = whoFailed(f, detail, where)
   const Who = capitalize(who)
@@ -306,22 +325,28 @@ export function problemOfError(err: unknown, failure?: Failure, where?: Where): 
 
 /**
  * retryWords says that a call is being tried again, as it happens: why
- * it failed, when it is tried again and which attempt that is. "OpenAI
- * had a server error; trying again in 2 s (attempt 3)."
+ * it failed, when it is tried again and which attempt that is, of how
+ * many when maxAttempts is known. "The model server at 127.0.0.1:8080
+ * refused the connection; trying again in 2 s (attempt 2 of 4)." It serves
+ * an answer's retries in chat and a run's on its page alike.
  */
-export function retryWords(f: Failure | undefined, delayMs: number, attempt: number, where?: Where): string {
+export function retryWords(f: Failure | undefined, delayMs: number, attempt: number, where?: Where, maxAttempts?: number): string {
   const { who } = whoFailed(f, f?.detail, where)
   const Who = capitalize(who)
+  const refused = /connection refused/.test(`${f?.detail ?? ''} ${f?.message ?? ''}`)
   const why =
     f?.kind === 'provider_error'
       ? `${Who} had a server error`
       : f?.kind === 'rate_limited'
         ? `${Who} is limiting how many requests it takes`
-        : f?.kind === 'network'
-          ? `madspark could not reach ${who}`
-          : f?.kind === 'timeout'
-            ? `${Who} took too long to answer`
-            : `A call to ${who} failed`
+        : f?.kind === 'network' && refused
+          ? `${Who} refused the connection`
+          : f?.kind === 'network'
+            ? `madspark could not reach ${who}`
+            : f?.kind === 'timeout'
+              ? `${Who} took too long to answer`
+              : `A call to ${who} failed`
   const secs = Math.max(1, Math.round(delayMs / 1000))
-  return `${why}; trying again in ${secs} ${secs === 1 ? 'second' : 'seconds'} (attempt ${attempt}).`
+  const of = maxAttempts && maxAttempts >= attempt ? ` of ${maxAttempts}` : ''
+  return `${why}; trying again in ${secs} s (attempt ${attempt}${of}).`
 }

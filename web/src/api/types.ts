@@ -132,6 +132,9 @@ export type FailureKind =
   | 'reply_unusable'
   | 'interrupted'
   | 'cancelled'
+  | 'file'
+  | 'json'
+  | 'database'
   | 'unknown'
 
 /** What kind of failure an error is, with what a message for people needs. */
@@ -143,6 +146,10 @@ export interface Failure {
   retry_at?: string
   /** The parameter at fault, for params. */
   field?: string
+  /** What happened, in words, as the server says it (package failure): the one mapping from errors to words. */
+  message?: string
+  /** What to do about it, as the server says it; absent when there is nothing to say. */
+  advice?: string
   /** The error itself. */
   detail: string
 }
@@ -184,8 +191,29 @@ export interface RunFilter {
 }
 
 /** A progress message from /ws/runs/{id} or /api/runs/{id}/events. */
+/**
+ * The data of a run's retry message: a call of the run failed with an
+ * error that may pass and is sent again after a pause; or, with ended, a
+ * call that was retried ended.
+ */
+export interface RunRetry {
+  /** Names the call among the run's: the messages of one call share it. */
+  call: string
+  agent?: string
+  /** The attempt about to be made (2 for the first retry); for an ended call, the attempts it made. */
+  attempt: number
+  /** The most attempts the call makes. */
+  max_attempts: number
+  /** The pause before the attempt, in ms. */
+  delay_ms: number
+  /** What failed. */
+  failure?: Failure
+  /** How the call ended after its retries; absent while it is retried. */
+  ended?: 'succeeded' | 'failed'
+}
+
 export interface ProgressMessage {
-  type: 'progress' | 'result' | 'error'
+  type: 'progress' | 'retry' | 'result' | 'error'
   seq: number
   run_id?: string
   stage?: string

@@ -204,7 +204,7 @@ export function Chat() {
           },
           onRetry: (r) => {
             setPending({ turn, text, retry: r })
-            setStatus(retryWords(r.failure, r.delay_ms, r.attempt, where))
+            setStatus(retryWords(r.failure, r.delay_ms, r.attempt, where, r.max_attempts))
           },
           onAnswer: (a) => {
             setConv((cur) => cur && { ...cur, messages: [...cur.messages.filter((m) => m.seq !== 0 && m.seq < a.seq), a] })
@@ -437,7 +437,7 @@ function TurnView(props: {
           {pending.text ? <Markdown source={pending.text} /> : !pending.retry && <p className="muted">Thinking…</p>}
           {pending.retry && (
             <p className="retrying" data-testid="answer-retrying">
-              {retryWords(pending.retry.failure, pending.retry.delay_ms, pending.retry.attempt, props.where)}
+              {retryWords(pending.retry.failure, pending.retry.delay_ms, pending.retry.attempt, props.where, pending.retry.max_attempts)}
             </p>
           )}
         </article>

@@ -70,6 +70,8 @@ export async function deleteConversation(c: Client, id: string): Promise<void> {
 export interface ChatRetry {
   /** The attempt about to be made: 2 for the first retry. */
   attempt: number
+  /** The most attempts the call makes. */
+  max_attempts?: number
   /** The pause before it, in ms. */
   delay_ms: number
   failure?: Failure

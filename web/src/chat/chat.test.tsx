@@ -231,7 +231,7 @@ describe('the chat page', () => {
           new ReadableStream({
             async start(c) {
               c.enqueue(enc.encode(`event: question\ndata: ${JSON.stringify({ seq: 1, role: 'user', content: 'hi', created_at: '' })}\n\n`))
-              c.enqueue(enc.encode(`event: retry\ndata: ${JSON.stringify({ attempt: 2, delay_ms: 1000, failure: { kind: 'provider_error', provider: 'openai', detail: 'openai: HTTP 500' } })}\n\n`))
+              c.enqueue(enc.encode(`event: retry\ndata: ${JSON.stringify({ attempt: 2, max_attempts: 4, delay_ms: 1000, failure: { kind: 'provider_error', provider: 'openai', detail: 'openai: HTTP 500' } })}\n\n`))
               await held
               c.enqueue(enc.encode(`event: answer\ndata: ${JSON.stringify({ seq: 2, role: 'assistant', content: 'Hello', created_at: '' })}\n\n`))
               c.close()
@@ -242,7 +242,7 @@ describe('the chat page', () => {
     })
     const user = userEvent.setup()
     await user.type(await screen.findByLabelText('Your message'), 'hi{Enter}')
-    expect((await screen.findByTestId('answer-retrying')).textContent).toBe('OpenAI had a server error; trying again in 1 second (attempt 2).')
+    expect((await screen.findByTestId('answer-retrying')).textContent).toBe('OpenAI had a server error; trying again in 1 s (attempt 2 of 4).')
     release()
     expect((await screen.findByTestId('answer')).textContent).toContain('Hello')
     expect(screen.queryByTestId('answer-retrying')).toBeNull()

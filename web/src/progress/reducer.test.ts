@@ -10,6 +10,29 @@ const m = (seq: number, type: ProgressMessage['type'], stage: string, progress: 
 const fold = (actions: ProgressAction[], from: ProgressState = initialProgress) => actions.reduce(progressReducer, from)
 
 describe('progressReducer', () => {
+  it('notes a retried call while it is tried again, drops it when it ends, and leaves the stages and progress be', () => {
+    const retry = (seq: number, call: string, attempt: number, ended?: string) =>
+      m(seq, 'retry', 'evaluate', 20, 'a call failed', { call, attempt, max_attempts: 4, delay_ms: 1000, ended, failure: ended ? undefined : { kind: 'provider_error', detail: 'x' } })
+    let s = fold([m(1, 'progress', 'generate', 5), m(2, 'progress', 'evaluate', 20), retry(3, 'evaluate#1', 2), retry(4, 'evaluate#2', 2), retry(5, 'evaluate#1', 3)])
+    expect(s.retrying.map((r) => [r.call, r.attempt])).toEqual([
+      ['evaluate#2', 2],
+      ['evaluate#1', 3],
+    ])
+    expect(s.stages.map((x) => [x.name, x.status])).toEqual([
+      ['generate', 'done'],
+      ['evaluate', 'active'],
+    ])
+    expect([s.progress, s.message, s.notes]).toEqual([20, '', []])
+    // Replayed after a reconnection: applied once.
+    expect(fold([retry(4, 'evaluate#2', 2)], s)).toBe(s)
+    s = fold([retry(6, 'evaluate#1', 3, 'succeeded')], s)
+    expect(s.retrying.map((r) => r.call)).toEqual(['evaluate#2'])
+    // The run's end ends every retry.
+    const failed = fold([m(7, 'error', 'evaluate', 20, 'gave up')], s)
+    expect(failed.retrying).toEqual([])
+    expect(fold([{ type: 'ended', status: 'succeeded' }], s).retrying).toEqual([])
+  })
+
   it('ends as the run record says when the stream was lost before the final message', () => {
     const lost = fold([{ type: 'connecting' }, m(1, 'progress', 'generate', 5), m(2, 'progress', 'evaluate', 20), { type: 'stream_error', error: 'lost the progress stream' }])
     expect(lost.streamError).toBe('lost the progress stream')

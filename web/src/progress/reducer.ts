@@ -1,4 +1,4 @@
-import type { Progress, ProgressMessage } from '../api/types'
+import type { Progress, ProgressMessage, RunRetry } from '../api/types'
 import { requeueReason } from './words'
 
 export { stageLabel } from './words'
@@ -43,6 +43,12 @@ export interface ProgressState {
    * lost): why, in words, and whether it has resumed since.
    */
   requeued?: { why: string; resumed: boolean }
+  /**
+   * The calls being tried again now, by call, the latest last: each is
+   * added by its retry message and dropped by the one that says it ended,
+   * and all are when the run ends.
+   */
+  retrying: RunRetry[]
 }
 
 export type ProgressAction =
@@ -58,7 +64,7 @@ export type ProgressAction =
   /** The run was resumed: its progress starts over. */
   | { type: 'reset' }
 
-export const initialProgress: ProgressState = { phase: 'idle', lastSeq: 0, progress: 0, stages: [], notes: [] }
+export const initialProgress: ProgressState = { phase: 'idle', lastSeq: 0, progress: 0, stages: [], notes: [], retrying: [] }
 
 /** The stage name pipelines send with their last progress message. */
 const doneStage = 'done'
@@ -104,6 +110,7 @@ export function progressReducer(state: ProgressState, action: ProgressAction): P
           message: 'done',
           stages: state.stages.map((s) => (s.status === 'active' ? { ...s, status: 'done' } : s)),
           streamError: undefined,
+          retrying: [],
         }
       }
       // The stage under way when the run failed, was cancelled or was
@@ -117,6 +124,7 @@ export function progressReducer(state: ProgressState, action: ProgressAction): P
           stages: state.stages.map((s) => (s.status === 'active' ? { ...s, status: ended } : s)),
           streamError: undefined,
           connection: undefined,
+          retrying: [],
         }
       }
   }
@@ -156,6 +164,7 @@ function applyMessage(state: ProgressState, m: ProgressMessage): ProgressState {
         result: m.data,
         streamError: undefined,
         connection: undefined,
+        retrying: [],
       }
     case 'error': {
       const error = m.message || (typeof m.data === 'string' ? m.data : 'the run failed')
@@ -165,13 +174,22 @@ function applyMessage(state: ProgressState, m: ProgressMessage): ProgressState {
       if (failing && failing !== doneStage && !stages.some((s) => s.name === failing)) {
         stages = [...stages, { name: failing, status: ended, progress: state.progress, message: ended === 'cancelled' ? '' : error }]
       }
-      return { ...state, phase: ended, error, stages, streamError: undefined, connection: undefined }
+      return { ...state, phase: ended, error, stages, streamError: undefined, connection: undefined, retrying: [] }
     }
+    case 'retry':
+      return applyRetry({ ...state, phase: 'running', streamError: undefined }, m.data as RunRetry | undefined)
     case 'progress':
       return applyProgress({ ...state, phase: 'running', streamError: undefined }, m.stage ?? '', m.progress ?? -1, m.message ?? '')
     default:
       return state
   }
+}
+
+/** applyRetry notes a call being tried again, or drops one that ended. */
+function applyRetry(state: ProgressState, r: RunRetry | undefined): ProgressState {
+  if (!r || typeof r !== 'object' || typeof r.call !== 'string') return state
+  const others = (state.retrying ?? []).filter((x) => x.call !== r.call)
+  return { ...state, retrying: r.ended ? others : [...others, r] }
 }
 
 function applyProgress(state: ProgressState, stage: string, progress: number, message: string): ProgressState {

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useReducer, useRef, useState, type ReactNode } 
 import { Link, useParams } from 'react-router'
 import { ApiError } from '../api/client'
 import { useApi } from '../api/context'
-import { localTime, problemOf, problemOfError, type Problem } from '../api/problems'
+import { localTime, problemOf, problemOfError, retryWords, type Problem, type Where } from '../api/problems'
 import { pausedUntil, useNow, useStatus, whereOf } from '../api/status'
 import { ProblemView } from '../components/ProblemView'
 import { useServerMode } from '../api/mode'
@@ -205,7 +205,7 @@ export function RunView() {
           </>
         )}
       </dl>
-      {(!over || followed) && <ProgressPanel state={progress} over={over ? run.status : undefined} serverDown={status.server === 'down'} />}
+      {(!over || followed) && <ProgressPanel state={progress} over={over ? run.status : undefined} serverDown={status.server === 'down'} where={where} />}
       {!over && <CancelControl runId={run.run_id} serverDown={status.server === 'down'} onCancelled={() => void reload(true).catch(() => {})} />}
       {(run.status === 'failed' || run.status === 'interrupted') && (
         <ProblemView problem={problemOf(run.failure, run.error || progress.error || 'the run failed, giving no reason', where)} testId="run-problem">
@@ -303,7 +303,7 @@ export function editLink(run: Run): string {
 }
 
 /** ProgressPanel shows a run's overall progress and its stages, how it is followed, and what happened to it on the way. */
-export function ProgressPanel({ state, over, serverDown }: { state: ProgressState; over?: string; serverDown?: boolean }) {
+export function ProgressPanel({ state, over, serverDown, where }: { state: ProgressState; over?: string; serverDown?: boolean; where?: Where }) {
   const label =
     over === 'cancelled' || state.phase === 'cancelled'
       ? 'Cancelled'
@@ -345,6 +345,7 @@ export function ProgressPanel({ state, over, serverDown }: { state: ProgressStat
             : 'The progress stream was lost; reconnecting by itself.'}
         </p>
       )}
+      {live && state.retrying.length > 0 && <RetryLine retrying={state.retrying} where={where} />}
       {state.requeued && (
         <p className="notice" role="status" data-testid="run-requeued">
           {state.requeued.resumed
@@ -382,6 +383,22 @@ export function ProgressPanel({ state, over, serverDown }: { state: ProgressStat
         </ul>
       )}
     </section>
+  )
+}
+
+/**
+ * RetryLine says, as it happens, that a call of the run is being tried
+ * again: why it failed, when it is tried again and which attempt of how
+ * many (the latest retry, and how many other calls are retried too).
+ */
+function RetryLine({ retrying, where }: { retrying: ProgressState['retrying']; where?: Where }) {
+  const r = retrying[retrying.length - 1]
+  const others = retrying.length - 1
+  return (
+    <p className="warning" role="status" data-testid="progress-retrying">
+      {retryWords(r.failure, r.delay_ms, r.attempt, where, r.max_attempts)}
+      {others > 0 ? ` ${others === 1 ? 'Another call is' : `${others} other calls are`} being tried again too.` : ''}
+    </p>
   )
 }
 

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { ApiProvider } from '../api/context'
 import { StatusValue, type Status } from '../api/status'
 import type { ProviderStatus, Run } from '../api/types'
-import { fakeServer, json, sse, type Route as FakeRoute } from '../test/fake'
+import { fakeServer, json, sse, sseBody, type Route as FakeRoute } from '../test/fake'
 import { RunView, resumeFrom } from './RunView'
 
 const run: Run = {
@@ -135,5 +135,93 @@ describe('a run when the server or the provider is out', () => {
     expect(resumeFrom(failed, { ...paused, retry_at: '2026-01-01T12:01:00Z' }, now)?.toISOString()).toBe('2026-01-01T12:01:00.000Z')
     expect(resumeFrom(failed, undefined, Date.parse('2026-01-01T12:00:31Z'))).toBeUndefined()
     expect(resumeFrom({ ...run, failure: { kind: 'provider_error', detail: 'x' } }, undefined, now)).toBeUndefined()
+  })
+})
+
+/** live is an event stream that stays open: push sends the next events. */
+function live() {
+  let ctl: ReadableStreamDefaultController<Uint8Array> | undefined
+  const body = new ReadableStream<Uint8Array>({ start: (c) => void (ctl = c) })
+  return {
+    response: () => new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } }),
+    push: async (events: { id?: number; data: unknown }[]) => {
+      const r = sseBody(events).getReader()
+      for (;;) {
+        const { value, done } = await r.read()
+        if (done) break
+        ctl?.enqueue(value)
+      }
+    },
+  }
+}
+
+describe('a run’s retries', () => {
+  it('says a retried call as it happens, in words, and stops saying it once the call succeeds', async () => {
+    const stream = live()
+    const refused = {
+      kind: 'network',
+      provider: 'openai',
+      message: 'cannot reach the provider at http://127.0.0.1:8080/v1: connection refused',
+      advice: 'is the server running?',
+      detail: 'openai: connection refused at 127.0.0.1:8080',
+    }
+    show(
+      {
+        'GET /api/runs/run-1': () => json(200, { ...run, status: 'running', result: undefined, outcome: {} }),
+        'GET /api/runs/run-1/events': () => stream.response(),
+      },
+      { provider: { provider: 'openai', model: 'm', mode: 'live', local: true, address: '127.0.0.1:8080', state: 'ok', failures: 0, retry_at: null } },
+    )
+    await stream.push([
+      { id: 1, data: { type: 'progress', seq: 1, stage: 'objectives', progress: 40 } },
+      { id: 2, data: { type: 'retry', seq: 2, stage: 'objectives', progress: 40, data: { call: 'objectives#1', attempt: 2, max_attempts: 4, delay_ms: 2000, failure: refused } } },
+    ])
+    const line = await screen.findByTestId('progress-retrying')
+    expect(line.textContent).toBe('The model server at 127.0.0.1:8080 refused the connection; trying again in 2 s (attempt 2 of 4).')
+    // A second call retried at once: the latest is said, and that there are others.
+    await stream.push([{ id: 3, data: { type: 'retry', seq: 3, stage: 'objectives', progress: 40, data: { call: 'objectives#2', attempt: 3, max_attempts: 4, delay_ms: 4000, failure: refused } } }])
+    await waitFor(() => expect(screen.getByTestId('progress-retrying').textContent).toMatch(/\(attempt 3 of 4\)\. Another call is being tried again too\.$/))
+    // The progress keeps its place and words.
+    expect(screen.getByTestId('progress-line').textContent).toMatch(/^Running · 40%/)
+    await stream.push([
+      { id: 4, data: { type: 'retry', seq: 4, stage: 'objectives', progress: 40, data: { call: 'objectives#2', attempt: 3, max_attempts: 4, delay_ms: 0, ended: 'succeeded' } } },
+      { id: 5, data: { type: 'retry', seq: 5, stage: 'objectives', progress: 40, data: { call: 'objectives#1', attempt: 2, max_attempts: 4, delay_ms: 0, ended: 'succeeded' } } },
+    ])
+    await waitFor(() => expect(screen.queryByTestId('progress-retrying')).toBeNull())
+  })
+})
+
+describe('an interrupted run', () => {
+  it('reads Interrupted with Resume after a reload, from its stored status and failure', async () => {
+    const interrupted: Run = {
+      ...run,
+      pipeline: 'chaos',
+      status: 'interrupted',
+      resumable: true,
+      result: undefined,
+      outcome: {},
+      error: 'interrupted at stage iteration 2: the process was stopped',
+      failure: {
+        kind: 'interrupted',
+        message: 'the run was interrupted at stage iteration 2',
+        advice: 'resume it to finish it; its finished steps are not paid again',
+        detail: 'interrupted at stage iteration 2: the process was stopped',
+      },
+    }
+    show({
+      'GET /api/runs/run-1': () => json(200, interrupted),
+      'GET /api/runs/run-1/events': () => sse([]),
+    })
+    const status = await screen.findByTestId('run-status')
+    expect(status.textContent).toBe('interrupted')
+    expect(status.className).toMatch(/\bstatus\b/) // shown capitalised: Interrupted
+    const problem = screen.getByTestId('run-problem')
+    expect(problem.querySelector('.problem-title')?.textContent).toBe('The run was interrupted at stage iteration 2.')
+    expect(problem.querySelector('.problem-advice')?.textContent).toBe('Resume it to finish it; its finished steps are not paid again.')
+    const resume = screen.getByRole('button', { name: 'Resume run' }) as HTMLButtonElement
+    expect(resume.disabled).toBe(false)
+    // Nothing says it is still running, or offers to cancel it.
+    expect(screen.queryByRole('button', { name: 'Cancel run' })).toBeNull()
+    expect(screen.queryByTestId('progress-retrying')).toBeNull()
   })
 })
