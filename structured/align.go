@@ -308,6 +308,18 @@ func (al *aligner) namesLike(key string) bool {
 	return false
 }
 
+// holdsName reports whether key holds a name of the schema and more
+// ("the_title" holds "title"; "success" does not hold "success_metrics").
+func (al *aligner) holdsName(key string) bool {
+	k := keyOf(key)
+	for name := range al.names {
+		if len(k) > len(name) && related(k, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // container reports whether v is an object or a list.
 func container(v any) bool {
 	switch v.(type) {
@@ -326,7 +338,7 @@ func (al *aligner) statusWrapper(n *node, o *object) (int, []string, bool) {
 	at := -1
 	var status []string
 	for i, k := range o.keys {
-		if n.declares(k) || al.names[keyOf(k)] || al.namesLike(k) {
+		if n.declares(k) || al.names[keyOf(k)] || al.holdsName(k) {
 			// A key that names a field of the schema, or holds its name
 			// ("the_title"): content, not a wrapper's status.
 			return 0, nil, false
