@@ -10,8 +10,8 @@
 // pins, it checks: chat with a system message and settings, plain and
 // streamed, that the provider receives; an answer cut off at max_tokens;
 // JSON schema and JSON object answers through each client's structured API
-// (response_format and parse, withStructuredOutput, generateObject and
-// streamObject), repaired by madspark's reader or refused when unusable;
+// (response_format and parse, withStructuredOutput, the AI SDK's object and
+// JSON outputs), repaired by madspark's reader or refused when unusable;
 // the Responses API (responses.create plain and streamed, responses.parse,
 // the AI SDK's default model); tool calls through madspark-direct (plain
 // and streamed with the openai client, a Responses function_call round
@@ -36,7 +36,7 @@ import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod'
 import { ChatOpenAI } from '@langchain/openai'
 import { HumanMessage, SystemMessage } from '@langchain/core/messages'
 import { createOpenAI } from '@ai-sdk/openai'
-import { generateObject, generateText, streamObject, streamText } from 'ai'
+import { generateText, Output, streamText } from 'ai'
 import { createAgent } from 'langchain'
 import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, run, setTracingDisabled, tool } from '@openai/agents'
 import { z } from 'zod'
@@ -382,9 +382,9 @@ await step('langchain: a fenced, imperfect JSON reply is repaired to the schema'
 const provider = createOpenAI({ baseURL: v1, apiKey: 'sk-local' })
 
 for (const model of models) {
-  await step(`ai-sdk: ${model} chat model, generateText and streamText with a system message and settings`, async () => {
+  await step(`ai-sdk: ${model} chat model, generateText and streamText with instructions and settings`, async () => {
     const args = (t) => ({
-      model: provider.chat(model), system: settings.system, prompt: queryFor(model, tag(t)), maxRetries: 0,
+      model: provider.chat(model), instructions: settings.system, prompt: queryFor(model, tag(t)), maxRetries: 0,
       temperature: settings.temperature, topP: settings.top_p, maxOutputTokens: settings.max_tokens, stopSequences: settings.stop, seed: settings.seed,
     })
     const r = await generateText(args('ECHO'))
@@ -396,21 +396,21 @@ for (const model of models) {
     checkEcho(echoed(text), model, settings)
   })
 
-  await step(`ai-sdk: ${model} chat model, generateObject and streamObject (schema and no schema)`, async () => {
-    const { object } = await generateObject({ model: provider.chat(model), schema: Person, prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
-    check(typeof object.name === 'string' && typeof object.age === 'number', `object ${JSON.stringify(object)}`)
-    const s = streamObject({ model: provider.chat(model), schema: Person, prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
+  await step(`ai-sdk: ${model} chat model, an object output generated and streamed (schema and no schema)`, async () => {
+    const { output } = await generateText({ model: provider.chat(model), output: Output.object({ schema: Person }), prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
+    check(typeof output.name === 'string' && typeof output.age === 'number', `object ${JSON.stringify(output)}`)
+    const s = streamText({ model: provider.chat(model), output: Output.object({ schema: Person }), prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
     let last = null
-    for await (const partial of s.partialObjectStream) last = partial
-    const final = await s.object
+    for await (const partial of s.partialOutputStream) last = partial
+    const final = await s.output
     check(typeof final.name === 'string' && typeof final.age === 'number' && last?.name === final.name, `streamed ${JSON.stringify(final)}`)
-    const free = await generateObject({ model: provider.chat(model), output: 'no-schema', prompt: queryFor(model, tag('A person as JSON')), maxRetries: 0 })
-    deepStrictEqual(free.object, { name: 'Ada Lovelace', age: 36 })
+    const free = await generateText({ model: provider.chat(model), output: Output.json(), prompt: queryFor(model, tag('A person as JSON')), maxRetries: 0 })
+    deepStrictEqual(free.output, { name: 'Ada Lovelace', age: 36 })
   })
 
   await step(`ai-sdk: ${model} default model (the Responses API): text, stream and object`, async () => {
     const args = (t) => ({
-      model: provider(model), system: settings.system, prompt: queryFor(model, tag(t)), maxRetries: 0,
+      model: provider(model), instructions: settings.system, prompt: queryFor(model, tag(t)), maxRetries: 0,
       temperature: settings.temperature, topP: settings.top_p, maxOutputTokens: settings.max_tokens,
     })
     const want = { system: settings.system, temperature: settings.temperature, top_p: settings.top_p, max_tokens: settings.max_tokens }
@@ -420,8 +420,8 @@ for (const model of models) {
     let text = ''
     for await (const t of streamText(args('ECHO')).textStream) text += t
     checkEcho(echoed(text), model, want)
-    const { object } = await generateObject({ model: provider(model), schema: Person, prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
-    check(typeof object.name === 'string' && typeof object.age === 'number', `object ${JSON.stringify(object)}`)
+    const { output } = await generateText({ model: provider(model), output: Output.object({ schema: Person }), prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
+    check(typeof output.name === 'string' && typeof output.age === 'number', `object ${JSON.stringify(output)}`)
   })
 }
 
@@ -527,7 +527,9 @@ const pipeline = (m) => ['madspark-spark', 'madspark-chaos', 'madspark-assess'].
 for (const [url, model] of everyModel) {
   const where = url === v1 ? 'the OpenAI provider' : 'the mock provider'
   await step(`promptfoo's defaults (temperature 0, max_tokens 1024) on ${model} (${where})`, async () => {
-    // The bodies promptfoo's OpenAI chat and Responses providers send by default.
+    // The bodies promptfoo's OpenAI chat and Responses providers
+    // (openai:chat:<model>, openai:responses:<model>) send with their
+    // default settings, as promptfoo 0.123.1 sends them.
     const post = async (path, body) => {
       const res = await fetch(`${url}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-local' }, body: JSON.stringify(body) })
       return [res.status, await res.json()]
@@ -535,7 +537,7 @@ for (const [url, model] of everyModel) {
     const query = model === 'madspark-debate' ? complex : 'urban farming'
     const [status, c] = await post('chat/completions', { model, messages: [{ role: 'user', content: query }], max_tokens: 1024, temperature: 0 })
     check(status === 200 && c.choices[0].message.content.length > 0 && ['stop', 'length'].includes(c.choices[0].finish_reason), `chat: ${status} ${JSON.stringify(c).slice(0, 300)}`)
-    const [rstatus, r] = await post('responses', { model, input: query, max_output_tokens: 1024, text: { format: { type: 'text' } } })
+    const [rstatus, r] = await post('responses', { model, input: query, max_output_tokens: 1024, temperature: 0, text: { format: { type: 'text' } } })
     check(rstatus === 200 && r.output.some((o) => o.type === 'message') && ['completed', 'incomplete'].includes(r.status), `responses: ${rstatus} ${JSON.stringify(r).slice(0, 300)}`)
     if (pipeline(model)) {
       // The answer is bounded by max_tokens: a tight limit cuts it.
