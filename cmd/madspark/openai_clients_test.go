@@ -26,7 +26,8 @@ import (
 // AI SDK's object and JSON outputs); the Responses API (responses.create,
 // the AI SDK's default model); tool calls (plain and streamed, a
 // function_call round trip, Agents SDK agents with a function tool on the
-// Responses and the chat model, LangChain's createAgent); the request
+// Responses and the chat model, the AI SDK's tool loop, LangChain's
+// createAgent); the request
 // bodies promptfoo's OpenAI chat and Responses providers send with their
 // default settings, on every model; a reasoning effort and a verbosity
 // reaching the provider; a chat UI's follow-up to a pipeline model, the

@@ -16,8 +16,10 @@
 // the AI SDK's default model); tool calls through madspark-direct (plain
 // and streamed with the openai client, a Responses function_call round
 // trip, an Agents SDK agent with a function tool on the Responses and on
-// the chat model, LangChain's createAgent with a responseFormat); the
-// defaults promptfoo sends (temperature 0, max_tokens 1024) and the
+// the chat model, the AI SDK's generateText and streamText running a tool
+// on both models, LangChain's createAgent with a function tool and with a
+// responseFormat); the request bodies promptfoo's OpenAI chat and
+// Responses providers send by default (temperature 0, max_tokens 1024) and the
 // Agents SDK's instructions on every model; a reasoning effort and a
 // verbosity reaching the provider through madspark-direct (chat,
 // Responses, an Agents SDK agent's model settings); a chat UI's follow-up
@@ -36,8 +38,8 @@ import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod'
 import { ChatOpenAI } from '@langchain/openai'
 import { HumanMessage, SystemMessage } from '@langchain/core/messages'
 import { createOpenAI } from '@ai-sdk/openai'
-import { generateText, Output, streamText } from 'ai'
-import { createAgent } from 'langchain'
+import { generateText, Output, stepCountIs, streamText, tool as aiTool } from 'ai'
+import { createAgent, tool as lcTool } from 'langchain'
 import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, run, setTracingDisabled, tool } from '@openai/agents'
 import { z } from 'zod'
 
@@ -493,6 +495,38 @@ for (const [api, model] of [['Responses', (c) => new OpenAIResponsesModel(c, 'ma
     const agent = new Agent({ name: 'Weather', instructions: 'You answer questions about the weather.', tools: [getWeather], model: model(openai) })
     const result = await run(agent, tag('What is the weather in Oslo?'))
     check(ran.length === 1 && String(result.finalOutput).includes(weather(ran[0])), `tool ran with ${JSON.stringify(ran)}, final output ${result.finalOutput}`)
+  })
+}
+
+for (const [api, model] of [['Responses', (id) => provider(id)], ['chat', (id) => provider.chat(id)]]) {
+  await step(`ai-sdk: generateText and streamText with a tool on madspark-direct through the ${api} model`, async () => {
+    const ran = []
+    const tools = {
+      get_weather: aiTool({
+        description: 'The weather in a city', inputSchema: z.object({ city: z.string() }),
+        execute: async ({ city }) => { ran.push(city); return weather(city) },
+      }),
+    }
+    const args = () => ({ model: model('madspark-direct'), tools, stopWhen: stepCountIs(2), prompt: tag('What is the weather in Oslo?'), maxRetries: 0 })
+    const r = await generateText(args())
+    check(ran.length === 1 && r.steps.length === 2 && r.steps[0].finishReason === 'tool-calls' && r.text.includes(weather(ran[0])),
+      `tool ran with ${JSON.stringify(ran)}, ${r.steps.length} steps, text ${r.text}`)
+    const s = streamText(args())
+    let text = ''
+    for await (const t of s.textStream) text += t
+    check(ran.length === 2 && text.includes(weather(ran[1])), `streamed: tool ran with ${JSON.stringify(ran)}, text ${text}`)
+  })
+}
+
+for (const useResponsesApi of [false, true]) {
+  await step(`langchain: createAgent with a function tool on madspark-direct${useResponsesApi ? ' over the Responses API' : ''}`, async () => {
+    const ran = []
+    const getWeather = lcTool(async ({ city }) => { ran.push(city); return weather(city) },
+      { name: 'get_weather', description: 'The weather in a city', schema: z.object({ city: z.string() }) })
+    const agent = createAgent({ model: chat('madspark-direct', { useResponsesApi }), tools: [getWeather] })
+    const res = await agent.invoke({ messages: [{ role: 'user', content: tag('What is the weather in Oslo?') }] })
+    const last = res.messages.at(-1)
+    check(ran.length === 1 && String(last.text ?? last.content).includes(weather(ran[0])), `tool ran with ${JSON.stringify(ran)}, last message ${JSON.stringify(last.content)}`)
   })
 }
 
