@@ -19,21 +19,23 @@ import (
 
 // TestOpenAIClients runs test/openai-clients/clients.mjs, which drives
 // `madspark serve` with the official OpenAI clients at the versions its
-// package-lock.json pins (openai, @langchain/openai and langchain's
-// agents, ai with @ai-sdk/openai, @openai/agents): chat with a system
-// message and settings, plain and streamed; JSON schema and JSON object
-// answers through each client's structured API (response_format,
-// withStructuredOutput, generateObject, streamObject); the Responses API
-// (responses.create, the AI SDK's default model); tool calls (plain and
-// streamed, a function_call round trip, Agents SDK agents with a function
-// tool on the Responses and the chat model, LangChain's createAgent); the
-// defaults promptfoo sends; a reasoning effort and a verbosity reaching
-// the provider; a chat UI's follow-up to a pipeline model, the whole
-// conversation sent again; an unknown route; a capacity refusal. The
-// server's provider is clientsProvider on the OpenAI wire, in this
-// process, which echoes the settings it receives so that the script can
-// check them and calls the tools it is offered. A second server in mock
-// mode serves the pipeline models, which the script runs whole.
+// package-lock.json pins (openai, @langchain/openai and langchain's agents,
+// ai with @ai-sdk/openai, @openai/agents): chat with a system message and
+// settings, plain and streamed; JSON schema and JSON object answers through
+// each client's structured API (response_format, withStructuredOutput, the
+// AI SDK's object and JSON outputs); the Responses API (responses.create,
+// the AI SDK's default model); tool calls (plain and streamed, a
+// function_call round trip, Agents SDK agents with a function tool on the
+// Responses and the chat model, the AI SDK's tool loop, LangChain's
+// createAgent); the request
+// bodies promptfoo's OpenAI chat and Responses providers send with their
+// default settings, on every model; a reasoning effort and a verbosity
+// reaching the provider; a chat UI's follow-up to a pipeline model, the
+// whole conversation sent again; an unknown route; a capacity refusal. The
+// server's provider is clientsProvider on the OpenAI wire, in this process,
+// which echoes the settings it receives so that the script can check them
+// and calls the tools it is offered. A second server in mock mode serves
+// the pipeline models, which the script runs whole.
 //
 // It needs node and test/openai-clients/node_modules (npm ci there).
 // Without them it is skipped, saying what is missing, except in CI (CI
@@ -62,7 +64,15 @@ func TestOpenAIClients(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "clients.mjs", "--url", base, "--provider", fake.URL, "--mock-url", mockBase)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LANGSMITH_TRACING=false", "LANGCHAIN_TRACING_V2=false", "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
+	// The clients take only the URLs and keys the script gives them: an
+	// OPENAI_ variable of this environment is left out, not set empty
+	// (@ai-sdk/openai refuses an empty OPENAI_BASE_URL when it loads).
+	cmd.Env = []string{"LANGSMITH_TRACING=false", "LANGCHAIN_TRACING_V2=false"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OPENAI_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
 	t.Logf("clients.mjs:\n%s", out)

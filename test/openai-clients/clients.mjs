@@ -10,14 +10,16 @@
 // pins, it checks: chat with a system message and settings, plain and
 // streamed, that the provider receives; an answer cut off at max_tokens;
 // JSON schema and JSON object answers through each client's structured API
-// (response_format and parse, withStructuredOutput, generateObject and
-// streamObject), repaired by madspark's reader or refused when unusable;
+// (response_format and parse, withStructuredOutput, the AI SDK's object and
+// JSON outputs), repaired by madspark's reader or refused when unusable;
 // the Responses API (responses.create plain and streamed, responses.parse,
 // the AI SDK's default model); tool calls through madspark-direct (plain
 // and streamed with the openai client, a Responses function_call round
 // trip, an Agents SDK agent with a function tool on the Responses and on
-// the chat model, LangChain's createAgent with a responseFormat); the
-// defaults promptfoo sends (temperature 0, max_tokens 1024) and the
+// the chat model, the AI SDK's generateText and streamText running a tool
+// on both models, LangChain's createAgent with a function tool and with a
+// responseFormat); the request bodies promptfoo's OpenAI chat and
+// Responses providers send by default (temperature 0, max_tokens 1024) and the
 // Agents SDK's instructions on every model; a reasoning effort and a
 // verbosity reaching the provider through madspark-direct (chat,
 // Responses, an Agents SDK agent's model settings); a chat UI's follow-up
@@ -36,8 +38,8 @@ import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod'
 import { ChatOpenAI } from '@langchain/openai'
 import { HumanMessage, SystemMessage } from '@langchain/core/messages'
 import { createOpenAI } from '@ai-sdk/openai'
-import { generateObject, generateText, streamObject, streamText } from 'ai'
-import { createAgent } from 'langchain'
+import { generateText, Output, stepCountIs, streamText, tool as aiTool } from 'ai'
+import { createAgent, tool as lcTool } from 'langchain'
 import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, run, setTracingDisabled, tool } from '@openai/agents'
 import { z } from 'zod'
 
@@ -382,9 +384,9 @@ await step('langchain: a fenced, imperfect JSON reply is repaired to the schema'
 const provider = createOpenAI({ baseURL: v1, apiKey: 'sk-local' })
 
 for (const model of models) {
-  await step(`ai-sdk: ${model} chat model, generateText and streamText with a system message and settings`, async () => {
+  await step(`ai-sdk: ${model} chat model, generateText and streamText with instructions and settings`, async () => {
     const args = (t) => ({
-      model: provider.chat(model), system: settings.system, prompt: queryFor(model, tag(t)), maxRetries: 0,
+      model: provider.chat(model), instructions: settings.system, prompt: queryFor(model, tag(t)), maxRetries: 0,
       temperature: settings.temperature, topP: settings.top_p, maxOutputTokens: settings.max_tokens, stopSequences: settings.stop, seed: settings.seed,
     })
     const r = await generateText(args('ECHO'))
@@ -396,21 +398,21 @@ for (const model of models) {
     checkEcho(echoed(text), model, settings)
   })
 
-  await step(`ai-sdk: ${model} chat model, generateObject and streamObject (schema and no schema)`, async () => {
-    const { object } = await generateObject({ model: provider.chat(model), schema: Person, prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
-    check(typeof object.name === 'string' && typeof object.age === 'number', `object ${JSON.stringify(object)}`)
-    const s = streamObject({ model: provider.chat(model), schema: Person, prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
+  await step(`ai-sdk: ${model} chat model, an object output generated and streamed (schema and no schema)`, async () => {
+    const { output } = await generateText({ model: provider.chat(model), output: Output.object({ schema: Person }), prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
+    check(typeof output.name === 'string' && typeof output.age === 'number', `object ${JSON.stringify(output)}`)
+    const s = streamText({ model: provider.chat(model), output: Output.object({ schema: Person }), prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
     let last = null
-    for await (const partial of s.partialObjectStream) last = partial
-    const final = await s.object
+    for await (const partial of s.partialOutputStream) last = partial
+    const final = await s.output
     check(typeof final.name === 'string' && typeof final.age === 'number' && last?.name === final.name, `streamed ${JSON.stringify(final)}`)
-    const free = await generateObject({ model: provider.chat(model), output: 'no-schema', prompt: queryFor(model, tag('A person as JSON')), maxRetries: 0 })
-    deepStrictEqual(free.object, { name: 'Ada Lovelace', age: 36 })
+    const free = await generateText({ model: provider.chat(model), output: Output.json(), prompt: queryFor(model, tag('A person as JSON')), maxRetries: 0 })
+    deepStrictEqual(free.output, { name: 'Ada Lovelace', age: 36 })
   })
 
   await step(`ai-sdk: ${model} default model (the Responses API): text, stream and object`, async () => {
     const args = (t) => ({
-      model: provider(model), system: settings.system, prompt: queryFor(model, tag(t)), maxRetries: 0,
+      model: provider(model), instructions: settings.system, prompt: queryFor(model, tag(t)), maxRetries: 0,
       temperature: settings.temperature, topP: settings.top_p, maxOutputTokens: settings.max_tokens,
     })
     const want = { system: settings.system, temperature: settings.temperature, top_p: settings.top_p, max_tokens: settings.max_tokens }
@@ -420,8 +422,8 @@ for (const model of models) {
     let text = ''
     for await (const t of streamText(args('ECHO')).textStream) text += t
     checkEcho(echoed(text), model, want)
-    const { object } = await generateObject({ model: provider(model), schema: Person, prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
-    check(typeof object.name === 'string' && typeof object.age === 'number', `object ${JSON.stringify(object)}`)
+    const { output } = await generateText({ model: provider(model), output: Output.object({ schema: Person }), prompt: queryFor(model, tag('Describe a person')), maxRetries: 0 })
+    check(typeof output.name === 'string' && typeof output.age === 'number', `object ${JSON.stringify(output)}`)
   })
 }
 
@@ -496,6 +498,38 @@ for (const [api, model] of [['Responses', (c) => new OpenAIResponsesModel(c, 'ma
   })
 }
 
+for (const [api, model] of [['Responses', (id) => provider(id)], ['chat', (id) => provider.chat(id)]]) {
+  await step(`ai-sdk: generateText and streamText with a tool on madspark-direct through the ${api} model`, async () => {
+    const ran = []
+    const tools = {
+      get_weather: aiTool({
+        description: 'The weather in a city', inputSchema: z.object({ city: z.string() }),
+        execute: async ({ city }) => { ran.push(city); return weather(city) },
+      }),
+    }
+    const args = () => ({ model: model('madspark-direct'), tools, stopWhen: stepCountIs(2), prompt: tag('What is the weather in Oslo?'), maxRetries: 0 })
+    const r = await generateText(args())
+    check(ran.length === 1 && r.steps.length === 2 && r.steps[0].finishReason === 'tool-calls' && r.text.includes(weather(ran[0])),
+      `tool ran with ${JSON.stringify(ran)}, ${r.steps.length} steps, text ${r.text}`)
+    const s = streamText(args())
+    let text = ''
+    for await (const t of s.textStream) text += t
+    check(ran.length === 2 && text.includes(weather(ran[1])), `streamed: tool ran with ${JSON.stringify(ran)}, text ${text}`)
+  })
+}
+
+for (const useResponsesApi of [false, true]) {
+  await step(`langchain: createAgent with a function tool on madspark-direct${useResponsesApi ? ' over the Responses API' : ''}`, async () => {
+    const ran = []
+    const getWeather = lcTool(async ({ city }) => { ran.push(city); return weather(city) },
+      { name: 'get_weather', description: 'The weather in a city', schema: z.object({ city: z.string() }) })
+    const agent = createAgent({ model: chat('madspark-direct', { useResponsesApi }), tools: [getWeather] })
+    const res = await agent.invoke({ messages: [{ role: 'user', content: tag('What is the weather in Oslo?') }] })
+    const last = res.messages.at(-1)
+    check(ran.length === 1 && String(last.text ?? last.content).includes(weather(ran[0])), `tool ran with ${JSON.stringify(ran)}, last message ${JSON.stringify(last.content)}`)
+  })
+}
+
 // --- LangChain's agents: a structured response, or an error ---------------------
 
 for (const [model, url] of [['madspark-direct', v1], ['madspark-spark', mockV1]]) {
@@ -527,7 +561,9 @@ const pipeline = (m) => ['madspark-spark', 'madspark-chaos', 'madspark-assess'].
 for (const [url, model] of everyModel) {
   const where = url === v1 ? 'the OpenAI provider' : 'the mock provider'
   await step(`promptfoo's defaults (temperature 0, max_tokens 1024) on ${model} (${where})`, async () => {
-    // The bodies promptfoo's OpenAI chat and Responses providers send by default.
+    // The bodies promptfoo's OpenAI chat and Responses providers
+    // (openai:chat:<model>, openai:responses:<model>) send with their
+    // default settings, as promptfoo 0.123.1 sends them.
     const post = async (path, body) => {
       const res = await fetch(`${url}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-local' }, body: JSON.stringify(body) })
       return [res.status, await res.json()]
@@ -535,7 +571,7 @@ for (const [url, model] of everyModel) {
     const query = model === 'madspark-debate' ? complex : 'urban farming'
     const [status, c] = await post('chat/completions', { model, messages: [{ role: 'user', content: query }], max_tokens: 1024, temperature: 0 })
     check(status === 200 && c.choices[0].message.content.length > 0 && ['stop', 'length'].includes(c.choices[0].finish_reason), `chat: ${status} ${JSON.stringify(c).slice(0, 300)}`)
-    const [rstatus, r] = await post('responses', { model, input: query, max_output_tokens: 1024, text: { format: { type: 'text' } } })
+    const [rstatus, r] = await post('responses', { model, input: query, max_output_tokens: 1024, temperature: 0, text: { format: { type: 'text' } } })
     check(rstatus === 200 && r.output.some((o) => o.type === 'message') && ['completed', 'incomplete'].includes(r.status), `responses: ${rstatus} ${JSON.stringify(r).slice(0, 300)}`)
     if (pipeline(model)) {
       // The answer is bounded by max_tokens: a tight limit cuts it.
