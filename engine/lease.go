@@ -198,6 +198,7 @@ func (ls *lease) release(ctx context.Context) {
 // dropped, so that another process may resume it at once. A worker that
 // hands a run back to the queue abandons it.
 func (r *Run) Abandon(ctx context.Context) {
+	r.flushHeld(ctx)
 	r.lease.release(ctx)
 	endRun(r.span, &r.rec, nil)
 }
