@@ -29,6 +29,7 @@ var chunkSeeds = []string{
 	`{"usage":{"prompt_tokens":-3,"completion_tokens":null}}`,
 	`{"usage":[]}`,
 	"{\"choices\":[{\"delta\":{\"content\":\"bad \xff byte\"}}]}",
+	`{"choices":[{"delta":{"content":"0"}}],"choices":[{}]}`,
 	`{"model":"a","model":"b","choices":[{"delta":{"content":"x"}}],"choices":[{"delta":{"content":"y"}}]}`,
 	`[1,2]`,
 	`"text"`,

@@ -112,7 +112,9 @@ func (s *Store) EndRun(ctx context.Context, run *madspark.Run, l *madspark.RunLe
 	if l != nil {
 		writes = append(writes, func(tx *Tx) error { return dropRunLease(ctx, tx, l) })
 	}
-	return s.write(ctx, op, func(tx *Tx) error {
+	// Nothing waits for a run's end but the end of its answer: its write
+	// may wait a moment for others to commit with.
+	return s.write(mayWait(ctx), op, func(tx *Tx) error {
 		for _, w := range writes {
 			if err := w(tx); err != nil {
 				return err
