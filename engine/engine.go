@@ -424,6 +424,11 @@ func (r *Run) Emit(stage string, progress int, message string) {
 	}
 }
 
+// Held reports whether the run holds its steps and progress events in
+// memory until Finish (RunInfo.Held), so that Emit and Step write
+// nothing.
+func (r *Run) Held() bool { return r.isHeld() }
+
 // isHeld reports whether the run holds its steps and events until Finish.
 func (r *Run) isHeld() bool {
 	r.mu.Lock()
