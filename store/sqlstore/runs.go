@@ -80,8 +80,34 @@ func (s *Store) StartRun(ctx context.Context, run *madspark.Run, l *madspark.Run
 		if err := create(tx); err != nil {
 			return err
 		}
+		if s.d.Clock == "" {
+			// Leases timed by this process's clock: the lease of a run
+			// created in this write is inserted without reading what
+			// is there first, unless something is.
+			if ok, err := s.newRunLease(ctx, tx, l, ttl); ok || err != nil {
+				return err
+			}
+		}
 		return take(tx)
 	})
+}
+
+// newRunLease inserts l, for ttl from now by this process's clock, unless
+// the run has a lease already; it reports whether it did.
+func (s *Store) newRunLease(ctx context.Context, tx *Tx, l *madspark.RunLease, ttl time.Duration) (bool, error) {
+	now := s.now()
+	expires := s.kept(now.Add(ttl))
+	n, err := affected(tx.ExecContext(ctx, `INSERT INTO run_leases (run_id, token, holder, host, pid, started_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id) DO NOTHING`,
+		l.RunID, l.Token, l.Holder, l.Host, l.PID, s.d.Time(now), s.d.Time(expires)))
+	if err != nil {
+		return false, fmt.Errorf("%q: %w", l.RunID, err)
+	}
+	if n == 0 {
+		return false, nil
+	}
+	l.StartedAt, l.ExpiresAt, l.Expired = now, expires, false
+	return true, nil
 }
 
 // EndRun is SaveStep of each of steps, AppendEvent of each of events in
