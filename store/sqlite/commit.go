@@ -20,7 +20,7 @@ const maxGroup = 64
 // busy is how recent the last commit must be for it to wait: a lone
 // process's writes never wait.
 const (
-	linger = 5 * time.Millisecond
+	linger = 10 * time.Millisecond
 	busy   = 2 * linger
 )
 
