@@ -455,15 +455,16 @@ type RunLeaseStore interface {
 
 // RunRecorder records a run's start and its end each in one write, which
 // is most of what a short run costs a store (a /v1 answer is a run of one
-// step): CreateRun with TakeRunLease, and FinishRun with the final event
-// and DropRunLease.
+// step): CreateRun with TakeRunLease, and the steps and events held until
+// the end with FinishRun and DropRunLease.
 type RunRecorder interface {
 	// StartRun is CreateRun of run and TakeRunLease of it for l: both or
 	// neither.
 	StartRun(ctx context.Context, run *Run, l *RunLease, ttl time.Duration) error
-	// EndRun is FinishRun of run, AppendEvent of final and DropRunLease
-	// of l: all or none. final and l may be nil.
-	EndRun(ctx context.Context, run *Run, l *RunLease, final *Event) error
+	// EndRun is SaveStep of each of steps, AppendEvent of each of events
+	// in order (setting their Seq), FinishRun of run and DropRunLease of
+	// l: all or none. l may be nil.
+	EndRun(ctx context.Context, run *Run, l *RunLease, steps []*Step, events ...*Event) error
 }
 
 // LeaseStore keeps the leases of queue workers.

@@ -231,7 +231,10 @@ func (m *debateModel) Complete(ctx context.Context, p server.Prompt, out *server
 		thoughts = api.NewThoughts(out)
 		sink = thoughts.Sink
 	}
-	run, err := a.Engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: params, Tags: p.Tags}, sink)
+	// A direct answer is one step: its step and progress event are
+	// journaled with its outcome, in one write.
+	run, err := a.Engine.Start(ctx, engine.RunInfo{Pipeline: "debate", Mode: a.Info.Mode(), Provider: a.Info.Name, Model: a.Info.Model, Params: params, Tags: p.Tags,
+		Held: m.mode == "simple"}, sink)
 	if err != nil {
 		return nil, err
 	}

@@ -100,6 +100,20 @@ type RunInfo struct {
 	// makes; it is journaled with the run (SamplingKey), so that a resumed
 	// run keeps it.
 	Sampling *Sampling
+	// Held holds the run's finished steps and its progress events in
+	// memory until Finish, which journals them with the run's outcome in
+	// its one write, instead of a write for each as it is made: for a
+	// short run, such as a /v1 answer of one step, whose writes are most
+	// of its cost. The events still go to the run's sink at once; the
+	// Hub's subscribers get them at the end. A process that dies during
+	// the run leaves its record and its lease: the lease expires and the
+	// run is shown interrupted, and resumed it runs its steps again (a
+	// step that sends another request still journals itself first, as
+	// every step does). Held has effect only where Finish is one write
+	// (the store a madspark.RunRecorder keeping the leases, and
+	// Engine.Events nil or a Relayer); elsewhere the run is journaled as
+	// any other.
+	Held bool
 }
 
 // tagsKey is the context key of the tags WithTags adds.
@@ -141,6 +155,13 @@ type Run struct {
 	sampling *Sampling
 	// calls counts the run's calls, to name each in its retry events.
 	calls atomic.Int64
+	// held says the run's steps and events are held until Finish
+	// (RunInfo.Held); heldSteps and heldEvents are those held, in the
+	// order they were made, a step that ran again in the place of its
+	// first entry.
+	held       bool
+	heldSteps  []*madspark.Step
+	heldEvents []*madspark.Event
 }
 
 func (e *Engine) now() time.Time {
@@ -195,7 +216,8 @@ func (e *Engine) Start(ctx context.Context, info RunInfo, sink func(madspark.Eve
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, rec: *rec, lease: ls, sampling: info.Sampling}
+	r := &Run{e: e, sink: sink, journal: map[string]*madspark.Step{}, saved: map[string]*madspark.Step{}, rec: *rec, lease: ls, sampling: info.Sampling,
+		held: info.Held && e.endsInOneWrite(ls)}
 	if err := r.keepSampling(ctx); err != nil {
 		rec.Status, rec.Error = madspark.RunFailed, err.Error()
 		ls.release(ctx)
@@ -235,6 +257,19 @@ func (e *Engine) record(ctx context.Context, rec *madspark.Run) (*lease, error) 
 		return nil, err
 	}
 	return ls, nil
+}
+
+// endsInOneWrite reports whether a run with lease ls (nil for none) records
+// its end in one write (see Run.end).
+func (e *Engine) endsInOneWrite(ls *lease) bool {
+	if _, ok := e.Store.(madspark.RunRecorder); !ok || ls != nil && e.Leases != nil {
+		return false
+	}
+	switch e.Events.(type) {
+	case nil, Relayer:
+		return true
+	}
+	return false
 }
 
 // ErrNotResumable is wrapped by Resume's error for a run that succeeded.
@@ -383,7 +418,63 @@ func (r *Run) Emit(stage string, progress int, message string) {
 	if r.sink != nil {
 		r.sink(*e)
 	}
-	r.publish(context.Background(), e)
+	r.mu.Lock()
+	held := r.held
+	if held && r.e.Events != nil {
+		r.heldEvents = append(r.heldEvents, e)
+	}
+	r.mu.Unlock()
+	if !held {
+		r.publish(context.Background(), e)
+	}
+}
+
+// Held reports whether the run holds its steps and progress events in
+// memory until Finish (RunInfo.Held), so that Emit and Step write
+// nothing.
+func (r *Run) Held() bool { return r.isHeld() }
+
+// isHeld reports whether the run holds its steps and events until Finish.
+func (r *Run) isHeld() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held
+}
+
+// hold keeps step, finished, to be journaled by Finish.
+func (r *Run) hold(step *madspark.Step) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, s := range r.heldSteps {
+		if s.Key == step.Key {
+			r.heldSteps[i] = step
+			return
+		}
+	}
+	r.heldSteps = append(r.heldSteps, step)
+}
+
+// takeHeld returns the steps and events held, and holds no more.
+func (r *Run) takeHeld() ([]*madspark.Step, []*madspark.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	steps, evs := r.heldSteps, r.heldEvents
+	r.heldSteps, r.heldEvents, r.held = nil, nil, false
+	return steps, evs
+}
+
+// flushHeld journals the steps and events held, each in a write of its
+// own: for a run that ends otherwise than by Finish's one write.
+func (r *Run) flushHeld(ctx context.Context) {
+	steps, evs := r.takeHeld()
+	for _, s := range steps {
+		if err := r.e.Store.SaveStep(ctx, s); err != nil {
+			r.e.logger().Warn("could not journal a step", "run", r.rec.ID, "step", s.Key, "err", err)
+		}
+	}
+	for _, e := range evs {
+		r.publish(ctx, e)
+	}
 }
 
 // publish hands e to Engine.Events.
@@ -426,6 +517,7 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 	case runErr == nil:
 		b, err := json.Marshal(result)
 		if err != nil {
+			r.flushHeld(ctx)
 			r.lease.release(ctx)
 			return fmt.Errorf("engine: encode result: %w", err)
 		}
@@ -441,6 +533,7 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 		if result != nil {
 			b, err := json.Marshal(result)
 			if err != nil {
+				r.flushHeld(ctx)
 				r.lease.release(ctx)
 				return fmt.Errorf("engine: encode result: %w", err)
 			}
@@ -468,21 +561,23 @@ func (r *Run) Finish(ctx context.Context, result any, runErr error) error {
 }
 
 // Relayer is implemented by publishers (events.Hub) that let the store
-// write an event in a write of its own: Relay calls store, which stores e
-// (setting e.Seq) with other writes, and then delivers e as Publish does.
-// store must write to the store the publisher reads.
+// write events in a write of its own: Relay calls store, which stores evs,
+// events of one run in order (setting their Seq), with other writes, and
+// then delivers them as Publish does. store must write to the store the
+// publisher reads.
 type Relayer interface {
-	Relay(ctx context.Context, e *madspark.Event, store func(e *madspark.Event) error) error
+	Relay(ctx context.Context, evs []*madspark.Event, store func() error) error
 }
 
-// end records the run's outcome rec, publishes its final event and drops
-// its lease: in one write when the store is a madspark.RunRecorder (that
-// keeps the leases, when the run has one) and Engine.Events a Relayer (or
-// nil).
+// end records the run's outcome rec, with the steps and events it held,
+// publishes its final event and drops its lease: in one write when the
+// store is a madspark.RunRecorder (that keeps the leases, when the run has
+// one) and Engine.Events a Relayer (or nil).
 func (r *Run) end(ctx context.Context, rec *madspark.Run, final *madspark.Event) error {
 	rr, ok := r.e.Store.(madspark.RunRecorder)
 	if !ok || r.lease != nil && r.e.Leases != nil {
 		defer r.lease.release(ctx)
+		r.flushHeld(ctx)
 		if err := r.e.Store.FinishRun(ctx, rec); err != nil {
 			return err
 		}
@@ -496,14 +591,19 @@ func (r *Run) end(ctx context.Context, rec *madspark.Run, final *madspark.Event)
 	if final.Time.IsZero() {
 		final.Time = r.e.now()
 	}
+	steps, held := r.takeHeld()
 	var err error
 	switch p := r.e.Events.(type) {
 	case nil:
-		err = rr.EndRun(ctx, rec, l, nil)
+		err = rr.EndRun(ctx, rec, l, steps)
 	case Relayer:
-		err = p.Relay(ctx, final, func(e *madspark.Event) error { return rr.EndRun(ctx, rec, l, e) })
+		evs := append(held, final)
+		err = p.Relay(ctx, evs, func() error { return rr.EndRun(ctx, rec, l, steps, evs...) })
 	default:
-		if err = rr.EndRun(ctx, rec, l, nil); err == nil {
+		for _, e := range held {
+			r.publish(ctx, e)
+		}
+		if err = rr.EndRun(ctx, rec, l, steps); err == nil {
 			r.publish(ctx, final)
 		}
 	}
@@ -594,10 +694,14 @@ func Step[T any](ctx context.Context, r *Run, key string, input any, fn func(ctx
 			return zero, fmt.Errorf("%s: encode output: %w", key, err)
 		}
 	}
-	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := r.e.Store.SaveStep(saveCtx, step); err != nil {
-		return zero, fmt.Errorf("%s: journal: %w", key, err)
+	if r.isHeld() {
+		r.hold(step)
+	} else {
+		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := r.e.Store.SaveStep(saveCtx, step); err != nil {
+			return zero, fmt.Errorf("%s: journal: %w", key, err)
+		}
 	}
 	r.e.logger().Info("step", "run", r.rec.ID, "step", key, "status", step.Status,
 		"llm_calls", step.Usage.LLMCalls, "cached_calls", step.Usage.CachedCalls, "repairs", len(step.Repairs),

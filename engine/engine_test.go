@@ -423,6 +423,106 @@ func TestFinishInOneWrite(t *testing.T) {
 	}
 }
 
+// TestHeldRun: a held run writes nothing between its start and its end:
+// its step and progress event are journaled with its outcome (the event
+// reaching the run's sink at once, and the Hub's subscriber with the final
+// one); a held run whose process dies leaves its record and lease only,
+// is interrupted once its lease expires, and resumed runs its step again.
+func TestHeldRun(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	hub := events.New(db, events.Options{PollInterval: time.Hour})
+	defer hub.Close()
+	client := &countingClient{}
+	e := &Engine{Store: db, Client: client, Events: hub}
+	var sunk []madspark.Event
+	r, err := e.Start(ctx, RunInfo{Pipeline: "test", Held: true}, func(ev madspark.Event) { sunk = append(sunk, ev) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := hub.Subscribe(ctx, r.ID(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Emit("route", 5, "simple")
+	if out, err := Step(ctx, r, "direct", "in", ask("A")); err != nil || out != "A" {
+		t.Fatalf("step = %q, %v", out, err)
+	}
+	if len(sunk) != 1 || sunk[0].Stage != "route" {
+		t.Fatalf("sink got %+v, want the progress event at once", sunk)
+	}
+	if steps, _ := db.Steps(ctx, r.ID()); len(steps) != 0 {
+		t.Fatalf("steps journaled before the end: %+v", steps)
+	}
+	if evs, _ := db.Events(ctx, r.ID(), 0, 10); len(evs) != 0 {
+		t.Fatalf("events stored before the end: %+v", evs)
+	}
+	if err := r.Finish(ctx, "A", nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []madspark.Event
+	for ev := range ch {
+		got = append(got, ev)
+	}
+	if len(got) != 2 || got[0].Seq != 1 || got[0].Stage != "route" || got[1].Seq != 2 || got[1].Type != madspark.EventResult {
+		t.Fatalf("events = %+v, want the progress event, then the result", got)
+	}
+	steps, _ := db.Steps(ctx, r.ID())
+	if len(steps) != 1 || steps[0].Status != madspark.StepDone || string(steps[0].Output) != `"A"` || len(steps[0].Calls) != 1 {
+		t.Fatalf("journal = %+v, want the step held", steps)
+	}
+	if rec, _ := db.Run(ctx, r.ID()); rec.Status != madspark.RunSucceeded || rec.Usage.LLMCalls != 1 {
+		t.Fatalf("run = %+v", rec)
+	}
+	if ls, _ := db.RunLeases(ctx); len(ls) != 0 {
+		t.Fatalf("leases after Finish = %+v, want none", ls)
+	}
+
+	// A process that dies during a held run: its lease expires, and
+	// another process shows it interrupted and resumes it.
+	dying := &Engine{Store: db, Client: client, Events: hub, LeaseTTL: 50 * time.Millisecond}
+	dctx, die := context.WithCancel(ctx)
+	d, err := dying.Start(dctx, RunInfo{Pipeline: "test", Held: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Emit("route", 5, "simple")
+	if _, err := Step(ctx, d, "direct", "in", ask("B")); err != nil {
+		t.Fatal(err)
+	}
+	die()
+	var ids []string
+	for deadline := time.Now().Add(10 * time.Second); len(ids) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if ids, err = e.Interrupt(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ids) != 1 || ids[0] != d.ID() {
+		t.Fatalf("Interrupt = %v, want [%s]", ids, d.ID())
+	}
+	if rec, _ := db.Run(ctx, d.ID()); rec.Status != madspark.RunInterrupted {
+		t.Fatalf("run = %s, want interrupted", rec.Status)
+	}
+	resumed, err := e.Resume(ctx, d.ID(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := client.calls.Load()
+	if out, err := Step(ctx, resumed, "direct", "in", ask("B")); err != nil || out != "B" || client.calls.Load() != before+1 {
+		t.Fatalf("resumed step = %q, %v; want it run again", out, err)
+	}
+	if err := resumed.Finish(ctx, "B", nil); err != nil {
+		t.Fatal(err)
+	}
+	if steps, _ := db.Steps(ctx, d.ID()); len(steps) != 1 || steps[0].Status != madspark.StepDone {
+		t.Fatalf("journal of the resumed run = %+v", steps)
+	}
+}
+
 // TestSamplingReplacesEveryCallsSettings: a run's Sampling replaces the
 // temperature, top_p, seed, reasoning effort and verbosity of every call
 // and adds the instructions, then the conversation in words, to every

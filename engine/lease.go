@@ -75,12 +75,16 @@ type lease struct {
 	clock clockwork.Clock
 	log   func(msg string, args ...any)
 
-	mu      sync.Mutex
-	lost    bool
-	started bool
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	mu   sync.Mutex
+	lost bool
+	// ctx is the run's, set by start; the renewals stop when it ends.
+	ctx context.Context
+	// timer fires the next renewal; nil before start.
+	timer clockwork.Timer
+	// halted: no renewal is to start any more; renewing: one is under
+	// way, and done is broadcast when it ends.
+	halted, renewing bool
+	done             *sync.Cond
 }
 
 // takeLease takes the lease of run id for this process, or returns the
@@ -112,48 +116,56 @@ func (e *Engine) newLease(s madspark.RunLeaseStore, id string) (*lease, error) {
 	if _, err := rand.Read(tok[:]); err != nil {
 		return nil, fmt.Errorf("engine: lease token: %w", err)
 	}
-	return &lease{store: s, ttl: e.leaseTTL(), clock: e.clock(), stop: make(chan struct{}), done: make(chan struct{}),
+	ls := &lease{store: s, ttl: e.leaseTTL(), clock: e.clock(),
 		l:   madspark.RunLease{RunID: id, Token: hex.EncodeToString(tok[:]), Holder: e.holder(), Host: proc.HostID(), PID: os.Getpid()},
-		log: e.logger().Warn}, nil
+		log: e.logger().Warn}
+	ls.done = sync.NewCond(&ls.mu)
+	return ls, nil
 }
 
 // start renews the lease every third of its life until halt or release,
-// or until ctx is done (then the lease lapses unless released).
+// or until ctx is done (then the lease lapses unless released). Each
+// renewal is a timer's (no goroutine waits between them).
 func (ls *lease) start(ctx context.Context) {
 	if ls == nil {
 		return
 	}
 	ls.mu.Lock()
-	ls.started = true
-	ls.mu.Unlock()
-	go ls.keep(ctx)
+	defer ls.mu.Unlock()
+	if ls.halted {
+		return
+	}
+	ls.ctx = ctx
+	ls.timer = ls.clock.AfterFunc(ls.ttl/3, ls.renew)
 }
 
-func (ls *lease) keep(ctx context.Context) {
-	defer close(ls.done)
-	t := ls.clock.NewTicker(ls.ttl / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ls.stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.Chan():
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ls.ttl/3)
-		err := ls.store.KeepRunLease(rctx, &ls.l, ls.ttl)
-		cancel()
-		switch {
-		case errors.Is(err, madspark.ErrLeaseLost):
-			ls.mu.Lock()
-			ls.lost = true
-			ls.mu.Unlock()
-			ls.log("lost the lease of a run to another process; stopping it", "run", ls.l.RunID)
-			return
-		case err != nil:
-			ls.log("could not renew a run's lease", "run", ls.l.RunID, "err", err)
-		}
+// renew renews the lease once, and sets the timer for the next renewal
+// unless the lease is lost or halted, or the run's context ended.
+func (ls *lease) renew() {
+	ls.mu.Lock()
+	if ls.halted || ls.ctx.Err() != nil {
+		ls.mu.Unlock()
+		return
+	}
+	ls.renewing = true
+	ls.mu.Unlock()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ls.ctx), ls.ttl/3)
+	err := ls.store.KeepRunLease(rctx, &ls.l, ls.ttl)
+	cancel()
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.renewing = false
+	ls.done.Broadcast()
+	switch {
+	case errors.Is(err, madspark.ErrLeaseLost):
+		ls.lost = true
+		ls.log("lost the lease of a run to another process; stopping it", "run", ls.l.RunID)
+		return
+	case err != nil:
+		ls.log("could not renew a run's lease", "run", ls.l.RunID, "err", err)
+	}
+	if !ls.halted && ls.ctx.Err() == nil {
+		ls.timer = ls.clock.AfterFunc(ls.ttl/3, ls.renew)
 	}
 }
 
@@ -167,17 +179,20 @@ func (ls *lease) isLost() bool {
 	return ls.lost
 }
 
-// halt stops renewing the lease, and waits for the renewing to end.
+// halt stops renewing the lease, and waits for a renewal under way to
+// end.
 func (ls *lease) halt() {
 	if ls == nil {
 		return
 	}
-	ls.once.Do(func() { close(ls.stop) })
 	ls.mu.Lock()
-	started := ls.started
-	ls.mu.Unlock()
-	if started {
-		<-ls.done
+	defer ls.mu.Unlock()
+	ls.halted = true
+	if ls.timer != nil {
+		ls.timer.Stop()
+	}
+	for ls.renewing {
+		ls.done.Wait()
 	}
 }
 
@@ -198,6 +213,7 @@ func (ls *lease) release(ctx context.Context) {
 // dropped, so that another process may resume it at once. A worker that
 // hands a run back to the queue abandons it.
 func (r *Run) Abandon(ctx context.Context) {
+	r.flushHeld(ctx)
 	r.lease.release(ctx)
 	endRun(r.span, &r.rec, nil)
 }

@@ -135,30 +135,39 @@ func (h *Hub) Publish(ctx context.Context, e *madspark.Event) error {
 	if e == nil || e.RunID == "" {
 		return errors.New("events: publish: no run ID")
 	}
-	err := h.Relay(ctx, e, func(e *madspark.Event) error { return h.store.AppendEvent(ctx, e) })
+	err := h.Relay(ctx, []*madspark.Event{e}, func() error { return h.store.AppendEvent(ctx, e) })
 	if err != nil {
 		return fmt.Errorf("events: publish: %w", err)
 	}
 	return nil
 }
 
-// Relay is Publish with the storing done by store, which writes e to the
-// Hub's store (setting e.Seq) together with other writes of its own, in
-// one transaction: the engine records a run's outcome and its final event
-// so (madspark.RunRecorder's EndRun). store's error is returned as it is.
-func (h *Hub) Relay(ctx context.Context, e *madspark.Event, store func(e *madspark.Event) error) error {
-	if e == nil || e.RunID == "" {
-		return errors.New("events: relay: no run ID")
+// Relay is Publish of evs, events of one run in order, with the storing
+// done by store, which writes them to the Hub's store (setting their Seq)
+// together with other writes of its own, in one transaction: the engine
+// records a run's outcome, its final event and the events it held so
+// (madspark.RunRecorder's EndRun). store's error is returned as it is.
+func (h *Hub) Relay(ctx context.Context, evs []*madspark.Event, store func() error) error {
+	if len(evs) == 0 {
+		return store()
 	}
-	lock := &h.locks[maphash.String(h.seed, e.RunID)%uint64(len(h.locks))]
+	run := evs[0].RunID
+	for _, e := range evs {
+		if e == nil || e.RunID == "" || e.RunID != run {
+			return errors.New("events: relay: no run ID, or events of more than one run")
+		}
+	}
+	lock := &h.locks[maphash.String(h.seed, run)%uint64(len(h.locks))]
 	lock.Lock()
 	defer lock.Unlock()
-	if err := store(e); err != nil {
+	if err := store(); err != nil {
 		return err
 	}
 	h.mu.Lock()
-	for s := range h.subs[e.RunID] {
-		s.push(*e)
+	for s := range h.subs[run] {
+		for _, e := range evs {
+			s.push(*e)
+		}
 	}
 	h.mu.Unlock()
 	return nil

@@ -273,21 +273,28 @@ func TestRelay(t *testing.T) {
 	}
 	publish(t, h, progress(run, 10))
 	failed := errors.New("the write failed")
-	err = h.Relay(context.Background(), progress(run, 20), func(*madspark.Event) error { return failed })
+	err = h.Relay(context.Background(), []*madspark.Event{progress(run, 20)}, func() error { return failed })
 	if err != failed {
 		t.Fatalf("Relay = %v, want the store's error as it is", err)
 	}
-	end := final(run)
+	// A held event and the final one, stored by one write.
+	held, end := progress(run, 30), final(run)
 	stored := false
-	if err := h.Relay(context.Background(), end, func(e *madspark.Event) error {
+	if err := h.Relay(context.Background(), []*madspark.Event{held, end}, func() error {
 		stored = true
-		return s.AppendEvent(context.Background(), e)
+		if err := s.AppendEvent(context.Background(), held); err != nil {
+			return err
+		}
+		return s.AppendEvent(context.Background(), end)
 	}); err != nil || !stored {
 		t.Fatalf("Relay = %v (stored %v)", err, stored)
 	}
 	got := collect(t, ch, time.Second)
-	checkSeqs(t, got, 1, 2)
-	if got[0].Progress != 10 || !got[1].Final() {
-		t.Fatalf("delivered %+v, want the progress event, then the final one, and not the one whose write failed", got)
+	checkSeqs(t, got, 1, 3)
+	if got[0].Progress != 10 || got[1].Progress != 30 || !got[2].Final() {
+		t.Fatalf("delivered %+v, want the progress events, then the final one, and not the one whose write failed", got)
+	}
+	if err := h.Relay(context.Background(), []*madspark.Event{progress(run, 40), progress("another", 50)}, func() error { return nil }); err == nil {
+		t.Fatal("Relay of events of two runs: no error")
 	}
 }

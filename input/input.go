@@ -21,6 +21,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -138,7 +139,93 @@ func Number(field string, n json.Number) error {
 // struct fields tagged `json:"-"` are skipped, as are raw bytes
 // (json.RawMessage).
 func Check(v any) error {
-	return check(reflect.ValueOf(v), "", false)
+	rv := reflect.ValueOf(v)
+	if valid(rv, false) {
+		return nil
+	}
+	// Only a value refused is walked again, to name what is refused.
+	return check(rv, "", false)
+}
+
+// fieldInfo is what check needs of a struct's field.
+type fieldInfo struct {
+	index   int
+	name    string // its JSON name, "" for an embedded struct's fields
+	oneLine bool
+}
+
+// structFields caches the fields check walks, by struct type.
+var structFields sync.Map // reflect.Type → []fieldInfo
+
+// fieldsOf returns the fields check walks of struct type t: the exported
+// ones not tagged `json:"-"`.
+func fieldsOf(t reflect.Type) []fieldInfo {
+	if fs, ok := structFields.Load(t); ok {
+		return fs.([]fieldInfo)
+	}
+	var fs []fieldInfo
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "-" {
+			continue
+		}
+		field := tag
+		if field == "" {
+			field = f.Name
+		}
+		if f.Anonymous && tag == "" {
+			field = ""
+		}
+		fs = append(fs, fieldInfo{index: i, name: field, oneLine: f.Tag.Get("input") == "line"})
+	}
+	structFields.Store(t, fs)
+	return fs
+}
+
+// valid reports whether check finds nothing to refuse in v, without
+// building the names of the values it walks.
+func valid(v reflect.Value, oneLine bool) bool {
+	if v.Type() == numberType {
+		return Number("", json.Number(v.String())) == nil
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil() || valid(v.Elem(), oneLine)
+	case reflect.Float32, reflect.Float64:
+		return Float("", v.Float()) == nil
+	case reflect.String:
+		return text("", v.String(), oneLine) == nil
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
+			return true
+		}
+		for i := range v.Len() {
+			if !valid(v.Index(i), oneLine) {
+				return false
+			}
+		}
+	case reflect.Map:
+		iter := v.MapRange()
+		for iter.Next() {
+			if iter.Key().Kind() == reflect.String && text("", fmt.Sprint(iter.Key().Interface()), true) != nil {
+				return false
+			}
+			if !valid(iter.Value(), oneLine) {
+				return false
+			}
+		}
+	case reflect.Struct:
+		for _, f := range fieldsOf(v.Type()) {
+			if !valid(v.Field(f.index), f.oneLine) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 var numberType = reflect.TypeFor[json.Number]()
@@ -180,24 +267,8 @@ func check(v reflect.Value, path string, oneLine bool) error {
 			}
 		}
 	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if tag == "-" {
-				continue
-			}
-			field := tag
-			if field == "" {
-				field = f.Name
-			}
-			if f.Anonymous && tag == "" {
-				field = ""
-			}
-			if err := check(v.Field(i), join(path, field), f.Tag.Get("input") == "line"); err != nil {
+		for _, f := range fieldsOf(v.Type()) {
+			if err := check(v.Field(f.index), join(path, f.name), f.oneLine); err != nil {
 				return err
 			}
 		}

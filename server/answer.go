@@ -226,7 +226,9 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, model Mode
 		h.Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
 		sse = newSSEWriter(w, s.cfg.WriteTimeout, cancel)
-		sse.send(es.open())
+		// Written with what follows: the first text, a keep-alive
+		// comment, or the end.
+		sse.queue(es.open())
 	}
 	// Until the first text, a comment now and then keeps the connection
 	// from looking idle. The timer is set under mu, which its function

@@ -16,7 +16,8 @@ import (
 // goroutine sends them together in its next write before it returns, so
 // a fast model does not cost one system call per token.
 //
-// Each write has a deadline, timeout: a client that stops reading (without
+// Each write has a deadline, timeout (7/8 of it at least: the deadline is
+// not moved on for every token): a client that stops reading (without
 // closing its connection) fails the write, after which onErr is called
 // once, so that the answer's run can be stopped, and later events are
 // dropped instead of queued.
@@ -29,17 +30,32 @@ type sseWriter struct {
 	mu      sync.Mutex
 	pending []byte
 	spare   []byte
-	writing bool       // a goroutine is writing
-	idle    *sync.Cond // broadcast when it stops
-	closed  bool
-	failed  bool
-	err     error
+	writing bool // a goroutine is writing
+	// deadline is the write deadline set last; only the writing
+	// goroutine touches it.
+	deadline time.Time
+	idle     *sync.Cond // broadcast when it stops
+	closed   bool
+	failed   bool
+	err      error
 }
 
 func newSSEWriter(w http.ResponseWriter, timeout time.Duration, onErr func()) *sseWriter {
 	s := &sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, onErr: onErr}
 	s.idle = sync.NewCond(&s.mu)
 	return s
+}
+
+// queue queues frames, to be written with what is sent next (or at
+// close): the frames that open a stream go out with its first content,
+// in one write.
+func (s *sseWriter) queue(frames []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.failed {
+		return
+	}
+	s.pending = append(s.pending, frames...)
 }
 
 // send writes frames, whole events ("data: ...\n\n"), or queues them
@@ -68,8 +84,13 @@ func (s *sseWriter) drain() {
 		s.pending, s.spare = s.spare[:0], nil
 		s.mu.Unlock()
 		// A writer that cannot take deadlines (ErrNotSupported) is
-		// written without.
-		_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+		// written without. The deadline is moved on when less than
+		// 7/8 of the timeout is left of it, not for every write (a
+		// token's): each write has 7/8 of the timeout at least.
+		if now := time.Now(); s.deadline.Sub(now) < s.timeout-s.timeout/8 {
+			s.deadline = now.Add(s.timeout)
+			_ = s.rc.SetWriteDeadline(s.deadline)
+		}
 		_, err := s.w.Write(buf)
 		if err == nil {
 			err = s.rc.Flush()

@@ -475,6 +475,11 @@ type aside struct {
 
 // emit publishes the event once those sent before are.
 func (a *aside) emit(stage string, progress int, message string) {
+	if a.last == nil && a.r.Held() {
+		// The run holds its events in memory: nothing to wait for.
+		a.r.Emit(stage, progress, message)
+		return
+	}
 	prev, done := a.last, make(chan struct{})
 	a.last = done
 	go func() {

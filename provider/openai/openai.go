@@ -447,7 +447,7 @@ func (c *Client) stream(ctx context.Context, p sdk.ChatCompletionNewParams, onDe
 			break
 		}
 		var ch streamChunk
-		if err := json.Unmarshal(ev.Data, &ch); err != nil {
+		if err := decodeChunk(ev.Data, &ch); err != nil {
 			return nil, c.toError(ctx, fmt.Errorf("decode a stream event: %w", err), nil, true)
 		}
 		if len(ch.Error) > 0 && string(ch.Error) != "null" {

@@ -18,27 +18,29 @@ import (
 // answer of madspark-direct) costs the store, in CPU time of the process
 // per run (cpu-ms/run): the run recorded and leased, a progress event, the
 // step, then the outcome, the final event and the lease dropped. It does
-// so the way the engine does (recorded: StartRun and EndRun, four writes)
-// and with one write each (separate: seven writes), with one run at a
-// time (lone) and with 16 at once (concurrent), where writes made together
-// commit together.
+// so the way the engine does for a run that holds its step and events
+// (held, engine.RunInfo.Held: StartRun, then EndRun with them, two
+// writes), for any other run (recorded: StartRun, the event, the step,
+// EndRun, four writes) and with one write each (separate: seven writes),
+// with one run at a time (lone) and with 16 at once (concurrent), where
+// writes made together commit together.
 //
 //	go test -run '^$' -bench BenchmarkRunJournal ./store/sqlite
 func BenchmarkRunJournal(b *testing.B) {
-	for _, way := range []string{"separate", "recorded"} {
+	for _, way := range []string{"separate", "recorded", "held"} {
 		for _, par := range []int{0, 8} {
 			name := "lone"
 			if par > 0 {
 				name = "concurrent"
 			}
-			b.Run(way+"/"+name, func(b *testing.B) { benchJournal(b, way == "recorded", par) })
+			b.Run(way+"/"+name, func(b *testing.B) { benchJournal(b, way, par) })
 		}
 	}
 }
 
 // benchJournal journals b.N runs, by par goroutines per CPU (one in all
 // when par is 0).
-func benchJournal(b *testing.B, recorded bool, par int) {
+func benchJournal(b *testing.B, way string, par int) {
 	db, err := Open(context.Background(), filepath.Join(b.TempDir(), "m.db"))
 	if err != nil {
 		b.Fatal(err)
@@ -48,7 +50,7 @@ func benchJournal(b *testing.B, recorded bool, par int) {
 	ctx := context.Background()
 	one := func() {
 		id := fmt.Sprintf("run-%d", n.Add(1))
-		if err := journalRun(ctx, db, id, recorded); err != nil {
+		if err := journalRun(ctx, db, id, way); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -70,9 +72,9 @@ func benchJournal(b *testing.B, recorded bool, par int) {
 	b.ReportMetric(float64(cpuTime(b)-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/run")
 }
 
-// journalRun writes what the engine writes for a one-step run: with
-// StartRun and EndRun when recorded, else with a write for each.
-func journalRun(ctx context.Context, db *DB, id string, recorded bool) error {
+// journalRun writes what the engine writes for a one-step run, the way
+// named (see BenchmarkRunJournal).
+func journalRun(ctx context.Context, db *DB, id string, way string) error {
 	now := time.Now().UTC()
 	run := &madspark.Run{ID: id, Pipeline: "debate", Status: madspark.RunRunning, Mode: "live", Provider: "openai", Model: "gpt-4o-mini",
 		Params: json.RawMessage(`{"query":"What is Rust?","mode":"simple","rounds":2}`), CreatedAt: now}
@@ -90,10 +92,20 @@ func journalRun(ctx context.Context, db *DB, id string, recorded bool) error {
 		func() error { return db.SaveStep(ctx, step) },
 		func() error {
 			run.Status, run.Result, run.Usage = madspark.RunSucceeded, json.RawMessage(`{"answer":"token token token"}`), usage
-			return db.EndRun(ctx, run, l, &madspark.Event{RunID: id, Type: madspark.EventResult, Stage: "done", Progress: 100, Data: run.Result})
+			return db.EndRun(ctx, run, l, nil, &madspark.Event{RunID: id, Type: madspark.EventResult, Stage: "done", Progress: 100, Data: run.Result})
 		},
 	}
-	if !recorded {
+	switch way {
+	case "held":
+		writes = []func() error{
+			writes[0],
+			func() error {
+				run.Status, run.Result, run.Usage = madspark.RunSucceeded, json.RawMessage(`{"answer":"token token token"}`), usage
+				return db.EndRun(ctx, run, l, []*madspark.Step{step}, progress,
+					&madspark.Event{RunID: id, Type: madspark.EventResult, Stage: "done", Progress: 100, Data: run.Result})
+			},
+		}
+	case "separate":
 		writes = []func() error{
 			func() error { return db.CreateRun(ctx, run) },
 			func() error { return db.TakeRunLease(ctx, l, 30*time.Second) },

@@ -7,12 +7,22 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/madspark/madspark/store/sqlstore"
 )
 
 // maxGroup bounds the writes one transaction commits together.
 const maxGroup = 64
+
+// linger is how long a write that may wait (sqlstore.MayWait: a run's
+// end) waits for others to join its group while the store is busy, and
+// busy is how recent the last commit must be for it to wait: a lone
+// process's writes never wait.
+const (
+	linger = 10 * time.Millisecond
+	busy   = 2 * linger
+)
 
 // committer commits the store's writes in groups. A write is a function
 // of a transaction. A write made while no other is being committed is
@@ -30,6 +40,13 @@ const maxGroup = 64
 // of its own, so that each returns its own outcome. A write's function
 // may therefore run twice; it must only write through tx and set its
 // results anew each time.
+//
+// A write that may wait (a run's end, whose writer has answered its
+// client already) and finds no group under way while the store is busy
+// waits up to linger before it commits, so that other writes join it:
+// each transaction's begin and commit (the file's locks, the WAL's
+// header) are paid once for the group. A write that may not wait (a
+// run's start, whose first token waits for it) ends the wait at once.
 type committer struct {
 	w *sql.DB
 
@@ -38,6 +55,11 @@ type committer struct {
 	leading bool         // a writer is committing
 	closed  bool
 	idle    *sync.Cond // broadcast when leading ends
+	// lastCommit is when the last group was committed.
+	lastCommit time.Time
+	// wake ends the wait of a lingering leader; waking says one is.
+	wake   chan struct{}
+	waking bool
 }
 
 type commitReq struct {
@@ -48,7 +70,7 @@ type commitReq struct {
 }
 
 func newCommitter(w *sql.DB) *committer {
-	c := &committer{w: w}
+	c := &committer{w: w, wake: make(chan struct{}, 1)}
 	c.idle = sync.NewCond(&c.mu)
 	return c
 }
@@ -66,14 +88,36 @@ func (c *committer) do(ctx context.Context, fn func(tx *sqlstore.Tx) error) erro
 	}
 	if !c.leading {
 		c.leading = true
+		wait := sqlstore.MayWait(ctx) && time.Since(c.lastCommit) < busy
+		if wait {
+			c.waking = true
+			select { // a wake left from an earlier wait
+			case <-c.wake:
+			default:
+			}
+		}
 		c.mu.Unlock()
-		// Let writers that are about to write join the group.
-		runtime.Gosched()
+		if wait {
+			// Let other writes join the group, until one may not wait.
+			t := time.NewTimer(linger)
+			select {
+			case <-t.C:
+			case <-c.wake:
+				t.Stop()
+			}
+		} else {
+			// Let writers that are about to write join the group.
+			runtime.Gosched()
+		}
 		c.lead(req)
 		return <-req.errc
 	}
 	req.turn = make(chan struct{})
 	c.queue = append(c.queue, req)
+	if c.waking && (!sqlstore.MayWait(ctx) || len(c.queue) >= maxGroup-1) {
+		c.waking = false
+		c.wake <- struct{}{}
+	}
 	c.mu.Unlock()
 	select {
 	case err := <-req.errc:
@@ -88,6 +132,7 @@ func (c *committer) do(ctx context.Context, fn func(tx *sqlstore.Tx) error) erro
 // hands the turn to the first writer queued meanwhile, or ends the turn.
 func (c *committer) lead(first *commitReq) {
 	c.mu.Lock()
+	c.waking = false
 	n := min(len(c.queue), maxGroup-1)
 	group := append([]*commitReq{first}, c.queue[:n]...)
 	c.queue = c.queue[n:]
@@ -95,6 +140,7 @@ func (c *committer) lead(first *commitReq) {
 	c.commit(group)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.lastCommit = time.Now()
 	if len(c.queue) > 0 {
 		next := c.queue[0]
 		c.queue = c.queue[1:]

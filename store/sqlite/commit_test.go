@@ -74,3 +74,48 @@ func TestGroupCommit(t *testing.T) {
 		t.Errorf("a write after Close: %v", err)
 	}
 }
+
+// TestRunEndsWaitForOthers: runs started and ended at once, their ends
+// waiting for other writes to commit with (sqlstore.MayWait), each get
+// their own outcome, their steps and events whole and in order.
+func TestRunEndsWaitForOthers(t *testing.T) {
+	db := openTest(t, "")
+	ctx := context.Background()
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			id := fmt.Sprintf("run-%03d", i)
+			run := &madspark.Run{ID: id, Pipeline: "debate", CreatedAt: time.Now()}
+			l := &madspark.RunLease{RunID: id, Token: "tok-" + id, Holder: "h", Host: "h", PID: 1}
+			if errs[i] = db.StartRun(ctx, run, l, time.Minute); errs[i] != nil {
+				return
+			}
+			step := &madspark.Step{RunID: id, Key: "direct", Status: madspark.StepDone, Output: []byte(`"a"`), StartedAt: time.Now(), FinishedAt: time.Now()}
+			run.Status, run.Result = madspark.RunSucceeded, []byte(`"a"`)
+			errs[i] = db.EndRun(ctx, run, l, []*madspark.Step{step},
+				&madspark.Event{RunID: id, Type: madspark.EventProgress, Stage: "route", Progress: 5},
+				&madspark.Event{RunID: id, Type: madspark.EventResult, Stage: "done", Progress: 100})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		id := fmt.Sprintf("run-%03d", i)
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		r, err := db.Run(ctx, id)
+		if err != nil || r.Status != madspark.RunSucceeded {
+			t.Fatalf("%s: %+v, %v", id, r, err)
+		}
+		evs, _ := db.Events(ctx, id, 0, 10)
+		steps, _ := db.Steps(ctx, id)
+		if len(evs) != 2 || evs[0].Seq != 1 || evs[1].Type != madspark.EventResult || len(steps) != 1 {
+			t.Fatalf("%s: events %+v, steps %+v", id, evs, steps)
+		}
+	}
+	if ls, _ := db.RunLeases(ctx); len(ls) != 0 {
+		t.Fatalf("leases left: %+v", ls)
+	}
+}

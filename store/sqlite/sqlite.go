@@ -102,7 +102,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 
-	wc, err := openDB(dsn(abs, false))
+	wc, err := openDB(dsn(abs, false), true)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -123,7 +123,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 
-	rc, err := openDB(dsn(abs, true))
+	rc, err := openDB(dsn(abs, true), false)
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)

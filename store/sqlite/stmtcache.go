@@ -18,27 +18,39 @@ import (
 // from there; a statement whose rows are still being read is prepared
 // anew for another use meanwhile.
 
+//
+// The write connection's statements run with their context's values but
+// not its end (detached): the driver would start a goroutine for each
+// statement, to interrupt it should its context end, and a write's
+// statements are short. A write whose context has ended is not begun
+// (database/sql checks, and so does the committer), and a wait for the
+// file's lock ends with busy_timeout.
+
 // maxStmts bounds the statements a connection keeps prepared.
 const maxStmts = 256
 
-// openDB opens a pool of connections to dsn that keep their statements.
-func openDB(dsn string) (*stmtConnector, error) {
+// openDB opens a pool of connections to dsn that keep their statements,
+// detached when detached is true.
+func openDB(dsn string, detached bool) (*stmtConnector, error) {
 	base, err := msqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
-	return &stmtConnector{base}, nil
+	return &stmtConnector{Connector: base, detached: detached}, nil
 }
 
 // stmtConnector opens stmtConns.
-type stmtConnector struct{ driver.Connector }
+type stmtConnector struct {
+	driver.Connector
+	detached bool
+}
 
 func (c *stmtConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &stmtConn{Conn: conn, stmts: map[string]*keptStmt{}}, nil
+	return &stmtConn{Conn: conn, stmts: map[string]*keptStmt{}, detached: c.detached}, nil
 }
 
 // connAPI is what database/sql uses of the driver's connections.
@@ -57,7 +69,16 @@ type connAPI interface {
 // uses a connection from one goroutine at a time.
 type stmtConn struct {
 	driver.Conn
-	stmts map[string]*keptStmt
+	stmts    map[string]*keptStmt
+	detached bool
+}
+
+// ctx is the context the driver is given for one with ctx.
+func (c *stmtConn) ctx(ctx context.Context) context.Context {
+	if c.detached {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 // keptStmt is a prepared statement; busy while its rows are read.
@@ -101,6 +122,7 @@ func (c *stmtConn) drop() {
 }
 
 func (c *stmtConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	ctx = c.ctx(ctx)
 	k, fresh, err := c.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -112,6 +134,7 @@ func (c *stmtConn) ExecContext(ctx context.Context, query string, args []driver.
 }
 
 func (c *stmtConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	ctx = c.ctx(ctx)
 	k, fresh, err := c.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -181,7 +204,7 @@ func (c *stmtConn) Close() error {
 // The rest is the driver's own.
 
 func (c *stmtConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	return c.api().BeginTx(ctx, opts)
+	return c.api().BeginTx(c.ctx(ctx), opts)
 }
 
 func (c *stmtConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {

@@ -80,33 +80,71 @@ func (s *Store) StartRun(ctx context.Context, run *madspark.Run, l *madspark.Run
 		if err := create(tx); err != nil {
 			return err
 		}
+		if s.d.Clock == "" {
+			// Leases timed by this process's clock: the lease of a run
+			// created in this write is inserted without reading what
+			// is there first, unless something is.
+			if ok, err := s.newRunLease(ctx, tx, l, ttl); ok || err != nil {
+				return err
+			}
+		}
 		return take(tx)
 	})
 }
 
-// EndRun is FinishRun of run, AppendEvent of final and DropRunLease of l,
-// in one write: all or none. final and l may be nil.
-func (s *Store) EndRun(ctx context.Context, run *madspark.Run, l *madspark.RunLease, final *madspark.Event) error {
+// newRunLease inserts l, for ttl from now by this process's clock, unless
+// the run has a lease already; it reports whether it did.
+func (s *Store) newRunLease(ctx context.Context, tx *Tx, l *madspark.RunLease, ttl time.Duration) (bool, error) {
+	now := s.now()
+	expires := s.kept(now.Add(ttl))
+	n, err := affected(tx.ExecContext(ctx, `INSERT INTO run_leases (run_id, token, holder, host, pid, started_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id) DO NOTHING`,
+		l.RunID, l.Token, l.Holder, l.Host, l.PID, s.d.Time(now), s.d.Time(expires)))
+	if err != nil {
+		return false, fmt.Errorf("%q: %w", l.RunID, err)
+	}
+	if n == 0 {
+		return false, nil
+	}
+	l.StartedAt, l.ExpiresAt, l.Expired = now, expires, false
+	return true, nil
+}
+
+// EndRun is SaveStep of each of steps, AppendEvent of each of events in
+// order (setting their Seq), FinishRun of run and DropRunLease of l, in
+// one write: all or none. l may be nil.
+func (s *Store) EndRun(ctx context.Context, run *madspark.Run, l *madspark.RunLease, steps []*madspark.Step, events ...*madspark.Event) error {
 	const op = "end run"
 	finish, err := s.finishRun(ctx, op, run)
 	if err != nil {
 		return err
 	}
-	appendFinal := func(*Tx) error { return nil }
-	if final != nil {
-		if appendFinal, err = s.appendEvent(ctx, op, final); err != nil {
+	writes := make([]func(tx *Tx) error, 0, len(steps)+len(events)+2)
+	for _, step := range steps {
+		save, err := s.stepWrite(ctx, op, step, false)
+		if err != nil {
 			return err
 		}
+		writes = append(writes, save)
 	}
-	return s.write(ctx, op, func(tx *Tx) error {
-		if err := finish(tx); err != nil {
+	for _, e := range events {
+		add, err := s.appendEvent(ctx, op, e)
+		if err != nil {
 			return err
 		}
-		if err := appendFinal(tx); err != nil {
-			return err
-		}
-		if l != nil {
-			return dropRunLease(ctx, tx, l)
+		writes = append(writes, add)
+	}
+	writes = append(writes, finish)
+	if l != nil {
+		writes = append(writes, func(tx *Tx) error { return dropRunLease(ctx, tx, l) })
+	}
+	// Nothing waits for a run's end but the end of its answer: its write
+	// may wait a moment for others to commit with.
+	return s.write(mayWait(ctx), op, func(tx *Tx) error {
+		for _, w := range writes {
+			if err := w(tx); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -225,8 +263,19 @@ func (w *where) page(limit, offset int) string {
 // error wrapping madspark.ErrNotFound if the run does not exist.
 func (s *Store) SaveStep(ctx context.Context, step *madspark.Step) error {
 	const op = "save step"
+	save, err := s.stepWrite(ctx, op, step, true)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, op, save)
+}
+
+// stepWrite checks and encodes step, and returns the write that journals
+// it; with sum, the write also sets the usage of the run, while it is
+// unfinished, to the sum of its steps'.
+func (s *Store) stepWrite(ctx context.Context, op string, step *madspark.Step, sum bool) (func(tx *Tx) error, error) {
 	if step == nil || step.RunID == "" || step.Key == "" {
-		return s.fail(errors.New("run ID or key is empty"), "%s", op)
+		return nil, s.fail(errors.New("run ID or key is empty"), "%s", op)
 	}
 	output, err := jsonArg("output", step.Output)
 	var repairs, usage, calls string
@@ -240,13 +289,14 @@ func (s *Store) SaveStep(ctx context.Context, step *madspark.Step) error {
 		calls, err = list("calls", step.Calls)
 	}
 	if err != nil {
-		return s.fail(err, "%s %q of run %q", op, step.Key, step.RunID)
+		return nil, s.fail(err, "%s %q of run %q", op, step.Key, step.RunID)
 	}
-	return s.write(ctx, op, func(tx *Tx) error { return s.saveStep(ctx, tx, step, output, repairs, usage, calls) })
+	return func(tx *Tx) error { return s.saveStep(ctx, tx, step, output, repairs, usage, calls, sum) }, nil
 }
 
-// saveStep writes step, encoded, in tx.
-func (s *Store) saveStep(ctx context.Context, tx *Tx, step *madspark.Step, output any, repairs, usage, calls string) error {
+// saveStep writes step, encoded, in tx; with sum, it sets the usage of the
+// unfinished run to the sum of its steps'.
+func (s *Store) saveStep(ctx context.Context, tx *Tx, step *madspark.Step, output any, repairs, usage, calls string, sum bool) error {
 	// Holding the run's row makes the steps of one run save one at a
 	// time, so that MAX(seq)+1 is unique; the insert is a statement of its
 	// own, to see the steps saved by whoever held the row before. On
@@ -264,6 +314,9 @@ ON CONFLICT (run_id, key) DO UPDATE SET input_hash = excluded.input_hash, status
 		s.nullTime(step.StartedAt), s.nullTime(step.FinishedAt), repairs, calls); err != nil {
 		return fmt.Errorf("%q of run %q: %w", step.Key, step.RunID, err)
 	}
+	if !sum {
+		return nil
+	}
 	// The run's usage is the sum of its steps' while it is unfinished.
 	usages, err := all(ctx, tx, func(row scanner) (u llm.Usage, err error) {
 		return u, row.Scan(decoded{&u})
@@ -271,13 +324,13 @@ ON CONFLICT (run_id, key) DO UPDATE SET input_hash = excluded.input_hash, status
 	if err != nil {
 		return fmt.Errorf("%q of run %q: usage of its steps: %w", step.Key, step.RunID, err)
 	}
-	var sum llm.Usage
+	var total llm.Usage
 	for _, u := range usages {
-		sum.Add(u)
+		total.Add(u)
 	}
-	total, err := encode("usage", sum)
+	enc, err := encode("usage", total)
 	if err == nil {
-		_, err = tx.ExecContext(ctx, `UPDATE runs SET usage = $1 WHERE id = $2 AND status IN ('queued', 'running')`, total, step.RunID)
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET usage = $1 WHERE id = $2 AND status IN ('queued', 'running')`, enc, step.RunID)
 	}
 	if err != nil {
 		return fmt.Errorf("%q of run %q: run usage: %w", step.Key, step.RunID, err)

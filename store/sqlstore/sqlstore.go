@@ -37,7 +37,8 @@ type Dialect struct {
 	// back when fn fails, and returns fn's error as it is. fn may run
 	// more than once (a group commit whose other write failed runs it
 	// again alone): it writes only through tx and sets its results anew
-	// each time.
+	// each time. A write whose ctx MayWait may be held a moment, for
+	// other writes to commit with it.
 	Write func(ctx context.Context, fn func(tx *Tx) error) error
 	// Time returns t as a time column's argument, in UTC; Precision is
 	// what the column keeps of it (finer is truncated).
@@ -149,6 +150,20 @@ func Migrate(ctx context.Context, db *sql.DB, d Dialect) error {
 	}
 	return nil
 }
+
+// mayWaitKey marks the context of a write that may wait a moment before
+// it commits.
+type mayWaitKey struct{}
+
+// mayWait returns ctx marked for a write that may wait a moment before it
+// commits, so that a dialect that commits writes in groups can gather
+// others with it: a write whose writer waits for nothing more (a run's
+// end).
+func mayWait(ctx context.Context) context.Context { return context.WithValue(ctx, mayWaitKey{}, true) }
+
+// MayWait reports whether the write of ctx may wait a moment before it
+// commits (see Dialect.Write).
+func MayWait(ctx context.Context) bool { return ctx.Value(mayWaitKey{}) != nil }
 
 // write runs fn in a write transaction; see fail for its errors.
 func (s *Store) write(ctx context.Context, op string, fn func(tx *Tx) error) error {

@@ -208,8 +208,9 @@ func testStartRun(t *testing.T, s Store) {
 	checkNotStored(t, s, bad.ID)
 }
 
-// testEndRun checks that EndRun records the outcome, the final event and
-// the lease's end together, and none of them when one fails.
+// testEndRun checks that EndRun records the steps and events held, the
+// outcome, the final event and the lease's end together, and none of them
+// when one fails.
 func testEndRun(t *testing.T, s Store) {
 	c := ctx(t)
 	run := newRun("r-end", "debate", time.Now().UTC())
@@ -220,18 +221,28 @@ func testEndRun(t *testing.T, s Store) {
 	mustAppend(t, s, &madspark.Event{RunID: run.ID, Type: madspark.EventProgress, Stage: "route", Progress: 5})
 	// A final event of another run, missing: nothing is recorded.
 	run.Status, run.Result, run.Usage = madspark.RunSucceeded, []byte(`{"answer":"42"}`), llm.Usage{InputTokens: 3, OutputTokens: 4, LLMCalls: 1}
+	step := &madspark.Step{RunID: run.ID, Key: "direct", InputHash: "h1", Status: madspark.StepDone, Output: []byte(`{"text":"42"}`),
+		Usage: run.Usage, StartedAt: time.Now().UTC(), FinishedAt: time.Now().UTC(),
+		Calls: []madspark.Call{{Agent: "debate.direct", Model: "m", Response: "42", Usage: run.Usage}}}
+	held := &madspark.Event{RunID: run.ID, Type: madspark.EventProgress, Stage: "answer", Progress: 50, Message: "held"}
 	stray := &madspark.Event{RunID: "r-missing", Type: madspark.EventResult, Stage: "done", Progress: 100}
-	err := s.EndRun(c, run, l, stray)
+	err := s.EndRun(c, run, l, []*madspark.Step{step}, held, stray)
 	checkNotFound(t, "EndRun with an event of a missing run", err, "r-missing")
 	if got := mustRun(t, s, run.ID); got.Status != madspark.RunRunning || !got.FinishedAt.IsZero() {
 		t.Fatalf("a failed EndRun recorded the outcome: %+v", got)
+	}
+	if steps, err := s.Steps(c, run.ID); err != nil || len(steps) != 0 {
+		t.Fatalf("a failed EndRun journaled its steps: %+v, %v", steps, err)
+	}
+	if evs := mustEvents(t, s, run.ID, 0, 10); len(evs) != 1 {
+		t.Fatalf("a failed EndRun stored its events: %+v", evs)
 	}
 	if ls, _ := s.RunLeases(c); len(ls) != 1 {
 		t.Fatalf("a failed EndRun dropped the lease: %+v", ls)
 	}
 	run.FinishedAt = time.Time{}
 	final := &madspark.Event{RunID: run.ID, Type: madspark.EventResult, Stage: "done", Progress: 100, Message: "succeeded", Data: run.Result}
-	if err := s.EndRun(c, run, l, final); err != nil {
+	if err := s.EndRun(c, run, l, []*madspark.Step{step}, held, final); err != nil {
 		t.Fatalf("EndRun: %v", err)
 	}
 	got := mustRun(t, s, run.ID)
@@ -239,12 +250,21 @@ func testEndRun(t *testing.T, s Store) {
 		t.Fatalf("run after EndRun = %+v", got)
 	}
 	checkJSON(t, "result", got.Result, run.Result)
-	if final.Seq != 2 || final.Time.IsZero() {
-		t.Fatalf("final event = %+v, want seq 2 with a time", final)
+	if held.Seq != 2 || final.Seq != 3 || final.Time.IsZero() {
+		t.Fatalf("events = %+v, %+v; want seq 2 and 3, with a time", held, final)
 	}
-	if last, err := s.LastEvent(c, run.ID); err != nil || last == nil || last.Seq != 2 || last.Type != madspark.EventResult {
+	if last, err := s.LastEvent(c, run.ID); err != nil || last == nil || last.Seq != 3 || last.Type != madspark.EventResult {
 		t.Fatalf("LastEvent = %+v, %v; want the final event", last, err)
 	}
+	if evs := mustEvents(t, s, run.ID, 1, 10); len(evs) != 2 || evs[0].Message != "held" {
+		t.Fatalf("events after the first = %+v, want the held one, then the final one", evs)
+	}
+	steps, err := s.Steps(c, run.ID)
+	if err != nil || len(steps) != 1 || steps[0].Key != "direct" || steps[0].Status != madspark.StepDone ||
+		len(steps[0].Calls) != 1 || steps[0].Calls[0].Response != "42" || steps[0].Usage != run.Usage {
+		t.Fatalf("steps after EndRun = %+v, %v; want the step held", steps, err)
+	}
+	checkJSON(t, "step output", steps[0].Output, step.Output)
 	if err := s.KeepRunLease(c, l, time.Hour); !errors.Is(err, madspark.ErrLeaseLost) {
 		t.Fatalf("the lease after EndRun: %v, want it dropped", err)
 	}
