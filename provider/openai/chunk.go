@@ -73,15 +73,7 @@ func readChoices(v gjson.Result, ch *streamChunk) bool {
 		if n := len(ch.Choices); n < cap(ch.Choices) {
 			ch.Choices = ch.Choices[:n+1]
 		} else {
-			ch.Choices = append(ch.Choices, struct {
-				Index int `json:"index"`
-				Delta struct {
-					Content   string          `json:"content"`
-					Refusal   string          `json:"refusal"`
-					ToolCalls []toolCallDelta `json:"tool_calls"`
-				} `json:"delta"`
-				FinishReason string `json:"finish_reason"`
-			}{})
+			ch.Choices = append(ch.Choices, streamChoice{})
 		}
 		choice := &ch.Choices[len(ch.Choices)-1]
 		c.ForEach(func(k, f gjson.Result) bool {

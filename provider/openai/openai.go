@@ -499,21 +499,24 @@ func (c *Client) stream(ctx context.Context, p sdk.ChatCompletionNewParams, onDe
 // streamChunk is what a reply needs of a chat.completion.chunk event (or
 // of an error event).
 type streamChunk struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content   string          `json:"content"`
-			Refusal   string          `json:"refusal"`
-			ToolCalls []toolCallDelta `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
+	Model   string         `json:"model"`
+	Choices []streamChoice `json:"choices"`
+	Usage   *struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
 	Error json.RawMessage `json:"error"`
+}
+
+// streamChoice is a choice of a chat.completion.chunk: its delta.
+type streamChoice struct {
+	Index int `json:"index"`
+	Delta struct {
+		Content   string          `json:"content"`
+		Refusal   string          `json:"refusal"`
+		ToolCalls []toolCallDelta `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason string `json:"finish_reason"`
 }
 
 // toolCallDelta is a piece of a streamed tool call: the first piece of a
