@@ -17,8 +17,10 @@ const maxGroup = 64
 
 // linger is how long a write that may wait (sqlstore.MayWait: a run's
 // end) waits for others to join its group while the store is busy, and
-// busy is how recent the last commit must be for it to wait: a lone
-// process's writes never wait.
+// busy is how recent the last commit must be for it to wait. The store is
+// busy only while writers contend (the last group held more than one
+// write): a lone writer's writes, however quick in succession, never
+// wait.
 const (
 	linger = 10 * time.Millisecond
 	busy   = 2 * linger
@@ -43,7 +45,8 @@ const (
 //
 // A write that may wait (a run's end, whose writer has answered its
 // client already) and finds no group under way while the store is busy
-// waits up to linger before it commits, so that other writes join it:
+// (writers contend: the last group, committed less than busy ago, held
+// more than one write) waits up to linger before it commits, so that other writes join it:
 // each transaction's begin and commit (the file's locks, the WAL's
 // header) are paid once for the group. A write that may not wait (a
 // run's start, whose first token waits for it) ends the wait at once.
@@ -55,8 +58,10 @@ type committer struct {
 	leading bool         // a writer is committing
 	closed  bool
 	idle    *sync.Cond // broadcast when leading ends
-	// lastCommit is when the last group was committed.
+	// lastCommit is when the last group was committed, lastGroup how
+	// many writes it held.
 	lastCommit time.Time
+	lastGroup  int
 	// wake ends the wait of a lingering leader; waking says one is.
 	wake   chan struct{}
 	waking bool
@@ -88,7 +93,7 @@ func (c *committer) do(ctx context.Context, fn func(tx *sqlstore.Tx) error) erro
 	}
 	if !c.leading {
 		c.leading = true
-		wait := sqlstore.MayWait(ctx) && time.Since(c.lastCommit) < busy
+		wait := c.lingers(sqlstore.MayWait(ctx))
 		if wait {
 			c.waking = true
 			select { // a wake left from an earlier wait
@@ -128,6 +133,13 @@ func (c *committer) do(ctx context.Context, fn func(tx *sqlstore.Tx) error) erro
 	}
 }
 
+// lingers reports whether a write that finds no group under way waits
+// for others to join it: one that may wait (mayWait), while writers
+// contend. c.mu is held.
+func (c *committer) lingers(mayWait bool) bool {
+	return mayWait && c.lastGroup > 1 && time.Since(c.lastCommit) < busy
+}
+
 // lead commits first and the writes queued (up to maxGroup in all), then
 // hands the turn to the first writer queued meanwhile, or ends the turn.
 func (c *committer) lead(first *commitReq) {
@@ -140,7 +152,7 @@ func (c *committer) lead(first *commitReq) {
 	c.commit(group)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.lastCommit = time.Now()
+	c.lastCommit, c.lastGroup = time.Now(), len(group)
 	if len(c.queue) > 0 {
 		next := c.queue[0]
 		c.queue = c.queue[1:]

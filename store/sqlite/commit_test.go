@@ -119,3 +119,38 @@ func TestRunEndsWaitForOthers(t *testing.T) {
 		t.Fatalf("leases left: %+v", ls)
 	}
 }
+
+// TestLoneWritesNeverLinger: a run's end waits for other writes only
+// while writers contend (the last group held several writes, lately); a
+// lone writer's runs, one after another, never make a group, so their
+// ends are committed at once.
+func TestLoneWritesNeverLinger(t *testing.T) {
+	db := openTest(t, "")
+	ctx := context.Background()
+	for i := range 3 {
+		id := fmt.Sprintf("run-%d", i)
+		run := &madspark.Run{ID: id, Pipeline: "debate", CreatedAt: time.Now()}
+		l := &madspark.RunLease{RunID: id, Token: "tok-" + id, Holder: "h", Host: "h", PID: 1}
+		if err := db.StartRun(ctx, run, l, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		run.Status, run.Result = madspark.RunSucceeded, []byte(`"a"`)
+		if err := db.EndRun(ctx, run, l, nil, &madspark.Event{RunID: id, Type: madspark.EventResult, Stage: "done", Progress: 100}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := db.writes
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lastGroup != 1 || c.lingers(true) {
+		t.Fatalf("after lone writes: last group of %d, lingers %v", c.lastGroup, c.lingers(true))
+	}
+	c.lastCommit, c.lastGroup = time.Now(), 2
+	if !c.lingers(true) || c.lingers(false) {
+		t.Fatalf("contended: a run's end lingers %v, a run's start %v", c.lingers(true), c.lingers(false))
+	}
+	c.lastCommit = time.Now().Add(-busy)
+	if c.lingers(true) {
+		t.Fatal("a group committed longer than busy ago still makes ends linger")
+	}
+}
