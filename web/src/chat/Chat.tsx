@@ -571,9 +571,14 @@ function useChatHeight() {
     window.addEventListener('resize', fit)
     const ro = typeof ResizeObserver === 'undefined' ? undefined : new ResizeObserver(fit)
     ro?.observe(document.body)
+    // A banner shown or taken away above the page (mock mode, an outage)
+    // moves the chat without always resizing the body.
+    const mo = typeof MutationObserver === 'undefined' ? undefined : new MutationObserver(fit)
+    mo?.observe(el.closest('main')?.parentElement ?? document.body, { childList: true })
     return () => {
       window.removeEventListener('resize', fit)
       ro?.disconnect()
+      mo?.disconnect()
     }
   }, [])
   return box
