@@ -383,12 +383,7 @@ func (h *Handler) batchResultsCSV(ctx context.Context, w http.ResponseWriter, b 
 	if err := cw.Error(); err != nil {
 		return err
 	}
-	hd := w.Header()
-	hd.Set("Content-Type", "text/csv; charset=utf-8")
-	hd.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="madspark-batch-%s-results.csv"`, short8(b.ID)))
-	hd.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
+	writeFile(w, "text/csv; charset=utf-8", fmt.Sprintf("madspark-batch-%s-results.csv", short8(b.ID)), buf.Bytes())
 	return nil
 }
 
@@ -425,12 +420,7 @@ func (h *Handler) exportBatch(w http.ResponseWriter, r *http.Request) error {
 	if err := zw.Close(); err != nil {
 		return err
 	}
-	hd := w.Header()
-	hd.Set("Content-Type", "application/zip")
-	hd.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="madspark-batch-%s.zip"`, short8(b.ID)))
-	hd.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
+	writeFile(w, "application/zip", fmt.Sprintf("madspark-batch-%s.zip", short8(b.ID)), buf.Bytes())
 	return nil
 }
 

@@ -483,13 +483,19 @@ func (h *Handler) exportRun(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
+	writeFile(w, f.ContentType, f.Name, f.Data)
+	return nil
+}
+
+// writeFile answers data as a file to download, named name, of type
+// contentType; nothing of it is cached.
+func writeFile(w http.ResponseWriter, contentType, name string, data []byte) {
 	hd := w.Header()
-	hd.Set("Content-Type", f.ContentType)
-	hd.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s"`, f.Name))
-	hd.Set("Content-Length", fmt.Sprint(len(f.Data)))
+	hd.Set("Content-Type", contentType)
+	hd.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s"`, name))
+	hd.Set("Content-Length", fmt.Sprint(len(data)))
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(f.Data)
-	return nil
+	_, _ = w.Write(data)
 }
