@@ -239,9 +239,7 @@ func count(n int, noun string) string {
 // argument in args as input.Text checks text (valid UTF-8, no control
 // character but tab and line breaks), so that a command refuses what the
 // API refuses, before it opens anything. The error is an InputError that
-// names the flag or the argument. The word help as the first argument of
-// a command is refused unless it follows "--": it asks for the command's
-// usage, never names a topic, an idea or a file.
+// names the flag or the argument.
 func CheckInput(cmd *cobra.Command, args []string) error {
 	var err error
 	cmd.Flags().Visit(func(f *pflag.Flag) {
@@ -267,13 +265,19 @@ func CheckInput(cmd *cobra.Command, args []string) error {
 			return app.InputError{Err: err}
 		}
 	}
-	if len(args) > 0 && cmd.HasParent() && cmd.Name() != "help" && cmd.ArgsLenAtDash() != 0 && strings.EqualFold(strings.TrimSpace(args[0]), "help") {
-		// "madspark spark help" asks how to use spark, not for a run on
-		// the topic "help": that is given after "--".
-		return app.Inputf(`"%s" is a command word, not a value: %s --help says how to use %s; as a value it is given after "--" (%s -- %s)`,
-			args[0], cmd.CommandPath(), name(cmd), cmd.CommandPath(), args[0])
-	}
 	return nil
+}
+
+// NotHelp refuses the word help as the first argument of cmd, a command
+// below the root, unless it follows "--": "madspark spark help" asks how
+// to use spark, never for a run on the topic "help" (nor an idea or a file
+// of that name), which is given as "madspark spark -- help".
+func NotHelp(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 || !cmd.HasParent() || cmd.Name() == "help" || cmd.ArgsLenAtDash() == 0 || !strings.EqualFold(strings.TrimSpace(args[0]), "help") {
+		return nil
+	}
+	return app.Inputf(`"%s" is a command word, not a value: %s --help says how to use %s; as a value it is given after "--" (%s -- %s)`,
+		args[0], cmd.CommandPath(), name(cmd), cmd.CommandPath(), args[0])
 }
 
 // clipArg is the start of an argument, to name it in a message.

@@ -96,6 +96,9 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 		if err := cmdline.CheckInput(cmd, args); err != nil {
 			return err
 		}
+		if err := cmdline.NotHelp(cmd, args); err != nil {
+			return err
+		}
 		return c.setDisplay(progress, quiet)
 	}
 	root.SetArgs(args)
